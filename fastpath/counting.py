@@ -231,7 +231,11 @@ class CountAccumulator:
             )
         for i, (paths, counts) in self._sparse.items():
             s = self.specs[i]
-            cond = np.stack([_column(codes, y, c) for c in s.conditioning], axis=1)
+            cond = (
+                np.stack([_column(codes, y, c) for c in s.conditioning], axis=1)
+                if s.conditioning
+                else np.zeros((y.shape[0], 0), np.int64)
+            )
             new_paths, new_counts = count_leaves(
                 _column(codes, y, s.child), cond, s.n_values, s.cardinalities
             )
