@@ -1,0 +1,480 @@
+"""The scikit-learn compatible Bayesian network classifier.
+
+Data flows one way (each arrow is a module):
+table --:mod:`~fastpath.encoding`--> integer codes --:mod:`~fastpath.structure`--> structure
+--:mod:`~fastpath.counting`--> context trees --:mod:`~fastpath.mestimate` or :mod:`~fastpath.hdp`-->
+probability tables --:mod:`~fastpath.inference`--> class posteriors.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import structure as structure_mod
+from .context_tree import TYING_STRATEGIES, ContextTree
+from .counting import CountAccumulator, TreeSpec
+from .encoding import TableEncoder, as_frame
+from .inference import PackedModel, joint_log_likelihood, pack_model, posterior_from_joint
+from .mestimate import M_GRID, m_estimate_table
+
+__all__ = ["STRUCTURES", "BayesNetClassifier"]
+
+STRUCTURES: tuple[str, ...] = ("nb", "tan", "kdb")
+ESTIMATORS: tuple[str, ...] = ("m", "hdp")
+
+
+def _check_random_state(seed: Any) -> np.random.Generator:
+    if seed is None or isinstance(seed, numbers.Integral):
+        return np.random.default_rng(seed)
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, np.random.RandomState):
+        return np.random.default_rng(seed.randint(0, 2**31 - 1))
+    raise ValueError(f"random_state must be None, an int or a numpy Generator, got {seed!r}")
+
+
+def _seed_int(seed: Any) -> int:
+    """A reproducible integer seed from random_state (fresh entropy for None)."""
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        return int(seed)
+    return int(_check_random_state(seed).integers(0, 2**63 - 1))
+
+
+class BayesNetClassifier:
+    """Bayesian network classifier with m-estimates or HDP estimates of its tables.
+
+    Parameters
+    ----------
+    structure : {"nb", "tan", "kdb"}, default="kdb"
+        Naive Bayes; tree-augmented naive Bayes (Chow–Liu tree on I(X_i; X_j | Y)); or kDB-k
+        (attributes by I(X; Y), each with up to ``k`` earlier parents by I(X_i; X_j | Y)).
+    k : int, default=1
+        Maximum number of attribute parents for ``structure="kdb"`` (ignored otherwise).
+    estimator : {"m", "hdp"}, default="m"
+        How conditional probability tables are estimated: m-estimates with back-off (the
+        paper's baseline) or the hierarchical Dirichlet process (the paper's method).
+    m : float or "auto", default="auto"
+        m-estimate mass. ``"auto"`` chooses it from ``{0, 0.05, 0.2, 1, 5, 20}`` by RMSE on a
+        holdout of ``min(N/10, 5000)`` training rows, then refits on all rows (paper).
+    categorical_features : "auto", list of names/indices or boolean mask, default="auto"
+        Nominal columns; the others are discretised with MDL. ``"auto"``: non-numeric dtypes.
+    n_iter, burn_in, tying, update, root, n_chains, concentration_shape, concentration_rate, alpha0
+        Options of the HDP sampler (``estimator="hdp"``); see :mod:`fastpath.hdp`.
+    n_jobs : int or None, default=None
+        Threads for the HDP sampler (``None``: all cores). Results do not depend on it.
+    random_state : int, numpy Generator or None, default=None
+        Seed of the m holdout split and of the sampler. An int gives identical results.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` was a DataFrame with string column names.
+    encoder_ : TableEncoder
+    structure_ : fastpath.structure.Structure
+        Parents of every attribute (``structure_.parents``), exportable with
+        ``structure_.to_dot()`` and ``structure_.to_networkx()``.
+    trees_ : list of ContextTree
+        The class prior's tree first, then one per attribute (``tree_specs_`` says which).
+    probability_tables_ : list of ndarray
+        The estimate at every node of every tree (read-only).
+    m_ : float
+        The m used (``estimator="m"``).
+    m_scores_ : dict
+        Holdout RMSE of each candidate m (when ``m="auto"``).
+    """
+
+    def __init__(
+        self,
+        structure: str = "kdb",
+        k: int = 1,
+        estimator: str = "m",
+        *,
+        m: float | str = "auto",
+        categorical_features: Any = "auto",
+        n_iter: int = 5000,
+        burn_in: int | None = None,
+        tying: str = "level",
+        update: str = "exact",
+        root: str = "exact",
+        n_chains: int = 1,
+        concentration_shape: float = 2.0,
+        concentration_rate: float = 1.0,
+        alpha0: float = 2.0,
+        n_jobs: int | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.structure = structure
+        self.k = k
+        self.estimator = estimator
+        self.m = m
+        self.categorical_features = categorical_features
+        self.n_iter = n_iter
+        self.burn_in = burn_in
+        self.tying = tying
+        self.update = update
+        self.root = root
+        self.n_chains = n_chains
+        self.concentration_shape = concentration_shape
+        self.concentration_rate = concentration_rate
+        self.alpha0 = alpha0
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ sklearn plumbing
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params: Any) -> BayesNetClassifier:
+        valid = self._param_names()
+        for key, value in params.items():
+            if key not in valid:
+                raise ValueError(
+                    f"invalid parameter {key!r} for BayesNetClassifier; valid: {sorted(valid)}"
+                )
+            setattr(self, key, value)
+        return self
+
+    @classmethod
+    def _param_names(cls) -> tuple[str, ...]:
+        import inspect
+
+        sig = inspect.signature(cls.__init__)
+        return tuple(p for p in sig.parameters if p != "self")
+
+    def __repr__(self) -> str:
+        defaults = BayesNetClassifier()
+        changed = []
+        for name in self._param_names():
+            value = getattr(self, name)
+            default = getattr(defaults, name)
+            if value is not default and not (
+                isinstance(value, str | int | float | type(None)) and value == default
+            ):
+                changed.append(f"{name}={value!r}")
+        return f"BayesNetClassifier({', '.join(changed)})"
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags, Tags, TargetTags
+
+        tags = Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags(),
+        )
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        tags.input_tags.categorical = True
+        return tags
+
+    def _more_tags(self) -> dict[str, Any]:  # scikit-learn < 1.6
+        return {"allow_nan": True, "X_types": ["2darray", "categorical", "string"]}
+
+    # ------------------------------------------------------------------ validation
+    def _validate_params(self) -> None:
+        if self.structure not in STRUCTURES:
+            raise ValueError(f"structure must be one of {STRUCTURES}, got {self.structure!r}")
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {self.estimator!r}")
+        if (
+            isinstance(self.k, bool)
+            or not isinstance(self.k, numbers.Integral)
+            or self.k < 0
+        ):
+            raise ValueError(f"k must be a non-negative integer, got {self.k!r}")
+        if not (isinstance(self.m, str) and self.m == "auto"):
+            if isinstance(self.m, bool) or not isinstance(self.m, numbers.Real):
+                raise ValueError(f"m must be 'auto' or a non-negative number, got {self.m!r}")
+            if not np.isfinite(self.m) or self.m < 0:
+                raise ValueError(f"m must be 'auto' or a non-negative number, got {self.m!r}")
+        if self.estimator == "hdp":
+            if self.tying not in TYING_STRATEGIES:
+                raise ValueError(f"tying must be one of {TYING_STRATEGIES}, got {self.tying!r}")
+
+    @staticmethod
+    def _validate_y(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(y, pd.DataFrame):
+            if y.shape[1] != 1:
+                raise ValueError(f"y must be one column, got a DataFrame with {y.shape[1]}")
+            y = y.iloc[:, 0]
+        y_arr = np.asarray(y)
+        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+            warnings.warn(
+                "a column-vector y was passed when a 1d array was expected; use y.ravel()",
+                DataConversionWarning,
+                stacklevel=3,
+            )
+            y_arr = y_arr.ravel()
+        if y_arr.ndim != 1:
+            raise ValueError(f"y must be one-dimensional, got shape {y_arr.shape}")
+        if y_arr.shape[0] != n_rows:
+            raise ValueError(f"X has {n_rows} rows but y has {y_arr.shape[0]}")
+        missing = pd.isna(pd.Series(y_arr, dtype=object if y_arr.dtype == object else None))
+        if missing.any():
+            row = int(np.flatnonzero(missing.to_numpy())[0])
+            raise ValueError(
+                f"the target has {int(missing.sum())} missing value(s) (first at row {row}); "
+                "drop those rows before fitting"
+            )
+        if y_arr.dtype.kind == "f" and np.isinf(y_arr).any():
+            raise ValueError("the target contains infinite values")
+        if y_arr.dtype.kind == "f" and not np.all(np.mod(y_arr, 1) == 0):
+            raise ValueError(
+                "Unknown label type: the target holds continuous values; "
+                "a classifier needs class labels"
+            )
+        try:
+            classes, y_codes = np.unique(y_arr, return_inverse=True)
+        except TypeError:  # mixed types
+            as_text = y_arr.astype(str)
+            classes, first, y_codes = np.unique(as_text, return_index=True, return_inverse=True)
+            classes = y_arr[first]
+        return classes, y_codes.astype(np.int64).ravel()
+
+    def _validate_X(self, X: Any, *, fitting: bool) -> pd.DataFrame:
+        frame, has_names = as_frame(X)
+        if frame.shape[0] == 0:
+            raise ValueError(
+                f"Found array with 0 sample(s) (shape={frame.shape}) while a minimum of 1 is "
+                "required"
+            )
+        if frame.shape[1] == 0:
+            raise ValueError(
+                f"Found array with 0 feature(s) (shape={frame.shape}) while a minimum of 1 is "
+                "required"
+            )
+        if fitting:
+            self.n_features_in_ = frame.shape[1]
+            if has_names:
+                self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+            return frame
+        fitted_names = getattr(self, "feature_names_in_", None)
+        if fitted_names is not None and has_names:
+            names = list(frame.columns)
+            missing = [c for c in fitted_names if c not in names]
+            extra = [c for c in names if c not in set(fitted_names)]
+            if missing or extra:
+                parts = []
+                if missing:
+                    parts.append(f"missing columns {missing}")
+                if extra:
+                    parts.append(f"unexpected columns {extra}")
+                raise ValueError(
+                    "The feature names should match those that were passed during fit: "
+                    + "; ".join(parts)
+                )
+            if names != list(fitted_names):
+                # same columns in another order: matched by name (documented)
+                frame = frame[list(fitted_names)]
+        elif fitted_names is not None and not has_names:
+            warnings.warn(
+                "X does not have valid feature names, but BayesNetClassifier was fitted with "
+                "feature names; columns are matched by position",
+                UserWarning,
+                stacklevel=3,
+            )
+        elif fitted_names is None and has_names:
+            warnings.warn(
+                "X has feature names, but BayesNetClassifier was fitted without feature names",
+                UserWarning,
+                stacklevel=3,
+            )
+        if frame.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {frame.shape[1]} features, but BayesNetClassifier is expecting "
+                f"{self.n_features_in_} features as input"
+            )
+        return frame
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X: Any, y: Any) -> BayesNetClassifier:
+        """Learn the discretisation, the structure and the probability tables.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Nominal and numeric columns; missing values (NaN/None) are a value of their own.
+        y : array-like of shape (n_samples,)
+            Class labels (no missing values).
+        """
+        self._validate_params()
+        frame = self._validate_X(X, fitting=True)
+        classes, y_codes = self._validate_y(y, frame.shape[0])
+        if classes.size < 2:
+            raise ValueError(
+                f"the target has a single class ({classes[0]!r}); a classifier needs at least 2"
+            )
+        self.classes_ = classes
+        n_classes = classes.size
+
+        self.encoder_ = TableEncoder(self.categorical_features).fit(frame, y_codes, n_classes)
+        codes = self.encoder_.transform(frame)
+        cards = self.encoder_.cardinalities_
+
+        if self.structure == "nb":
+            self.structure_ = structure_mod.naive_bayes(len(cards))
+        elif self.structure == "tan":
+            self.structure_ = structure_mod.tan(codes, y_codes, cards, n_classes)
+        else:
+            self.structure_ = structure_mod.kdb(codes, y_codes, cards, n_classes, int(self.k))
+
+        self.tree_specs_ = self._tree_specs(cards, n_classes)
+        rng = _check_random_state(self.random_state)
+        if self.estimator == "m":
+            self._select_m(codes, y_codes, rng)
+        accumulator = CountAccumulator(self.tree_specs_).update(codes, y_codes)
+        self.trees_ = [self._named_tree(accumulator, i) for i in range(len(self.tree_specs_))]
+        if self.estimator == "m":
+            tables = [m_estimate_table(t, self.m_) for t in self.trees_]
+        else:
+            tables = self._hdp_tables(rng)
+        for t in tables:
+            t.flags.writeable = False
+        self.probability_tables_ = tables
+        self._packed = self._pack(self.trees_, tables)
+        return self
+
+    def _tree_specs(self, cards: tuple[int, ...], n_classes: int) -> list[TreeSpec]:
+        specs = [TreeSpec(-1, (), n_classes, ())]
+        for i, card in enumerate(cards):
+            order = self.structure_.branching_order(i)
+            specs.append(
+                TreeSpec(i, (-1, *order), card, (n_classes, *(cards[p] for p in order)))
+            )
+        return specs
+
+    def _named_tree(self, accumulator: CountAccumulator, i: int) -> ContextTree:
+        spec = self.tree_specs_[i]
+        names = self.encoder_.feature_names_
+        child = "class" if spec.child < 0 else names[spec.child]
+        cond = tuple("class" if c < 0 else names[c] for c in spec.conditioning)
+        return accumulator.tree(i, child_name=child, conditioning_names=cond)
+
+    def _pack(self, trees: list[ContextTree], tables: list[np.ndarray]) -> PackedModel:
+        prior = tables[0][0]
+        return pack_model(prior, self.tree_specs_[1:], trees[1:], tables[1:])
+
+    def _select_m(self, codes: np.ndarray, y_codes: np.ndarray, rng: np.random.Generator) -> None:
+        if not (isinstance(self.m, str) and self.m == "auto"):
+            self.m_ = float(self.m)
+            self.m_scores_ = {}
+            return
+        n = codes.shape[0]
+        n_hold = min(n // 10, 5000)
+        if n_hold < 1 or n - n_hold < 1:
+            self.m_ = 1.0  # too little data to hold any out: Schurmann–Grassberger's m = 1
+            self.m_scores_ = {}
+            return
+        perm = rng.permutation(n)
+        hold, train = perm[:n_hold], perm[n_hold:]
+        acc = CountAccumulator(self.tree_specs_).update(codes[train], y_codes[train])
+        trees = [acc.tree(i) for i in range(len(self.tree_specs_))]
+        scores = {}
+        for m in M_GRID:
+            packed = self._pack(trees, [m_estimate_table(t, m) for t in trees])
+            proba = posterior_from_joint(joint_log_likelihood(packed, codes[hold]))
+            p_true = proba[np.arange(n_hold), y_codes[hold]]
+            scores[m] = float(np.sqrt(np.mean((1.0 - p_true) ** 2)))
+        # lowest RMSE; ties to the smaller m (the first in the grid)
+        self.m_ = min(scores, key=lambda m: (scores[m], m))
+        self.m_scores_ = scores
+
+    def _hdp_tables(self, rng: np.random.Generator) -> list[np.ndarray]:
+        try:
+            from . import hdp
+        except ImportError:  # pragma: no cover - until the sampler lands
+            raise NotImplementedError(
+                "estimator='hdp' is not available yet in this version; use estimator='m'"
+            ) from None
+        options = hdp.HDPOptions(
+            n_iter=self.n_iter,
+            burn_in=self.burn_in,
+            tying=self.tying,
+            update=self.update,
+            root=self.root,
+            n_chains=self.n_chains,
+            concentration_shape=self.concentration_shape,
+            concentration_rate=self.concentration_rate,
+            alpha0=self.alpha0,
+        )
+        results = hdp.estimate_trees(
+            self.trees_, options, seed=_seed_int(self.random_state), n_threads=self.n_jobs
+        )
+        self.hdp_results_ = results
+        return [np.array(r.probabilities, dtype=np.float64) for r in results]
+
+    # ------------------------------------------------------------------ predict
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "_packed"):
+            raise NotFittedError(
+                "This BayesNetClassifier instance is not fitted yet. Call 'fit' with "
+                "appropriate arguments before using this estimator."
+            )
+
+    def transform_codes(self, X: Any) -> np.ndarray:
+        """Integer codes of ``X`` as the model sees them (``-1`` = unseen in training)."""
+        self._check_fitted()
+        return self.encoder_.transform(self._validate_X(X, fitting=False))
+
+    def predict_joint_log_proba(self, X: Any) -> np.ndarray:
+        """log P(y, x) for every row and class, shape (n_samples, n_classes)."""
+        return joint_log_likelihood(self._packed, self.transform_codes(X))
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """P(y | x) for every row, shape (n_samples, n_classes), columns in ``classes_`` order."""
+        return posterior_from_joint(self.predict_joint_log_proba(X))
+
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Most probable class of every row (ties: the first class in ``classes_``)."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Mean accuracy."""
+        pred = self.predict(X)
+        correct = (pred == np.asarray(y)).astype(float)
+        return float(np.average(correct, weights=sample_weight))
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: Any) -> None:
+        """Save the fitted model as arrays + JSON in one ``.npz`` file (no pickle)."""
+        from .model_io import save_model
+
+        self._check_fitted()
+        save_model(self, path)
+
+    @classmethod
+    def load(cls, path: Any) -> BayesNetClassifier:
+        """Load a model written by :meth:`save` (never unpickles anything)."""
+        from .model_io import load_model
+
+        return load_model(path)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_packed", None)  # rebuilt from the tables on unpickling
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if "trees_" in state:
+            self._packed = self._pack(self.trees_, self.probability_tables_)
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised when predicting with an unfitted model (same contract as scikit-learn's)."""
+
+
+class DataConversionWarning(UserWarning):
+    """Input data was converted (same role as scikit-learn's warning)."""
