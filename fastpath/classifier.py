@@ -22,7 +22,25 @@ from .encoding import TableEncoder, as_frame
 from .inference import PackedModel, joint_log_likelihood, pack_model, posterior_from_joint
 from .mestimate import M_GRID, m_estimate_table
 
-__all__ = ["STRUCTURES", "BayesNetClassifier"]
+__all__ = ["STRUCTURES", "BayesNetClassifier", "NotFittedError"]
+
+try:  # scikit-learn is optional: reuse its exception types when it is there
+    from sklearn.exceptions import DataConversionWarning as _DataConversionWarning
+    from sklearn.exceptions import NotFittedError as _NotFittedError
+except ImportError:  # pragma: no cover - exercised without scikit-learn
+
+    class _NotFittedError(ValueError, AttributeError):
+        pass
+
+    class _DataConversionWarning(UserWarning):
+        pass
+
+
+class NotFittedError(_NotFittedError):
+    """Raised when predicting with an unfitted model (scikit-learn's contract)."""
+
+
+DataConversionWarning = _DataConversionWarning
 
 STRUCTURES: tuple[str, ...] = ("nb", "tan", "kdb")
 ESTIMATORS: tuple[str, ...] = ("m", "hdp")
@@ -199,6 +217,10 @@ class BayesNetClassifier:
 
     @staticmethod
     def _validate_y(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+        if y is None:
+            raise ValueError(
+                "BayesNetClassifier requires y to be passed, but the target y is None"
+            )
         if isinstance(y, pd.DataFrame):
             if y.shape[1] != 1:
                 raise ValueError(f"y must be one column, got a DataFrame with {y.shape[1]}")
@@ -206,7 +228,8 @@ class BayesNetClassifier:
         y_arr = np.asarray(y)
         if y_arr.ndim == 2 and y_arr.shape[1] == 1:
             warnings.warn(
-                "a column-vector y was passed when a 1d array was expected; use y.ravel()",
+                "A column-vector y was passed when a 1d array was expected. Please change the "
+                "shape of y to (n_samples,), for example using ravel().",
                 DataConversionWarning,
                 stacklevel=3,
             )
@@ -242,12 +265,12 @@ class BayesNetClassifier:
         if frame.shape[0] == 0:
             raise ValueError(
                 f"Found array with 0 sample(s) (shape={frame.shape}) while a minimum of 1 is "
-                "required"
+                "required."
             )
         if frame.shape[1] == 0:
             raise ValueError(
                 f"Found array with 0 feature(s) (shape={frame.shape}) while a minimum of 1 is "
-                "required"
+                "required."
             )
         if fitting:
             self.n_features_in_ = frame.shape[1]
@@ -310,7 +333,7 @@ class BayesNetClassifier:
         classes, y_codes = self._validate_y(y, frame.shape[0])
         if classes.size < 2:
             raise ValueError(
-                f"the target has a single class ({classes[0]!r}); a classifier needs at least 2"
+                f"the target has only 1 class ({classes[0]!r}); a classifier needs at least 2"
             )
         self.classes_ = classes
         n_classes = classes.size
@@ -426,7 +449,8 @@ class BayesNetClassifier:
 
     def predict_joint_log_proba(self, X: Any) -> np.ndarray:
         """log P(y, x) for every row and class, shape (n_samples, n_classes)."""
-        return joint_log_likelihood(self._packed, self.transform_codes(X))
+        codes = self.transform_codes(X)  # checks that the model is fitted
+        return joint_log_likelihood(self._packed, codes)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """P(y | x) for every row, shape (n_samples, n_classes), columns in ``classes_`` order."""
@@ -438,7 +462,8 @@ class BayesNetClassifier:
 
     def predict(self, X: Any) -> np.ndarray:
         """Most probable class of every row (ties: the first class in ``classes_``)."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Mean accuracy."""
@@ -472,9 +497,3 @@ class BayesNetClassifier:
             self._packed = self._pack(self.trees_, self.probability_tables_)
 
 
-class NotFittedError(ValueError, AttributeError):
-    """Raised when predicting with an unfitted model (same contract as scikit-learn's)."""
-
-
-class DataConversionWarning(UserWarning):
-    """Input data was converted (same role as scikit-learn's warning)."""

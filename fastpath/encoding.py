@@ -126,11 +126,12 @@ def as_frame(X: Any) -> tuple[pd.DataFrame, bool]:
     arr = np.asarray(X)
     if arr.ndim != 2:
         raise ValueError(
-            f"expected a 2-D table (n_samples, n_features), got an array of shape {arr.shape}; "
-            "reshape a single feature with X.reshape(-1, 1)"
+            f"expected a 2-D table (n_samples, n_features), got an array of shape {arr.shape}. "
+            "Reshape your data: X.reshape(-1, 1) for a single feature, X.reshape(1, -1) for a "
+            "single sample"
         )
     if arr.dtype.kind == "c":
-        raise ValueError("complex data is not supported")
+        raise ValueError("Complex data not supported")
     frame = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])], copy=False)
     if arr.dtype == object:
         # let pandas find numeric object columns (e.g. a mixed-type array of numbers)
@@ -204,7 +205,10 @@ class TableEncoder:
                     UserWarning,
                     stacklevel=3,
                 )
-            if nominal[j]:
+            if missing.all():
+                # nothing to discretise or enumerate: one value, "missing"
+                codings.append(AttributeCoding(name=str(name), kind="nominal", missing_code=0))
+            elif nominal[j]:
                 if isinstance(col.dtype, pd.CategoricalDtype):
                     categories = tuple(_python_scalar(c) for c in col.cat.categories)
                 else:
@@ -284,15 +288,9 @@ class TableEncoder:
             col = frame.iloc[:, j]
             missing = col.isna().to_numpy()
             if coding.kind == "nominal":
-                present = col[~missing]
-                if isinstance(present.dtype, pd.CategoricalDtype):
-                    present = present.astype(object)
-                codes = pd.Categorical(
-                    present.to_numpy(dtype=object), categories=list(coding.categories)
-                ).codes.astype(np.int64) if len(coding.categories) else np.full(
-                    int((~missing).sum()), UNKNOWN, np.int64
-                )
-                # pd.Categorical gives -1 to values outside the categories: unknown
+                present = col[~missing].to_numpy(dtype=object)
+                # get_indexer gives -1 to values outside the categories: unknown
+                codes = pd.Index(list(coding.categories), dtype=object).get_indexer(present)
                 out[~missing, j] = codes
             else:
                 values = self._numeric_values(col, coding.name)

@@ -1,0 +1,220 @@
+"""BayesNetClassifier: scikit-learn contract, independent checks, bad input."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fastpath import BayesNetClassifier
+from fastpath.classifier import NotFittedError
+from fastpath.datasets import load_dataset
+
+STRUCTURES = [("nb", 0), ("tan", 1), ("kdb", 2)]
+
+
+@pytest.mark.parametrize("structure,k", STRUCTURES)
+def test_check_estimator(structure, k):
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(BayesNetClassifier(structure=structure, k=k), on_fail=None)
+    failed = [(r["check_name"], r["exception"]) for r in results if r["status"] == "failed"]
+    assert not failed
+
+
+def test_naive_bayes_matches_categorical_nb():
+    from sklearn.naive_bayes import CategoricalNB
+
+    rng = np.random.default_rng(0)
+    n, p, k = 400, 5, 3
+    y = rng.integers(0, 3, n)
+    X = (rng.integers(0, k, (n, p)) + y[:, None] * (rng.random((n, p)) < 0.4)) % k
+    # every attribute has K = 3 values, so m-estimates with m = 3 alpha are Lidstone(alpha)
+    alpha = 0.5
+    frame = pd.DataFrame({f"a{j}": X[:, j].astype(str) for j in range(p)})
+    ours = BayesNetClassifier(structure="nb", m=alpha * k).fit(frame, y)
+    class_prior = ours.probability_tables_[0][0]
+    ref = CategoricalNB(alpha=alpha, class_prior=class_prior).fit(X, y)
+    np.testing.assert_allclose(ours.predict_proba(frame), ref.predict_proba(X), rtol=1e-10)
+
+
+def test_structure_is_inspectable_and_exportable():
+    X, y = load_dataset("car")
+    clf = BayesNetClassifier(structure="kdb", k=2, m=1.0).fit(X, y)
+    assert len(clf.structure_.parents) == X.shape[1]
+    assert all(len(p) <= 2 for p in clf.structure_.parents)
+    dot = clf.structure_.to_dot(list(X.columns))
+    assert dot.startswith("digraph") and "safety" in dot
+    graph = clf.structure_.to_networkx(list(X.columns))
+    assert graph.number_of_nodes() == X.shape[1] + 1
+
+
+def test_save_load_and_pickle_give_identical_probabilities(tmp_path):
+    X, y = load_dataset("credit-a")
+    clf = BayesNetClassifier(structure="tan", random_state=0).fit(X, y)
+    path = tmp_path / "model.npz"
+    clf.save(path)
+    loaded = BayesNetClassifier.load(path)
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    np.testing.assert_array_equal(loaded.predict(X), clf.predict(X))
+    assert loaded.get_params() == clf.get_params()
+    unpickled = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(unpickled.predict_proba(X), clf.predict_proba(X))
+    # the file holds no pickled object
+    with np.load(path, allow_pickle=False) as data:
+        assert all(data[f].dtype != object for f in data.files)
+
+
+def test_same_seed_same_model():
+    X, y = load_dataset("tic-tac-toe")
+    a = BayesNetClassifier(random_state=3).fit(X, y)
+    b = BayesNetClassifier(random_state=3).fit(X, y)
+    assert a.m_ == b.m_ and a.m_scores_ == b.m_scores_
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_probabilities_sum_to_one_and_caller_data_untouched():
+    X, y = load_dataset("credit-a")
+    X_before, y_before = X.copy(), y.copy()
+    clf = BayesNetClassifier(structure="kdb", k=2, random_state=0).fit(X, y)
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    pd.testing.assert_frame_equal(X, X_before)
+    pd.testing.assert_series_equal(y, y_before)
+    assert not clf.probability_tables_[1].flags.writeable
+
+
+def test_unknown_value_is_marginalised_out():
+    """An unseen value drops its factor: NB then equals NB fitted without that column."""
+    X, y = load_dataset("car")
+    full = BayesNetClassifier(structure="nb", m=1.0).fit(X, y)
+    reduced = BayesNetClassifier(structure="nb", m=1.0).fit(X.drop(columns="doors"), y)
+    rows = X.iloc[:50].copy()
+    rows["doors"] = "never-seen"
+    np.testing.assert_allclose(
+        full.predict_proba(rows), reduced.predict_proba(rows.drop(columns="doors"))
+    )
+
+
+def test_unknown_parent_value_backs_off():
+    X, y = load_dataset("car")
+    clf = BayesNetClassifier(structure="kdb", k=2, m=1.0).fit(X, y)
+    rows = X.iloc[:20].copy()
+    for col in X.columns:
+        rows[col] = "never-seen"
+    proba = clf.predict_proba(rows)
+    # nothing known: the class prior is all that is left
+    np.testing.assert_allclose(proba, np.tile(clf.probability_tables_[0][0], (20, 1)))
+
+
+def test_missing_values_are_a_value_of_their_own():
+    X, y = load_dataset("credit-a")
+    assert X.isna().any().any()
+    clf = BayesNetClassifier(structure="nb", m=1.0).fit(X, y)
+    for coding, col in zip(clf.encoder_.codings_, X.columns, strict=True):
+        assert (coding.missing_code is not None) == bool(X[col].isna().any())
+
+
+def test_not_fitted():
+    with pytest.raises(NotFittedError):
+        BayesNetClassifier().predict_proba(np.zeros((2, 2)))
+
+
+# ---------------------------------------------------------------------- bad input
+@pytest.fixture
+def small():
+    X = pd.DataFrame({"a": ["x", "y", "x", "y", "z", "x"], "b": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
+    y = np.array([0, 1, 0, 1, 1, 0])
+    return X, y
+
+
+def test_empty_table():
+    with pytest.raises(ValueError, match="0 sample"):
+        BayesNetClassifier().fit(pd.DataFrame({"a": []}), [])
+
+
+def test_single_class(small):
+    X, _ = small
+    with pytest.raises(ValueError, match="only 1 class"):
+        BayesNetClassifier().fit(X, np.zeros(len(X)))
+
+
+def test_nan_in_target(small):
+    X, y = small
+    y = y.astype(float)
+    y[2] = np.nan
+    with pytest.raises(ValueError, match=r"missing value.*row 2"):
+        BayesNetClassifier().fit(X, y)
+
+
+def test_infinite_numeric_value_names_column(small):
+    X, y = small
+    X = X.copy()
+    X.loc[3, "b"] = np.inf
+    with pytest.raises(ValueError, match=r"column 'b'.*inf"):
+        BayesNetClassifier().fit(X, y)
+
+
+def test_all_missing_column_is_kept_with_a_warning(small):
+    X, y = small
+    X = X.assign(c=np.nan)
+    with pytest.warns(UserWarning, match="column 'c' is missing in every training row"):
+        clf = BayesNetClassifier(m=1.0).fit(X, y)
+    assert clf.encoder_.cardinalities_[2] == 1
+
+
+@pytest.mark.parametrize("k", [-1, 1.5, "2", True])
+def test_bad_k(small, k):
+    X, y = small
+    with pytest.raises(ValueError, match="k must be"):
+        BayesNetClassifier(k=k).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "params,match",
+    [({"structure": "forest"}, "structure must be"), ({"estimator": "mle"}, "estimator must be"),
+     ({"m": -1}, "m must be"), ({"m": "best"}, "m must be")],
+)
+def test_unknown_names(small, params, match):
+    X, y = small
+    with pytest.raises(ValueError, match=match):
+        BayesNetClassifier(**params).fit(X, y)
+
+
+def test_predict_with_different_columns(small):
+    X, y = small
+    clf = BayesNetClassifier(m=1.0).fit(X, y)
+    with pytest.raises(ValueError, match=r"missing columns \['b'\]"):
+        clf.predict(X[["a"]])
+    with pytest.raises(ValueError, match=r"unexpected columns \['c'\]"):
+        clf.predict(X.assign(c=1))
+    # same columns in another order are matched by name
+    np.testing.assert_array_equal(clf.predict_proba(X[["b", "a"]]), clf.predict_proba(X))
+
+
+def test_nominal_column_with_more_values_than_rows():
+    X = pd.DataFrame({"id": pd.Categorical(list("abcdef"), categories=list("abcdefghijkl"))})
+    y = [0, 1, 0, 1, 0, 1]
+    clf = BayesNetClassifier(m=1.0).fit(X, y)
+    assert clf.encoder_.cardinalities_ == (12,)  # declared categories count in |X|
+    proba = clf.predict_proba(pd.DataFrame({"id": pd.Categorical(["k"], categories=list("kx"))}))
+    np.testing.assert_allclose(proba.sum(), 1.0)
+    many = pd.DataFrame({"id": [f"r{i}" for i in range(30)]})
+    with pytest.warns(UserWarning, match="identifier"):
+        BayesNetClassifier(m=1.0).fit(many, np.arange(30) % 2)
+
+
+def test_duplicated_column_names(small):
+    X, y = small
+    X = pd.concat([X, X[["a"]]], axis=1)
+    with pytest.raises(ValueError, match=r"duplicated column names: \['a'\]"):
+        BayesNetClassifier().fit(X, y)
+
+
+def test_wrong_number_of_target_values(small):
+    X, y = small
+    with pytest.raises(ValueError, match="6 rows but y has 5"):
+        BayesNetClassifier().fit(X, y[:5])
