@@ -1,31 +1,147 @@
 """Log unsigned Stirling numbers of the first kind, ``log S(n, t)``.
 
-``S(n, t)`` is defined by ``Gamma(a + n) / Gamma(a) = sum_t a**t S(n, t)`` (paper, eq. eq-si); it is
-the number of permutations of ``n`` elements with ``t`` cycles and enters the HDP collapsed Gibbs
+``S(n, t)`` is defined by ``Gamma(a + n) / Gamma(a) = sum_t a**t S(n, t)`` (paper, eq. eq-si); it
+counts the permutations of ``n`` elements with ``t`` cycles and enters the HDP collapsed Gibbs
 sampler (paper, section 4, Algorithms 3-4) through ratios such as ``S(n + 1, t + 1) / S(n, t)``.
 
 One :class:`LogStirlingTable` is shared by all context trees of a model and grown on demand with
-:meth:`LogStirlingTable.ensure`.  Numba kernels call :func:`log_stirling` with
-``table.kernel_args``.
+:meth:`LogStirlingTable.ensure`; numba kernels call :func:`log_stirling` with ``table.kernel_args``.
 
-This first version stores the exact rows (log-space recurrence
-``S(n + 1, t) = n S(n, t) + S(n, t - 1)``) for every ``n <= n_max``; the large-``n`` asymptotic
-evaluation that bounds the memory replaces the rows above ``N_EXACT`` in the next revision.
+How values are computed
+-----------------------
+* ``n <= N_EXACT`` (2048): a stored triangular table of doubles, filled with the exact recurrence
+  ``S(n + 1, t) = n S(n, t) + S(n, t - 1)`` in log space.  At most ``(N_EXACT + 1)(N_EXACT + 2)/2``
+  doubles (16.8 MB) whatever ``n_max`` is; rows are added as ``ensure`` needs them.
+* ``n > N_EXACT``: nothing is stored; each call evaluates one of three formulas.
+
+  - ``t - 1 <= T_EDGE`` (30): ``S(n, t) = (n-1)! [x^(t-1)] prod_{k<n} (1 + x/k)``; the factors
+    ``k <= 48`` form a constant polynomial, the rest follow from the power sums
+    ``zeta(r, 49) - zeta(r, n)`` by Newton's identities (exact up to rounding, O(t^2) flops).
+  - ``n - t <= T_EDGE``: ``S(n, n - m) = e_m(1, 2, ..., n - 1)`` from the Faulhaber power sums,
+    again by Newton's identities.
+  - otherwise the saddle-point (Daniels) expansion of the Cauchy integral
+    ``S(n, t) = (1/2 pi i) oint Gamma(x + n) / Gamma(x) x^(-t-1) dx``, the uniform expansion behind
+    Moser-Wyman, Hwang (1995) and Temme (1993).  With ``a`` the root of
+    ``a (psi(a + n) - psi(a)) = t`` (the cycle count ``K`` of an Ewens(a) permutation, a sum of
+    independent Bernoulli(a / (a + k)), then has mean ``t``),
+    ``log S = log Gamma(a+n) - log Gamma(a) - t log a - log(2 pi k_2) / 2 + log(1 + C1 + .. + C4)``
+    where ``k_r`` are the cumulants of ``K`` and ``C_j`` the terms of order ``k_2^-j`` in the
+    standardized cumulants ``k_r / k_2^(r/2)``, ``r <= 10``.  Outside the strips ``k_2 >~ 25``, so
+    the first neglected term (``k_2^-5``) is ~3e-11.  The power sums ``sum_k (a / (a + k))^j`` and
+    ``sum_k log(1 + k / a)`` come from Euler-Maclaurin with ``log1p``/geometric-sum forms, so no
+    large terms cancel; the saddle is solved approximately and refined by a Taylor shift.
+
+Accuracy (``python benchmarks/stirling_accuracy.py``, numbers in ``docs/stirling.md``):
+log S error at most 2.2e-11 against exact big integers for all n <= 2048 and all t (the table);
+the table-free formulas agree with exact integers to 3e-11 wherever those were computed
+(n <= 2048 all t, n <= 5000 in both edge strips) and with a 45-digit mpmath quadrature of the
+Cauchy integral for n = 10^4 .. 10^7 to within 1e-10 + a few ulp of log S (at n = 10^7,
+log S ~ 1.5e8 and one ulp is 3e-8: the error there is the double rounding of the value itself).
+
+Cost: a table lookup (~5-15 ns) for ``n <= N_EXACT``; otherwise ~0.3 us (edge strips) to
+~0.5 us (saddle point) per call.
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from numba import njit
 
-__all__ = ["N_EXACT", "LogStirlingTable", "log_stirling"]
+__all__ = ["N_EXACT", "T_EDGE", "LogStirlingTable", "log_stirling", "log_stirling_reference"]
 
-#: Rows ``n <= N_EXACT`` are stored exactly (triangular array of doubles).
+#: Rows ``n <= N_EXACT`` are stored exactly (triangular array of doubles, 16.8 MB when full).
 N_EXACT = 2048
+#: Width of the strips ``t - 1 <= T_EDGE`` and ``n - t <= T_EDGE`` evaluated with exact power sums.
+T_EDGE = 30
 
-_NEG_INF = -np.inf
+_EM_SHIFT = 16.0  # Euler-Maclaurin sums start at a + k >= _EM_SHIFT (explicit terms below)
+_N_BERN = 10  # Bernoulli terms B_2 .. B_20 in the Euler-Maclaurin tails
+_J = 10  # power sums / cumulants up to order 10
+_K_HEAD = 48  # small-t strip: prod_{k<=_K_HEAD} (1 + x/k) is a constant polynomial
+
+
+def _bernoulli_fractions(m: int) -> list[Fraction]:
+    """B_0..B_m (B_1 = -1/2) as exact fractions (Akiyama-Tanigawa)."""
+    out = []
+    a = [Fraction(0)] * (m + 1)
+    for i in range(m + 1):
+        a[i] = Fraction(1, i + 1)
+        for j in range(i, 0, -1):
+            a[j - 1] = j * (a[j - 1] - a[j])
+        out.append(a[0])  # B_i with B_1 = +1/2
+    out[1] = Fraction(-1, 2)
+    return out
+
+
+def _stirling2(r: int, j: int) -> int:
+    s = [[0] * (r + 1) for _ in range(r + 1)]
+    s[0][0] = 1
+    for i in range(1, r + 1):
+        for k in range(1, i + 1):
+            s[i][k] = k * s[i - 1][k] + s[i - 1][k - 1]
+    return s[r][j]
+
+
+_BF = _bernoulli_fractions(2 * _N_BERN + 2 * T_EDGE + 4)
+#: Bernoulli numbers B_0.. (B_1 = -1/2) as doubles.
+_BERN = np.array([float(b) for b in _BF])
+#: _EM_LOG[k] = B_{2k} / (2k (2k - 1)), k = 1.._N_BERN (Stirling-series coefficients).
+_EM_LOG = np.array(
+    [0.0] + [float(_BF[2 * k] / (2 * k * (2 * k - 1))) for k in range(1, _N_BERN + 1)])
+#: _EM_POW[j, k] = B_{2k} / (2k)! * j (j + 1) ... (j + 2k - 2), j = 1..T_EDGE + 1, k = 1.._N_BERN
+#: (Euler-Maclaurin coefficients of sum_k (c + k)^-j).
+_EM_POW = np.zeros((max(_J, T_EDGE + 1) + 1, _N_BERN + 1))
+for _j in range(1, _EM_POW.shape[0]):
+    for _k in range(1, _N_BERN + 1):
+        _rise = math.prod(range(_j, _j + 2 * _k - 1))
+        _EM_POW[_j, _k] = float(_BF[2 * _k] * _rise / math.factorial(2 * _k))
+#: _FAUL[i, j] = C(i + 1, j) B_j / (i + 1), B_1 = -1/2, so that
+#: sum_{k<n} k^i = n^(i+1) sum_j _FAUL[i, j] n^-j (Faulhaber).
+_FAUL = np.zeros((T_EDGE + 1, T_EDGE + 2))
+for _i in range(1, T_EDGE + 1):
+    for _jj in range(0, _i + 1):
+        _FAUL[_i, _jj] = float(math.comb(_i + 1, _jj) * _BF[_jj] / (_i + 1))
+#: _CUM[r, j] = S2(r, j) (-1)^(j-1) (j-1)!: Bernoulli(p) cumulant k_r = sum_j _CUM[r, j] p^j.
+_CUM = np.zeros((_J + 1, _J + 1))
+for _r in range(1, _J + 1):
+    for _j in range(1, _r + 1):
+        _CUM[_r, _j] = _stirling2(_r, _j) * (-1) ** (_j - 1) * math.factorial(_j - 1)
+
+
+def _stirling1_row(n: int) -> list[int]:
+    row = [1]
+    for m in range(n):
+        nxt = [0] * (m + 2)
+        for t in range(1, m + 2):
+            nxt[t] = (m * row[t] if t <= m else 0) + row[t - 1]
+        row = nxt
+    return row
+
+
+#: _HEAD[j] = [x^j] prod_{k=1}^{_K_HEAD} (1 + x/k) = S(_K_HEAD + 1, j + 1) / _K_HEAD!
+_row = _stirling1_row(_K_HEAD + 1)
+_HEAD = np.array(
+    [float(Fraction(_row[j + 1], math.factorial(_K_HEAD))) for j in range(T_EDGE + 1)])
+#: _HEAD_H1 = H_{_K_HEAD}; _HEAD_Z[r] = zeta(r, _K_HEAD + 1) = sum_{k > _K_HEAD} k^-r, r >= 2.
+_HEAD_H1 = float(sum(Fraction(1, k) for k in range(1, _K_HEAD + 1)))
+_HEAD_Z = np.zeros(T_EDGE + 2)
+for _r in range(2, T_EDGE + 2):
+    _K = 4 * _K_HEAD  # explicit terms, then an Euler-Maclaurin tail at _K
+    _s = math.fsum(k ** (-_r) for k in range(_K_HEAD + 1, _K))
+    _t = _K ** (1 - _r) / (_r - 1) + 0.5 * _K ** (-_r)
+    for _k in range(1, _N_BERN + 1):
+        _t += float(_BF[2 * _k] / math.factorial(2 * _k)) * math.prod(
+            range(_r, _r + 2 * _k - 1)) * _K ** (-_r - 2 * _k + 1)
+    _HEAD_Z[_r] = math.fsum([_s, _t])
+_EULER_GAMMA = 0.57721566490153286061
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+# --------------------------------------------------------------------------------------------
+# exact table
 
 
 @njit(cache=True, nogil=True)
@@ -58,12 +174,337 @@ def _fill_rows(flat: np.ndarray, n_lo: int, n_hi: int) -> None:
         flat[off + n] = 0.0  # S(n, n) = 1
 
 
+# --------------------------------------------------------------------------------------------
+# large n: edge strips
+
+
+@njit(cache=True, nogil=True)
+def _log_stirling_small_t(n: int, t: int) -> float:
+    """``log S(n, t)`` for ``t - 1 <= T_EDGE`` and ``n > _K_HEAD``.
+
+    ``S(n, t) = (n-1)! [x^(t-1)] prod_{k=1}^{n-1} (1 + x/k)``.  The product over ``k <= _K_HEAD`` is
+    the constant polynomial ``_HEAD``; the rest has power sums
+    ``q_r = sum_{_K_HEAD < k < n} k^-r = zeta(r, _K_HEAD + 1) - zeta(r, n)`` that decay like
+    ``_K_HEAD^(1-r)``, so Newton's identities for its coefficients involve no cancellation
+    (applied to the whole product they lose up to 8 digits at t ~ 30).
+    """
+    L = t - 1
+    nf = float(n)
+    if L == 0:
+        return math.lgamma(nf)
+    inv = 1.0 / nf
+    inv2 = inv * inv
+    q = np.empty(L + 1)
+    # q_1 = H_{n-1} - H_{K} = psi(n) + gamma - H_K
+    q[1] = (math.log(nf) - 0.5 * inv - inv2 * (1.0 / 12.0 - inv2 * (1.0 / 120.0 - inv2 / 252.0))
+            + _EULER_GAMMA - _HEAD_H1)
+    lead = 1.0  # n^(1-r)
+    for r in range(2, L + 1):
+        # zeta(r, n) by Euler-Maclaurin (n > _K_HEAD); negligible once n^(1-r) << q_r
+        lead *= inv
+        if lead < 1e-18 * _HEAD_Z[r]:
+            for rr in range(r, L + 1):
+                q[rr] = _HEAD_Z[rr]
+            break
+        z = lead / (r - 1) + 0.5 * lead * inv
+        powk = lead  # n^(1-r); times inv2 per k gives n^(1-r-2k) = n^(-r-2k+1)
+        for k in range(1, _N_BERN + 1):
+            powk *= inv2  # n^{-r-2k+1}
+            term = _EM_POW[r, k] * powk
+            z += term
+            if abs(term) < 1e-18 * z:
+                break
+        q[r] = _HEAD_Z[r] - z
+    g = np.empty(L + 1)
+    g[0] = 1.0
+    acc = _HEAD[L]
+    for j in range(1, L + 1):
+        s = 0.0
+        sign = 1.0
+        for i in range(1, j + 1):
+            s += sign * q[i] * g[j - i]
+            sign = -sign
+        g[j] = s / j
+        acc += _HEAD[L - j] * g[j]
+    return math.lgamma(nf) + math.log(acc)
+
+
+@njit(cache=True, nogil=True)
+def _log_stirling_small_m(n: int, m: int) -> float:
+    """``log S(n, n - m)``, ``m <= T_EDGE``, via ``e_m(1, 2, ..., n - 1)`` and Newton's identities.
+
+    With ``P_i = sum_{k<n} k^i`` (Faulhaber) and the variable scaled by ``P_1``, the identities read
+    ``j c_j = sum_i (-1)^(i-1) (P_i / P_1^i) c_{j-i}`` where ``P_i / P_1^i = O(n^(1-i))``: no
+    cancellation.  ``S(n, n - m) = P_1^m c_m``.
+    """
+    if m == 0:
+        return 0.0
+    nf = float(n)
+    inv = 1.0 / nf
+    w1 = 0.5 * (1.0 - inv)  # P_1 / n^2
+    d = np.empty(m + 1)
+    d[1] = 1.0
+    scale = 1.0  # n^(1-i) / w1^i
+    for i in range(2, m + 1):
+        scale *= inv / w1
+        # w_i = P_i / n^(i+1) = sum_j _FAUL[i, j] n^-j  (odd j > 1 vanish)
+        wi = _FAUL[i, 0] + _FAUL[i, 1] * inv
+        ninv = inv
+        for j in range(2, i + 1, 2):
+            ninv *= inv * inv if j > 2 else inv
+            term = _FAUL[i, j] * ninv
+            wi += term
+            if abs(term) < 1e-18 * wi:
+                break
+        di = wi * scale / w1
+        d[i] = -di if (i & 1) == 0 else di
+    c = np.empty(m + 1)
+    c[0] = 1.0
+    for j in range(1, m + 1):
+        s = 0.0
+        for i in range(1, j + 1):
+            s += d[i] * c[j - i]
+        c[j] = s / j
+    return m * math.log(0.5 * nf * (nf - 1.0)) + math.log(c[m])
+
+
+# --------------------------------------------------------------------------------------------
+# large n: saddle point
+
+
+@njit(cache=True, nogil=True)
+def _h(x: float) -> float:
+    """(1 + x) log1p(x) - x, accurately for small x."""
+    if x < 0.125:
+        # sum_{j>=2} (-1)^j x^j / (j (j - 1))
+        s = 0.0
+        pw = x * x
+        for j in range(2, 22):
+            term = pw / (j * (j - 1))
+            s += term if (j & 1) == 0 else -term
+            pw *= x
+        return s
+    return (1.0 + x) * math.log1p(x) - x
+
+
+@njit(cache=True, nogil=True)
+def _power_sums(a: float, n: int, J: int, out: np.ndarray) -> None:
+    """out[j] = sum_{k=1}^{n-1} (a / (a + k))^j for j = 1..J (Euler-Maclaurin above _EM_SHIFT)."""
+    for j in range(1, J + 1):
+        out[j] = 0.0
+    k0 = 0
+    if a + 1.0 < _EM_SHIFT:
+        k0 = int(_EM_SHIFT - a - 1.0) + 1
+        if k0 > n - 1:
+            k0 = n - 1
+    for k in range(1, k0 + 1):
+        p = a / (a + k)
+        pw = 1.0
+        for j in range(1, J + 1):
+            pw *= p
+            out[j] += pw
+    nt = n - 1 - k0
+    if nt <= 0:
+        return
+    c = a + k0 + 1.0
+    d = a + n
+    u = a / c
+    v = a / d
+    x = c / d  # 1 - x = nt / d exactly
+    omx = nt / d
+    ic2 = 1.0 / (c * c)
+    id2 = 1.0 / (d * d)
+    uj = 1.0
+    vj = 1.0
+    geo = 0.0  # 1 + x + ... + x^(j-2)
+    for j in range(1, J + 1):
+        uj *= u
+        vj *= v
+        # a^j * integral_0^nt (c + x)^-j dx = a^j c^(1-j) (1 - x^(j-1)) / (j - 1)
+        if j == 1:
+            s = a * math.log1p(nt / c)
+        else:
+            geo = 1.0 + x * geo
+            s = a * (uj / u) * omx * geo / (j - 1)
+        s += 0.5 * (uj - vj)
+        cu = uj / c  # a^j c^(-j-1)
+        dv = vj / d
+        tol = 1e-17 if j <= 2 else 1e-14
+        for kk in range(1, _N_BERN + 1):
+            term = _EM_POW[j, kk] * (cu - dv)
+            s += term
+            if abs(term) < tol * abs(s):
+                break
+            cu *= ic2
+            dv *= id2
+        out[j] += s
+
+
+@njit(cache=True, nogil=True)
+def _log_rising_ratio(a: float, n: int) -> float:
+    """sum_{k=1}^{n-1} log1p(k / a) = log Gamma(a + n) - log Gamma(a + 1) - (n - 1) log a."""
+    k0 = 0
+    if a + 1.0 < _EM_SHIFT:
+        k0 = int(_EM_SHIFT - a - 1.0) + 1
+        if k0 > n - 1:
+            k0 = n - 1
+    prod = 1.0
+    for k in range(1, k0 + 1):
+        prod *= 1.0 + k / a
+    s = math.log(prod)
+    nt = n - 1 - k0
+    if nt <= 0:
+        return s
+    c = a + k0 + 1.0
+    d = a + n
+    s += a * _h(n / a) - a * _h((k0 + 1.0) / a) - 0.5 * math.log1p(nt / c)
+    ic = 1.0 / c
+    id_ = 1.0 / d
+    ic2 = ic * ic
+    id2 = id_ * id_
+    for kk in range(1, _N_BERN + 1):
+        term = _EM_LOG[kk] * (id_ - ic)
+        s += term
+        if abs(term) < 1e-18 * abs(s):
+            break
+        ic *= ic2
+        id_ *= id2
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _saddle_start(n: int, L: float) -> float:
+    """theta = log a with a (psi(a + n) - psi(a + 1)) ~= L, to ~1e-3 (psi(x) ~ log(x - 1/2) ...)."""
+    nf = float(n)
+    D = nf - 1.0
+    if L < 0.5 * nf:
+        ell = math.log1p(nf / L)
+        ell = math.log1p(nf * ell / L)
+        a = L / ell
+    else:
+        a = max(nf, nf * nf / (2.0 * (nf - L)) - nf / 1.5)
+    theta = math.log(a)
+    for _ in range(30):
+        u = a + nf - 0.5
+        w = a + 0.5
+        uw = u * w
+        G = math.log1p(D / w) - D * (u + w) / (24.0 * uw * uw)
+        dG = -D / uw + D * (u * u + uw + w * w) / (12.0 * uw * uw * uw)
+        g = a * G
+        step = (g - L) / (g + a * a * dG)
+        if step > 2.0:
+            step = 2.0
+        elif step < -2.0:
+            step = -2.0
+        theta -= step
+        a = math.exp(theta)
+        if abs(step) < 1e-2:  # the error is now ~step^2: the caller's Taylor shift does the rest
+            break
+    return theta
+
+
+@njit(cache=True, nogil=True)
+def _log_stirling_saddle(n: int, t: int) -> float:
+    """Saddle-point expansion, for 1 + T_EDGE < t < n - T_EDGE.
+
+    The power sums are evaluated once, at an approximate saddle ``theta``; the exact saddle
+    ``theta + delta`` and the cumulants there follow from Taylor series in ``delta`` (|delta| is
+    ~1e-5, far inside the radius of convergence, pi).
+    """
+    L = float(t - 1)  # mean of K - 1 = sum_{k>=1} Bernoulli(a / (a + k))
+    m = float(n - t)
+    theta = _saddle_start(n, L)
+    a = math.exp(theta)
+    buf = np.empty(3 * (_J + 1))
+    ps = buf[: _J + 1]
+    _power_sums(a, n, _J, ps)
+    # derivatives of Phi(theta) - t theta: kap[1] = residual of the saddle equation, kap[r] = k_r
+    kap = buf[_J + 1 : 2 * (_J + 1)]
+    kap[0] = 0.0
+    kap[1] = ps[1] - L
+    for rr in range(2, _J + 1):
+        s = 0.0
+        for j in range(1, rr + 1):
+            s += _CUM[rr, j] * ps[j]
+        kap[rr] = s
+    # delta: root of sum_{s>=1} kap[s] delta^(s-1) / (s-1)!
+    delta = -kap[1] / kap[2]
+    for _ in range(3):
+        f = 0.0
+        df = 0.0
+        for s_ in range(_J, 0, -1):
+            f = f * delta / s_ + kap[s_]
+        for s_ in range(_J, 1, -1):
+            df = df * delta / (s_ - 1) + kap[s_]
+        delta -= f / df
+    # value shift sum_{s>=1} kap[s] delta^s / s! and shifted cumulants
+    shift = 0.0
+    for s_ in range(_J, 0, -1):
+        shift = (shift + kap[s_]) * delta / s_
+    kp = buf[2 * (_J + 1) :]
+    for rr in range(2, _J + 1):
+        v = 0.0
+        for s_ in range(_J - rr, -1, -1):
+            v = v * delta / (s_ + 1) + kap[rr + s_]
+        kp[rr] = v
+    k2 = kp[2]
+    sd = math.sqrt(k2)
+    l3 = kp[3] / (k2 * sd)
+    l4 = kp[4] / (k2 * k2)
+    l5 = kp[5] / (k2 * k2 * sd)
+    l6 = kp[6] / (k2 * k2 * k2)
+    l7 = kp[7] / (k2 * k2 * k2 * sd)
+    l8 = kp[8] / (k2 * k2 * k2 * k2)
+    l9 = kp[9] / (k2 * k2 * k2 * k2 * sd)
+    l10 = kp[10] / (k2 * k2 * k2 * k2 * k2)
+    l32 = l3 * l3
+    c1 = l4 / 8.0 - 5.0 / 24.0 * l32
+    c2 = (-l6 / 48.0 + 35.0 / 384.0 * l4 * l4 + 7.0 / 48.0 * l3 * l5 - 35.0 / 64.0 * l32 * l4
+          + 385.0 / 1152.0 * l32 * l32)
+    c3 = (l8 / 384.0 - 21.0 / 640.0 * l5 * l5 - 7.0 / 128.0 * l4 * l6
+          + 385.0 / 3072.0 * l4 * l4 * l4 - l3 * l7 / 32.0 + 77.0 / 128.0 * l3 * l4 * l5
+          + 77.0 / 384.0 * l32 * l6
+          - 5005.0 / 3072.0 * l32 * l4 * l4 - 1001.0 / 1152.0 * l32 * l3 * l5
+          + 25025.0 / 9216.0 * l32 * l32 * l4 - 85085.0 / 82944.0 * l32 * l32 * l32)
+    c4 = (-1.0 / 3840.0 * l10 + 77.0 / 7680.0 * l6 * l6 + 11.0 / 640.0 * l5 * l7
+          + 11.0 / 1024.0 * l4 * l8 - 1001.0 / 5120.0 * l4 * l5 * l5
+          - 1001.0 / 6144.0 * l4 * l4 * l6 + 25025.0 / 98304.0 * l4 * l4 * l4 * l4
+          + 11.0 / 2304.0 * l3 * l9 - 1001.0 / 3840.0 * l3 * l5 * l6 - 143.0 / 768.0 * l3 * l4 * l7
+          + 5005.0 / 2048.0 * l3 * l4 * l4 * l5 - 143.0 / 3072.0 * l32 * l8
+          + 1001.0 / 1024.0 * l32 * l5 * l5 + 5005.0 / 3072.0 * l32 * l4 * l6
+          - 425425.0 / 73728.0 * l32 * l4 * l4 * l4 + 715.0 / 2304.0 * l32 * l3 * l7
+          - 85085.0 / 9216.0 * l32 * l3 * l4 * l5 - 85085.0 / 55296.0 * l32 * l32 * l6
+          + 8083075.0 / 442368.0 * l32 * l32 * l4 * l4 + 323323.0 / 55296.0 * l32 * l32 * l3 * l5
+          - 11316305.0 / 663552.0 * l32 * l32 * l32 * l4
+          + 37182145.0 / 7962624.0 * l32 * l32 * l32 * l32)
+    # sum_{k=0}^{n-1} log(a + k) - t log a = (n - t) log a + sum_{k=1}^{n-1} log1p(k / a), at theta,
+    # moved to the saddle by the Taylor shift
+    main = m * theta + _log_rising_ratio(a, n) + shift
+    return main - 0.5 * (_LOG_2PI + math.log(k2)) + math.log1p(c1 + c2 + c3 + c4)
+
+
+@njit(cache=True, nogil=True)
+def _log_stirling_large(n: int, t: int) -> float:
+    """``log S(n, t)`` without a table, for ``n >= 64`` (used for ``n > N_EXACT``)."""
+    if t <= 0 or t > n:
+        return -np.inf
+    if t - 1 <= T_EDGE:
+        return _log_stirling_small_t(n, t)
+    if n - t <= T_EDGE:
+        return _log_stirling_small_m(n, n - t)
+    return _log_stirling_saddle(n, t)
+
+
+# --------------------------------------------------------------------------------------------
+# public kernel
+
+
 @njit(cache=True, nogil=True)
 def log_stirling(n: int, t: int, kernel_args) -> float:
     """``log S(n, t)``; ``kernel_args`` is ``table.kernel_args``.
 
-    Returns ``-inf`` where ``S(n, t) = 0`` (``t > n``, ``t < 0``, or ``t = 0 < n``) and ``NaN`` when
-    ``n`` exceeds the table's ``n_max`` or is negative (a programming error: call
+    Returns ``-inf`` where ``S(n, t) = 0`` (``t > n``, ``t < 0``, or ``t = 0 < n``), and ``NaN``
+    when ``n`` is negative or exceeds the table's ``n_max`` (a programming error: call
     ``table.ensure(n)`` first and pass the *current* ``table.kernel_args``).
     """
     flat = kernel_args[0]
@@ -72,7 +513,9 @@ def log_stirling(n: int, t: int, kernel_args) -> float:
         return np.nan
     if t < 0 or t > n:
         return -np.inf
-    return flat[n * (n + 1) // 2 + t]
+    if n <= meta[1]:
+        return flat[n * (n + 1) // 2 + t]
+    return _log_stirling_large(n, t)
 
 
 @njit(cache=True, nogil=True)
@@ -83,17 +526,26 @@ def _log_stirling_many(n: np.ndarray, t: np.ndarray, kernel_args) -> np.ndarray:
     return out
 
 
+@njit(cache=True, nogil=True)
+def _log_stirling_large_many(n: np.ndarray, t: np.ndarray) -> np.ndarray:
+    out = np.empty(n.size)
+    for i in range(n.size):
+        out[i] = _log_stirling_large(n[i], t[i])
+    return out
+
+
 class LogStirlingTable:
     """Growable table of log S(n, t), shared by all trees of a model.
 
-    ``table.ensure(n)`` makes every ``n' <= n`` evaluable; earlier values never change when the
-    table grows.  ``table.kernel_args`` is a tuple of numpy arrays for :func:`log_stirling`; it is
-    replaced when the table grows, so fetch it again after every :meth:`ensure`.
+    ``table.ensure(n)`` makes every ``n' <= n`` evaluable; values never change when the table
+    grows.  Only rows ``n <= N_EXACT`` are stored (at most 16.8 MB); larger ``n`` are evaluated on
+    the fly, so the storage is bounded whatever ``n_max`` is.  ``table.kernel_args`` is a tuple of
+    numpy arrays for :func:`log_stirling`; it is replaced when the table grows, so fetch it again
+    after every :meth:`ensure`.
     """
 
     def __init__(self, n_max: int = 0) -> None:
-        self._flat = np.empty(1)
-        self._flat[0] = 0.0
+        self._flat = np.zeros(1)
         self._rows = 0  # rows 0.._rows are filled
         self._n_max = 0
         self._meta = np.zeros(2, dtype=np.int64)
@@ -106,11 +558,11 @@ class LogStirlingTable:
             raise ValueError("n_max must be >= 0")
         if n_max <= self._n_max:
             return
-        rows = n_max
+        rows = min(n_max, N_EXACT)
         if rows > self._rows:
             need = (rows + 1) * (rows + 2) // 2
             if need > self._flat.size:
-                cap_rows = max(rows, 2 * self._rows)
+                cap_rows = min(max(rows, 2 * self._rows), N_EXACT)
                 new = np.empty((cap_rows + 1) * (cap_rows + 2) // 2)
                 used = (self._rows + 1) * (self._rows + 2) // 2
                 new[:used] = self._flat[:used]
@@ -133,13 +585,75 @@ class LogStirlingTable:
         return int(self._flat.nbytes + self._meta.nbytes)
 
     def __call__(self, n, t):
-        """``log S(n, t)``, vectorised over (broadcast) arrays; ensures ``max(n)`` first."""
+        """``log S(n, t)``, vectorised over (broadcast) arrays; grows the table to ``max(n)``."""
         n_arr, t_arr = np.broadcast_arrays(np.asarray(n, dtype=np.int64),
                                            np.asarray(t, dtype=np.int64))
         if n_arr.size and int(n_arr.max()) > self._n_max:
             self.ensure(int(n_arr.max()))
-        out = _log_stirling_many(np.ascontiguousarray(n_arr).ravel(),
-                                 np.ascontiguousarray(t_arr).ravel(), self.kernel_args)
+        out = _log_stirling_many(np.array(n_arr, dtype=np.int64).ravel(),
+                                 np.array(t_arr, dtype=np.int64).ravel(), self.kernel_args)
         if n_arr.ndim == 0:
             return float(out[0])
         return out.reshape(n_arr.shape)
+
+
+def log_stirling_large(n, t):
+    """The table-free formulas (used for ``n > N_EXACT``) at any ``n >= 64``; for testing."""
+    n_arr, t_arr = np.broadcast_arrays(np.asarray(n, dtype=np.int64), np.asarray(t, dtype=np.int64))
+    out = _log_stirling_large_many(np.array(n_arr, dtype=np.int64).ravel(),
+                                   np.array(t_arr, dtype=np.int64).ravel())
+    return float(out[0]) if n_arr.ndim == 0 else out.reshape(n_arr.shape)
+
+
+def log_stirling_reference(n: int, t: int, dps: int = 50) -> float:
+    """High-precision ``log S(n, t)`` with mpmath (for validation; needs the ``mpmath`` package).
+
+    Evaluates the Cauchy integral ``S = (1/2 pi i) oint Gamma(x + n) / Gamma(x) x^(-t-1) dx`` on the
+    circle through the saddle point ``a`` (root of ``a (psi(a + n) - psi(a)) = t``) by quadrature
+    at ``dps`` digits.  Independent of the expansions used by :func:`log_stirling`.
+    """
+    import mpmath as mp
+
+    n = int(n)
+    t = int(t)
+    if t < 0 or t > n:
+        return -math.inf
+    if n == 0:
+        return 0.0
+    if t == 0:
+        return -math.inf
+    if t == n:
+        return 0.0
+    with mp.workdps(dps):
+        if t == 1:
+            return float(mp.loggamma(n))
+
+        def mean(th):
+            a = mp.exp(th)
+            return a * (mp.digamma(a + n) - mp.digamma(a)) - t
+
+        # bracket in theta = log a
+        lo, hi = mp.mpf(-60), mp.mpf(60)
+        for _ in range(400):
+            mid = (lo + hi) / 2
+            if mean(mid) > 0:
+                hi = mid
+            else:
+                lo = mid
+            if hi - lo < mp.mpf(10) ** (-12):
+                break
+        theta = mp.findroot(mean, (lo + hi) / 2, tol=mp.mpf(10) ** (-(dps - 10)))
+        a = mp.exp(theta)
+        k2 = a * (mp.digamma(a + n) - mp.digamma(a)) + a * a * (
+            mp.polygamma(1, a + n) - mp.polygamma(1, a))
+        phi0 = mp.loggamma(a + n) - mp.loggamma(a)
+
+        def integrand(th):
+            x = a * mp.expj(th)
+            return mp.re(mp.exp(mp.loggamma(x + n) - mp.loggamma(x) - phi0 - 1j * t * th))
+
+        sd = mp.sqrt(k2)
+        cut = min(mp.pi, 40 / sd)
+        pts = [0] + [cut * f for f in (0.125, 0.25, 0.5, 1)]
+        val = mp.quad(integrand, pts) / mp.pi
+        return float(phi0 - t * theta + mp.log(val))
