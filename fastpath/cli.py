@@ -44,7 +44,7 @@ class Progress:
 def _read(path: str) -> pd.DataFrame:
     from .io import read_table
 
-    return read_table(path)
+    return read_table(path).frame
 
 
 def _split_target(frame: pd.DataFrame, target: str | None) -> tuple[pd.DataFrame, pd.Series]:

@@ -288,15 +288,36 @@ class TableEncoder:
             col = frame.iloc[:, j]
             missing = col.isna().to_numpy()
             if coding.kind == "nominal":
-                present = col[~missing].to_numpy(dtype=object)
-                # get_indexer gives -1 to values outside the categories: unknown
-                codes = pd.Index(list(coding.categories), dtype=object).get_indexer(present)
-                out[~missing, j] = codes
+                out[:, j] = self._nominal_codes(col, coding)
             else:
                 values = self._numeric_values(col, coding.name)
-                out[~missing, j] = apply_cut_points(values[~missing], np.asarray(coding.cut_points))
+                cuts = np.asarray(coding.cut_points, dtype=float)
+                out[~missing, j] = apply_cut_points(values[~missing], cuts)
             out[missing, j] = UNKNOWN if coding.missing_code is None else coding.missing_code
         return out
+
+    @staticmethod
+    def _nominal_codes(col: pd.Series, coding: AttributeCoding) -> np.ndarray:
+        """Codes of a nominal column: factorise it (C speed), then map its distinct values."""
+        fitted = pd.Index(list(coding.categories), dtype=object)
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            row_codes = col.cat.codes.to_numpy()
+            uniques = col.cat.categories
+        else:
+            row_codes, uniques = pd.factorize(col, use_na_sentinel=True)
+        # values outside the fitted categories get -1: unknown
+        lookup = fitted.get_indexer(pd.Index(uniques, dtype=object))
+        if (lookup < 0).any() and len(fitted):
+            # the same labels typed differently (e.g. "3" in training, 3 when a file is re-read
+            # as numbers) still match by their text
+            as_text = pd.Index([str(c) for c in fitted], dtype=object)
+            if as_text.is_unique:
+                retry = as_text.get_indexer(pd.Index([str(u) for u in uniques], dtype=object))
+                lookup = np.where(lookup < 0, retry, lookup)
+        codes = np.full(len(col), UNKNOWN, dtype=np.int64)
+        present = row_codes >= 0
+        codes[present] = lookup[row_codes[present]]
+        return codes
 
     def fit_transform(self, X: Any, y_codes: np.ndarray, n_classes: int) -> np.ndarray:
         return self.fit(X, y_codes, n_classes).transform(X)
