@@ -1,0 +1,223 @@
+"""Selective kDB: incremental leave-one-out scores against a brute-force refit per row."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fastpath import structure as structure_mod
+from fastpath.counting import CountAccumulator, TreeSpec
+from fastpath.inference import joint_log_likelihood, pack_model, posterior_from_joint
+from fastpath.mestimate import m_estimate_table
+from fastpath.selective import (
+    SelectedStructure,
+    _best,
+    loo_scores,
+    select_skdb,
+    selective_structure,
+)
+
+
+def _random_data(seed: int, n_rows: int, cards: tuple[int, ...], n_classes: int):
+    """Correlated codes with rare values and a rare class (so nodes vanish when a row goes)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, n_rows)
+    y[0] = n_classes - 1  # make sure the last class is rare but present
+    y[y == n_classes - 1] = rng.integers(0, n_classes - 1, (y == n_classes - 1).sum())
+    y[0] = n_classes - 1
+    codes = np.empty((n_rows, len(cards)), dtype=np.int64)
+    for j, c in enumerate(cards):
+        noise = rng.integers(0, c, n_rows)
+        base = (y + (codes[:, j - 1] if j else 0)) % c
+        codes[:, j] = np.where(rng.random(n_rows) < 0.6, base, noise)
+    codes[1, 0] = cards[0] - 1  # a value that may occur only once
+    return codes, y
+
+
+def _brute_force_rmse(codes, y, cards, n_classes, full, m):
+    """Refit the m-estimate counts without each row, then predict that row (library pipeline).
+
+    Returns the RMSE of every (n*, k*), shape (n, K + 1). Each (attribute, k*) table is
+    refitted and queried on its own through the prediction kernel; the log-joint of (n*, k*)
+    is the class prior plus the first n* attributes' log-probabilities.
+    """
+    n, max_k = len(cards), full.k
+    prior_spec = TreeSpec(-1, (), n_classes, ())
+    specs = {}
+    for i in full.order:
+        for k in range(max_k + 1):
+            ps = full.branching_order(i)[:k]
+            specs[i, k] = TreeSpec(i, (-1, *ps), cards[i], (n_classes, *(cards[p] for p in ps)))
+    keys = list(specs)
+    sq = np.zeros((n, max_k + 1))
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)  # one-row predictions: thread hand-offs would dominate
+    try:
+        for r in range(codes.shape[0]):
+            _brute_force_row(codes, y, r, n_classes, full, m, prior_spec, specs, keys, sq)
+    finally:
+        numba.set_num_threads(threads)
+    return np.sqrt(sq / codes.shape[0])
+
+
+def _brute_force_row(codes, y, r, n_classes, full, m, prior_spec, specs, keys, sq):
+    """Add row r's squared errors of every (n*, k*) to sq, refitting without row r."""
+    keep = np.arange(codes.shape[0]) != r
+    acc = CountAccumulator([prior_spec, *specs.values()]).update(codes[keep], y[keep])
+    with np.errstate(divide="ignore"):
+        log_prior = np.log(m_estimate_table(acc.tree(0), m)[0])
+    logp = {}
+    for t, key in enumerate(keys, start=1):
+        tree = acc.tree(t)
+        packed = pack_model(np.ones(n_classes), [specs[key]], [tree], [m_estimate_table(tree, m)])
+        logp[key] = joint_log_likelihood(packed, codes[r : r + 1])[0]
+    for k in range(full.k + 1):
+        joint = log_prior.copy()
+        for pos, i in enumerate(full.order):
+            joint = joint + logp[i, k]
+            proba = posterior_from_joint(joint[None, :])[0]
+            sq[pos, k] += (1.0 - proba[y[r]]) ** 2
+
+
+@pytest.mark.parametrize(
+    ("seed", "n_rows", "cards", "n_classes", "k", "m"),
+    [
+        (0, 40, (3, 2, 4, 3, 2), 3, 3, 1.0),
+        (1, 25, (2, 5, 3, 3), 2, 2, 0.2),
+        (2, 30, (4, 3, 3, 2, 2, 3), 4, 4, 5.0),
+    ],
+)
+def test_incremental_loo_equals_brute_force_refit(seed, n_rows, cards, n_classes, k, m):
+    codes, y = _random_data(seed, n_rows, cards, n_classes)
+    full = structure_mod.kdb(codes, y, cards, n_classes, k)
+    fast = loo_scores(codes, y, cards, n_classes, full, m=m)
+    assert fast.shape == (len(cards), k + 1)
+    slow = _brute_force_rmse(codes, y, cards, n_classes, full, m)
+    np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-12)
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    n_rows=st.integers(3, 18),
+    n_classes=st.integers(2, 3),
+    k=st.integers(0, 3),
+)
+def test_incremental_loo_property(seed, n_rows, n_classes, k):
+    """Random small tables, including single-row classes and values (hypothesis)."""
+    rng = np.random.default_rng(seed)
+    cards = tuple(int(c) for c in rng.integers(1, 4, 4))
+    codes = np.stack([rng.integers(0, c, n_rows) for c in cards], axis=1).astype(np.int64)
+    y = rng.integers(0, n_classes, n_rows).astype(np.int64)
+    full = structure_mod.kdb(codes, y, cards, n_classes, k)
+    fast = loo_scores(codes, y, cards, n_classes, full, m=1.0)
+    slow = _brute_force_rmse(codes, y, cards, n_classes, full, 1.0)
+    np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-12)
+
+
+def test_scores_do_not_depend_on_threads():
+    codes, y = _random_data(3, 200, (3, 3, 4, 2, 5), 3)
+    full = structure_mod.kdb(codes, y, (3, 3, 4, 2, 5), 3, 3)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = loo_scores(codes, y, (3, 3, 4, 2, 5), 3, full)
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(one, loo_scores(codes, y, (3, 3, 4, 2, 5), 3, full))
+
+
+def test_select_skdb_picks_the_argmin_with_ties_to_simpler():
+    codes, y = _random_data(4, 120, (3, 2, 4, 3, 2, 3), 3)
+    cards = (3, 2, 4, 3, 2, 3)
+    sel = select_skdb(codes, y, cards, 3, 3)
+    assert isinstance(sel, SelectedStructure)
+    full = structure_mod.kdb(codes, y, cards, 3, 3)
+    assert sel.full_structure == full
+    scores = loo_scores(codes, y, cards, 3, full)
+    np.testing.assert_array_equal(sel.rmse, scores)
+    assert not sel.rmse.flags.writeable
+    assert sel.rmse[sel.n_selected - 1, sel.k_selected] == scores.min()
+    # every candidate with the same score is at least as complex
+    for n_star, k_star in zip(*np.nonzero(scores == scores.min()), strict=True):
+        assert (n_star + 1, k_star) >= (sel.n_selected, sel.k_selected)
+    assert sel.attributes == full.order[: sel.n_selected]
+    s = sel.structure
+    assert s.kind == "kdb" and s.k == sel.k_selected
+    for i in range(len(cards)):
+        if i in sel.attributes:
+            assert s.parents[i] == full.parents[i][: sel.k_selected]
+            assert set(s.parents[i]) <= set(sel.attributes)
+        else:
+            assert s.parents[i] == ()
+    assert "n*=" in repr(sel)
+
+
+def test_best_breaks_ties_to_fewer_attributes_then_smaller_k():
+    r = np.array([[0.5, 0.4, 0.4], [0.4, 0.3, 0.3], [0.3, 0.3, 0.4]])
+    assert _best(r) == (2, 1)
+    assert _best(np.full((3, 2), 0.2)) == (1, 0)
+
+
+def test_selection_prefers_informative_attributes():
+    """Noise attributes ranked last by MI are dropped; a pairwise (XOR) class needs k* >= 1."""
+    rng = np.random.default_rng(7)
+    n = 600
+    a = rng.integers(0, 2, n)
+    b = rng.integers(0, 2, n)
+    y = a ^ b
+    # a, b alone carry no MI with y; a noisy copy of y makes a third attribute informative
+    c = np.where(rng.random(n) < 0.75, y, 1 - y)
+    noise = rng.integers(0, 3, (n, 3))
+    codes = np.column_stack([a, b, c, noise]).astype(np.int64)
+    cards = (2, 2, 2, 3, 3, 3)
+    sel = select_skdb(codes, y, cards, 2, 2)
+    assert sel.k_selected >= 1
+    assert {0, 1} <= set(sel.attributes)
+    assert sel.rmse.min() < 0.1
+
+
+def test_selective_structure_validates():
+    codes, y = _random_data(5, 50, (3, 2, 4), 2)
+    full = structure_mod.kdb(codes, y, (3, 2, 4), 2, 2)
+    with pytest.raises(ValueError, match="n_selected"):
+        selective_structure(full, 0, 1)
+    with pytest.raises(ValueError, match="k_selected"):
+        selective_structure(full, 2, 3)
+    assert selective_structure(full, 3, 2) == full
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"m": 0.0}, "m must be a positive"),
+        ({"m": "auto"}, "m must be a positive"),
+        ({"k": -1}, "k must be"),
+    ],
+)
+def test_select_skdb_rejects_bad_parameters(kwargs, match):
+    codes, y = _random_data(6, 30, (3, 2), 2)
+    args = {"k": 2, **kwargs}
+    k = args.pop("k")
+    with pytest.raises(ValueError, match=match):
+        select_skdb(codes, y, (3, 2), 2, k, **args)
+
+
+def test_select_skdb_rejects_bad_data():
+    codes, y = _random_data(6, 30, (3, 2), 2)
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        select_skdb(codes[:1], y[:1], (3, 2), 2, 1)
+    with pytest.raises(ValueError, match="non-negative"):
+        bad = codes.copy()
+        bad[0, 0] = -1
+        select_skdb(bad, y, (3, 2), 2, 1)
+    with pytest.raises(TypeError, match="integer codes"):
+        select_skdb(codes.astype(float), y, (3, 2), 2, 1)
+    with pytest.raises(ValueError, match="cardinalities"):
+        select_skdb(codes, y, (3,), 2, 1)
+    original = codes.copy()
+    select_skdb(codes, y, (3, 2), 2, 1)
+    assert np.array_equal(codes, original)  # callers' data is not mutated
