@@ -961,7 +961,8 @@ _QUOTE_TRIGGERS = set("\n\r'\"\\\t% ,{}\x1e")
 
 def _arff_quote(s: str) -> str:
     """Weka's ``Utils.quote``: single quotes plus backslash escapes, only where needed."""
-    if s == "" or s == "?" or any(ch in _QUOTE_TRIGGERS for ch in s):
+    # any white space (Unicode too: str.strip would eat it when reading back) needs quotes
+    if s == "" or s == "?" or any(ch in _QUOTE_TRIGGERS or ch.isspace() for ch in s):
         esc = (
             s.replace("\\", "\\\\")
             .replace("'", "\\'")
