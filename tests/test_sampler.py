@@ -1,0 +1,440 @@
+"""The HDP Gibbs sampler against exact answers.
+
+* Fixed concentrations, tiny trees: every configuration of table counts is enumerated (pure Python,
+  exact Stirling numbers from big integers) and the exact posterior mean of every node's
+  Rao-Blackwellised estimate is compared with the sampler's, within 4 Monte-Carlo standard errors
+  (batch means over chains), for both root treatments and for the two code paths of the exact
+  update (full conditional; randomly shifted cells) and of the weights (ratio tables; log space).
+* Free concentrations: the worked example's posterior means (estimates and alpha) against
+  enumeration over t times quadrature over alpha.
+* The paper's worked example with the reference settings (window update, reference root).
+* Invariants after sweeps (hypothesis) and random-variate checks.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from fastpath import hdp
+from fastpath import sampler as S
+from fastpath.context_tree import ContextTree, tying_groups
+from fastpath.hdp import HDPOptions, estimate_tree
+
+# ---------------------------------------------------------------------------- exact enumeration
+
+
+def _stirling_rows(n_max: int) -> list[list[int]]:
+    rows = [[1]]
+    for m in range(n_max):
+        prev = rows[-1]
+        row = [0] * (m + 2)
+        for t in range(1, m + 2):
+            row[t] = (m * prev[t] if t <= m else 0) + prev[t - 1]
+        rows.append(row)
+    return rows
+
+
+_S = _stirling_rows(80)
+
+
+def _ls(n: int, t: int) -> float:
+    return math.log(_S[n][t])
+
+
+def _root_log_factor(n_root, alpha0, root):
+    K = len(n_root)
+    big_n = sum(n_root)
+    if root == "exact":
+        out = math.lgamma(alpha0) - math.lgamma(big_n + alpha0)
+        for x in n_root:
+            if x > 0:
+                out += math.lgamma(x + alpha0 / K) - math.lgamma(alpha0 / K)
+        return out
+    t_root = [min(1, x) for x in n_root]
+    out = sum(t_root) * math.log(alpha0 / K) - (math.lgamma(alpha0 + big_n) - math.lgamma(alpha0))
+    return out + sum(_ls(x, y) for x, y in zip(n_root, t_root, strict=True))
+
+
+def enumerate_posterior(tree: ContextTree, node_alpha, alpha0: float, root: str):
+    """Exact E[RB estimate] of every node given fixed concentrations (alpha per node).
+
+    Every configuration of the table counts is visited: the leaves' t are free in [1, n]; an
+    internal node's n is the sum of its children's t and its own t ranges over [1, n].
+    Returns (mean (n_nodes, K), number of configurations).
+    """
+    nn, K = tree.n_nodes, tree.n_values
+    parent = tree.parent
+    leaf0 = int(tree.level_offsets[-2])
+    children = [list(range(tree.child_offsets[i], tree.child_offsets[i + 1])) for i in range(nn)]
+    order = list(range(nn - 1, 0, -1))  # children before parents
+    n = np.zeros((nn, K), dtype=np.int64)
+    t = np.zeros((nn, K), dtype=np.int64)
+    acc = np.zeros((nn, K))
+    total = [0.0, 0]
+    logs = []
+
+    def rb(nv):
+        p = np.zeros((nn, K))
+        p[0] = (nv[0] + alpha0 / K) / (nv[0].sum() + alpha0)
+        for j in range(1, nn):
+            a = node_alpha[j]
+            p[j] = (nv[j] + a * p[parent[j]]) / (nv[j].sum() + a)
+        return p
+
+    def logw():
+        out = _root_log_factor([int(x) for x in n[0]], alpha0, root)
+        for j in range(1, nn):
+            a = node_alpha[j]
+            big_n, big_t = int(n[j].sum()), int(t[j].sum())
+            out += big_t * math.log(a) - (math.lgamma(a + big_n) - math.lgamma(a))
+            out += sum(_ls(int(n[j, k]), int(t[j, k])) for k in range(K))
+        return out
+
+    def rec(pos):
+        if pos == len(order):
+            n[0] = sum(t[c] for c in children[0])
+            logs.append((logw(), rb(n.copy())))
+            return
+        j = order[pos]
+        if j >= leaf0:
+            n[j] = tree.counts[j]
+        else:
+            n[j] = sum(t[c] for c in children[j])
+        ranges = [range(1, int(x) + 1) if x > 0 else range(0, 1) for x in n[j]]
+        for combo in itertools.product(*ranges):
+            t[j] = combo
+            rec(pos + 1)
+
+    rec(0)
+    mx = max(lw for lw, _ in logs)
+    for lw, p in logs:
+        w = math.exp(lw - mx)
+        acc += w * p
+        total[0] += w
+        total[1] += 1
+    return acc / total[0], total[1]
+
+
+def _small_tree():
+    # depth 2, K = 2: root -> y in {0, 1} -> x in {0, 1}; leaf counts kept small
+    paths = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
+    counts = np.array([[3, 1], [2, 2], [5, 0], [1, 4]])
+    return ContextTree.from_leaf_counts(paths, counts, [2, 2])
+
+
+def _node_alpha(tree, tying, group_values):
+    groups = tying_groups(tree, tying)
+    return [0.0] + [group_values[g] for g in groups[1:]]
+
+
+@pytest.fixture(scope="module")
+def small_exact():
+    tree = _small_tree()
+    values = (1.3, 3.0)  # level tying: depth 1, depth 2
+    alpha = _node_alpha(tree, "level", values)
+    out = {}
+    for root in ("exact", "reference"):
+        out[root] = enumerate_posterior(tree, alpha, 2.0, root)
+    return tree, values, out
+
+
+def _check_close(res, exact, n_mcse=4.0):
+    diff = np.abs(res.probabilities - exact)
+    tol = n_mcse * res.mcse + 1e-9
+    bad = np.argwhere(diff > tol)
+    assert bad.size == 0, (
+        f"sampler vs exact at {bad.tolist()}: diff {diff[diff > tol]}, mcse {res.mcse[diff > tol]}"
+    )
+    # the MCSE must be a real error bar, not a degenerate zero
+    assert res.mcse[1:].max() > 0
+
+
+@pytest.mark.parametrize("root", ["exact", "reference"])
+@pytest.mark.parametrize("window", [10, 1], ids=["full-conditional", "shifted-cells"])
+def test_exact_update_matches_enumeration(small_exact, root, window):
+    tree, values, exact = small_exact
+    mean, n_conf = exact[root]
+    assert n_conf > 1000  # the enumeration really covers many configurations
+    opt = HDPOptions(
+        n_iter=30000, burn_in=1000, update="exact", root=root, window=window,
+        fix_concentrations=True, concentration_init=values, n_chains=4,
+    )
+    res = estimate_tree(tree, opt, seed=11)
+    _check_close(res, mean)
+
+
+def test_log_space_and_band_paths_match_enumeration(small_exact, monkeypatch):
+    # Shrink the ratio tables so that every update goes through the log-space path (and the
+    # leaves with count > 3 through the band cache of log S values).
+    tree, values, exact = small_exact
+    monkeypatch.setattr(hdp, "RATIO_N_MAX", 3)
+    monkeypatch.setattr(hdp, "_RATIOS", type(hdp._RATIOS)())
+    opt = HDPOptions(
+        n_iter=30000, burn_in=1000, root="exact", window=1,
+        fix_concentrations=True, concentration_init=values, n_chains=4,
+    )
+    res = estimate_tree(tree, opt, seed=12, stirling=hdp.LogStirlingTable())
+    _check_close(res, exact["exact"][0])
+
+
+def test_window_update_is_biased_on_a_tight_window(small_exact):
+    # The reference's window moves with the current value: with +-1 it is visibly not a Gibbs
+    # step (this is the power check of the enumeration test above).
+    tree, values, exact = small_exact
+    opt = HDPOptions(
+        n_iter=30000, burn_in=1000, update="window", root="exact", window=1,
+        fix_concentrations=True, concentration_init=values, n_chains=4,
+    )
+    res = estimate_tree(tree, opt, seed=13)
+    z = np.abs(res.probabilities - exact["exact"][0]) / np.maximum(res.mcse, 1e-12)
+    assert z.max() > 6
+
+
+# ---------------------------------------------------------------------------- free concentrations
+
+
+def _worked_tree(c0, c1):
+    return ContextTree.from_leaf_counts(np.array([[0], [1]]), np.array([c0, c1]), [2])
+
+
+def quadrature_posterior(leaves, root, alpha0=2.0, shape=2.0, rate=1.0):
+    """E[p_leaf] and E[alpha] for a one-level tree with one tied concentration (Gamma prior):
+    enumeration of the table counts, quadrature over log alpha."""
+    K = len(leaves[0])
+    la = np.linspace(math.log(1e-6), math.log(4000.0), 40001)
+    a = np.exp(la)
+    from scipy.special import gammaln
+
+    logprior = shape * math.log(rate) - math.lgamma(shape) + (shape - 1) * la - rate * a + la
+    ranges = [range(1, n + 1) if n > 0 else range(0, 1) for c in leaves for n in c]
+    num = np.zeros((len(leaves), K))
+    num_alpha = 0.0
+    den = 0.0
+    for ts in itertools.product(*ranges):
+        tt = np.array(ts).reshape(len(leaves), K)
+        n_root = tt.sum(axis=0)
+        lw = _root_log_factor([int(x) for x in n_root], alpha0, root) + logprior
+        for j, c in enumerate(leaves):
+            big_n = sum(c)
+            lw = lw + tt[j].sum() * la - (gammaln(a + big_n) - gammaln(a))
+            lw = lw + sum(_ls(c[k], int(tt[j, k])) for k in range(K))
+        w = np.exp(lw)
+        p_root = (n_root + alpha0 / K) / (n_root.sum() + alpha0)
+        den += np.trapezoid(w, la)
+        num_alpha += np.trapezoid(w * a, la)
+        for j, c in enumerate(leaves):
+            for k in range(K):
+                num[j, k] += np.trapezoid(w * (c[k] + a * p_root[k]) / (sum(c) + a), la)
+    return num / den, num_alpha / den
+
+
+@pytest.mark.parametrize("root", ["exact", "reference"])
+def test_free_concentration_matches_quadrature(root):
+    leaves = [[2, 0], [20, 5]]  # worked example, dataset 1
+    p_exact, alpha_exact = quadrature_posterior(leaves, root)
+    opt = HDPOptions(n_iter=100000, root=root, n_chains=4, concentration_every=1, thin=50)
+    res = estimate_tree(_worked_tree(*leaves), opt, seed=5)
+    _check_close_rows(res, p_exact)
+    # E[alpha]: batch-means error bar from the (thinned) trace, pooled over chains
+    a_tr = res.trace.concentrations[:, res.trace.kept, 0]
+    bm = a_tr.reshape(a_tr.shape[0], 20, -1).mean(axis=2).ravel()
+    se = bm.std(ddof=1) / math.sqrt(bm.size)
+    assert abs(res.concentration_mean[0] - alpha_exact) < 4 * se + 1e-3, (
+        res.concentration_mean[0], alpha_exact, se)
+
+
+def _check_close_rows(res, p_leaves):
+    got = res.probabilities[1:]
+    tol = 4 * res.mcse[1:] + 1e-9
+    assert np.all(np.abs(got - p_leaves) <= tol), (got, p_leaves, res.mcse[1:])
+
+
+# ---------------------------------------------------------------------------- worked example
+
+
+def _mean_over_seeds(c0, c1, n_seeds=20, **kw):
+    vals = [
+        estimate_tree(_worked_tree(c0, c1), HDPOptions(**kw), seed=s).probabilities[1:, 0]
+        for s in range(n_seeds)
+    ]
+    return np.mean(vals, axis=0)
+
+
+def test_worked_example_reference_settings():
+    # REFERENCE-FACTS.md: the reference code (5,000 iterations, level tying, mean of 20 seeds)
+    # gives DS1 [0.8753, 0.7945] and DS2 [0.8357, 0.3375] for P(X1 = 0 | Y = y).
+    ds1 = _mean_over_seeds([2, 0], [20, 5], update="window", root="reference")
+    ds2 = _mean_over_seeds([2, 0], [4, 9], update="window", root="reference")
+    np.testing.assert_allclose(ds1, [0.8753, 0.7945], atol=0.01)
+    np.testing.assert_allclose(ds2, [0.8357, 0.3375], atol=0.01)
+
+
+def test_worked_example_exact_settings():
+    # the exact root treatment integrates phi_root against Dirichlet(alpha0 / K): the Y = 0 leaf
+    # borrows less from the Y = 1 data (quadrature: DS1 0.85658, DS2 0.79421)
+    ds1 = _mean_over_seeds([2, 0], [20, 5])
+    ds2 = _mean_over_seeds([2, 0], [4, 9])
+    np.testing.assert_allclose(ds1, [0.8566, 0.7930], atol=0.005)
+    np.testing.assert_allclose(ds2, [0.7942, 0.3412], atol=0.008)
+
+
+# ---------------------------------------------------------------------------- invariants
+
+
+@st.composite
+def trees(draw):
+    depth = draw(st.integers(1, 3))
+    K = draw(st.integers(1, 4))
+    cards = [draw(st.integers(1, 3)) for _ in range(depth)]
+    n_leaves = draw(st.integers(1, 6))
+    paths = np.array(
+        [[draw(st.integers(0, c - 1)) for c in cards] for _ in range(n_leaves)], dtype=np.int64
+    )
+    counts = np.array(
+        [[draw(st.integers(0, 40)) for _ in range(K)] for _ in range(n_leaves)], dtype=np.int64
+    )
+    counts[:, 0] += 1  # no empty leaf
+    return ContextTree.from_leaf_counts(paths, counts, cards)
+
+
+def _check_state(tree, t, n):
+    K = tree.n_values
+    leaf0 = int(tree.level_offsets[-2])
+    np.testing.assert_array_equal(n[leaf0:], tree.counts[leaf0:])
+    for i in range(leaf0):
+        kids = slice(tree.child_offsets[i], tree.child_offsets[i + 1])
+        np.testing.assert_array_equal(n[i], t[kids].sum(axis=0))
+    nz = n[1:] >= 1
+    assert np.all((t[1:] >= 1) == nz)
+    assert np.all(t[1:] <= n[1:])
+    assert np.all(t[1:][~nz] == 0)
+    assert t.shape == (tree.n_nodes, K)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tree=trees(),
+    tying=st.sampled_from(["level", "same-parent", "single", "none"]),
+    update=st.sampled_from(["exact", "window"]),
+    root=st.sampled_from(["exact", "reference"]),
+    window=st.integers(1, 4),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_invariants_after_sweeps(tree, tying, update, root, window, seed):
+    opt = HDPOptions(n_iter=37, burn_in=5, tying=tying, update=update, root=root, window=window,
+                     n_chains=2, thin=3, concentration_every=2)
+    res = estimate_tree(tree, opt, seed=seed, n_threads=1)
+    for c in range(2):
+        _check_state(tree, res.table_counts[c], res.node_counts[c])
+    np.testing.assert_allclose(res.probabilities.sum(axis=1), 1.0, rtol=1e-12)
+    assert np.all(res.probabilities > 0)
+    assert np.all(np.isfinite(res.trace.log_joint))
+    assert np.all(res.trace.concentrations > 0)
+    res2 = estimate_tree(tree, opt, seed=seed, n_threads=2)
+    np.testing.assert_array_equal(res.probabilities, res2.probabilities)
+    np.testing.assert_array_equal(res.trace.log_joint, res2.trace.log_joint)
+
+
+def test_invariants_after_every_sweep_on_a_deep_tree():
+    # drive the kernels directly and check the state after each of many sweeps
+    rng = np.random.default_rng(3)
+    paths = rng.integers(0, 3, size=(60, 3))
+    counts = rng.integers(0, 30, size=(60, 3))
+    tree = ContextTree.from_leaf_counts(paths, counts, [3, 3, 3])
+    opt = HDPOptions(window=2)
+    prep = hdp._prepare(0, tree, opt)
+    table = hdp.LogStirlingTable()
+    table.ensure(int(tree.counts.max()))
+    nr, r1, r2 = hdp._ratio_tables(table, int(tree.counts.max()))
+    nn, K = tree.n_nodes, tree.n_values
+    n = np.zeros((nn, K), np.int64)
+    t = np.zeros((nn, K), np.int64)
+    N = np.zeros(nn, np.int64)
+    T = np.zeros(nn, np.int64)
+    alpha = prep.alpha_init.copy()
+    S.init_state(tree.parent, prep.leaf_start, tree.counts, prep.groups, alpha, 0, n, t, N, T)
+    _check_state(tree, t, n)
+    state = hdp._seed_state(1, (0, 0, 0))
+    buf = np.zeros(5)
+    band = np.full((nn, K), -1, np.int64)
+    for it in range(200):
+        S.sweep(tree.parent, prep.groups, *prep.pairs, n, t, N, T, alpha, 2.0, 0,
+                S.UPDATE_EXACT, 2, table.kernel_args, r1, r2, nr, band, np.zeros(0, np.int64),
+                np.zeros((0, S.BAND)), state, buf)
+        _check_state(tree, t, n)
+        np.testing.assert_array_equal(N, n.sum(axis=1))
+        np.testing.assert_array_equal(T[1:], t[1:].sum(axis=1))
+        if it % 5 == 3:
+            S.sample_concentrations(prep.groups, N, T, alpha, 2.0, 1.0, 4000.0, state,
+                                    np.zeros(alpha.size), np.zeros(alpha.size))
+            assert np.all(alpha > 0)
+
+
+# ---------------------------------------------------------------------------- random variates
+
+
+def test_uniform_and_normal_distribution():
+    from numba import njit
+
+    @njit
+    def many(kind, state, out):
+        for i in range(out.size):
+            out[i] = S.uniform(state) if kind == 0 else S.normal(state)
+
+    state = hdp._seed_state(7, (0,))
+    u = np.empty(400000)
+    many(0, state, u)
+    assert u.min() > 0 and u.max() < 1
+    assert stats.kstest(u, "uniform").pvalue > 1e-3
+    z = np.empty(400000)
+    many(1, state, z)
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+    assert abs(z.mean()) < 0.01 and abs(z.std() - 1) < 0.01
+    # the tails (beyond the ziggurat's base strip) are populated at the right rate
+    assert abs((np.abs(z) > 3.4426).mean() / (2 * stats.norm.sf(3.4426)) - 1) < 0.2
+
+
+@pytest.mark.parametrize("shape", [0.05, 0.7, 1.0, 3.5, 40.0])
+def test_gamma_variates(shape):
+    from numba import njit
+
+    @njit
+    def many(a, state, out):
+        for i in range(out.size):
+            out[i] = S.gamma_variate(a, state)
+
+    state = hdp._seed_state(8, (1,))
+    x = np.empty(100000)
+    many(shape, state, x)
+    assert stats.kstest(x, "gamma", args=(shape,)).pvalue > 1e-3
+
+
+@pytest.mark.parametrize(("a", "b"), [(0.3, 4.0), (2.5, 1.0), (7.0, 60.0)])
+def test_neg_log_beta_variates(a, b):
+    from numba import njit
+
+    @njit
+    def many(a, b, state, out):
+        for i in range(out.size):
+            out[i] = S.neg_log_beta_variate(a, b, state)
+
+    state = hdp._seed_state(9, (2,))
+    x = np.empty(100000)
+    many(a, b, state, x)
+    assert stats.kstest(np.exp(-x), "beta", args=(a, b)).pvalue > 1e-3
+
+
+def test_init_table_counts_follow_the_paper():
+    # eq. eq:init-t with c = 2: t = n for n <= 1, else max(1, floor(c (psi(c + n) - psi(c))))
+    from scipy.special import digamma
+
+    for nk in [0, 1, 2, 3, 10, 57, 1000, 123456]:
+        want = nk if nk <= 1 else max(1, math.floor(2 * (digamma(2 + nk) - digamma(2))))
+        assert S._init_t(nk, 2.0) == want
