@@ -1,0 +1,1 @@
+"""Validation of hdpbn: agreement with references, calibration and the paper's experiments."""

@@ -1,0 +1,206 @@
+"""The classifiers of the experiments, by name: structure x estimator, plus two baselines.
+
+Names
+-----
+``nb-m``, ``tan-hdp``, ``kdb3-m``, ``skdb5-hdp``, ...
+    ``<structure>-<estimator>``: structure ``nb``, ``tan``, ``kdb<K>`` (K >= 0) or ``skdb<K>``
+    (selective kDB searching k* <= K); estimator ``m`` (m-estimates with back-off, m chosen on a
+    holdout, paper section "Experimental design and setting") or ``hdp``.
+``rf``
+    scikit-learn random forest with the paper's (Weka default) settings: 100 trees,
+    ``max_features = int(log2(n_attributes) + 1)``, no minimum leaf size (``min_samples_leaf=1``,
+    unlimited depth), bootstrap samples.
+``xgboost``
+    XGBoost, ``max_depth=6``, 50 boosting rounds (the paper's Splice experiment), histogram
+    trees, other parameters at their defaults.
+
+The baselines see exactly the data the BNCs see: the BNC encoder (:class:`TableEncoder`, MDL
+discretisation fitted on the training fold) turns every column into *ordinal integer codes*
+(MDL intervals keep their order; nominal values are coded in sorted order; a missing value is a
+code of its own; a value unseen in training is ``-1``). The codes are given to the trees as
+ordinal numbers, not one-hot: this keeps ``max_features`` counted in attributes, as in Weka.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fastpath.classifier import STRUCTURES, BayesNetClassifier
+from fastpath.encoding import TableEncoder
+
+__all__ = [
+    "DEFAULT_CLASSIFIERS",
+    "QUICK_CLASSIFIERS",
+    "ClassifierSpec",
+    "DiscretisedBaseline",
+    "fitted_details",
+    "make_classifier",
+    "parse_classifier",
+]
+
+#: the paper's line-up: 8 structures x {m, HDP}, random forest and XGBoost
+DEFAULT_CLASSIFIERS: tuple[str, ...] = (
+    *(f"{s}-{e}" for s in ("nb", "tan", "kdb1", "kdb2", "kdb3", "kdb4", "kdb5", "skdb5")
+      for e in ("m", "hdp")),
+    "rf",
+    "xgboost",
+)
+
+#: ``--quick``: a handful, enough to exercise every code path
+QUICK_CLASSIFIERS: tuple[str, ...] = ("nb-m", "tan-m", "kdb3-m", "kdb3-hdp", "skdb3-m", "rf")
+
+_NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(m|hdp)$")
+
+
+@dataclass(frozen=True)
+class ClassifierSpec:
+    """A parsed classifier name."""
+
+    name: str
+    family: str  # "bnc", "rf" or "xgboost"
+    structure: str | None = None  # "nb", "tan", "kdb", "skdb"
+    k: int = 0
+    estimator: str | None = None  # "m" or "hdp"
+
+    def cache_tag(self, iterations: int) -> str:
+        """Directory name of this classifier's cached cells (HDP tags carry the iterations)."""
+        return f"{self.name}-it{iterations}" if self.estimator == "hdp" else self.name
+
+    @property
+    def label(self) -> str:
+        """Display name in the paper's style (``kDB-3``, ``SkDB-5``, ``TAN``, ``RF``)."""
+        if self.family == "rf":
+            return "RF"
+        if self.family == "xgboost":
+            return "XGBoost"
+        base = {"nb": "NB", "tan": "TAN"}.get(self.structure or "")
+        if base is None:
+            base = f"{'SkDB' if self.structure == 'skdb' else 'kDB'}-{self.k}"
+        return f"{base}-{'HDP' if self.estimator == 'hdp' else 'm'}"
+
+
+def parse_classifier(name: str) -> ClassifierSpec:
+    """Parse ``nb-m``, ``kdb5-hdp``, ``skdb5-m``, ``rf``, ``xgboost`` (case-insensitive)."""
+    if not isinstance(name, str):
+        raise TypeError(f"a classifier name must be a string, got {name!r}")
+    key = name.strip().lower()
+    if key in ("rf", "xgboost"):
+        return ClassifierSpec(name=key, family=key)
+    match = _NAME.match(key)
+    if match is None:
+        raise ValueError(
+            f"unknown classifier {name!r}: expected <structure>-<estimator> with structure "
+            "nb, tan, kdb<K> or skdb<K> and estimator m or hdp (e.g. kdb3-hdp), or rf, xgboost"
+        )
+    head, kdb_k, skdb_k, estimator = match.groups()
+    if kdb_k is not None:
+        return ClassifierSpec(key, "bnc", "kdb", int(kdb_k), estimator)
+    if skdb_k is not None:
+        return ClassifierSpec(key, "bnc", "skdb", int(skdb_k), estimator)
+    return ClassifierSpec(key, "bnc", head, 1 if head == "tan" else 0, estimator)
+
+
+class DiscretisedBaseline:
+    """A scikit-learn-style tree ensemble on the BNC encoder's ordinal codes.
+
+    ``fit`` learns the encoder (MDL cut points, nominal categories) on the training rows, then
+    the model on their codes; ``predict_proba`` codes the test rows the same way.
+    """
+
+    def __init__(self, kind: str, *, categorical_features: Any = "auto", seed: int = 0,
+                 n_jobs: int = 1) -> None:
+        if kind not in ("rf", "xgboost"):
+            raise ValueError(f"kind must be 'rf' or 'xgboost', got {kind!r}")
+        self.kind = kind
+        self.categorical_features = categorical_features
+        self.seed = seed
+        self.n_jobs = n_jobs
+
+    def _model(self, n_attributes: int, n_classes: int):
+        if self.kind == "rf":
+            from sklearn.ensemble import RandomForestClassifier
+
+            return RandomForestClassifier(
+                n_estimators=100,
+                max_features=max(1, int(math.log2(max(n_attributes, 1)) + 1)),
+                min_samples_leaf=1,
+                max_depth=None,
+                bootstrap=True,
+                n_jobs=self.n_jobs,
+                random_state=self.seed,
+            )
+        from xgboost import XGBClassifier
+
+        return XGBClassifier(
+            n_estimators=50,
+            max_depth=6,
+            tree_method="hist",
+            n_jobs=self.n_jobs,
+            random_state=self.seed,
+            objective="binary:logistic" if n_classes == 2 else "multi:softprob",
+        )
+
+    def fit(self, X, y) -> DiscretisedBaseline:
+        y_arr = np.asarray(y)
+        self.classes_, y_codes = np.unique(y_arr, return_inverse=True)
+        n_classes = self.classes_.size
+        self.encoder_ = TableEncoder(self.categorical_features).fit(X, y_codes, n_classes)
+        codes = self.encoder_.transform(X)
+        self.model_ = self._model(codes.shape[1], n_classes)
+        self.model_.fit(codes.astype(np.float32), y_codes)
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        codes = self.encoder_.transform(X).astype(np.float32)
+        proba = np.asarray(self.model_.predict_proba(codes), dtype=np.float64)
+        out = np.zeros((codes.shape[0], self.classes_.size))
+        # a model may know fewer classes than the labels (never here, but be exact)
+        known = np.asarray(getattr(self.model_, "classes_", np.arange(proba.shape[1])), int)
+        out[:, known] = proba
+        return out
+
+
+def make_classifier(
+    spec: ClassifierSpec,
+    *,
+    iterations: int = 5000,
+    seed: int = 0,
+    categorical_features: Any = "auto",
+    n_jobs: int = 1,
+):
+    """A fresh, unfitted model for one classifier name (fit / predict_proba / classes_)."""
+    if spec.family in ("rf", "xgboost"):
+        return DiscretisedBaseline(
+            spec.family, categorical_features=categorical_features, seed=seed, n_jobs=n_jobs
+        )
+    kwargs: dict[str, Any] = dict(
+        estimator=spec.estimator,
+        categorical_features=categorical_features,
+        random_state=seed,
+    )
+    if spec.estimator == "hdp":
+        kwargs.update(n_iter=iterations, n_jobs=n_jobs)
+    if spec.structure == "skdb" and "skdb" not in STRUCTURES:
+        from .skdb_model import SelectiveKDBClassifier
+
+        return SelectiveKDBClassifier(k=spec.k, **kwargs)
+    return BayesNetClassifier(structure=spec.structure, k=spec.k, **kwargs)
+
+
+def fitted_details(model) -> dict[str, Any]:
+    """What a fitted model chose: m, selected n* and k* (JSON-serialisable)."""
+    out: dict[str, Any] = {}
+    m = getattr(model, "m_", None)
+    if m is not None:
+        out["m"] = float(m)
+    selection = getattr(model, "selection_", None)
+    if selection is not None:
+        out["n_selected"] = int(selection.n_selected)
+        out["k_selected"] = int(selection.k_selected)
+        out["n_attributes"] = int(selection.structure.n_attributes)
+    return out

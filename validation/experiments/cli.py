@@ -1,0 +1,370 @@
+"""``python -m validation.experiments`` (also ``hdpbn experiments``): the paper's experiments.
+
+Subcommands
+-----------
+``run`` (the default)   classifiers x datasets x folds, cached per cell; writes the fold CSV,
+                        Tables 2-3 and the figures. ``--quick``: bundled data, a few
+                        classifiers, one repeat, plus sanity assertions (exit status 1 when one
+                        fails) — the CI check.
+``report``              tables and figures again from a results CSV.
+``learning-curves``     RMSE against training-set size (paper, Figure 6).
+
+Examples::
+
+    python -m validation.experiments --quick
+    python -m validation.experiments run ../shared/datasets --iterations 5000 --out results/
+    python -m validation.experiments learning-curves data/adult.csv.gz data/connect-4.csv.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .classifiers import DEFAULT_CLASSIFIERS, QUICK_CLASSIFIERS, parse_classifier
+from .reporting import (
+    dataset_means,
+    means_markdown,
+    table2_markdown,
+    table3_markdown,
+    win_draw_loss,
+)
+from .runner import (
+    CrossValidation,
+    LearningCurve,
+    RunSettings,
+    bundled_datasets,
+    discover_datasets,
+    run_cells,
+    settings_dict,
+)
+
+__all__ = ["main", "quick_checks", "write_report"]
+
+SUBCOMMANDS = ("run", "report", "learning-curves")
+QUICK_ITERATIONS = 1000
+#: --quick: kDB-3 with HDP may lose to m-estimates by at most this much mean RMSE
+QUICK_RMSE_SLACK = 0.005
+
+
+def _classifier_list(text: str | None, default: Sequence[str]) -> list[str]:
+    names = list(default) if not text else [c for c in text.split(",") if c.strip()]
+    for n in names:
+        parse_classifier(n)  # clear error for a bad name, before any work
+    return [parse_classifier(n).name for n in names]
+
+
+def _available(names: list[str]) -> list[str]:
+    """Drop baselines whose library is not installed (with a note on stderr)."""
+    out = []
+    for n in names:
+        module = {"rf": "sklearn", "xgboost": "xgboost"}.get(n)
+        if module is not None:
+            try:
+                __import__(module)
+            except ImportError:
+                print(f"note: {n} skipped ({module} is not installed)", file=sys.stderr)
+                continue
+        out.append(n)
+    return out
+
+
+def _filter(refs, include: str | None, exclude: str | None):
+    if include:
+        wanted = {s.strip() for s in include.split(",") if s.strip()}
+        unknown = wanted - {r.name for r in refs}
+        if unknown:
+            raise ValueError(f"--datasets names unknown datasets: {sorted(unknown)}")
+        refs = [r for r in refs if r.name in wanted]
+    if exclude:
+        dropped = {s.strip() for s in exclude.split(",")}
+        refs = [r for r in refs if r.name not in dropped]
+    return refs
+
+
+# ---------------------------------------------------------------------- report
+def _structures(classifiers: Sequence[str]) -> list[str]:
+    have = set(classifiers)
+    return [c[: -len("-hdp")] for c in classifiers if c.endswith("-hdp") and
+            f"{c[: -len('-hdp')]}-m" in have]
+
+
+def write_report(results: pd.DataFrame, out: Path, *, header: str = "") -> Path:
+    """means.csv, tables.md and the figures under ``out``; returns the tables' path."""
+    from . import plots
+
+    out.mkdir(parents=True, exist_ok=True)
+    means = dataset_means(results)
+    means.to_csv(out / "means.csv", index=False)
+    classifiers = list(dict.fromkeys(results["classifier"]))
+    structures = _structures(classifiers)
+    parts = [header] if header else []
+    parts.append(f"Datasets: {means['dataset'].nunique()}; classifiers: {', '.join(classifiers)}."
+                 " W-D-L counts datasets (mean over folds, lower loss wins); bold: p <= 0.05,"
+                 " two-tailed sign test with draws excluded.\n")
+    if structures:
+        parts += ["## HDP vs m-estimates (paper, Table 2)\n", table2_markdown(means)]
+    t3 = table3_markdown(means)
+    if t3.count("\n") > 2:
+        parts += ["## BNCs vs random forest and XGBoost (paper, Table 3)\n", t3]
+    parts += ["## Mean RMSE per dataset\n", means_markdown(means, "rmse")]
+    parts += ["## Mean 0-1 loss per dataset\n", means_markdown(means, "zero_one_loss")]
+    timing = means.groupby("classifier")[["fit_seconds", "predict_seconds"]].mean()
+    parts += ["## Mean seconds per fold (over datasets)\n",
+              "| classifier | fit s | predict s |\n|---|---|---|\n"
+              + "".join(f"| {c} | {r.fit_seconds:.3f} | {r.predict_seconds:.3f} |\n"
+                        for c, r in timing.iterrows())]
+    tables = out / "tables.md"
+    tables.write_text("\n".join(parts))
+    img = out / "img"
+    for s in structures:
+        if s.startswith("kdb5") or s == structures[-1]:
+            plots.scatter_plot(means, f"{s}-m", f"{s}-hdp", img / f"scatter_rmse_{s}.png")
+    if structures:
+        plots.win_loss_bars(means, structures, img / "winloss_rmse.png", "rmse")
+        plots.win_loss_bars(means, structures, img / "winloss_01.png", "zero_one_loss")
+    for a in ("tan-hdp", "skdb5-hdp"):
+        if a in classifiers and "rf" in classifiers:
+            plots.scatter_plot(means, "rf", a, img / f"scatter_01_{a}_rf.png", "zero_one_loss")
+    return tables
+
+
+# ---------------------------------------------------------------------- quick checks
+def quick_checks(results: pd.DataFrame, labels_by_dataset: dict[str, np.ndarray]) -> list[str]:
+    """Sanity assertions of ``--quick``; returns the failed ones (empty: all passed).
+
+    1. every metric finite and in range; 2. every classifier beats the majority class on 0-1
+    loss on every dataset; 3. kDB-3 with HDP is not worse than with m-estimates on mean RMSE
+    over the datasets (by more than QUICK_RMSE_SLACK; HDP must then also win at least as many
+    datasets as it loses) — or, without hdp, kDB-3-m beats naive Bayes-m on mean RMSE.
+    """
+    failed = []
+    for col in ("zero_one_loss", "rmse"):
+        bad = results[~results[col].between(0, 1)]
+        if len(bad):
+            failed.append(f"{col} outside [0, 1] in {len(bad)} cells")
+    if not np.isfinite(results["log_loss"]).all():
+        failed.append("non-finite log loss")
+    means = dataset_means(results)
+    for name, labels in labels_by_dataset.items():
+        _, counts = np.unique(labels, return_counts=True)
+        majority = 1.0 - counts.max() / counts.sum()
+        sub = means[means["dataset"] == name]
+        for _, row in sub.iterrows():
+            if row["zero_one_loss"] >= majority:
+                failed.append(
+                    f"{row['classifier']} on {name}: 0-1 loss {row['zero_one_loss']:.3f} is not "
+                    f"below the majority class's {majority:.3f}"
+                )
+    have = set(means["classifier"])
+    if {"kdb3-hdp", "kdb3-m"} <= have:
+        wide = means.pivot(index="dataset", columns="classifier", values="rmse")
+        hdp, m = wide["kdb3-hdp"].mean(), wide["kdb3-m"].mean()
+        wdl = win_draw_loss(means, "kdb3-hdp", "kdb3-m", "rmse")
+        if hdp > m + QUICK_RMSE_SLACK or wdl.wins < wdl.losses:
+            failed.append(
+                f"kdb3-hdp mean RMSE {hdp:.4f} vs kdb3-m {m:.4f} (W-D-L {wdl}): HDP worse"
+            )
+    elif {"kdb3-m", "nb-m"} <= have:
+        wide = means.pivot(index="dataset", columns="classifier", values="rmse")
+        if wide["kdb3-m"].mean() >= wide["nb-m"].mean():
+            failed.append("kdb3-m does not beat nb-m on mean RMSE")
+    return failed
+
+
+# ---------------------------------------------------------------------- subcommands
+def _cmd_run(args: argparse.Namespace) -> int:
+    quick = args.quick
+    if quick:
+        refs = bundled_datasets()
+        classifiers = _classifier_list(args.classifiers, QUICK_CLASSIFIERS)
+        repeats = 1 if args.repeats is None else args.repeats
+        iterations = QUICK_ITERATIONS if args.iterations is None else args.iterations
+    else:
+        if not args.data:
+            raise ValueError("give data folders or files (or --quick for the bundled datasets)")
+        refs = discover_datasets(args.data)
+        classifiers = _classifier_list(args.classifiers, DEFAULT_CLASSIFIERS)
+        repeats = 5 if args.repeats is None else args.repeats
+        iterations = 5000 if args.iterations is None else args.iterations
+    refs = _filter(refs, args.datasets, args.exclude)
+    classifiers = _available(classifiers)
+    tmp = None
+    if args.out is None:
+        if quick:
+            tmp = tempfile.mkdtemp(prefix="hdpbn-quick-")
+            out = Path(tmp)
+        else:
+            out = Path("experiments-out")
+    else:
+        out = Path(args.out)
+    cache = Path(args.cache) if args.cache else out / "cache"
+    protocol = CrossValidation(folds=args.folds, repeats=repeats, seed=args.seed)
+    settings = RunSettings(iterations=iterations, nominal_max_values=args.nominal_max_values)
+    print(f"{len(refs)} datasets x {len(classifiers)} classifiers x {protocol.tag}, "
+          f"HDP iterations {iterations}, {args.jobs} processes; cache {cache}", file=sys.stderr)
+    wall = time.perf_counter()
+    report = run_cells(refs, classifiers, protocol, settings, cache, jobs=args.jobs,
+                       progress=None if not args.quiet else False)
+    wall = time.perf_counter() - wall
+    results = report.results
+    out.mkdir(parents=True, exist_ok=True)
+    results.to_csv(out / "results.csv", index=False)
+    meta = {
+        **settings_dict(protocol, settings),
+        "datasets": [r.name for r in refs],
+        "classifiers": classifiers,
+        "cells_computed": report.computed,
+        "cells_cached": report.cached,
+        "failures": report.failures,
+        "wall_seconds": wall,
+        "command": " ".join(sys.argv),
+    }
+    (out / "run.json").write_text(json.dumps(meta, indent=1))
+    status = 0
+    if not results.empty:
+        header = (f"Protocol {protocol.tag}; HDP iterations {iterations}; {report.computed} "
+                  f"cells computed, {report.cached} from cache, wall {wall:.0f} s.\n")
+        tables = write_report(results, out, header=header)
+        if not args.quiet:
+            print(tables.read_text())
+    for f in report.failures:
+        print(f"FAILED {f['dataset']} {f['classifier']} {f['split']}: {f['error']}",
+              file=sys.stderr)
+    if report.failures:
+        status = 1
+    print(f"{report.computed} cells computed, {report.cached} cached, {len(report.failures)} "
+          f"failed, {wall:.1f} s; results in {out}", file=sys.stderr)
+    if quick:
+        from .runner import load_dataset
+
+        labels = {r.name: load_dataset(r, args.nominal_max_values)[1] for r in refs}
+        failed = quick_checks(results, labels) if not results.empty else ["no results"]
+        for f in failed:
+            print(f"quick check FAILED: {f}", file=sys.stderr)
+        if failed:
+            status = 1
+        else:
+            print("quick checks passed", file=sys.stderr)
+        if tmp is not None and not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return status
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    results = pd.read_csv(args.results)
+    out = Path(args.out) if args.out else Path(args.results).parent
+    tables = write_report(results, out)
+    print(tables.read_text())
+    return 0
+
+
+def _cmd_learning_curves(args: argparse.Namespace) -> int:
+    from .plots import learning_curve_plot
+
+    refs = discover_datasets(args.data)
+    classifiers = _available(
+        _classifier_list(args.classifiers, ("tan-m", "tan-hdp", "skdb5-m", "skdb5-hdp"))
+    )
+    sizes = tuple(int(s) for s in args.sizes.split(","))
+    protocol = LearningCurve(sizes=sizes, runs=args.runs, test_fraction=args.test_fraction,
+                             seed=args.seed)
+    settings = RunSettings(iterations=args.iterations, nominal_max_values=args.nominal_max_values)
+    out = Path(args.out)
+    cache = Path(args.cache) if args.cache else out / "cache"
+    wall = time.perf_counter()
+    report = run_cells(refs, classifiers, protocol, settings, cache, jobs=args.jobs,
+                       progress=None if not args.quiet else False)
+    wall = time.perf_counter() - wall
+    out.mkdir(parents=True, exist_ok=True)
+    report.results.to_csv(out / "learning_curves.csv", index=False)
+    summary = (report.results.groupby(["dataset", "classifier", "size"])["rmse"]
+               .agg(["mean", "std", "count"]).reset_index())
+    summary.to_csv(out / "learning_curves_summary.csv", index=False)
+    img = Path(args.img) if args.img else out / "img" / "learning_curves.png"
+    learning_curve_plot(report.results, img)
+    meta = {**settings_dict(protocol, settings), "wall_seconds": wall,
+            "cells_computed": report.computed, "cells_cached": report.cached,
+            "failures": report.failures, "command": " ".join(sys.argv)}
+    (out / "learning_curves.json").write_text(json.dumps(meta, indent=1))
+    if not args.quiet:
+        print(summary.to_string(index=False))
+    print(f"{report.computed} cells computed, {report.cached} cached, {wall:.1f} s; "
+          f"figure {img}", file=sys.stderr)
+    return 1 if report.failures else 0
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--classifiers", default=None,
+                   help="comma-separated names: nb-m, tan-hdp, kdb3-m, skdb5-hdp, rf, xgboost")
+    p.add_argument("--iterations", type=int, default=None,
+                   help="HDP sampler iterations (default: 5000; --quick: 1000)")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes (default: 2)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the folds and models")
+    p.add_argument("--cache", default=None, help="cell cache folder (default: OUT/cache)")
+    p.add_argument("--nominal-max-values", type=int, default=0, metavar="N",
+                   help="read integer columns with at most N distinct values as nominal "
+                        "(integer-coded categories); 0 (default) keeps the file's types")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, no tables on stdout")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m validation.experiments",
+        description="The paper's experiments: HDP vs m-estimates for BNCs, vs RF and XGBoost.",
+    )
+    sub = parser.add_subparsers(dest="command")
+    run = sub.add_parser("run", help="cross-validate classifiers over datasets (default)")
+    run.add_argument("data", nargs="*", help="folders of *.csv.gz / *.arff files, or files")
+    _common(run)
+    run.add_argument("--quick", action="store_true",
+                     help="bundled datasets, few classifiers, 1 repeat, with sanity checks")
+    run.add_argument("--folds", type=int, default=2, help="folds (default: 2)")
+    run.add_argument("--repeats", type=int, default=None, help="repeats (default: 5; quick: 1)")
+    run.add_argument("--datasets", default=None, help="only these dataset names (comma-separated)")
+    run.add_argument("--exclude", default=None, help="skip these dataset names (comma-separated)")
+    run.add_argument("--out", default=None,
+                     help="output folder (default: experiments-out; --quick: a temporary one)")
+    run.add_argument("--keep", action="store_true", help="--quick: keep the temporary output")
+    run.set_defaults(func=_cmd_run)
+
+    rep = sub.add_parser("report", help="tables and figures from a results CSV")
+    rep.add_argument("results", help="results.csv written by run")
+    rep.add_argument("--out", default=None, help="output folder (default: the CSV's folder)")
+    rep.set_defaults(func=_cmd_report)
+
+    lc = sub.add_parser("learning-curves", help="RMSE against training size (paper, Figure 6)")
+    lc.add_argument("data", nargs="+", help="data files or folders")
+    _common(lc)
+    lc.set_defaults(iterations=5000)
+    lc.add_argument("--sizes", default="100,200,500,1000,2000,5000,10000,20000",
+                    help="training sizes (comma-separated)")
+    lc.add_argument("--runs", type=int, default=10, help="runs per size (default: 10)")
+    lc.add_argument("--test-fraction", type=float, default=1 / 3,
+                    help="held-out fraction per run (default: 1/3)")
+    lc.add_argument("--out", default="learning-curves-out", help="output folder")
+    lc.add_argument("--img", default=None, help="figure path (default: OUT/img/...png)")
+    lc.set_defaults(func=_cmd_learning_curves)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help")):
+        argv = ["run", *argv]
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

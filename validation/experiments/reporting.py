@@ -1,0 +1,233 @@
+"""Win/draw/loss counts, the sign test, and the paper's Tables 2 and 3 as markdown.
+
+Comparisons follow the paper ("Experimental design and setting"): for each dataset the metric
+is averaged over the folds of the protocol (2-fold cross-validation repeated 5 times); a
+classifier *wins* on a dataset when its mean is lower (0-1 loss, RMSE and log loss are losses),
+and the win/draw/loss counts over datasets are tested with the two-tailed binomial sign test at
+``p <= 0.05``. **Draws are excluded** from the test (the usual convention of the Monash BNC work):
+``p = P(|W - n/2| >= |w - n/2|)`` for ``W ~ Binomial(n = wins + losses, 1/2)``. A draw is a
+difference of at most :data:`DRAW_TOLERANCE` between the two means (exact ties of the 0-1 loss
+are common on small datasets; the tolerance only absorbs floating-point noise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from math import comb
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "DRAW_TOLERANCE",
+    "METRICS",
+    "PAPER_TABLE2",
+    "PAPER_TABLE3",
+    "WinDrawLoss",
+    "dataset_means",
+    "sign_test",
+    "table2_markdown",
+    "table3_markdown",
+    "win_draw_loss",
+]
+
+#: metrics of a fold, all losses (lower is better)
+METRICS: tuple[str, ...] = ("zero_one_loss", "rmse", "log_loss")
+DRAW_TOLERANCE = 1e-12
+ALPHA = 0.05
+
+#: Table 2 of the paper: HDP vs m-estimates, W-D-L over 68 datasets, (0-1 loss, RMSE)
+PAPER_TABLE2: dict[str, tuple[str, str]] = {
+    "nb": ("41-4-23", "40-0-28"),
+    "tan": ("45-4-19", "52-1-15"),
+    "kdb1": ("45-4-19", "50-1-17"),
+    "kdb2": ("54-2-12", "54-0-14"),
+    "kdb3": ("52-4-12", "53-2-13"),
+    "kdb4": ("56-4-8", "56-0-12"),
+    "kdb5": ("60-4-4", "60-2-6"),
+    "skdb5": ("45-4-19", "54-0-14"),
+}
+
+#: Table 3 of the paper: BNC vs random forest, W-D-L over 68 datasets, (0-1 loss, RMSE)
+PAPER_TABLE3: dict[tuple[str, str], tuple[str, str]] = {
+    ("tan-m", "rf"): ("26-3-39", "25-0-43"),
+    ("skdb5-m", "rf"): ("27-3-38", "29-1-38"),
+    ("tan-hdp", "rf"): ("42-3-23", "42-0-26"),
+    ("skdb5-hdp", "rf"): ("35-3-30", "44-0-24"),
+}
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-tailed binomial sign test of ``wins`` against ``losses`` (draws already excluded).
+
+    Exact: ``min(1, 2 * P(W <= min(wins, losses)))`` for ``W ~ Binomial(wins + losses, 1/2)``,
+    which for p = 1/2 equals the two-sided p-value of ``scipy.stats.binomtest``. Returns 1.0
+    when there is nothing to test.
+    """
+    for name, v in (("wins", wins), ("losses", losses)):
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
+    n = int(wins) + int(losses)
+    if n == 0:
+        return 1.0
+    low = min(int(wins), int(losses))
+    tail = Fraction(sum(comb(n, i) for i in range(low + 1)), 2**n)
+    return float(min(Fraction(1), 2 * tail))
+
+
+@dataclass(frozen=True)
+class WinDrawLoss:
+    """Win/draw/loss of classifier ``a`` against ``b`` over datasets on one metric."""
+
+    a: str
+    b: str
+    metric: str
+    wins: int
+    draws: int
+    losses: int
+    p_value: float
+
+    @property
+    def significant(self) -> bool:
+        return self.p_value <= ALPHA
+
+    @property
+    def n(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    def __str__(self) -> str:
+        return f"{self.wins}-{self.draws}-{self.losses}"
+
+    def markdown(self) -> str:
+        """``W-D-L`` (bold when p <= 0.05) and the p-value."""
+        text = str(self)
+        if self.significant:
+            text = f"**{text}**"
+        return f"{text} (p={_fmt_p(self.p_value)})"
+
+
+def _fmt_p(p: float) -> str:
+    return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
+
+
+def dataset_means(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean of every metric per (dataset, classifier) over folds; only complete cells.
+
+    ``results`` has one row per fold with columns ``dataset, classifier, repeat, fold`` and the
+    metrics. A (dataset, classifier) pair enters only when it has as many folds as the most
+    complete classifier on that dataset (so a half-finished run never compares unequal folds).
+    """
+    cols = ["dataset", "classifier", *METRICS, "fit_seconds", "predict_seconds"]
+    missing = [c for c in cols if c not in results.columns]
+    if missing:
+        raise ValueError(f"results lack the columns {missing}")
+    grouped = results.groupby(["dataset", "classifier"], sort=True)
+    means = grouped[cols[2:]].mean()
+    means["folds"] = grouped.size()
+    full = means.groupby(level="dataset")["folds"].transform("max")
+    return means[means["folds"] == full].reset_index()
+
+
+def win_draw_loss(
+    means: pd.DataFrame, a: str, b: str, metric: str = "rmse", *,
+    datasets: Iterable[str] | None = None,
+) -> WinDrawLoss:
+    """W/D/L of ``a`` vs ``b`` over the datasets where both have results (lower metric wins)."""
+    if metric not in means.columns:
+        raise ValueError(f"unknown metric {metric!r}; have {list(means.columns)}")
+    wide = means.pivot(index="dataset", columns="classifier", values=metric)
+    for c in (a, b):
+        if c not in wide.columns:
+            return WinDrawLoss(a, b, metric, 0, 0, 0, 1.0)
+    pair = wide[[a, b]].dropna()
+    if datasets is not None:
+        pair = pair[pair.index.isin(list(datasets))]
+    diff = pair[a].to_numpy() - pair[b].to_numpy()
+    wins = int(np.sum(diff < -DRAW_TOLERANCE))
+    losses = int(np.sum(diff > DRAW_TOLERANCE))
+    draws = int(diff.size - wins - losses)
+    return WinDrawLoss(a, b, metric, wins, draws, losses, sign_test(wins, losses))
+
+
+def _structure_label(structure: str) -> str:
+    if structure == "nb":
+        return "Naive Bayes"
+    if structure == "tan":
+        return "TAN"
+    if structure.startswith("skdb"):
+        return f"SkDB-{structure[4:]}"
+    return f"kDB-{structure[3:]}"
+
+
+def table2_markdown(
+    means: pd.DataFrame, structures: Sequence[str] | None = None, *, paper: bool = True
+) -> str:
+    """The paper's Table 2: HDP vs m-estimate W/D/L for each structure (0-1 loss, RMSE)."""
+    have = set(means["classifier"])
+    if structures is None:
+        structures = [s for s in PAPER_TABLE2 if f"{s}-m" in have and f"{s}-hdp" in have]
+        extra = sorted(
+            {c[: -len("-hdp")] for c in have if c.endswith("-hdp")} - set(PAPER_TABLE2)
+        )
+        structures = [*structures, *(s for s in extra if f"{s}-m" in have)]
+    head = "| Classifier | datasets | 0-1 loss | RMSE | log loss |"
+    sep = "|---|---|---|---|---|"
+    if paper:
+        head += " paper 0-1 loss | paper RMSE |"
+        sep += "---|---|"
+    lines = [head, sep]
+    for s in structures:
+        cells = [win_draw_loss(means, f"{s}-hdp", f"{s}-m", m) for m in METRICS]
+        row = f"| {_structure_label(s)} | {cells[0].n} | " + " | ".join(
+            c.markdown() for c in cells
+        ) + " |"
+        if paper:
+            p01, prmse = PAPER_TABLE2.get(s, ("", ""))
+            row += f" {p01} | {prmse} |"
+        lines.append(row)
+    return "\n".join(lines) + "\n"
+
+
+def table3_markdown(
+    means: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None = None, *, paper: bool = True
+) -> str:
+    """The paper's Table 3: BNCs vs random forest (and any other pairs), W/D/L."""
+    have = set(means["classifier"])
+    if pairs is None:
+        bncs = ("tan-m", "skdb5-m", "tan-hdp", "skdb5-hdp")
+        pairs = [(a, b) for b in ("rf", "xgboost") for a in bncs if a in have and b in have]
+    head = "| Compared classifiers | datasets | 0-1 loss | RMSE | log loss |"
+    sep = "|---|---|---|---|---|"
+    if paper:
+        head += " paper 0-1 loss | paper RMSE |"
+        sep += "---|---|"
+    lines = [head, sep]
+    for a, b in pairs:
+        cells = [win_draw_loss(means, a, b, m) for m in METRICS]
+        row = f"| {a} vs {b} | {cells[0].n} | " + " | ".join(c.markdown() for c in cells) + " |"
+        if paper:
+            p01, prmse = PAPER_TABLE3.get((a, b), ("", ""))
+            row += f" {p01} | {prmse} |"
+        lines.append(row)
+    return "\n".join(lines) + "\n"
+
+
+def means_markdown(means: pd.DataFrame, metric: str = "rmse", digits: int = 4) -> str:
+    """Per-dataset mean of one metric, datasets x classifiers (best of each row in bold)."""
+    wide = means.pivot(index="dataset", columns="classifier", values=metric)
+    cols = list(wide.columns)
+    lines = ["| dataset | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for name, row in wide.iterrows():
+        best = np.nanmin(row.to_numpy(dtype=float)) if row.notna().any() else np.nan
+        cells = []
+        for c in cols:
+            v = row[c]
+            if pd.isna(v):
+                cells.append("")
+            else:
+                text = f"{v:.{digits}f}"
+                cells.append(f"**{text}**" if abs(v - best) <= DRAW_TOLERANCE else text)
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,509 @@
+"""Run classifiers x datasets x folds, one cached cell at a time, in parallel processes.
+
+A *cell* is one (dataset, classifier, split): fit on the split's training rows, predict its test
+rows, record 0-1 loss, RMSE, log loss (:mod:`fastpath.evaluation`), fit and predict seconds, and
+what the model chose (m, n*, k*). Each finished cell is written at once to its own JSON file::
+
+    <cache>/<protocol>/<dataset>-<sha1 of the file>/<classifier>[-it<iterations>]/<split>.json
+
+so an interrupted run resumes where it stopped, a second run computes nothing, and adding a
+classifier or a dataset computes only the new cells. Changing the protocol (folds, repeats,
+seed), the data file, the column typing or the HDP iterations changes the path, never reusing a
+stale cell.
+
+Protocols (:class:`CrossValidation`, :class:`LearningCurve`) give the splits. The default is the
+paper's: stratified 2-fold cross-validation repeated 5 times
+(:func:`fastpath.evaluation.stratified_folds`), the *same* folds for every classifier (they
+depend on the class column and the seed only). Discretisation is fitted inside each training
+fold: every model's ``fit`` learns its own encoder from the training rows.
+
+Parallelism: cells run in worker processes (``jobs``, default 2). Every model is fitted
+single-threaded in its process (numba threads = 1, HDP ``n_jobs = 1``, ``n_jobs = 1`` for the
+forest and XGBoost), so that ``jobs`` processes use ``jobs`` cores and the fit/predict seconds
+of different classifiers are comparable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fastpath.evaluation import log_loss, rmse, stratified_folds, zero_one_loss
+
+from .classifiers import ClassifierSpec, fitted_details, make_classifier, parse_classifier
+
+__all__ = [
+    "CrossValidation",
+    "DatasetRef",
+    "LearningCurve",
+    "RunSettings",
+    "bundled_datasets",
+    "discover_datasets",
+    "load_dataset",
+    "run_cells",
+]
+
+DATA_SUFFIXES = (".csv.gz", ".csv", ".arff", ".arff.gz")
+
+
+# ====================================================================== datasets
+@dataclass(frozen=True)
+class DatasetRef:
+    """A data file: name (file name without its suffixes), path and content digest."""
+
+    name: str
+    path: str
+    digest: str
+    size: int
+
+    @property
+    def tag(self) -> str:
+        return f"{self.name}-{self.digest}"
+
+
+def _digest(path: Path) -> str:
+    h = hashlib.sha1()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:10]
+
+
+def _dataset_name(path: Path) -> str:
+    name = path.name
+    for suf in sorted(DATA_SUFFIXES, key=len, reverse=True):
+        if name.lower().endswith(suf):
+            return name[: -len(suf)]
+    return path.stem
+
+
+def discover_datasets(paths: Iterable[str | os.PathLike]) -> list[DatasetRef]:
+    """Data files in the given folders (``*.csv.gz``, ``*.csv``, ``*.arff[.gz]``) or files.
+
+    Sorted by file size (small first: the first results arrive early). Names must be unique.
+    """
+    files: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            found = sorted(
+                f for f in p.iterdir()
+                if f.is_file() and any(f.name.lower().endswith(s) for s in DATA_SUFFIXES)
+            )
+            if not found:
+                raise ValueError(f"no data files ({', '.join(DATA_SUFFIXES)}) in {str(p)!r}")
+            files.extend(found)
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise FileNotFoundError(f"no such file or folder: {str(p)!r}")
+    refs = [DatasetRef(_dataset_name(f), str(f.resolve()), _digest(f), f.stat().st_size)
+            for f in files]
+    names = [r.name for r in refs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"several data files have the same name: {dup}")
+    return sorted(refs, key=lambda r: (r.size, r.name))
+
+
+def bundled_datasets() -> list[DatasetRef]:
+    """The datasets shipped with :mod:`fastpath.datasets`."""
+    from fastpath.datasets import dataset_path, list_datasets
+
+    return discover_datasets([Path(str(dataset_path(n))) for n in list_datasets()])
+
+
+def load_dataset(ref: DatasetRef, nominal_max_values: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
+    """Attributes and class labels (as strings) of a data file; the class is the last column.
+
+    Rows whose class is missing are dropped (they cannot be scored). With
+    ``nominal_max_values = N > 0``, a numeric column whose values are all integers and take at
+    most N distinct values is read as nominal (integer-coded categories, as in PMLB files).
+    """
+    from fastpath.io import read_table
+
+    frame = read_table(ref.path).frame
+    if frame.shape[1] < 2:
+        raise ValueError(f"{ref.path}: needs attribute columns and a class column")
+    target = frame.columns[-1]
+    y = frame[target]
+    keep = ~y.isna().to_numpy()
+    X = frame.drop(columns=target).loc[keep].reset_index(drop=True)
+    y = y[keep]
+    if pd.api.types.is_numeric_dtype(y.dtype):
+        y_num = y.to_numpy(dtype=float)
+        labels = np.array(
+            [str(int(v)) if float(v).is_integer() else repr(float(v)) for v in y_num], dtype=object
+        )
+    else:
+        labels = y.astype(str).to_numpy(dtype=object)
+    if nominal_max_values > 0:
+        for c in X.columns:
+            col = X[c]
+            if not pd.api.types.is_numeric_dtype(col.dtype):
+                continue
+            vals = col.dropna().to_numpy(dtype=float)
+            if vals.size and np.all(vals == np.round(vals)) and (
+                np.unique(vals).size <= nominal_max_values
+            ):
+                text = col.map(lambda v: None if pd.isna(v) else str(int(v)))
+                X[c] = pd.Categorical(text)
+    return X, labels
+
+
+# ====================================================================== protocols
+@dataclass(frozen=True)
+class CrossValidation:
+    """Stratified k-fold cross-validation repeated ``repeats`` times (paper: 2 x 5)."""
+
+    folds: int = 2
+    repeats: int = 5
+    seed: int = 0
+
+    @property
+    def tag(self) -> str:
+        return f"cv{self.folds}x{self.repeats}-seed{self.seed}"
+
+    def splits(self, y_codes: np.ndarray) -> list[tuple[str, dict[str, int], np.ndarray,
+                                                        np.ndarray]]:
+        return [
+            (f"r{r}-f{f}", {"repeat": r, "fold": f}, train, test)
+            for r, f, train, test in stratified_folds(y_codes, self.folds, self.repeats, self.seed)
+        ]
+
+
+@dataclass(frozen=True)
+class LearningCurve:
+    """Training sets of growing size, one held-out test set per run (paper, Figure 6).
+
+    Run ``r`` shuffles the rows (seed ``seed + r``), holds out ``test_fraction`` of them
+    (stratified) as its test set, and trains on the first ``size`` rows of the shuffled rest
+    for each size (sizes larger than the rest are replaced by the whole rest).
+    """
+
+    sizes: tuple[int, ...] = (100, 200, 500, 1000, 2000, 5000, 10000, 20000)
+    runs: int = 10
+    test_fraction: float = 1 / 3
+    seed: int = 0
+
+    @property
+    def tag(self) -> str:
+        sizes = "-".join(str(s) for s in self.sizes)
+        return f"lc{self.runs}-t{self.test_fraction:.3f}-seed{self.seed}-n{sizes}"
+
+    def splits(self, y_codes: np.ndarray):
+        out = []
+        n = y_codes.size
+        for r in range(self.runs):
+            rng = np.random.default_rng(self.seed + r)
+            test_mask = np.zeros(n, dtype=bool)
+            for c in np.unique(y_codes):
+                rows = rng.permutation(np.flatnonzero(y_codes == c))
+                test_mask[rows[: round(rows.size * self.test_fraction)]] = True
+            test = np.flatnonzero(test_mask)
+            rest = rng.permutation(np.flatnonzero(~test_mask))
+            sizes = sorted({min(s, rest.size) for s in self.sizes})
+            for s in sizes:
+                out.append((f"r{r}-n{s}", {"repeat": r, "size": s}, np.sort(rest[:s]), test))
+        return out
+
+
+# ====================================================================== settings and cells
+@dataclass(frozen=True)
+class RunSettings:
+    """What, besides the split, determines a cell's result."""
+
+    iterations: int = 5000
+    nominal_max_values: int = 0
+
+    def typing_tag(self) -> str:
+        return "" if self.nominal_max_values <= 0 else f"-nom{self.nominal_max_values}"
+
+
+@dataclass(frozen=True)
+class Cell:
+    dataset: DatasetRef
+    classifier: str
+    split: str
+
+    def path(self, cache: Path, protocol, settings: RunSettings) -> Path:
+        spec = parse_classifier(self.classifier)
+        return (
+            cache / (protocol.tag + settings.typing_tag()) / self.dataset.tag
+            / spec.cache_tag(settings.iterations) / f"{self.split}.json"
+        )
+
+
+# per-process caches: the last datasets loaded and their splits
+_LOADED: dict[tuple, tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]] = {}
+_SPLITS: dict[tuple, dict[str, tuple[dict[str, int], np.ndarray, np.ndarray]]] = {}
+
+
+def _load(ref: DatasetRef, settings: RunSettings):
+    key = (ref.path, ref.digest, settings.nominal_max_values)
+    if key not in _LOADED:
+        if len(_LOADED) >= 2:
+            _LOADED.pop(next(iter(_LOADED)))
+        X, labels = load_dataset(ref, settings.nominal_max_values)
+        classes, y_codes = np.unique(labels.astype(str), return_inverse=True)
+        _LOADED[key] = (X, labels, classes, y_codes.astype(np.int64))
+    return _LOADED[key]
+
+
+def _splits(ref: DatasetRef, settings: RunSettings, protocol):
+    y_codes = _load(ref, settings)[3]
+    key = (ref.path, ref.digest, settings.nominal_max_values, protocol)
+    if key not in _SPLITS:
+        if len(_SPLITS) >= 2:
+            _SPLITS.pop(next(iter(_SPLITS)))
+        _SPLITS[key] = {k: (meta, tr, te) for k, meta, tr, te in protocol.splits(y_codes)}
+    return _SPLITS[key]
+
+
+def _model_seed(protocol, split: str) -> int:
+    # the same seed for every classifier of a split; different splits differ
+    digest = hashlib.sha1(f"{protocol.tag}/{split}".encode()).hexdigest()
+    return int(digest[:8], 16)
+
+
+def compute_cell(cell: Cell, protocol, settings: RunSettings) -> dict[str, Any]:
+    """Fit and score one cell (no caching)."""
+    X, labels, classes, y_codes = _load(cell.dataset, settings)
+    meta, train, test = _splits(cell.dataset, settings, protocol)[cell.split]
+    spec: ClassifierSpec = parse_classifier(cell.classifier)
+    model = make_classifier(
+        spec, iterations=settings.iterations, seed=_model_seed(protocol, cell.split), n_jobs=1
+    )
+    X_train, X_test = X.iloc[train], X.iloc[test]
+    t0 = time.perf_counter()
+    model.fit(X_train, labels[train])
+    t1 = time.perf_counter()
+    proba_model = np.asarray(model.predict_proba(X_test), dtype=np.float64)
+    t2 = time.perf_counter()
+    # align the model's classes (those of its training rows) with the dataset's classes
+    proba = np.zeros((test.size, classes.size))
+    cols = np.searchsorted(classes, np.asarray(model.classes_).astype(str))
+    proba[:, cols] = proba_model
+    yt = y_codes[test]
+    return {
+        "dataset": cell.dataset.name,
+        "classifier": cell.classifier,
+        "split": cell.split,
+        **meta,
+        "n_train": int(train.size),
+        "n_test": int(test.size),
+        "n_classes": int(classes.size),
+        "zero_one_loss": zero_one_loss(yt, proba),
+        "rmse": rmse(yt, proba),
+        "log_loss": log_loss(yt, proba),
+        "fit_seconds": t1 - t0,
+        "predict_seconds": t2 - t1,
+        "iterations": settings.iterations if spec.estimator == "hdp" else None,
+        "details": fitted_details(model),
+        "protocol": protocol.tag,
+        "data_digest": cell.dataset.digest,
+    }
+
+
+def _write_json(path: Path, record: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(record, indent=1, sort_keys=True))
+    os.replace(tmp, path)  # atomic: an interrupted write never leaves a half cell
+
+
+def _warm_up() -> None:
+    """Compile (or load from numba's cache) every kernel once, before any cell is timed.
+
+    Otherwise the first cell of each process would count JIT compilation as fit seconds.
+    """
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({
+        "a": rng.integers(0, 3, 80).astype(str),
+        "b": rng.integers(0, 2, 80).astype(str),
+        "c": rng.random(80),
+    })
+    y = rng.integers(0, 2, 80).astype(str)
+    for name in ("kdb2-m", "skdb2-m", "kdb2-hdp"):
+        try:
+            model = make_classifier(parse_classifier(name), iterations=20, n_jobs=1)
+            model.fit(X, y).predict_proba(X)
+        except Exception:  # a missing optional part fails again, reported, in its own cell
+            pass
+
+
+def _worker_init() -> None:
+    import numba
+
+    numba.set_num_threads(1)
+    _warm_up()
+
+
+def _run_one(cell: Cell, protocol, settings: RunSettings, cache: str) -> tuple[Cell, dict]:
+    record = compute_cell(cell, protocol, settings)
+    _write_json(cell.path(Path(cache), protocol, settings), record)
+    return cell, record
+
+
+# ====================================================================== progress
+class ProgressBar:
+    """``[#####.....] done/total cells, elapsed, ETA`` on stderr, only on a terminal."""
+
+    def __init__(self, total: int, label: str = "cells", enabled: bool | None = None) -> None:
+        self.total = total
+        self.label = label
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.start = time.perf_counter()
+        self.done = 0
+
+    def update(self, done: int, note: str = "") -> None:
+        self.done = done
+        if not self.enabled or self.total == 0:
+            return
+        elapsed = time.perf_counter() - self.start
+        frac = done / self.total
+        width = 30
+        bar = "#" * int(width * frac) + "." * (width - int(width * frac))
+        eta = f", ETA {elapsed / frac - elapsed:5.0f} s" if 0 < frac < 1 else ""
+        end = "\n" if done >= self.total else ""
+        print(
+            f"\r[{bar}] {done}/{self.total} {self.label}, {elapsed:5.0f} s{eta} {note[:30]:30s}",
+            end=end, file=sys.stderr, flush=True,
+        )
+
+
+# ====================================================================== running
+@dataclass
+class RunReport:
+    """What :func:`run_cells` did."""
+
+    results: pd.DataFrame
+    computed: int
+    cached: int
+    seconds: float
+    failures: list[dict[str, str]] = field(default_factory=list)
+
+
+def _record_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    rows = []
+    for rec in records:
+        row = {k: v for k, v in rec.items() if k != "details"}
+        for k, v in (rec.get("details") or {}).items():
+            row[k] = v
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame = frame.sort_values(["dataset", "classifier", "split"]).reset_index(drop=True)
+    return frame
+
+
+def run_cells(
+    datasets: Sequence[DatasetRef],
+    classifiers: Sequence[str],
+    protocol,
+    settings: RunSettings,
+    cache: str | os.PathLike,
+    *,
+    jobs: int = 2,
+    progress: bool | None = None,
+    on_result: Callable[[dict[str, Any]], None] | None = None,
+) -> RunReport:
+    """Compute every missing cell of datasets x classifiers x splits; return all of them.
+
+    ``jobs <= 1`` runs in this process (models still single-threaded). A cell that raises is
+    reported in ``failures`` (dataset, classifier, split, error) and left uncached.
+    """
+    start = time.perf_counter()
+    cache = Path(cache)
+    specs = [parse_classifier(c) for c in classifiers]
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"classifiers are listed more than once: {names}")
+    cells: list[Cell] = []
+    for ref in datasets:
+        for split in _splits(ref, settings, protocol):
+            cells.extend(Cell(ref, n, split) for n in names)
+    records: list[dict[str, Any]] = []
+    todo: list[Cell] = []
+    for cell in cells:
+        path = cell.path(cache, protocol, settings)
+        if path.exists():
+            try:
+                records.append(json.loads(path.read_text()))
+                continue
+            except json.JSONDecodeError:
+                pass  # a damaged cell is recomputed
+        todo.append(cell)
+    cached = len(records)
+    bar = ProgressBar(len(cells), enabled=progress)
+    bar.update(cached)
+    failures: list[dict[str, str]] = []
+
+    def done(cell: Cell, record: dict | None, error: BaseException | None) -> None:
+        if record is not None:
+            records.append(record)
+            if on_result is not None:
+                on_result(record)
+        else:
+            failures.append({"dataset": cell.dataset.name, "classifier": cell.classifier,
+                             "split": cell.split, "error": f"{type(error).__name__}: {error}"})
+        bar.update(len(records) + len(failures), f"{cell.dataset.name} {cell.classifier}")
+
+    if jobs <= 1:
+        import numba
+
+        threads = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            if todo:
+                _warm_up()
+            for cell in todo:
+                try:
+                    _, record = _run_one(cell, protocol, settings, str(cache))
+                    done(cell, record, None)
+                except Exception as exc:  # reported in failures; the run goes on
+                    done(cell, None, exc)
+        finally:
+            numba.set_num_threads(threads)
+    elif todo:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("spawn")  # no fork of a process that may hold numba threads
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx,
+                                 initializer=_worker_init) as pool:
+            # keep a bounded window of submitted cells, in order: datasets small to large
+            pending: dict[Any, Cell] = {}
+            queue = list(reversed(todo))
+            window = 4 * jobs
+            while queue or pending:
+                while queue and len(pending) < window:
+                    cell = queue.pop()
+                    pending[pool.submit(_run_one, cell, protocol, settings, str(cache))] = cell
+                finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    cell = pending.pop(fut)
+                    exc = fut.exception()
+                    done(cell, None if exc else fut.result()[1], exc)
+    return RunReport(
+        results=_record_frame(records),
+        computed=len(records) - cached,
+        cached=cached,
+        seconds=time.perf_counter() - start,
+        failures=failures,
+    )
+
+
+def settings_dict(protocol, settings: RunSettings) -> dict[str, Any]:
+    return {"protocol": {"kind": type(protocol).__name__, **asdict(protocol)},
+            "settings": asdict(settings)}
