@@ -42,7 +42,7 @@ class NotFittedError(_NotFittedError):
 
 DataConversionWarning = _DataConversionWarning
 
-STRUCTURES: tuple[str, ...] = ("nb", "tan", "kdb")
+STRUCTURES: tuple[str, ...] = ("nb", "tan", "kdb", "skdb")
 ESTIMATORS: tuple[str, ...] = ("m", "hdp")
 
 
@@ -68,11 +68,13 @@ class BayesNetClassifier:
 
     Parameters
     ----------
-    structure : {"nb", "tan", "kdb"}, default="kdb"
-        Naive Bayes; tree-augmented naive Bayes (Chow–Liu tree on I(X_i; X_j | Y)); or kDB-k
-        (attributes by I(X; Y), each with up to ``k`` earlier parents by I(X_i; X_j | Y)).
+    structure : {"nb", "tan", "kdb", "skdb"}, default="kdb"
+        Naive Bayes; tree-augmented naive Bayes (Chow–Liu tree on I(X_i; X_j | Y)); kDB-k
+        (attributes by I(X; Y), each with up to ``k`` earlier parents by I(X_i; X_j | Y)); or
+        selective kDB (the kDB over the n* best attributes with k* <= k parents that minimises
+        the leave-one-out RMSE, see :mod:`fastpath.selective`).
     k : int, default=1
-        Maximum number of attribute parents for ``structure="kdb"`` (ignored otherwise).
+        Maximum number of attribute parents for ``"kdb"`` and ``"skdb"`` (ignored otherwise).
     estimator : {"m", "hdp"}, default="m"
         How conditional probability tables are estimated: m-estimates with back-off (the
         paper's baseline) or the hierarchical Dirichlet process (the paper's method).
@@ -98,6 +100,9 @@ class BayesNetClassifier:
     structure_ : fastpath.structure.Structure
         Parents of every attribute (``structure_.parents``), exportable with
         ``structure_.to_dot()`` and ``structure_.to_networkx()``.
+    selection_ : fastpath.selective.SelectedStructure
+        ``structure="skdb"`` only: the selected ``n_selected`` attributes and ``k_selected``
+        parents, and the leave-one-out RMSE of every candidate.
     trees_ : list of ContextTree
         The class prior's tree first, then one per attribute (``tree_specs_`` says which).
     probability_tables_ : list of ndarray
@@ -340,20 +345,36 @@ class BayesNetClassifier:
 
         self.encoder_ = TableEncoder(self.categorical_features).fit(frame, y_codes, n_classes)
         codes = self.encoder_.transform(frame)
-        cards = self.encoder_.cardinalities_
+        self._learn_structure(codes, y_codes)
+        rng = _check_random_state(self.random_state)
+        if self.estimator == "m":
+            self._select_m(codes, y_codes, rng)
+        self._fit_tables(CountAccumulator(self.tree_specs_).update(codes, y_codes), rng)
+        return self
 
+    # The stages below are shared with the streaming and distributed fits, which reach them
+    # with statistics gathered chunk by chunk instead of an in-memory code matrix.
+    def _learn_structure(self, codes: np.ndarray, y_codes: np.ndarray) -> None:
+        """Structure from the codes; sets ``structure_`` and ``tree_specs_``."""
+        cards = self.encoder_.cardinalities_
+        n_classes = self.classes_.size
+        attributes = range(len(cards))
         if self.structure == "nb":
             self.structure_ = structure_mod.naive_bayes(len(cards))
         elif self.structure == "tan":
             self.structure_ = structure_mod.tan(codes, y_codes, cards, n_classes)
-        else:
+        elif self.structure == "kdb":
             self.structure_ = structure_mod.kdb(codes, y_codes, cards, n_classes, int(self.k))
+        else:
+            from .selective import select_skdb
 
-        self.tree_specs_ = self._tree_specs(cards, n_classes)
-        rng = _check_random_state(self.random_state)
-        if self.estimator == "m":
-            self._select_m(codes, y_codes, rng)
-        accumulator = CountAccumulator(self.tree_specs_).update(codes, y_codes)
+            self.selection_ = select_skdb(codes, y_codes, cards, n_classes, int(self.k))
+            self.structure_ = self.selection_.structure
+            attributes = sorted(self.selection_.attributes)
+        self.tree_specs_ = self._tree_specs(cards, n_classes, attributes)
+
+    def _fit_tables(self, accumulator: CountAccumulator, rng: np.random.Generator) -> None:
+        """Context trees from the counts, then their probability tables (m or HDP)."""
         self.trees_ = [self._named_tree(accumulator, i) for i in range(len(self.tree_specs_))]
         if self.estimator == "m":
             tables = [m_estimate_table(t, self.m_) for t in self.trees_]
@@ -363,14 +384,14 @@ class BayesNetClassifier:
             t.flags.writeable = False
         self.probability_tables_ = tables
         self._packed = self._pack(self.trees_, tables)
-        return self
 
-    def _tree_specs(self, cards: tuple[int, ...], n_classes: int) -> list[TreeSpec]:
+    def _tree_specs(self, cards: tuple[int, ...], n_classes: int, attributes) -> list[TreeSpec]:
+        """The class prior's table, then one per attribute kept in the model."""
         specs = [TreeSpec(-1, (), n_classes, ())]
-        for i, card in enumerate(cards):
+        for i in attributes:
             order = self.structure_.branching_order(i)
             specs.append(
-                TreeSpec(i, (-1, *order), card, (n_classes, *(cards[p] for p in order)))
+                TreeSpec(i, (-1, *order), cards[i], (n_classes, *(cards[p] for p in order)))
             )
         return specs
 
@@ -398,14 +419,20 @@ class BayesNetClassifier:
             return
         perm = rng.permutation(n)
         hold, train = perm[:n_hold], perm[n_hold:]
-        acc = CountAccumulator(self.tree_specs_).update(codes[train], y_codes[train])
-        trees = [acc.tree(i) for i in range(len(self.tree_specs_))]
+        train_counts = CountAccumulator(self.tree_specs_).update(codes[train], y_codes[train])
+        self._score_m(train_counts, codes[hold], y_codes[hold])
+
+    def _score_m(
+        self, train_counts: CountAccumulator, hold_codes: np.ndarray, hold_y: np.ndarray
+    ) -> None:
+        """Choose m by the RMSE, on held-out rows, of tables counted on the other rows."""
+        trees = [train_counts.tree(i) for i in range(len(self.tree_specs_))]
         scores = {}
+        rows = np.arange(hold_y.size)
         for m in M_GRID:
             packed = self._pack(trees, [m_estimate_table(t, m) for t in trees])
-            proba = posterior_from_joint(joint_log_likelihood(packed, codes[hold]))
-            p_true = proba[np.arange(n_hold), y_codes[hold]]
-            scores[m] = float(np.sqrt(np.mean((1.0 - p_true) ** 2)))
+            proba = posterior_from_joint(joint_log_likelihood(packed, hold_codes))
+            scores[m] = float(np.sqrt(np.mean((1.0 - proba[rows, hold_y]) ** 2)))
         # lowest RMSE; ties to the smaller m (the first in the grid)
         self.m_ = min(scores, key=lambda m: (scores[m], m))
         self.m_scores_ = scores

@@ -11,7 +11,7 @@ from fastpath import BayesNetClassifier
 from fastpath.classifier import NotFittedError
 from fastpath.datasets import load_dataset
 
-STRUCTURES = [("nb", 0), ("tan", 1), ("kdb", 2)]
+STRUCTURES = [("nb", 0), ("tan", 1), ("kdb", 2), ("skdb", 3)]
 
 
 @pytest.mark.parametrize("structure,k", STRUCTURES)
@@ -218,3 +218,17 @@ def test_wrong_number_of_target_values(small):
     X, y = small
     with pytest.raises(ValueError, match="6 rows but y has 5"):
         BayesNetClassifier().fit(X, y[:5])
+
+
+def test_selective_kdb_drops_unselected_attributes(tmp_path):
+    X, y = load_dataset("car")
+    X = X.assign(noise=np.random.default_rng(0).choice(list("abc"), len(X)))
+    clf = BayesNetClassifier(structure="skdb", k=2, m=1.0).fit(X, y)
+    sel = clf.selection_
+    assert 1 <= sel.n_selected <= X.shape[1] and 0 <= sel.k_selected <= 2
+    assert len(clf.trees_) == 1 + sel.n_selected
+    kept = {clf.tree_specs_[i].child for i in range(1, len(clf.tree_specs_))}
+    assert kept == set(sel.attributes)
+    clf.save(tmp_path / "skdb.npz")
+    loaded = BayesNetClassifier.load(tmp_path / "skdb.npz")
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
