@@ -55,6 +55,12 @@ __all__ = [
 ]
 
 DATA_SUFFIXES = (".csv.gz", ".csv", ".arff", ".arff.gz")
+#: leading columns of the results table (then what models report: m, n_selected, ...)
+RESULT_COLUMNS = (
+    "dataset", "classifier", "split", "repeat", "fold", "size", "n_train", "n_test",
+    "n_classes", "zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds",
+    "iterations", "seed", "protocol", "data_digest",
+)
 
 
 # ====================================================================== datasets
@@ -282,9 +288,8 @@ def compute_cell(cell: Cell, protocol, settings: RunSettings) -> dict[str, Any]:
     X, labels, classes, y_codes = _load(cell.dataset, settings)
     meta, train, test = _splits(cell.dataset, settings, protocol)[cell.split]
     spec: ClassifierSpec = parse_classifier(cell.classifier)
-    model = make_classifier(
-        spec, iterations=settings.iterations, seed=_model_seed(protocol, cell.split), n_jobs=1
-    )
+    seed = _model_seed(protocol, cell.split)
+    model = make_classifier(spec, iterations=settings.iterations, seed=seed, n_jobs=1)
     X_train, X_test = X.iloc[train], X.iloc[test]
     t0 = time.perf_counter()
     model.fit(X_train, labels[train])
@@ -310,6 +315,7 @@ def compute_cell(cell: Cell, protocol, settings: RunSettings) -> dict[str, Any]:
         "fit_seconds": t1 - t0,
         "predict_seconds": t2 - t1,
         "iterations": settings.iterations if spec.estimator == "hdp" else None,
+        "seed": seed,
         "details": fitted_details(model),
         "protocol": protocol.tag,
         "data_digest": cell.dataset.digest,
@@ -403,6 +409,9 @@ def _record_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
             row[k] = v
         rows.append(row)
     frame = pd.DataFrame(rows)
+    # a fixed column order, whether a record came from the cache (sorted keys) or not
+    first = [c for c in RESULT_COLUMNS if c in frame.columns]
+    frame = frame[first + sorted(c for c in frame.columns if c not in RESULT_COLUMNS)]
     if not frame.empty:
         frame = frame.sort_values(["dataset", "classifier", "split"]).reset_index(drop=True)
     return frame

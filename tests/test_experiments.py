@@ -1,0 +1,265 @@
+"""The experiment runner: sign test, W/D/L, cached cells, resume, --quick (bundled data only)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fastpath import BayesNetClassifier
+from fastpath.datasets import dataset_path, load_dataset
+from fastpath.evaluation import rmse, stratified_folds, zero_one_loss
+from validation.experiments import main
+from validation.experiments.classifiers import parse_classifier
+from validation.experiments.cli import quick_checks
+from validation.experiments.reporting import (
+    dataset_means,
+    sign_test,
+    table2_markdown,
+    win_draw_loss,
+)
+from validation.experiments.runner import (
+    CrossValidation,
+    LearningCurve,
+    RunSettings,
+    discover_datasets,
+    run_cells,
+)
+
+
+# ---------------------------------------------------------------------- sign test
+@pytest.mark.parametrize(
+    ("wins", "losses"),
+    [(0, 0), (1, 0), (0, 5), (3, 3), (40, 28), (52, 15), (25, 43), (60, 6), (7, 3), (13, 42)],
+)
+def test_sign_test_matches_scipy_binomtest(wins, losses):
+    from scipy.stats import binomtest
+
+    expected = 1.0 if wins + losses == 0 else binomtest(wins, wins + losses, 0.5).pvalue
+    assert sign_test(wins, losses) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def test_sign_test_all_small_counts_match_scipy():
+    from scipy.stats import binomtest
+
+    for w, lo in itertools.product(range(13), repeat=2):
+        if w + lo:
+            assert sign_test(w, lo) == pytest.approx(binomtest(w, w + lo).pvalue, rel=1e-12)
+
+
+def test_sign_test_reproduces_the_papers_bold_entries():
+    # Table 2, RMSE: NB 40-0-28 is not significant, TAN 52-1-15 is (draws excluded)
+    assert sign_test(40, 28) > 0.05
+    assert sign_test(52, 15) <= 0.05
+    # Table 3: TAN-m vs RF on RMSE 25-0-43 is bold, SkDB-HDP vs RF on 0-1 loss 35-3-30 is not
+    assert sign_test(25, 43) <= 0.05
+    assert sign_test(35, 30) > 0.05
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
+def test_sign_test_rejects_bad_counts(bad):
+    with pytest.raises(ValueError, match="wins"):
+        sign_test(bad, 3)
+
+
+def _means(rows):
+    return pd.DataFrame(rows, columns=["dataset", "classifier", "rmse"])
+
+
+def test_win_draw_loss_counts_and_excludes_draws():
+    rows = []
+    for i, (a, b) in enumerate([(0.1, 0.2), (0.3, 0.2), (0.2, 0.2), (0.1, 0.4), (0.5, 0.6)]):
+        rows += [(f"d{i}", "x", a), (f"d{i}", "y", b)]
+    rows.append(("d9", "x", 0.1))  # y has no result on d9: not compared
+    wdl = win_draw_loss(_means(rows), "x", "y", "rmse")
+    assert (wdl.wins, wdl.draws, wdl.losses) == (3, 1, 1)
+    assert wdl.p_value == pytest.approx(sign_test(3, 1))
+    assert str(wdl) == "3-1-1"
+    back = win_draw_loss(_means(rows), "y", "x", "rmse")
+    assert (back.wins, back.draws, back.losses) == (1, 1, 3)
+
+
+def test_dataset_means_ignore_incomplete_cells():
+    res = pd.DataFrame(
+        {
+            "dataset": ["a"] * 5,
+            "classifier": ["x", "x", "y", "y", "z"],
+            "zero_one_loss": [0.1, 0.3, 0.2, 0.2, 0.0],
+            "rmse": [0.2, 0.4, 0.3, 0.3, 0.1],
+            "log_loss": [1.0, 1.0, 1.0, 1.0, 1.0],
+            "fit_seconds": [1.0] * 5,
+            "predict_seconds": [1.0] * 5,
+        }
+    )
+    means = dataset_means(res)
+    assert set(means["classifier"]) == {"x", "y"}  # z has one fold of two
+    assert means.loc[means["classifier"] == "x", "rmse"].item() == pytest.approx(0.3)
+
+
+def test_classifier_names():
+    s = parse_classifier("SkDB5-HDP")
+    assert (s.structure, s.k, s.estimator, s.label) == ("skdb", 5, "hdp", "SkDB-5-HDP")
+    assert parse_classifier("kdb0-m").k == 0
+    assert parse_classifier("tan-m").label == "TAN-m"
+    assert parse_classifier("rf").family == "rf"
+    assert parse_classifier("kdb3-hdp").cache_tag(500) == "kdb3-hdp-it500"
+    for bad in ("kdb-m", "tan-x", "svm", "skdb-hdp"):
+        with pytest.raises(ValueError, match="unknown classifier"):
+            parse_classifier(bad)
+
+
+# ---------------------------------------------------------------------- protocols
+def test_learning_curve_splits_are_nested_and_disjoint():
+    y = np.repeat([0, 1, 2], [60, 30, 10])
+    lc = LearningCurve(sizes=(10, 20, 50, 1000), runs=2, test_fraction=0.3, seed=1)
+    splits = lc.splits(y)
+    by_run = {}
+    for key, meta, train, test in splits:
+        assert not set(train) & set(test)
+        assert np.bincount(y[test], minlength=3).tolist() == [18, 9, 3]  # stratified
+        by_run.setdefault(meta["repeat"], []).append((meta["size"], set(train), key))
+    for runs in by_run.values():
+        sizes = [s for s, _, _ in runs]
+        assert sizes == [10, 20, 50, 70]  # 1000 capped at the 70 non-test rows
+        for (_, small, _), (_, big, _) in itertools.pairwise(runs):
+            assert small < big
+    assert by_run[0][0][1] != by_run[1][0][1]
+
+
+# ---------------------------------------------------------------------- runner
+@pytest.fixture
+def small_data(tmp_path):
+    """car (bundled) as a csv.gz and a 400-row tic-tac-toe as ARFF, in one folder."""
+    from fastpath.io import write_arff
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "car.csv.gz").write_bytes(dataset_path("car").read_bytes())
+    X, y = load_dataset("tic-tac-toe")
+    frame = X.assign(**{"class": y}).sample(400, random_state=0).reset_index(drop=True)
+    write_arff(frame, folder / "ttt.arff")
+    return folder
+
+
+def test_runner_end_to_end_with_resume(small_data, tmp_path):
+    refs = discover_datasets([small_data])
+    assert [r.name for r in refs] == ["ttt", "car"] or [r.name for r in refs] == ["car", "ttt"]
+    protocol = CrossValidation(folds=2, repeats=1, seed=3)
+    settings = RunSettings(iterations=50)
+    cache = tmp_path / "cache"
+    names = ["nb-m", "kdb1-m", "skdb2-m"]
+    first = run_cells(refs, names, protocol, settings, cache, jobs=1, progress=False)
+    assert first.failures == []
+    assert first.computed == 2 * 3 * 2 and first.cached == 0
+    res = first.results
+    assert len(res) == 12
+    # the same folds for every classifier
+    sizes = res.groupby(["dataset", "split"])[["n_train", "n_test"]].nunique()
+    assert (sizes == 1).all().all()
+    # one cell recomputed independently: same folds, same model, same metrics
+    X, y = load_dataset("car")
+    labels = y.astype(str).to_numpy()
+    classes, y_codes = np.unique(labels, return_inverse=True)
+    _, _, train, test = next(iter(stratified_folds(y_codes, 2, 1, 3)))
+    cell = res[(res.dataset == "car") & (res.classifier == "kdb1-m") & (res.split == "r0-f0")]
+    model = BayesNetClassifier(structure="kdb", k=1, random_state=int(cell["seed"].item()))
+    model.fit(X.iloc[train], labels[train])
+    proba = model.predict_proba(X.iloc[test])
+    assert list(model.classes_) == list(classes)
+    assert cell["rmse"].item() == pytest.approx(rmse(y_codes[test], proba), rel=1e-12)
+    assert cell["zero_one_loss"].item() == pytest.approx(zero_one_loss(y_codes[test], proba))
+    skdb = res[res.classifier == "skdb2-m"]
+    assert (skdb["n_selected"] >= 1).all() and (skdb["k_selected"] <= 2).all()
+
+    # resume: nothing to compute, identical results
+    second = run_cells(refs, names, protocol, settings, cache, jobs=1, progress=False)
+    assert second.computed == 0 and second.cached == 12
+    pd.testing.assert_frame_equal(second.results, res)
+    # one lost cell and one new classifier: only those are computed
+    files = sorted(cache.rglob("*.json"))
+    assert len(files) == 12
+    files[0].unlink()
+    third = run_cells(refs, [*names, "tan-m"], protocol, settings, cache, jobs=1,
+                      progress=False)
+    assert third.computed == 1 + 4 and third.cached == 11
+    # another protocol never reuses these cells
+    other = run_cells(refs, ["nb-m"], CrossValidation(2, 1, seed=4), settings, cache, jobs=1,
+                      progress=False)
+    assert other.computed == 4
+
+
+def test_runner_reports_a_failing_cell(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    # one class only in the training folds of a 3-row dataset: the classifier refuses
+    pd.DataFrame({"a": ["x", "y", "x", "y"], "class": ["p", "p", "p", "q"]}).to_csv(
+        folder / "tiny.csv", index=False
+    )
+    report = run_cells(discover_datasets([folder]), ["nb-m"], CrossValidation(2, 1, 0),
+                       RunSettings(), tmp_path / "cache", jobs=1, progress=False)
+    assert report.failures and "class" in report.failures[0]["error"]
+
+
+def test_runner_in_two_processes_matches_one(small_data, tmp_path):
+    refs = [r for r in discover_datasets([small_data]) if r.name == "ttt"]
+    protocol = CrossValidation(folds=2, repeats=1, seed=0)
+    one = run_cells(refs, ["tan-m", "kdb2-m"], protocol, RunSettings(), tmp_path / "c1", jobs=1,
+                    progress=False).results
+    two = run_cells(refs, ["tan-m", "kdb2-m"], protocol, RunSettings(), tmp_path / "c2", jobs=2,
+                    progress=False).results
+    cols = ["dataset", "classifier", "split", "zero_one_loss", "rmse", "log_loss", "m"]
+    pd.testing.assert_frame_equal(one[cols], two[cols])
+
+
+def test_quick_checks_catch_a_bad_hdp():
+    rows = []
+    for d in ("a", "b", "c"):
+        for clf, r in (("kdb3-m", 0.2), ("kdb3-hdp", 0.3)):
+            rows.append(dict(dataset=d, classifier=clf, zero_one_loss=0.1, rmse=r, log_loss=0.5,
+                             fit_seconds=0.1, predict_seconds=0.1))
+    labels = {d: np.array(["p"] * 6 + ["q"] * 4) for d in ("a", "b", "c")}
+    failed = quick_checks(pd.DataFrame(rows), labels)
+    assert any("kdb3-hdp" in f for f in failed)
+    rows_ok = [dict(r, rmse=0.2) for r in rows]
+    assert quick_checks(pd.DataFrame(rows_ok), labels) == []
+    rows_bad = [dict(r, zero_one_loss=0.5) for r in rows_ok]
+    assert any("majority" in f for f in quick_checks(pd.DataFrame(rows_bad), labels))
+
+
+def test_quick_mode_end_to_end(tmp_path):
+    """``--quick`` on the bundled data: exit 0 means its assertions held; check the outputs."""
+    out = tmp_path / "quick"
+    status = main(["--quick", "--jobs", "1", "--quiet", "--out", str(out),
+                   "--classifiers", "nb-m,kdb3-m,kdb3-hdp"])
+    assert status == 0
+    res = pd.read_csv(out / "results.csv")
+    assert set(res["classifier"]) == {"nb-m", "kdb3-m", "kdb3-hdp"}
+    assert res["dataset"].nunique() == 4 and len(res) == 4 * 3 * 2
+    # the real assertion of the quick mode, checked here again: HDP is not worse than m
+    # on mean RMSE for kDB-3 over the bundled datasets
+    means = res.groupby("classifier")["rmse"].mean()
+    assert means["kdb3-hdp"] <= means["kdb3-m"] + 0.005
+    tables = (out / "tables.md").read_text()
+    assert "| kDB-3 | 4 |" in tables
+    assert (out / "img" / "winloss_rmse.png").stat().st_size > 1000
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["cells_computed"] == 24 and meta["settings"]["iterations"] == 1000
+    # a second run resumes from the cache and computes nothing
+    assert main(["--quick", "--jobs", "1", "--quiet", "--out", str(out),
+                 "--classifiers", "nb-m,kdb3-m,kdb3-hdp"]) == 0
+    assert json.loads((out / "run.json").read_text())["cells_computed"] == 0
+    # the report subcommand rebuilds the tables from the CSV
+    assert main(["report", str(out / "results.csv"), "--out", str(tmp_path / "rep")]) == 0
+    assert table2_markdown(dataset_means(res)) in (tmp_path / "rep" / "tables.md").read_text()
+
+
+def test_cli_errors_are_clear(tmp_path, capsys):
+    assert main(["run", str(tmp_path / "nowhere")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["run", "--bogus"])
+    assert main(["--quick", "--classifiers", "svm-m"]) == 2
+    assert "unknown classifier" in capsys.readouterr().err
