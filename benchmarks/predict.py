@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/predict.py --data ../shared/datasets/adult.csv.gz [--repeat N]
+    python benchmarks/predict.py --data DATASETS/adult.csv.gz [--repeat N]
     python benchmarks/predict.py --synthetic 1000000   # 15 nominal attributes, 5 values each
 
 Prints rows/s for: the counting pass alone (15 nominal attributes, one core), prediction
