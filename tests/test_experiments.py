@@ -198,7 +198,7 @@ def test_runner_reports_a_failing_cell(tmp_path):
     pd.DataFrame({"a": ["x", "y", "x", "y"], "class": ["p", "p", "p", "q"]}).to_csv(
         folder / "tiny.csv", index=False
     )
-    report = run_cells(discover_datasets([folder]), ["nb-m"], CrossValidation(2, 1, 0),
+    report = run_cells(discover_datasets([folder / "tiny.csv"]), ["nb-m"], CrossValidation(2, 1, 0),
                        RunSettings(), tmp_path / "cache", jobs=1, progress=False)
     assert report.failures and "class" in report.failures[0]["error"]
 
@@ -263,3 +263,31 @@ def test_cli_errors_are_clear(tmp_path, capsys):
         main(["run", "--bogus"])
     assert main(["--quick", "--classifiers", "svm-m"]) == 2
     assert "unknown classifier" in capsys.readouterr().err
+
+
+def test_typing_from_a_manifest(tmp_path):
+    from validation.experiments.runner import load_dataset
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({
+        "code": rng.integers(0, 4, 50),        # integer-coded category
+        "count": rng.integers(0, 30, 50),      # a numeric integer attribute
+        "x": rng.random(50),
+        "class": rng.integers(0, 2, 50),
+    })
+    frame.to_csv(tmp_path / "toy.csv.gz", index=False)
+    pd.DataFrame({"slug": ["toy"], "numeric_attributes": [2]}).to_csv(
+        tmp_path / "MANIFEST.csv", index=False
+    )
+    (ref,) = discover_datasets([tmp_path])  # MANIFEST.csv itself is not a dataset
+    assert ref.declared_numeric == 2
+    X, labels = load_dataset(ref, "file")
+    assert all(pd.api.types.is_numeric_dtype(X[c].dtype) for c in X.columns)
+    assert set(labels) == {"0", "1"}
+    X, _ = load_dataset(ref, "manifest")
+    assert isinstance(X["code"].dtype, pd.CategoricalDtype)
+    assert pd.api.types.is_numeric_dtype(X["count"].dtype)
+    X, _ = load_dataset(ref, "int<=40")
+    assert isinstance(X["count"].dtype, pd.CategoricalDtype)
+    with pytest.raises(ValueError, match="typing"):
+        RunSettings(typing="guess")

@@ -209,7 +209,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         out = Path(args.out)
     cache = Path(args.cache) if args.cache else out / "cache"
     protocol = CrossValidation(folds=args.folds, repeats=repeats, seed=args.seed)
-    settings = RunSettings(iterations=iterations, nominal_max_values=args.nominal_max_values)
+    settings = RunSettings(iterations=iterations, typing=args.typing)
     print(f"{len(refs)} datasets x {len(classifiers)} classifiers x {protocol.tag}, "
           f"HDP iterations {iterations}, {args.jobs} processes; cache {cache}", file=sys.stderr)
     wall = time.perf_counter()
@@ -247,7 +247,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if quick:
         from .runner import load_dataset
 
-        labels = {r.name: load_dataset(r, args.nominal_max_values)[1] for r in refs}
+        labels = {r.name: load_dataset(r, args.typing)[1] for r in refs}
         failed = quick_checks(results, labels) if not results.empty else ["no results"]
         for f in failed:
             print(f"quick check FAILED: {f}", file=sys.stderr)
@@ -278,7 +278,7 @@ def _cmd_learning_curves(args: argparse.Namespace) -> int:
     sizes = tuple(int(s) for s in args.sizes.split(","))
     protocol = LearningCurve(sizes=sizes, runs=args.runs, test_fraction=args.test_fraction,
                              seed=args.seed)
-    settings = RunSettings(iterations=args.iterations, nominal_max_values=args.nominal_max_values)
+    settings = RunSettings(iterations=args.iterations, typing=args.typing)
     out = Path(args.out)
     cache = Path(args.cache) if args.cache else out / "cache"
     wall = time.perf_counter()
@@ -311,9 +311,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, default=2, help="worker processes (default: 2)")
     p.add_argument("--seed", type=int, default=0, help="seed of the folds and models")
     p.add_argument("--cache", default=None, help="cell cache folder (default: OUT/cache)")
-    p.add_argument("--nominal-max-values", type=int, default=0, metavar="N",
-                   help="read integer columns with at most N distinct values as nominal "
-                        "(integer-coded categories); 0 (default) keeps the file's types")
+    p.add_argument("--typing", default="file",
+                   help="which columns are nominal: 'file' (as read; default), 'manifest' "
+                        "(integer columns re-typed nominal, fewest values first, until the "
+                        "folder's MANIFEST.csv numeric count is met) or 'int<=N'")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no tables on stdout")
 
 

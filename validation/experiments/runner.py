@@ -55,6 +55,8 @@ __all__ = [
 ]
 
 DATA_SUFFIXES = (".csv.gz", ".csv", ".arff", ".arff.gz")
+#: what a folder scan picks up (a plain .csv, e.g. a MANIFEST.csv, only when named explicitly)
+FOLDER_SUFFIXES = (".csv.gz", ".arff", ".arff.gz")
 #: leading columns of the results table (then what models report: m, n_selected, ...)
 RESULT_COLUMNS = (
     "dataset", "classifier", "split", "repeat", "fold", "size", "n_train", "n_test",
@@ -72,6 +74,8 @@ class DatasetRef:
     path: str
     digest: str
     size: int
+    #: number of numeric attributes its folder's MANIFEST.csv declares (None: no manifest)
+    declared_numeric: int | None = None
 
     @property
     def tag(self) -> str:
@@ -94,8 +98,21 @@ def _dataset_name(path: Path) -> str:
     return path.stem
 
 
+def _declared_numeric(path: Path) -> int | None:
+    """``numeric_attributes`` of the file's row in a MANIFEST.csv next to it, if any."""
+    manifest = path.parent / "MANIFEST.csv"
+    if not manifest.is_file():
+        return None
+    try:
+        table = pd.read_csv(manifest, usecols=["slug", "numeric_attributes"])
+    except (ValueError, pd.errors.ParserError):
+        return None
+    row = table[table["slug"] == _dataset_name(path)]
+    return int(row["numeric_attributes"].iloc[0]) if len(row) else None
+
+
 def discover_datasets(paths: Iterable[str | os.PathLike]) -> list[DatasetRef]:
-    """Data files in the given folders (``*.csv.gz``, ``*.csv``, ``*.arff[.gz]``) or files.
+    """Data files in the given folders (``*.csv.gz``, ``*.arff[.gz]``), or files (also ``.csv``).
 
     Sorted by file size (small first: the first results arrive early). Names must be unique.
     """
@@ -105,17 +122,20 @@ def discover_datasets(paths: Iterable[str | os.PathLike]) -> list[DatasetRef]:
         if p.is_dir():
             found = sorted(
                 f for f in p.iterdir()
-                if f.is_file() and any(f.name.lower().endswith(s) for s in DATA_SUFFIXES)
+                if f.is_file() and any(f.name.lower().endswith(s) for s in FOLDER_SUFFIXES)
             )
             if not found:
-                raise ValueError(f"no data files ({', '.join(DATA_SUFFIXES)}) in {str(p)!r}")
+                raise ValueError(f"no data files ({', '.join(FOLDER_SUFFIXES)}) in {str(p)!r}")
             files.extend(found)
         elif p.is_file():
             files.append(p)
         else:
             raise FileNotFoundError(f"no such file or folder: {str(p)!r}")
-    refs = [DatasetRef(_dataset_name(f), str(f.resolve()), _digest(f), f.stat().st_size)
-            for f in files]
+    refs = [
+        DatasetRef(_dataset_name(f), str(f.resolve()), _digest(f), f.stat().st_size,
+                   _declared_numeric(f))
+        for f in files
+    ]
     names = [r.name for r in refs]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -130,15 +150,46 @@ def bundled_datasets() -> list[DatasetRef]:
     return discover_datasets([Path(str(dataset_path(n))) for n in list_datasets()])
 
 
-def load_dataset(ref: DatasetRef, nominal_max_values: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
+TYPINGS = ("file", "manifest", "int<=N")
+
+
+def _check_typing(typing: str) -> str:
+    if typing in ("file", "manifest"):
+        return typing
+    if typing.startswith("int<=") and typing[5:].isdigit() and int(typing[5:]) > 0:
+        return typing
+    raise ValueError(f"typing must be 'file', 'manifest' or 'int<=N' (N > 0), got {typing!r}")
+
+
+def _integer_columns(X: pd.DataFrame) -> list[tuple[int, int, str]]:
+    """(distinct values, position, name) of the numeric columns holding only integers."""
+    out = []
+    for pos, c in enumerate(X.columns):
+        col = X[c]
+        if not pd.api.types.is_numeric_dtype(col.dtype):
+            continue
+        vals = col.dropna().to_numpy(dtype=float)
+        if np.all(vals == np.round(vals)):
+            out.append((int(np.unique(vals).size), pos, c))
+    return out
+
+
+def load_dataset(ref: DatasetRef, typing: str = "file") -> tuple[pd.DataFrame, np.ndarray]:
     """Attributes and class labels (as strings) of a data file; the class is the last column.
 
-    Rows whose class is missing are dropped (they cannot be scored). With
-    ``nominal_max_values = N > 0``, a numeric column whose values are all integers and take at
-    most N distinct values is read as nominal (integer-coded categories, as in PMLB files).
+    Rows whose class is missing are dropped (they cannot be scored).
+
+    ``typing`` says which columns are nominal. ``"file"``: as :func:`fastpath.io.read_table`
+    reads them (a CSV column of numbers is numeric, hence MDL-discretised, even when it holds
+    integer codes of categories). ``"manifest"``: when the folder's MANIFEST.csv declares fewer
+    numeric attributes than the file has numeric columns (integer-coded categories, as in PMLB
+    files), the integer-valued columns with the fewest distinct values (ties: the first) are
+    read as nominal until the counts agree. ``"int<=N"``: every integer-valued column with at
+    most N distinct values is nominal.
     """
     from fastpath.io import read_table
 
+    typing = _check_typing(typing)
     frame = read_table(ref.path).frame
     if frame.shape[1] < 2:
         raise ValueError(f"{ref.path}: needs attribute columns and a class column")
@@ -154,17 +205,18 @@ def load_dataset(ref: DatasetRef, nominal_max_values: int = 0) -> tuple[pd.DataF
         )
     else:
         labels = y.astype(str).to_numpy(dtype=object)
-    if nominal_max_values > 0:
-        for c in X.columns:
-            col = X[c]
-            if not pd.api.types.is_numeric_dtype(col.dtype):
-                continue
-            vals = col.dropna().to_numpy(dtype=float)
-            if vals.size and np.all(vals == np.round(vals)) and (
-                np.unique(vals).size <= nominal_max_values
-            ):
-                text = col.map(lambda v: None if pd.isna(v) else str(int(v)))
-                X[c] = pd.Categorical(text)
+    candidates = _integer_columns(X)
+    if typing == "manifest":
+        n_numeric = sum(pd.api.types.is_numeric_dtype(X[c].dtype) for c in X.columns)
+        excess = 0 if ref.declared_numeric is None else n_numeric - ref.declared_numeric
+        nominal = [c for _, _, c in sorted(candidates)[: max(excess, 0)]]
+    elif typing.startswith("int<="):
+        limit = int(typing[5:])
+        nominal = [c for n, _, c in candidates if n <= limit]
+    else:
+        nominal = []
+    for c in nominal:
+        X[c] = pd.Categorical(X[c].map(lambda v: None if pd.isna(v) else str(int(v))))
     return X, labels
 
 
@@ -231,10 +283,15 @@ class RunSettings:
     """What, besides the split, determines a cell's result."""
 
     iterations: int = 5000
-    nominal_max_values: int = 0
+    typing: str = "file"  # see load_dataset
+
+    def __post_init__(self) -> None:
+        _check_typing(self.typing)
 
     def typing_tag(self) -> str:
-        return "" if self.nominal_max_values <= 0 else f"-nom{self.nominal_max_values}"
+        if self.typing == "file":
+            return ""
+        return "-manifest" if self.typing == "manifest" else f"-int{self.typing[5:]}"
 
 
 @dataclass(frozen=True)
@@ -257,11 +314,11 @@ _SPLITS: dict[tuple, dict[str, tuple[dict[str, int], np.ndarray, np.ndarray]]] =
 
 
 def _load(ref: DatasetRef, settings: RunSettings):
-    key = (ref.path, ref.digest, settings.nominal_max_values)
+    key = (ref.path, ref.digest, settings.typing)
     if key not in _LOADED:
         if len(_LOADED) >= 2:
             _LOADED.pop(next(iter(_LOADED)))
-        X, labels = load_dataset(ref, settings.nominal_max_values)
+        X, labels = load_dataset(ref, settings.typing)
         classes, y_codes = np.unique(labels.astype(str), return_inverse=True)
         _LOADED[key] = (X, labels, classes, y_codes.astype(np.int64))
     return _LOADED[key]
@@ -269,7 +326,7 @@ def _load(ref: DatasetRef, settings: RunSettings):
 
 def _splits(ref: DatasetRef, settings: RunSettings, protocol):
     y_codes = _load(ref, settings)[3]
-    key = (ref.path, ref.digest, settings.nominal_max_values, protocol)
+    key = (ref.path, ref.digest, settings.typing, protocol)
     if key not in _SPLITS:
         if len(_SPLITS) >= 2:
             _SPLITS.pop(next(iter(_SPLITS)))
