@@ -31,15 +31,18 @@ How values are computed
     ``sum_k log(1 + k / a)`` come from Euler-Maclaurin with ``log1p``/geometric-sum forms, so no
     large terms cancel; the saddle is solved approximately and refined by a Taylor shift.
 
-Accuracy (``python benchmarks/stirling_accuracy.py``, numbers in ``docs/stirling.md``):
-log S error at most 2.2e-11 against exact big integers for all n <= 2048 and all t (the table);
-the table-free formulas agree with exact integers to 3e-11 wherever those were computed
-(n <= 2048 all t, n <= 5000 in both edge strips) and with a 45-digit mpmath quadrature of the
-Cauchy integral for n = 10^4 .. 10^7 to within 1e-10 + a few ulp of log S (at n = 10^7,
-log S ~ 1.5e8 and one ulp is 3e-8: the error there is the double rounding of the value itself).
+Accuracy, worst absolute error of log S (``.venv/bin/python benchmarks/stirling_accuracy.py``;
+details in ``docs/stirling.md``):
 
-Cost: a table lookup (~5-15 ns) for ``n <= N_EXACT``; otherwise ~0.3 us (edge strips) to
-~0.5 us (saddle point) per call.
+* table, all n <= 2048 and all t, vs exact integers: 3.3e-11;
+* table-free formulas vs exact integers (n = 64..2048 all t; n <= 5000 in both strips): 4.0e-11;
+* vs a 45-digit mpmath quadrature of the Cauchy integral, t near 1, at the strip boundaries,
+  near the modes a log n (a = 0.1..100), in the middle and near n: 2.9e-11 for n <= 10^4,
+  2.3e-10 at n = 10^5, 3.7e-9 at 10^6, 3.0e-8 at 10^7 -- one or two ulps of log S, which is
+  ~1.5e8 at n = 10^7; where log S is small (t near n) the error stays below ~1e-10.
+
+Memory: at most 16.8 MB for any ``n_max`` (built in ~0.05 s).  Cost: a table lookup (~15 ns) for
+``n <= N_EXACT``; otherwise ~150-200 ns in the edge strips and ~350-450 ns for the saddle point.
 """
 
 from __future__ import annotations
@@ -136,6 +139,8 @@ for _r in range(2, T_EDGE + 2):
         _t += float(_BF[2 * _k] / math.factorial(2 * _k)) * math.prod(
             range(_r, _r + 2 * _k - 1)) * _K ** (-_r - 2 * _k + 1)
     _HEAD_Z[_r] = math.fsum([_s, _t])
+#: _INV[k] = 1 / k (multiplications instead of divisions in the inner loops)
+_INV = np.array([0.0] + [1.0 / k for k in range(1, 2 * T_EDGE + 4)])
 _EULER_GAMMA = 0.57721566490153286061
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -194,38 +199,53 @@ def _log_stirling_small_t(n: int, t: int) -> float:
         return math.lgamma(nf)
     inv = 1.0 / nf
     inv2 = inv * inv
-    q = np.empty(L + 1)
+    q = np.empty(2 * (L + 1))  # q[i] = (-1)^(i-1) q_i, then the tail coefficients g
     # q_1 = H_{n-1} - H_{K} = psi(n) + gamma - H_K
-    q[1] = (math.log(nf) - 0.5 * inv - inv2 * (1.0 / 12.0 - inv2 * (1.0 / 120.0 - inv2 / 252.0))
-            + _EULER_GAMMA - _HEAD_H1)
+    q1 = (math.log(nf) - 0.5 * inv - inv2 * (1.0 / 12.0 - inv2 * (1.0 / 120.0 - inv2 / 252.0))
+          + _EULER_GAMMA - _HEAD_H1)
+    q[1] = q1
+    # in j g_j = sum_i (-1)^(i-1) q_i g_{j-i}, term i is at most q_i (L / q_1)^(i-1) times the
+    # i = 1 term: stop at imax where that is below 1e-18
+    ratio = L / q1
+    bound = 1.0
+    imax = L
     lead = 1.0  # n^(1-r)
     for r in range(2, L + 1):
+        bound *= ratio
+        if _HEAD_Z[r] * bound < 1e-18 * q1:
+            imax = r - 1
+            break
         # zeta(r, n) by Euler-Maclaurin (n > _K_HEAD); negligible once n^(1-r) << q_r
         lead *= inv
-        if lead < 1e-18 * _HEAD_Z[r]:
-            for rr in range(r, L + 1):
-                q[rr] = _HEAD_Z[rr]
-            break
-        z = lead / (r - 1) + 0.5 * lead * inv
-        powk = lead  # n^(1-r); times inv2 per k gives n^(1-r-2k) = n^(-r-2k+1)
-        for k in range(1, _N_BERN + 1):
-            powk *= inv2  # n^{-r-2k+1}
-            term = _EM_POW[r, k] * powk
-            z += term
-            if abs(term) < 1e-18 * z:
-                break
-        q[r] = _HEAD_Z[r] - z
-    g = np.empty(L + 1)
+        z = 0.0
+        if lead > 1e-18 * _HEAD_Z[r]:
+            z = lead / (r - 1) + 0.5 * lead * inv
+            powk = lead  # n^(1-r); times inv2 per k gives n^(-r-2k+1)
+            for k in range(1, _N_BERN + 1):
+                powk *= inv2
+                term = _EM_POW[r, k] * powk
+                z += term
+                if abs(term) < 1e-18 * z:
+                    break
+        qr = _HEAD_Z[r] - z
+        q[r] = qr if (r & 1) == 1 else -qr
+    g = q[L + 1 :]
     g[0] = 1.0
     acc = _HEAD[L]
     for j in range(1, L + 1):
-        s = 0.0
-        sign = 1.0
-        for i in range(1, j + 1):
-            s += sign * q[i] * g[j - i]
-            sign = -sign
-        g[j] = s / j
-        acc += _HEAD[L - j] * g[j]
+        lim = min(j, imax)
+        s0 = 0.0
+        s1 = 0.0
+        i = 1
+        while i < lim:
+            s0 += q[i] * g[j - i]
+            s1 += q[i + 1] * g[j - i - 1]
+            i += 2
+        if i == lim:
+            s0 += q[i] * g[j - i]
+        gj = (s0 + s1) * _INV[j]
+        g[j] = gj
+        acc += _HEAD[L - j] * gj
     return math.lgamma(nf) + math.log(acc)
 
 
@@ -242,9 +262,11 @@ def _log_stirling_small_m(n: int, m: int) -> float:
     nf = float(n)
     inv = 1.0 / nf
     w1 = 0.5 * (1.0 - inv)  # P_1 / n^2
-    d = np.empty(m + 1)
+    d = np.empty(2 * (m + 1))  # d[1..imax], then the coefficients c
     d[1] = 1.0
     scale = 1.0  # n^(1-i) / w1^i
+    imax = m
+    mpow = 1.0
     for i in range(2, m + 1):
         scale *= inv / w1
         # w_i = P_i / n^(i+1) = sum_j _FAUL[i, j] n^-j  (odd j > 1 vanish)
@@ -258,13 +280,25 @@ def _log_stirling_small_m(n: int, m: int) -> float:
                 break
         di = wi * scale / w1
         d[i] = -di if (i & 1) == 0 else di
-    c = np.empty(m + 1)
+        # term i of the identity is at most |d_i| m^(i-1) times the i = 1 term
+        mpow *= m
+        if di * mpow < 1e-18:
+            imax = i
+            break
+    c = d[m + 1 :]
     c[0] = 1.0
     for j in range(1, m + 1):
-        s = 0.0
-        for i in range(1, j + 1):
-            s += d[i] * c[j - i]
-        c[j] = s / j
+        lim = min(j, imax)
+        s0 = 0.0
+        s1 = 0.0
+        i = 1
+        while i < lim:
+            s0 += d[i] * c[j - i]
+            s1 += d[i + 1] * c[j - i - 1]
+            i += 2
+        if i == lim:
+            s0 += d[i] * c[j - i]
+        c[j] = (s0 + s1) * _INV[j]
     return m * math.log(0.5 * nf * (nf - 1.0)) + math.log(c[m])
 
 
@@ -287,94 +321,86 @@ def _h(x: float) -> float:
     return (1.0 + x) * math.log1p(x) - x
 
 
-@njit(cache=True, nogil=True)
-def _power_sums(a: float, n: int, J: int, out: np.ndarray) -> None:
-    """out[j] = sum_{k=1}^{n-1} (a / (a + k))^j for j = 1..J (Euler-Maclaurin above _EM_SHIFT)."""
-    for j in range(1, J + 1):
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def _saddle_sums(a: float, n: int, out: np.ndarray) -> float:
+    """out[j] = sum_{k=1}^{n-1} (a / (a + k))^j for j = 1.._J; returns
+    sum_{k=1}^{n-1} log1p(k / a) = log Gamma(a + n) - log Gamma(a + 1) - (n - 1) log a.
+
+    Terms ``k <= k0`` (while ``a + k < _EM_SHIFT``) are summed explicitly, the rest by
+    Euler-Maclaurin with the integrals in cancellation-free form (``log1p``, geometric sums,
+    ``(1 + x) log1p(x) - x``), so that e.g. ``sum_k log1p(k / a) ~ n^2 / 2a`` is accurate for
+    ``a >> n``.
+    """
+    for j in range(1, _J + 1):
         out[j] = 0.0
     k0 = 0
     if a + 1.0 < _EM_SHIFT:
-        k0 = int(_EM_SHIFT - a - 1.0) + 1
-        if k0 > n - 1:
-            k0 = n - 1
-    for k in range(1, k0 + 1):
-        p = a / (a + k)
-        pw = 1.0
-        for j in range(1, J + 1):
-            pw *= p
-            out[j] += pw
-    nt = n - 1 - k0
-    if nt <= 0:
-        return
-    c = a + k0 + 1.0
-    d = a + n
-    u = a / c
-    v = a / d
-    x = c / d  # 1 - x = nt / d exactly
-    omx = nt / d
-    ic2 = 1.0 / (c * c)
-    id2 = 1.0 / (d * d)
-    uj = 1.0
-    vj = 1.0
-    geo = 0.0  # 1 + x + ... + x^(j-2)
-    for j in range(1, J + 1):
-        uj *= u
-        vj *= v
-        # a^j * integral_0^nt (c + x)^-j dx = a^j c^(1-j) (1 - x^(j-1)) / (j - 1)
-        if j == 1:
-            s = a * math.log1p(nt / c)
-        else:
-            geo = 1.0 + x * geo
-            s = a * (uj / u) * omx * geo / (j - 1)
-        s += 0.5 * (uj - vj)
-        cu = uj / c  # a^j c^(-j-1)
-        dv = vj / d
-        tol = 1e-17 if j <= 2 else 1e-14
-        for kk in range(1, _N_BERN + 1):
-            term = _EM_POW[j, kk] * (cu - dv)
-            s += term
-            if abs(term) < tol * abs(s):
-                break
-            cu *= ic2
-            dv *= id2
-        out[j] += s
-
-
-@njit(cache=True, nogil=True)
-def _log_rising_ratio(a: float, n: int) -> float:
-    """sum_{k=1}^{n-1} log1p(k / a) = log Gamma(a + n) - log Gamma(a + 1) - (n - 1) log a."""
-    k0 = 0
-    if a + 1.0 < _EM_SHIFT:
-        k0 = int(_EM_SHIFT - a - 1.0) + 1
-        if k0 > n - 1:
-            k0 = n - 1
+        k0 = min(int(_EM_SHIFT - a - 1.0) + 1, n - 1)
     prod = 1.0
     for k in range(1, k0 + 1):
+        p = a / (a + k)
         prod *= 1.0 + k / a
-    s = math.log(prod)
+        pw = 1.0
+        for j in range(1, _J + 1):
+            pw *= p
+            out[j] += pw
+    lam = math.log(prod)
     nt = n - 1 - k0
     if nt <= 0:
-        return s
+        return lam
     c = a + k0 + 1.0
     d = a + n
-    s += a * _h(n / a) - a * _h((k0 + 1.0) / a) - 0.5 * math.log1p(nt / c)
     ic = 1.0 / c
     id_ = 1.0 / d
     ic2 = ic * ic
     id2 = id_ * id_
+    lg = math.log1p(nt * ic)  # log(d / c)
+    # log terms: integral a h(n/a) - a h((k0+1)/a), boundary -lg/2, Bernoulli corrections
+    lam += a * _h(n / a) - a * _h((k0 + 1.0) / a) - 0.5 * lg
+    ick = ic
+    idk = id_
     for kk in range(1, _N_BERN + 1):
-        term = _EM_LOG[kk] * (id_ - ic)
-        s += term
-        if abs(term) < 1e-18 * abs(s):
+        term = _EM_LOG[kk] * (idk - ick)
+        lam += term
+        if abs(term) < 1e-18 * abs(lam):
             break
-        ic *= ic2
-        id_ *= id2
-    return s
+        ick *= ic2
+        idk *= id2
+    # power sums
+    u = a * ic
+    v = a * id_
+    x = c * id_  # 1 - x = nt / d exactly
+    omx = nt * id_
+    uj = 1.0
+    vj = 1.0
+    geo = 0.0  # 1 + x + ... + x^(j-2)
+    for j in range(1, _J + 1):
+        uj *= u
+        vj *= v
+        # a^j * integral_0^nt (c + x)^-j dx = a^j c^(1-j) (1 - x^(j-1)) / (j - 1)
+        if j == 1:
+            sj = a * lg
+        else:
+            geo = 1.0 + x * geo
+            sj = c * uj * omx * geo * _INV[j - 1]
+        sj += 0.5 * (uj - vj)
+        cu = uj * ic  # a^j c^(-j-1)
+        dv = vj * id_
+        tol = 1e-17 if j <= 2 else 1e-14
+        for kk in range(1, _N_BERN + 1):
+            term = _EM_POW[j, kk] * (cu - dv)
+            sj += term
+            if abs(term) < tol * abs(sj):
+                break
+            cu *= ic2
+            dv *= id2
+        out[j] += sj
+    return lam
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath={"contract"})
 def _saddle_start(n: int, L: float) -> float:
-    """theta = log a with a (psi(a + n) - psi(a + 1)) ~= L, to ~1e-3 (psi(x) ~ log(x - 1/2) ...)."""
+    """a with a (psi(a + n) - psi(a + 1)) ~= L to ~1e-3 relative (psi(x) ~ log(x - 1/2) + ...)."""
     nf = float(n)
     D = nf - 1.0
     if L < 0.5 * nf:
@@ -383,80 +409,83 @@ def _saddle_start(n: int, L: float) -> float:
         a = L / ell
     else:
         a = max(nf, nf * nf / (2.0 * (nf - L)) - nf / 1.5)
-    theta = math.log(a)
     for _ in range(30):
         u = a + nf - 0.5
         w = a + 0.5
         uw = u * w
-        G = math.log1p(D / w) - D * (u + w) / (24.0 * uw * uw)
-        dG = -D / uw + D * (u * u + uw + w * w) / (12.0 * uw * uw * uw)
+        iuw = 1.0 / uw
+        G = math.log1p(D / w) - D * (u + w) * iuw * iuw * (1.0 / 24.0)
+        dG = D * iuw * ((u * u + uw + w * w) * iuw * iuw * (1.0 / 12.0) - 1.0)
         g = a * G
-        step = (g - L) / (g + a * a * dG)
+        step = (g - L) / (g + a * a * dG)  # Newton step in log a
         if step > 2.0:
             step = 2.0
         elif step < -2.0:
             step = -2.0
-        theta -= step
-        a = math.exp(theta)
+        # a *= exp(-step), (2,2) Pade: the iterate only has to be close, not exact
+        s2 = step * step * (1.0 / 12.0)
+        a *= (1.0 - 0.5 * step + s2) / (1.0 + 0.5 * step + s2)
         if abs(step) < 1e-2:  # the error is now ~step^2: the caller's Taylor shift does the rest
             break
-    return theta
+    return a
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath={"contract"})
 def _log_stirling_saddle(n: int, t: int) -> float:
     """Saddle-point expansion, for 1 + T_EDGE < t < n - T_EDGE.
 
-    The power sums are evaluated once, at an approximate saddle ``theta``; the exact saddle
+    The sums are evaluated once, at an approximate saddle ``theta = log a``; the exact saddle
     ``theta + delta`` and the cumulants there follow from Taylor series in ``delta`` (|delta| is
-    ~1e-5, far inside the radius of convergence, pi).
+    ~1e-4, far inside the radius of convergence, pi).
     """
     L = float(t - 1)  # mean of K - 1 = sum_{k>=1} Bernoulli(a / (a + k))
     m = float(n - t)
-    theta = _saddle_start(n, L)
-    a = math.exp(theta)
+    a = _saddle_start(n, L)
+    theta = math.log(a)
     buf = np.empty(3 * (_J + 1))
     ps = buf[: _J + 1]
-    _power_sums(a, n, _J, ps)
-    # derivatives of Phi(theta) - t theta: kap[1] = residual of the saddle equation, kap[r] = k_r
+    lam = _saddle_sums(a, n, ps)
+    # derivatives in theta of Phi(theta) - t theta: kap[1] = residual of the saddle equation,
+    # kap[r] = k_r, the cumulants of K (sums of Bernoulli cumulants)
     kap = buf[_J + 1 : 2 * (_J + 1)]
     kap[0] = 0.0
     kap[1] = ps[1] - L
     for rr in range(2, _J + 1):
-        s = 0.0
+        sr = 0.0
         for j in range(1, rr + 1):
-            s += _CUM[rr, j] * ps[j]
-        kap[rr] = s
+            sr += _CUM[rr, j] * ps[j]
+        kap[rr] = sr
     # delta: root of sum_{s>=1} kap[s] delta^(s-1) / (s-1)!
     delta = -kap[1] / kap[2]
-    for _ in range(3):
+    for _ in range(2):
         f = 0.0
         df = 0.0
         for s_ in range(_J, 0, -1):
-            f = f * delta / s_ + kap[s_]
+            f = f * delta * _INV[s_] + kap[s_]
         for s_ in range(_J, 1, -1):
-            df = df * delta / (s_ - 1) + kap[s_]
+            df = df * delta * _INV[s_ - 1] + kap[s_]
         delta -= f / df
-    # value shift sum_{s>=1} kap[s] delta^s / s! and shifted cumulants
+    # value shift sum_{s>=1} kap[s] delta^s / s! and the cumulants at the saddle
     shift = 0.0
     for s_ in range(_J, 0, -1):
-        shift = (shift + kap[s_]) * delta / s_
+        shift = (shift + kap[s_]) * delta * _INV[s_]
     kp = buf[2 * (_J + 1) :]
     for rr in range(2, _J + 1):
         v = 0.0
         for s_ in range(_J - rr, -1, -1):
-            v = v * delta / (s_ + 1) + kap[rr + s_]
+            v = v * delta * _INV[s_ + 1] + kap[rr + s_]
         kp[rr] = v
     k2 = kp[2]
-    sd = math.sqrt(k2)
-    l3 = kp[3] / (k2 * sd)
-    l4 = kp[4] / (k2 * k2)
-    l5 = kp[5] / (k2 * k2 * sd)
-    l6 = kp[6] / (k2 * k2 * k2)
-    l7 = kp[7] / (k2 * k2 * k2 * sd)
-    l8 = kp[8] / (k2 * k2 * k2 * k2)
-    l9 = kp[9] / (k2 * k2 * k2 * k2 * sd)
-    l10 = kp[10] / (k2 * k2 * k2 * k2 * k2)
+    ik2 = 1.0 / k2
+    isd = math.sqrt(ik2)
+    l3 = kp[3] * ik2 * isd
+    l4 = kp[4] * ik2 * ik2
+    l5 = kp[5] * ik2 * ik2 * isd
+    l6 = kp[6] * ik2 * ik2 * ik2
+    l7 = kp[7] * ik2 * ik2 * ik2 * isd
+    l8 = kp[8] * ik2 * ik2 * ik2 * ik2
+    l9 = kp[9] * ik2 * ik2 * ik2 * ik2 * isd
+    l10 = kp[10] * ik2 * ik2 * ik2 * ik2 * ik2
     l32 = l3 * l3
     c1 = l4 / 8.0 - 5.0 / 24.0 * l32
     c2 = (-l6 / 48.0 + 35.0 / 384.0 * l4 * l4 + 7.0 / 48.0 * l3 * l5 - 35.0 / 64.0 * l32 * l4
@@ -479,7 +508,7 @@ def _log_stirling_saddle(n: int, t: int) -> float:
           + 37182145.0 / 7962624.0 * l32 * l32 * l32 * l32)
     # sum_{k=0}^{n-1} log(a + k) - t log a = (n - t) log a + sum_{k=1}^{n-1} log1p(k / a), at theta,
     # moved to the saddle by the Taylor shift
-    main = m * theta + _log_rising_ratio(a, n) + shift
+    main = m * theta + lam + shift
     return main - 0.5 * (_LOG_2PI + math.log(k2)) + math.log1p(c1 + c2 + c3 + c4)
 
 
