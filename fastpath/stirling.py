@@ -53,7 +53,14 @@ from fractions import Fraction
 import numpy as np
 from numba import njit
 
-__all__ = ["N_EXACT", "T_EDGE", "LogStirlingTable", "log_stirling", "log_stirling_reference"]
+__all__ = [
+    "N_EXACT",
+    "T_EDGE",
+    "LogStirlingTable",
+    "log_stirling",
+    "log_stirling_large",
+    "log_stirling_reference",
+]
 
 #: Rows ``n <= N_EXACT`` are stored exactly (triangular array of doubles, 16.8 MB when full).
 N_EXACT = 2048
