@@ -319,7 +319,7 @@ def init_state(parent, leaf_start, counts, group, alpha, root_mode, n, t, N, T):
 
 # ---------------------------------------------------------------------------- Stirling ratios
 #: Width of the band of log S(n, t) cached for leaf values whose n is beyond the ratio tables.
-BAND = 64
+BAND = 256
 
 
 @njit(cache=True, nogil=True)
@@ -522,19 +522,29 @@ def sample_concentrations(group, N, T, alpha, shape0, rate0, cap, rng, sh, rt):
 
 # ---------------------------------------------------------------------------- estimates
 @njit(cache=True, nogil=True)
-def rb_estimate(parent, group, n, N, alpha, alpha0, phat):
-    """Rao-Blackwellised estimates (eq-crpe1..3), top-down, into ``phat`` (n_nodes, K)."""
+def rb_estimate(parent, group, n, N, alpha, alpha0, phat, acc, add):
+    """Rao-Blackwellised estimates (eq-crpe1..3), top-down, into ``phat`` (n_nodes, K); also
+    added to ``acc`` when ``add``."""
     n_nodes, K = n.shape
     inv = 1.0 / (N[0] + alpha0)
     base = alpha0 / K
     for k in range(K):
-        phat[0, k] = (n[0, k] + base) * inv
+        v = (n[0, k] + base) * inv
+        phat[0, k] = v
+        if add:
+            acc[0, k] += v
     for j in range(1, n_nodes):
         p = parent[j]
         a = alpha[group[j]]
         inv = 1.0 / (N[j] + a)
-        for k in range(K):
-            phat[j, k] = (n[j, k] + a * phat[p, k]) * inv
+        if add:
+            for k in range(K):
+                v = (n[j, k] + a * phat[p, k]) * inv
+                phat[j, k] = v
+                acc[j, k] += v
+        else:
+            for k in range(K):
+                phat[j, k] = (n[j, k] + a * phat[p, k]) * inv
 
 
 @njit(cache=True, nogil=True)
@@ -578,6 +588,12 @@ def log_joint(parent, group, n, t, N, T, alpha, alpha0, root_mode, shape0, rate0
     coefficient, with the chosen root treatment; the Gamma prior of the concentrations is included
     when they are sampled."""
     n_nodes, K = n.shape
+    G = alpha.shape[0]
+    log_a = np.empty(G)
+    lg_a = np.empty(G)
+    for g in range(G):
+        log_a[g] = math.log(alpha[g])
+        lg_a[g] = math.lgamma(alpha[g])
     lj = 0.0
     if root_mode == ROOT_EXACT:
         base = alpha0 / K
@@ -590,17 +606,18 @@ def log_joint(parent, group, n, t, N, T, alpha, alpha0, root_mode, shape0, rate0
         for k in range(K):
             lj += log_stirling(n[0, k], t[0, k], stir)
     for j in range(1, n_nodes):
-        a = alpha[group[j]]
-        lj += T[j] * math.log(a) - (math.lgamma(a + N[j]) - math.lgamma(a))
+        g = group[j]
+        lj += T[j] * log_a[g] + lg_a[g] - math.lgamma(alpha[g] + N[j])
         for k in range(K):
-            if n[j, k] > 1:
-                lj += log_stirling(n[j, k], t[j, k], stir)
+            nk = n[j, k]
+            if nk > 1:
+                tk = t[j, k]
+                if tk < nk:  # log S(n, n) = 0
+                    lj += log_stirling(nk, tk, stir)
     if not fix_conc and shape0 > 0.0 and rate0 > 0.0:
-        for g in range(alpha.shape[0]):
-            a = alpha[g]
-            lj += shape0 * math.log(rate0) - math.lgamma(shape0) + (shape0 - 1.0) * math.log(
-                a
-            ) - rate0 * a
+        for g in range(G):
+            lj += (shape0 * math.log(rate0) - math.lgamma(shape0) + (shape0 - 1.0) * log_a[g]
+                   - rate0 * alpha[g])
     return lj
 
 
@@ -683,12 +700,9 @@ def run_iterations(
         kept = it > burn_in
         traced = it % thin == 0
         if kept or (traced and trace_ids.shape[0] > 0):
-            rb_estimate(parent, group, n, N, alpha, alpha0, phat)
+            rb_estimate(parent, group, n, N, alpha, alpha0, phat, acc_batch, kept)
         if kept:
             r = it - burn_in - 1  # index among kept iterations
-            for j in range(n_nodes):
-                for k in range(K):
-                    acc_batch[j, k] += phat[j, k]
             for g in range(G):
                 alpha_sum[g] += alpha[g]
             if r < n_batches * bsize and (r + 1) % bsize == 0:

@@ -1,0 +1,136 @@
+"""``hdpbn estimate``: the command line of the HDP sampler."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from contextlib import redirect_stdout
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fastpath.cli_estimate import add_estimate_parser, run_estimate
+from fastpath.estimate_io import tree_from_frame
+from fastpath.hdp import HDPOptions, estimate_tree
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="hdpbn")
+    sub = p.add_subparsers(dest="command")
+    add_estimate_parser(sub)
+    return p
+
+
+def _run(argv):
+    args = _parser().parse_args(["estimate", *argv])
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rc = args.func(args)
+    return rc, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    n = 400
+    y = rng.choice(["a", "b"], n)
+    x1 = rng.integers(0, 3, n)
+    child = np.where(rng.random(n) < 0.7, (x1 + (y == "b")) % 3, rng.integers(0, 3, n))
+    frame = pd.DataFrame({"child": child, "y": y, "x1": x1})
+    d = tmp_path_factory.mktemp("est")
+    frame.to_csv(d / "t.csv", index=False)
+    frame.to_csv(d / "t.csv.gz", index=False)
+    frame.to_parquet(d / "t.parquet")
+    return d, frame
+
+
+def test_parser_wiring():
+    args = _parser().parse_args(["estimate", "x.csv"])
+    assert args.func is run_estimate
+    assert (args.iterations, args.burn_in, args.tying, args.update, args.root, args.chains) == (
+        5000, None, "level", "exact", "exact", 1)
+
+
+def test_csv_output_matches_the_api(data):
+    d, frame = data
+    rc, out = _run([str(d / "t.csv"), "--iterations", "300", "--seed", "3", "--quiet"])
+    assert rc == 0
+    table = pd.read_csv(io.StringIO(out))
+    coded = tree_from_frame(frame)
+    res = estimate_tree(coded.tree, HDPOptions(n_iter=300), seed=3)
+    assert list(table.columns) == ["depth", "y", "x1", "n", "p_0", "p_1", "p_2"]
+    assert len(table) == coded.tree.n_nodes
+    np.testing.assert_allclose(table[["p_0", "p_1", "p_2"]].to_numpy(), res.probabilities,
+                               rtol=1e-12)
+    np.testing.assert_array_equal(table["n"], coded.tree.counts.sum(axis=1))
+    assert table.loc[0, "n"] == len(frame)
+    assert table["y"].isna().iloc[0] and table.loc[table["depth"] == 2, "x1"].notna().all()
+
+
+@pytest.mark.parametrize("name", ["t.csv.gz", "t.parquet"])
+def test_other_formats(data, name):
+    d, _ = data
+    rc, out = _run([str(d / name), "--iterations", "100", "--quiet"])
+    rc2, out2 = _run([str(d / "t.csv"), "--iterations", "100", "--quiet"])
+    assert rc == rc2 == 0
+    assert out == out2
+
+
+def test_chains_add_mcse_and_json_summary(data, tmp_path):
+    d, _ = data
+    target = tmp_path / "out.csv"
+    rc, out = _run([str(d / "t.csv"), "--iterations", "400", "--chains", "2", "--tying",
+                    "same-parent", "--update", "window", "--root", "reference", "--out",
+                    str(target), "--json", "--quiet"])
+    assert rc == 0
+    summary = json.loads(out)
+    assert summary["nodes_per_depth"] == [1, 2, 6]
+    assert summary["iterations"] == 400 and summary["burn_in"] == 40 and summary["chains"] == 2
+    assert (summary["tying"], summary["update"], summary["root"]) == (
+        "same-parent", "window", "reference")
+    assert summary["seconds_sampling"] > 0
+    assert set(summary["rhat_concentrations"]) == {"alpha[children_of0]", "alpha[children_of1]",
+                                                   "alpha[children_of2]"}
+    table = pd.read_csv(target)
+    assert [c for c in table.columns if c.startswith("mcse_")] == ["mcse_0", "mcse_1", "mcse_2"]
+    assert (table[["mcse_0", "mcse_1", "mcse_2"]] >= 0).all().all()
+
+
+def test_json_without_out_prints_only_json(data):
+    d, _ = data
+    rc, out = _run([str(d / "t.csv"), "--iterations", "50", "--json", "--quiet"])
+    assert rc == 0
+    json.loads(out)  # one JSON object, no CSV
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--iterations", "0"], "--iterations"),
+        (["--iterations", "10", "--burn-in", "10"], "--burn-in"),
+        (["--chains", "0"], "--chains"),
+        (["--threads", "0"], "--threads"),
+        (["--seed", "-1"], "--seed"),
+    ],
+)
+def test_bad_arguments_name_the_flag(data, argv, flag):
+    d, _ = data
+    with pytest.raises(ValueError, match=flag):
+        _run([str(d / "t.csv"), *argv, "--quiet"])
+
+
+def test_missing_file():
+    with pytest.raises(FileNotFoundError):
+        _run(["/nonexistent/table.csv", "--quiet"])
+
+
+def test_through_the_hdpbn_entry_point(data, capsys):
+    main = pytest.importorskip("fastpath.cli").main
+
+    d, _ = data
+    assert main(["estimate", str(d / "t.csv"), "--iterations", "50", "--json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["nodes"] == 9
+    assert main(["estimate", str(d / "t.csv"), "--iterations", "0"]) == 2
+    assert "--iterations" in capsys.readouterr().err

@@ -1,0 +1,302 @@
+"""The Python API of the HDP sampler: options, results, reproducibility, diagnostics, ArviZ."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from fastpath.context_tree import ContextTree
+from fastpath.hdp import (
+    HDPOptions,
+    HDPResult,
+    effective_sample_size,
+    estimate_tree,
+    estimate_trees,
+    split_rhat,
+)
+from fastpath.stirling import LogStirlingTable
+
+
+def _tree(seed=0, n_leaves=30, K=3, cards=(3, 4, 3)):
+    rng = np.random.default_rng(seed)
+    paths = np.stack([rng.integers(0, c, n_leaves) for c in cards], axis=1)
+    counts = rng.integers(0, 25, size=(n_leaves, K))
+    counts[:, 0] += 1
+    return ContextTree.from_leaf_counts(paths, counts, list(cards))
+
+
+TREE = _tree()
+
+
+# ---------------------------------------------------------------------------- options
+def test_defaults_follow_the_reference():
+    o = HDPOptions()
+    assert (o.n_iter, o.tying, o.update, o.root) == (5000, "level", "exact", "exact")
+    assert (o.concentration_shape, o.concentration_rate, o.concentration_init) == (2.0, 1.0, 2.0)
+    assert (o.concentration_max, o.concentration_every, o.alpha0, o.window) == (4000, 5, 2.0, 10)
+    assert o.burn_in_iterations == 500
+    assert HDPOptions(n_iter=50000).burn_in_iterations == 1000
+    assert HDPOptions(n_iter=9).burn_in_iterations == 0
+
+
+@pytest.mark.parametrize(
+    ("kw", "name"),
+    [
+        ({"n_iter": 0}, "n_iter"),
+        ({"n_iter": 2.5}, "n_iter"),
+        ({"n_iter": True}, "n_iter"),
+        ({"burn_in": 5000}, "burn_in"),
+        ({"burn_in": -1}, "burn_in"),
+        ({"tying": "parent"}, "tying"),
+        ({"update": "gibbs"}, "update"),
+        ({"root": "fixed"}, "root"),
+        ({"concentration_shape": -1.0}, "concentration_shape"),
+        ({"concentration_rate": -0.1}, "concentration_rate"),
+        ({"concentration_rate": math.inf}, "concentration_rate"),
+        ({"concentration_init": 0.0}, "concentration_init"),
+        ({"concentration_init": (1.0, -2.0)}, "concentration_init"),
+        ({"concentration_max": 0}, "concentration_max"),
+        ({"concentration_every": 0}, "concentration_every"),
+        ({"alpha0": 0.0}, "alpha0"),
+        ({"alpha0": math.nan}, "alpha0"),
+        ({"window": 0}, "window"),
+        ({"n_chains": 0}, "n_chains"),
+        ({"thin": 0}, "thin"),
+        ({"n_batches": 1}, "n_batches"),
+        ({"trace_nodes": [-1]}, "trace_nodes"),
+        ({"fix_concentrations": "yes"}, "fix_concentrations"),
+    ],
+)
+def test_bad_options_name_the_option(kw, name):
+    with pytest.raises(ValueError, match=name):
+        HDPOptions(**kw)
+
+
+def test_bad_per_tree_options():
+    with pytest.raises(ValueError, match="concentration_init"):
+        estimate_tree(TREE, HDPOptions(concentration_init=(1.0, 2.0)), seed=0)
+    with pytest.raises(ValueError, match="trace_nodes"):
+        estimate_tree(TREE, HDPOptions(n_iter=10, trace_nodes=(TREE.n_nodes,)), seed=0)
+    with pytest.raises(ValueError, match="seed"):
+        estimate_tree(TREE, HDPOptions(n_iter=10), seed=-3)
+    with pytest.raises(ValueError, match="n_threads"):
+        estimate_tree(TREE, HDPOptions(n_iter=10), seed=0, n_threads=0)
+    with pytest.raises(TypeError):
+        estimate_tree("not a tree", seed=0)
+
+
+# ---------------------------------------------------------------------------- results
+@pytest.fixture(scope="module")
+def result() -> HDPResult:
+    opt = HDPOptions(n_iter=1200, n_chains=3, thin=4, trace_nodes=(0, 5), record_draws=True)
+    return estimate_tree(TREE, opt, seed=42)
+
+
+def test_result_shapes_and_probabilities(result):
+    nn, K = TREE.n_nodes, TREE.n_values
+    assert result.probabilities.shape == (nn, K)
+    assert result.mcse.shape == (nn, K)
+    assert result.chain_probabilities.shape == (3, nn, K)
+    np.testing.assert_allclose(result.probabilities.sum(axis=1), 1.0)
+    np.testing.assert_allclose(result.probabilities, result.chain_probabilities.mean(axis=0))
+    assert np.all(result.mcse >= 0) and result.mcse.max() > 0
+    assert result.concentration_mean.shape == (TREE.depth,)
+    tr = result.trace
+    assert tr.iterations.tolist() == list(range(4, 1201, 4))
+    assert tr.concentrations.shape == (3, 300, TREE.depth)
+    assert tr.log_joint.shape == (3, 300)
+    assert tr.node_probabilities.shape == (3, 300, 2, K)
+    assert tr.kept.sum() == 300 - 120 // 4
+    assert result.draws.shape == (3, 270, nn, K)
+    np.testing.assert_allclose(result.draws.sum(axis=-1), 1.0)
+    assert result.seconds > 0
+
+
+def test_arrays_are_read_only(result):
+    for a in (result.probabilities, result.mcse, result.chain_probabilities, result.groups,
+              result.concentration_mean, result.trace.log_joint, result.trace.concentrations,
+              result.draws, result.table_counts, result.node_counts):
+        with pytest.raises(ValueError):
+            a[(0,) * a.ndim] = 1
+    q = result.query(TREE.paths()[-1])
+    q[0, 0] = 7.0  # queries are copies
+    assert result.probabilities[-1, 0] != 7.0
+    with pytest.raises(AttributeError):
+        result.probabilities = None
+
+
+def test_query_backs_off_to_deepest_existing_node(result):
+    tree = TREE
+    leaf = tree.level_offsets[-2]
+    path = tree.paths()[leaf]
+    np.testing.assert_array_equal(result.query(path)[0], result.probabilities[leaf])
+    # an unseen value at the last depth: answered by the leaf's parent
+    unseen = None
+    for v in range(tree.branch_cardinalities[-1]):
+        p = path.copy()
+        p[-1] = v
+        if tree.find(p)[0] != leaf and tree.child_lookup[
+                tree.lookup_offsets[tree.parent[leaf]] + v] < 0:
+            unseen = p
+            break
+    if unseen is not None:
+        np.testing.assert_array_equal(result.query(unseen)[0],
+                                      result.probabilities[tree.parent[leaf]])
+    # unknown value (negative) at depth 1: the root
+    p = path.copy()
+    p[0] = -1
+    np.testing.assert_array_equal(result.query(p)[0], result.probabilities[0])
+    assert result.query(np.stack([path, path])).shape == (2, tree.n_values)
+
+
+def test_trace_node_probabilities_match_estimates(result):
+    # the mean of the traced RB estimates after burn-in is the thinned version of the estimate
+    tr = result.trace
+    m = tr.node_probabilities[:, tr.kept].mean(axis=(0, 1))
+    np.testing.assert_allclose(m, result.probabilities[[0, 5]], atol=0.02)
+
+
+def test_draws_average_to_estimates(result):
+    # the Dirichlet draws given t and alpha average to the RB estimates
+    m = result.draws.mean(axis=(0, 1))
+    se = result.draws.std(axis=(0, 1)) / math.sqrt(result.draws.shape[0] * result.draws.shape[1])
+    assert np.all(np.abs(m - result.probabilities) < 6 * se + 0.01)
+
+
+# ---------------------------------------------------------------------------- reproducibility
+def test_same_seed_same_bits_whatever_the_threads():
+    trees = [TREE, _tree(1, K=2), _tree(2, n_leaves=10, cards=(2, 2))]
+    opt = HDPOptions(n_iter=300, n_chains=2, thin=5, record_draws=(0, 1))
+    a = estimate_trees(trees, opt, seed=7, n_threads=1)
+    b = estimate_trees(trees, opt, seed=7, n_threads=2)
+    c = estimate_trees(trees, opt, seed=7, n_threads=2, progress=lambda d, t: None)
+    for x, y, z in zip(a, b, c, strict=True):
+        for name in ("probabilities", "mcse", "table_counts", "draws"):
+            np.testing.assert_array_equal(getattr(x, name), getattr(y, name))
+            np.testing.assert_array_equal(getattr(x, name), getattr(z, name))
+        np.testing.assert_array_equal(x.trace.log_joint, y.trace.log_joint)
+    # the first tree's chains do not depend on which other trees are sampled with it
+    solo = estimate_trees(trees[:1], opt, seed=7)[0]
+    np.testing.assert_array_equal(solo.probabilities, a[0].probabilities)
+    # a different seed gives different chains
+    d = estimate_trees(trees, opt, seed=8, n_threads=2)
+    assert not np.array_equal(d[0].probabilities, a[0].probabilities)
+
+
+def test_draws_do_not_change_the_chain():
+    a = estimate_tree(TREE, HDPOptions(n_iter=200), seed=3)
+    b = estimate_tree(TREE, HDPOptions(n_iter=200, record_draws=True, trace_nodes=(2,)), seed=3)
+    np.testing.assert_array_equal(a.probabilities, b.probabilities)
+
+
+def test_seed_none_records_entropy():
+    a = estimate_tree(TREE, HDPOptions(n_iter=50), seed=None)
+    b = estimate_tree(TREE, HDPOptions(n_iter=50), seed=a.seed_entropy)
+    np.testing.assert_array_equal(a.probabilities, b.probabilities)
+
+
+def test_progress_reports_all_iterations():
+    seen = []
+    estimate_trees([TREE, TREE], HDPOptions(n_iter=600, n_chains=2), seed=0, n_threads=2,
+                   progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (2400, 2400)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_shared_stirling_table_grows():
+    table = LogStirlingTable()
+    big = ContextTree.from_leaf_counts(np.array([[0], [1]]), np.array([[900, 40], [30, 3000]]),
+                                       [2])
+    res = estimate_trees([TREE, big], HDPOptions(n_iter=100), seed=0, stirling=table)
+    assert table.n_max >= 3000
+    assert np.all(np.isfinite(res[1].probabilities))
+
+
+# ---------------------------------------------------------------------------- special trees
+def test_root_only_tree():
+    t = ContextTree.from_leaf_counts(np.zeros((1, 0), np.int64), np.array([[3, 1]]), [])
+    r = estimate_tree(t, HDPOptions(n_iter=20), seed=0)
+    np.testing.assert_allclose(r.probabilities[0], [(3 + 1) / 6, (1 + 1) / 6])
+    assert r.concentration_mean.shape == (0,)
+    assert r.diagnostics().index.tolist() == ["log_joint"]
+
+
+def test_single_value_child():
+    t = ContextTree.from_leaf_counts(np.array([[0], [1]]), np.array([[5], [2]]), [2])
+    r = estimate_tree(t, HDPOptions(n_iter=50), seed=0)
+    np.testing.assert_allclose(r.probabilities, 1.0)
+
+
+@pytest.mark.parametrize("tying", ["none", "same-parent", "single", "level"])
+def test_group_names(tying):
+    r = estimate_tree(TREE, HDPOptions(n_iter=30, tying=tying), seed=0)
+    assert len(r.group_names) == r.n_groups
+    if tying != "single":
+        assert len(set(r.group_names)) == r.n_groups
+
+
+def test_fixed_concentrations_stay_fixed():
+    r = estimate_tree(TREE, HDPOptions(n_iter=100, fix_concentrations=True,
+                                       concentration_init=(1.0, 2.0, 3.0)), seed=0)
+    assert np.all(r.trace.concentrations == np.array([1.0, 2.0, 3.0]))
+
+
+def test_concentration_cap():
+    t = ContextTree.from_leaf_counts(np.array([[0], [1], [2]]),
+                                     np.array([[500, 500], [500, 500], [500, 500]]), [3])
+    r = estimate_tree(t, HDPOptions(n_iter=200, concentration_max=3.0), seed=0)
+    assert r.trace.concentrations.max() <= 3.0
+
+
+# ---------------------------------------------------------------------------- diagnostics
+def test_rhat_and_ess_against_known_cases():
+    rng = np.random.default_rng(0)
+    iid = rng.normal(size=(4, 1000))
+    assert abs(split_rhat(iid) - 1) < 0.01
+    assert 3000 < effective_sample_size(iid) < 5000
+    ar = np.zeros((4, 1000))
+    for i in range(1, 1000):
+        ar[:, i] = 0.9 * ar[:, i - 1] + rng.normal(size=4)
+    ess = effective_sample_size(ar)
+    assert 100 < ess < 400  # theory: 4000 (1 - 0.9) / (1 + 0.9) = 211
+    shifted = iid + np.arange(4)[:, None]
+    assert split_rhat(shifted) > 1.5
+    assert math.isnan(split_rhat(np.ones((2, 100))))
+
+
+def test_rhat_and_ess_agree_with_arviz():
+    azs = pytest.importorskip("arviz_stats")
+    rng = np.random.default_rng(1)
+    x = np.cumsum(rng.normal(size=(3, 400)), axis=1) * 0.05 + rng.normal(size=(3, 400))
+    assert split_rhat(x) == pytest.approx(float(azs.rhat(x, method="rank")), rel=1e-6)
+    assert effective_sample_size(x) == pytest.approx(
+        float(azs.ess(x, method="bulk")), rel=1e-6)
+
+
+def test_diagnostics_table(result):
+    d = result.diagnostics()
+    assert list(d.columns) == ["mean", "sd", "rhat", "ess_bulk"]
+    assert d.index.tolist() == [f"alpha[depth{i}]" for i in (1, 2, 3)] + ["log_joint"]
+    assert np.all(d["rhat"] > 0.9)
+
+
+def test_to_arviz(result):
+    pytest.importorskip("arviz_base")
+    dt = result.to_arviz(value_labels=["a", "b", "c"])
+    post = dt["posterior"]
+    assert post["concentration"].shape == (3, 270, 3)
+    assert post["node_probability"].shape == (3, 270, 2, 3)
+    assert post["phi"].shape == (3, 270, TREE.n_nodes, 3)
+    assert list(post["concentration"].coords["group"].values) == ["depth1", "depth2", "depth3"]
+    assert dt["warmup_posterior"]["log_joint"].shape == (3, 30)
+    np.testing.assert_array_equal(dt["sample_stats"]["lp"].values,
+                                  result.trace.log_joint[:, result.trace.kept])
+    azs = pytest.importorskip("arviz_stats")
+    r = azs.rhat(dt, var_names=["concentration"])
+    np.testing.assert_allclose(
+        r["concentration"].values,
+        [split_rhat(result.trace.concentrations[:, result.trace.kept, g]) for g in range(3)],
+        rtol=1e-6,
+    )
