@@ -1,0 +1,400 @@
+"""Bounded-memory statistics for discretising numeric columns that are never held in memory.
+
+MDL discretisation (:mod:`fastpath.discretize`, Fayyad & Irani 1993 as Weka computes it) looks at
+a numeric column only through its *sorted class counts*: the candidate cuts are the midpoints
+between consecutive distinct values, and every quantity of the criterion (class entropies of
+the two sides, the number of rows ``N`` of the subset, the classes present) is a function of the
+cumulative class counts at those candidates. So a table
+
+    distinct value -> number of rows of each class
+
+is a sufficient statistic, and :func:`mdl_cut_points_from_counts` computes, from it, exactly the
+cut points :func:`~fastpath.discretize.mdl_cut_points` computes from the rows (same
+floating-point operations in the same order, so bit for bit).
+
+:class:`ClassHistogram` is that table with a memory bound: a sorted list of at most
+``max_bins`` disjoint value ranges ``[lo, hi]`` with the class counts of the rows in each range.
+
+* While the column has at most ``max_bins`` distinct values (integer-valued attributes,
+  categories coded as numbers, rounded measurements) every range is a single value and the
+  histogram is the exact table above: the cut points equal the in-memory MDL cut points.
+* Beyond that the histogram *compresses*: first it merges neighbouring ranges whose class
+  proportions are identical (a cut between two such ranges never has a lower class entropy
+  than a cut at the ends of the run — Fayyad & Irani's boundary-point argument, generalised by
+  Elomaa & Rousu 2004 — so this loses no useful candidate); then, if still too long, it merges
+  neighbours into about ``max_bins / 2`` ranges of roughly equal row counts (equal-frequency
+  fine bins). MDL then runs over the ranges: candidate cuts are restricted to range boundaries
+  and a cut is the midpoint between the largest value of one range and the smallest of the
+  next, i.e. again the midpoint of two consecutive *observed* values. Cut points can then
+  differ from the in-memory ones by at most one fine bin (about ``2 N / max_bins`` rows of the
+  column); ``docs/scale.md`` measures the effect on cut points and accuracy.
+
+A row adds to the range that contains its value, or starts a new single-value range between
+two ranges; two histograms merge by taking the union of their ranges (overlapping ranges are
+fused). Memory is ``O(max_bins x n_classes)`` per column whatever the number of rows; the
+result does not depend on how the rows were split into chunks while the histogram is exact,
+and is deterministic for a given chunking afterwards.
+
+Class labels are provisional column indices (their order of first appearance in a stream);
+:meth:`ClassHistogram.cut_points` takes the permutation to the final class order, because the
+entropies sum over classes in that order.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = ["DEFAULT_MAX_BINS", "ClassHistogram", "mdl_cut_points_from_counts"]
+
+#: default bound on the number of ranges of a :class:`ClassHistogram`
+DEFAULT_MAX_BINS = 4096
+
+
+# ====================================================================== MDL over counts
+# The three functions below are discretize's kernels with the table ``lnf[c] = c ln c`` replaced
+# by the same expression evaluated on the fly (``c * math.log(c)`` on an int64, as the table is
+# filled), so that ``N`` of ten million rows does not need an 80 MB table.
+@njit(cache=True, nogil=True)
+def _xlnx(c):
+    if c == 0:
+        return 0.0
+    return c * math.log(c)
+
+
+@njit(cache=True, nogil=True)
+def _entropy(counts, k):
+    """Weka ``ContingencyTables.entropy`` of one row of integer counts (bits)."""
+    rv = 0.0
+    s = 0
+    for j in range(k):
+        rv -= _xlnx(counts[j])
+        s += counts[j]
+    if s == 0:
+        return 0.0
+    return (rv + _xlnx(s)) / (s * math.log(2.0))
+
+
+@njit(cache=True, nogil=True)
+def _cond_entropy(left, right, k):
+    """Weka ``ContingencyTables.entropyConditionedOnRows`` of the 2 x k table (bits)."""
+    rv = 0.0
+    total = 0
+    s = 0
+    for j in range(k):
+        rv = rv + _xlnx(left[j])
+        s += left[j]
+    rv = rv - _xlnx(s)
+    total += s
+    s = 0
+    for j in range(k):
+        rv = rv + _xlnx(right[j])
+        s += right[j]
+    rv = rv - _xlnx(s)
+    total += s
+    if total == 0:
+        return 0.0
+    return -rv / (total * math.log(2.0))
+
+
+@njit(cache=True, nogil=True)
+def _mdl_bins_kernel(lo, hi, counts):
+    """Weka's recursion over sorted disjoint ranges with class counts (see the module doc).
+
+    Line for line :func:`fastpath.discretize._mdl_kernel`, with "row i" replaced by "range i":
+    the candidate after range ``i`` sees the cumulative counts through range ``i``, which are
+    the counts the row kernel sees at the last row of a run of equal values.
+    """
+    n_bins = counts.shape[0]
+    k = counts.shape[1]
+    log2 = math.log(2.0)
+    cuts = np.empty(max(n_bins - 1, 1), dtype=np.float64)
+    n_cuts = 0
+    stack = np.empty((2 * n_bins + 2, 2), dtype=np.int64)
+    stack[0, 0] = 0
+    stack[0, 1] = n_bins
+    top = 1
+    left = np.zeros(k, dtype=np.int64)
+    right = np.zeros(k, dtype=np.int64)
+    prior = np.zeros(k, dtype=np.int64)
+    best_left = np.zeros(k, dtype=np.int64)
+    best_right = np.zeros(k, dtype=np.int64)
+    while top > 0:
+        top -= 1
+        first = stack[top, 0]
+        last = stack[top, 1]  # exclusive
+        for j in range(k):
+            left[j] = 0
+            right[j] = 0
+        m = 0
+        for i in range(first, last):
+            for j in range(k):
+                right[j] += counts[i, j]
+                m += counts[i, j]
+        if m < 2:
+            continue
+        for j in range(k):
+            prior[j] = right[j]
+        prior_ent = _entropy(prior, k)
+        best_ent = prior_ent
+        best_idx = -1
+        best_cut = 0.0
+        for i in range(first, last - 1):
+            for j in range(k):
+                left[j] += counts[i, j]
+                right[j] -= counts[i, j]
+            e = _cond_entropy(left, right, k)
+            if e < best_ent:
+                best_ent = e
+                best_idx = i
+                mid = (hi[i] + lo[i + 1]) / 2.0
+                if not math.isfinite(mid):  # overflow of hi + lo
+                    mid = hi[i] / 2.0 + lo[i + 1] / 2.0
+                best_cut = mid
+                for j in range(k):
+                    best_left[j] = left[j]
+                    best_right[j] = right[j]
+        gain = prior_ent - best_ent
+        if gain <= 0.0:
+            continue
+        ent = _cond_entropy(best_left, best_right, k)
+        gain = prior_ent - ent
+        k_all = 0
+        k_left = 0
+        k_right = 0
+        for j in range(k):
+            if prior[j] > 0:
+                k_all += 1
+            if best_left[j] > 0:
+                k_left += 1
+            if best_right[j] > 0:
+                k_right += 1
+        ent_left = _entropy(best_left, k)
+        ent_right = _entropy(best_right, k)
+        delta = math.log(math.pow(3.0, k_all) - 2.0) / log2 - (
+            (k_all * prior_ent) - (k_right * ent_right) - (k_left * ent_left)
+        )
+        num_cut_points = m - 1
+        if gain > (math.log(num_cut_points) / log2 + delta) / m:
+            cuts[n_cuts] = best_cut
+            n_cuts += 1
+            stack[top, 0] = first
+            stack[top, 1] = best_idx + 1
+            top += 1
+            stack[top, 0] = best_idx + 1
+            stack[top, 1] = last
+            top += 1
+    out = cuts[:n_cuts].copy()
+    out.sort()
+    return out
+
+
+def mdl_cut_points_from_counts(
+    lo: np.ndarray, hi: np.ndarray, counts: np.ndarray, *, name: str | None = None
+) -> np.ndarray:
+    """Fayyad & Irani MDL cut points from sorted value ranges and their class counts.
+
+    Parameters
+    ----------
+    lo, hi : array of float, shape (B,)
+        Smallest and largest value of each range; finite, ``lo <= hi`` and
+        ``hi[i] < lo[i + 1]`` (sorted, disjoint).
+    counts : array of int, shape (B, n_classes)
+        Rows of each class in each range, classes in their final order.
+    name : str, optional
+        Column name, for error messages.
+
+    Returns
+    -------
+    ndarray of float64
+        Strictly increasing cut points, each the midpoint ``(hi[i] + lo[i + 1]) / 2`` of two
+        neighbouring ranges. When every range is one distinct value (``lo == hi``) this is
+        exactly :func:`fastpath.discretize.mdl_cut_points` of the underlying rows.
+    """
+    label = f"column {name!r}" if name is not None else "histogram"
+    lo = np.ascontiguousarray(lo, dtype=np.float64)
+    hi = np.ascontiguousarray(hi, dtype=np.float64)
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    if lo.ndim != 1 or lo.shape != hi.shape or counts.ndim != 2 or counts.shape[0] != lo.size:
+        raise ValueError(
+            f"{label}: lo and hi must be (B,) and counts (B, n_classes), got {lo.shape}, "
+            f"{hi.shape} and {counts.shape}"
+        )
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        raise ValueError(f"{label}: range bounds must be finite")
+    if np.any(lo > hi) or np.any(hi[:-1] >= lo[1:]):
+        raise ValueError(f"{label}: ranges must be sorted and disjoint")
+    if counts.size and counts.min() < 0:
+        raise ValueError(f"{label}: counts must be non-negative")
+    if counts.shape[1] < 1:
+        raise ValueError(f"{label}: counts needs at least one class column")
+    if lo.size < 2:
+        return np.empty(0, dtype=np.float64)
+    return _mdl_bins_kernel(lo, hi, counts)
+
+
+# ====================================================================== the histogram
+def _fuse(lo, hi, counts):
+    """Sort ranges by ``lo`` and fuse overlapping (or equal) ones."""
+    order = np.argsort(lo, kind="stable")
+    lo, hi, counts = lo[order], hi[order], counts[order]
+    if lo.size <= 1:
+        return lo, hi, counts
+    reach = np.maximum.accumulate(hi)
+    starts = np.flatnonzero(np.r_[True, lo[1:] > reach[:-1]])
+    if starts.size == lo.size:
+        return lo, hi, counts
+    return lo[starts], np.maximum.reduceat(hi, starts), np.add.reduceat(counts, starts, axis=0)
+
+
+def _group(lo, hi, counts, starts):
+    return lo[starts], np.maximum.reduceat(hi, starts), np.add.reduceat(counts, starts, axis=0)
+
+
+class ClassHistogram:
+    """Mergeable class counts of one numeric column over at most ``max_bins`` value ranges.
+
+    Parameters
+    ----------
+    n_classes : int, default=0
+        Initial number of class columns (grows with :meth:`update`).
+    max_bins : int, default=DEFAULT_MAX_BINS
+        Bound on the number of ranges kept between updates (at least 4).
+
+    Attributes
+    ----------
+    lo, hi : ndarray of float64, shape (B,)
+        Bounds of each range (sorted, disjoint).
+    counts : ndarray of int64, shape (B, n_classes)
+    n_rows : int
+        Rows added (finite values only).
+    """
+
+    def __init__(self, n_classes: int = 0, max_bins: int = DEFAULT_MAX_BINS) -> None:
+        if isinstance(max_bins, bool) or int(max_bins) != max_bins or max_bins < 4:
+            raise ValueError(f"max_bins must be an integer >= 4, got {max_bins!r}")
+        self.max_bins = int(max_bins)
+        self.lo = np.empty(0, dtype=np.float64)
+        self.hi = np.empty(0, dtype=np.float64)
+        self.counts = np.zeros((0, int(n_classes)), dtype=np.int64)
+        self.n_rows = 0
+
+    @property
+    def n_bins(self) -> int:
+        return int(self.lo.size)
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.counts.shape[1])
+
+    @property
+    def exact(self) -> bool:
+        """Whether every range is a single value (the histogram is then lossless)."""
+        return bool(np.array_equal(self.lo, self.hi))
+
+    def _grow(self, n_classes: int) -> None:
+        if n_classes > self.counts.shape[1]:
+            extra = np.zeros((self.counts.shape[0], n_classes - self.counts.shape[1]), np.int64)
+            self.counts = np.concatenate([self.counts, extra], axis=1)
+
+    def update(self, x: np.ndarray, y: np.ndarray) -> ClassHistogram:
+        """Add rows: finite values ``x`` with provisional class indices ``y`` (>= 0)."""
+        x = np.asarray(x, dtype=np.float64).ravel()
+        y = np.asarray(y, dtype=np.int64).ravel()
+        if x.shape != y.shape:
+            raise ValueError(f"x and y must have the same length, got {x.size} and {y.size}")
+        if x.size == 0:
+            return self
+        if not np.all(np.isfinite(x)):
+            raise ValueError("ClassHistogram.update takes finite values only")
+        if y.min() < 0:
+            raise ValueError("class indices must be non-negative")
+        self._grow(int(y.max()) + 1)
+        self.n_rows += int(x.size)
+        k = self.n_classes
+        if self.lo.size:
+            # rows whose value lies in an existing range join it
+            j = np.searchsorted(self.lo, x, side="right") - 1
+            inside = j >= 0
+            inside[inside] = x[inside] <= self.hi[j[inside]]
+            if inside.any():
+                self.counts += np.bincount(
+                    j[inside] * k + y[inside], minlength=self.lo.size * k
+                ).reshape(-1, k)
+                x, y = x[~inside], y[~inside]
+        if x.size:
+            # the others start single-value ranges between the existing ones
+            values, inverse = np.unique(x, return_inverse=True)
+            new = np.bincount(inverse.ravel() * k + y, minlength=values.size * k).reshape(-1, k)
+            lo = np.concatenate([self.lo, values])
+            hi = np.concatenate([self.hi, values])
+            counts = np.concatenate([self.counts, new])
+            order = np.argsort(lo, kind="stable")
+            self.lo, self.hi, self.counts = lo[order], hi[order], counts[order]
+        if self.lo.size > self.max_bins:
+            self._compress()
+        return self
+
+    def merge(self, other: ClassHistogram) -> ClassHistogram:
+        """Add another histogram's rows (same class indices); returns self."""
+        k = max(self.n_classes, other.n_classes)
+        self._grow(k)
+        theirs = other.counts
+        if theirs.shape[1] < k:
+            theirs = np.concatenate(
+                [theirs, np.zeros((theirs.shape[0], k - theirs.shape[1]), np.int64)], axis=1
+            )
+        self.lo, self.hi, self.counts = _fuse(
+            np.concatenate([self.lo, other.lo]),
+            np.concatenate([self.hi, other.hi]),
+            np.concatenate([self.counts, theirs]),
+        )
+        self.n_rows += other.n_rows
+        if self.lo.size > self.max_bins:
+            self._compress()
+        return self
+
+    def remap_classes(self, mapping: np.ndarray, n_classes: int) -> ClassHistogram:
+        """Move class column ``c`` to ``mapping[c]`` in a table of ``n_classes`` columns."""
+        mapping = np.asarray(mapping, dtype=np.int64)
+        if mapping.size != self.n_classes:
+            raise ValueError(
+                f"mapping has {mapping.size} entries for {self.n_classes} class columns"
+            )
+        out = np.zeros((self.counts.shape[0], int(n_classes)), dtype=np.int64)
+        out[:, mapping] = self.counts
+        self.counts = out
+        return self
+
+    def _compress(self) -> None:
+        lo, hi, counts = self.lo, self.hi, self.counts
+        totals = counts.sum(axis=1)
+        # 1. fuse neighbours with identical class proportions (no useful candidate is lost);
+        #    the integer cross products are exact while counts stay below 3e9
+        if totals.size > 1 and int(totals.max()) < 3_000_000_000:
+            same = np.all(
+                counts[:-1] * totals[1:, None] == counts[1:] * totals[:-1, None], axis=1
+            )
+            starts = np.flatnonzero(np.r_[True, ~same])
+            if starts.size < lo.size:
+                lo, hi, counts = _group(lo, hi, counts, starts)
+                totals = counts.sum(axis=1)
+        # 2. still too long: about max_bins / 2 ranges of equal row counts
+        if lo.size > self.max_bins:
+            target = self.max_bins // 2
+            before = np.cumsum(totals) - totals
+            group = (before * target) // max(int(totals.sum()), 1)
+            starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+            lo, hi, counts = _group(lo, hi, counts, starts)
+        self.lo, self.hi, self.counts = lo, hi, counts
+
+    def cut_points(
+        self, class_order: np.ndarray | None = None, *, name: str | None = None
+    ) -> np.ndarray:
+        """MDL cut points; ``class_order[j]`` is the class column of final class ``j``."""
+        counts = self.counts if class_order is None else self.counts[:, np.asarray(class_order)]
+        if counts.shape[1] == 0:
+            return np.empty(0, dtype=np.float64)
+        return mdl_cut_points_from_counts(self.lo, self.hi, counts, name=name)
