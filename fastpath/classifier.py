@@ -323,16 +323,32 @@ class BayesNetClassifier:
         return frame
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X: Any, y: Any) -> BayesNetClassifier:
+    def fit(self, X: Any, y: Any = None, *, chunksize: int | None = None) -> BayesNetClassifier:
         """Learn the discretisation, the structure and the probability tables.
 
         Parameters
         ----------
-        X : DataFrame or array-like of shape (n_samples, n_features)
+        X : DataFrame or array-like of shape (n_samples, n_features), or a stream
             Nominal and numeric columns; missing values (NaN/None) are a value of their own.
-        y : array-like of shape (n_samples,)
-            Class labels (no missing values).
+            A *stream* is fitted out of core in a few passes (:mod:`fastpath.streaming`): a path
+            to a CSV/TSV (optionally compressed) or Parquet file, a callable returning a fresh
+            iterator of DataFrame chunks, an iterator of DataFrame chunks (spilled to a
+            temporary directory, as it can be read only once), or a ``dask.dataframe.DataFrame``
+            (:mod:`fastpath.distributed`). A stream's chunks hold the target column too.
+        y : array-like of shape (n_samples,), or str
+            Class labels (no missing values). For a stream: the name of the target column
+            (default: the last column).
+        chunksize : int, optional
+            Streams only: rows per chunk read from a file (default 100,000), or per block of
+            a Dask partition. Memory grows with it, not with the number of rows.
         """
+        self.__dict__.pop("_partial_state", None)
+        if self._is_stream(X):
+            return self._fit_stream(X, y, chunksize)
+        if chunksize is not None:
+            raise ValueError(
+                "chunksize applies to streamed X (a path, a chunk iterator or a Dask DataFrame)"
+            )
         self._validate_params()
         frame = self._validate_X(X, fitting=True)
         classes, y_codes = self._validate_y(y, frame.shape[0])
@@ -351,6 +367,54 @@ class BayesNetClassifier:
             self._select_m(codes, y_codes, rng)
         self._fit_tables(CountAccumulator(self.tree_specs_).update(codes, y_codes), rng)
         return self
+
+    # ------------------------------------------------------------------ out of core
+    @staticmethod
+    def _is_stream(X: Any) -> bool:
+        from .streaming import is_stream_source
+
+        return is_stream_source(X)
+
+    def _fit_stream(self, X: Any, y: Any, chunksize: int | None) -> BayesNetClassifier:
+        from .streaming import fit_stream
+
+        return fit_stream(self, X, y, chunksize=chunksize)
+
+    def partial_fit(
+        self, X: Any, y: Any, classes: Any = None, *, schema: Any = None
+    ) -> BayesNetClassifier:
+        """Add a chunk of rows to the counts; the next prediction re-estimates the tables.
+
+        The first call fixes everything but the counts, and later calls only add counts:
+
+        * the classes: ``classes`` when given (every label the stream will hold), else the
+          labels of the first chunk;
+        * the coding of every column (categories, MDL cut points, missing-value codes):
+          ``schema`` when given (a fitted :class:`~fastpath.encoding.TableEncoder`, or a
+          mapping for :func:`fastpath.streaming.declare_schema`), else learned from the first
+          chunk exactly as :meth:`fit` learns it;
+        * the structure (and for ``"skdb"`` the selected attributes), learned from the first
+          chunk (naive Bayes needs no data).
+
+        A later chunk with a class, a category or a missing value outside that schema raises
+        ``ValueError`` naming the call, row and column, and adds nothing. m (``m="auto"``) is
+        chosen at re-estimation on the same holdout rule as :meth:`fit` over all rows seen, so
+        with a declared schema and a data-independent structure, ``partial_fit`` over chunks
+        and :meth:`fit` on their concatenation give the same model. :meth:`fit` discards
+        everything ``partial_fit`` gathered; a saved model cannot resume ``partial_fit``.
+        ``trees_`` and ``probability_tables_`` are those of the last re-estimation (the first
+        prediction after a ``partial_fit`` runs it).
+        """
+        from .streaming import partial_fit
+
+        return partial_fit(self, X, y, classes, schema)
+
+    def _refresh_partial(self) -> None:
+        """Lazy re-estimation after ``partial_fit`` (called before every prediction)."""
+        if getattr(self, "_partial_state", None) is not None:
+            from .streaming import refresh_partial
+
+            refresh_partial(self)
 
     # The stages below are shared with the streaming and distributed fits, which reach them
     # with statistics gathered chunk by chunk instead of an in-memory code matrix.
@@ -411,14 +475,19 @@ class BayesNetClassifier:
             self.m_ = float(self.m)
             self.m_scores_ = {}
             return
+        from .streaming import holdout_key, holdout_rows, holdout_size
+
         n = codes.shape[0]
-        n_hold = min(n // 10, 5000)
+        n_hold = holdout_size(n)
         if n_hold < 1 or n - n_hold < 1:
             self.m_ = 1.0  # too little data to hold any out: Schurmann–Grassberger's m = 1
             self.m_scores_ = {}
             return
-        perm = rng.permutation(n)
-        hold, train = perm[:n_hold], perm[n_hold:]
+        # the n_hold rows with the smallest seeded hash of their index, in row order: the rule
+        # a streaming fit can apply chunk by chunk, so both fits hold out the same rows
+        hold = holdout_rows(n, n_hold, holdout_key(rng))
+        train = np.ones(n, dtype=bool)
+        train[hold] = False
         train_counts = CountAccumulator(self.tree_specs_).update(codes[train], y_codes[train])
         self._score_m(train_counts, codes[hold], y_codes[hold])
 
@@ -463,6 +532,7 @@ class BayesNetClassifier:
 
     # ------------------------------------------------------------------ predict
     def _check_fitted(self) -> None:
+        self._refresh_partial()
         if not hasattr(self, "_packed"):
             raise NotFittedError(
                 "This BayesNetClassifier instance is not fitted yet. Call 'fit' with "
