@@ -175,8 +175,9 @@ class Where:
 
     kind: str  # "chunk" or "partition"
     index: int
-    start: int | None  # first row of the chunk in the stream, when known
+    start: int | None  # first row in the whole stream, when known
     n_rows: int
+    offset: int = 0  # first row within the chunk/partition (a block of a partition)
 
     def __str__(self) -> str:
         if self.start is None or self.n_rows == 0:
@@ -185,12 +186,13 @@ class Where:
 
     def row(self, local: int) -> str:
         if self.start is None:
-            return f"row {local} of {self.kind} {self.index}"
+            return f"row {self.offset + local} of {self.kind} {self.index}"
         return f"row {self.start + local}"
 
     def sub(self, offset: int, n_rows: int) -> Where:
+        """A block of ``n_rows`` rows starting ``offset`` rows into this one."""
         start = None if self.start is None else self.start + offset
-        return Where(self.kind, self.index, start, n_rows)
+        return Where(self.kind, self.index, start, n_rows, self.offset + offset)
 
 
 def _fail(where: Where, column: Any, local_row: int | None, msg: str) -> StreamError:
@@ -570,6 +572,13 @@ class SchemaStats:
         self.labels: dict[Any, int] = {}
         self.lengths: dict[int, int] = {}
 
+    def fresh(self) -> SchemaStats:
+        """An empty copy with the same columns."""
+        out = SchemaStats(self.features, self.target, self.nominal, DEFAULT_MAX_BINS)
+        out.hists = [None if h is None else ClassHistogram(0, h.max_bins) for h in self.hists]
+        out.has_names = getattr(self, "has_names", True)
+        return out
+
     # ------------------------------------------------------------------ chunks
     def update(self, frame: pd.DataFrame, where: Where) -> SchemaStats:
         """Add a chunk (all feature columns and the target, any column order)."""
@@ -858,6 +867,15 @@ class PairStats:
         self.first_off = np.where(self.sparse, starts[:-1], -1).astype(np.int64)
         self.first = np.full(int(starts[-1]), np.iinfo(np.int64).max, dtype=np.int64)
 
+    def fresh(self) -> PairStats:
+        """An empty copy with the same configuration."""
+        out = copy.copy(self)
+        out.class_counts = np.zeros_like(self.class_counts)
+        out.joint = np.zeros_like(self.joint)
+        out.tables = np.zeros_like(self.tables)
+        out.first = np.full_like(self.first, np.iinfo(np.int64).max)
+        return out
+
     @staticmethod
     def cell_bytes(cards, n_classes, n_rows, pair_i, pair_j) -> np.ndarray:
         """Bytes each pair's tables take (counts, plus first rows when summed sparsely)."""
@@ -945,6 +963,10 @@ class CountStats:
         self.key = key
         self.threshold = threshold
         self.hold: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def fresh(self) -> CountStats:
+        """An empty copy with the same configuration."""
+        return CountStats(self.accumulator.specs, self.key, self.threshold)
 
     def update(self, codes: np.ndarray, y: np.ndarray, start: int) -> CountStats:
         if self.key is None:
