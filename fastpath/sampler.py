@@ -185,14 +185,6 @@ _MT_C = _mt_c_table(4096)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _gamma_int(b, s):
-    """Gamma(b, 1) for an integer shape b >= 1."""
-    if b < _MT_C.shape[0]:
-        return _gamma_mt_dc(b - 1.0 / 3.0, _MT_C[b], s)
-    return _gamma_mt(float(b), s)
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _gamma_mt_dc(d, c, s):
     """Marsaglia-Tsang core with ``d = a - 1/3``, ``c = 1 / sqrt(9 d)``."""
     while True:
@@ -502,8 +494,17 @@ def sample_concentrations(group, N, T, alpha, shape0, rate0, cap, rng, sh, rt):
         if b <= 0:
             continue  # q = 1
         a = alpha[g]
-        y = _gamma_int(b, rng)
-        x = _gamma_mt_dc(dg[g], cg[g], rng)
+        db = b - 1.0 / 3.0
+        cb = _MT_C[b] if b < _MT_C.shape[0] else 1.0 / math.sqrt(9.0 * db)
+        # Y ~ Gamma(N_j), then X ~ Gamma(alpha) (or alpha + 1), from one inlined code site
+        y = 0.0
+        x = 0.0
+        for r in range(2):
+            v = _gamma_mt_dc(db if r == 0 else dg[g], cb if r == 0 else cg[g], rng)
+            if r == 0:
+                y = v
+            else:
+                x = v
         if a >= 1.0:
             rt[g] += math.log1p(y / x)
         else:
@@ -736,3 +737,34 @@ def run_iterations(
                 for i in range(draw_ids.shape[0]):
                     for k in range(K):
                         draws[di, i, k] = phi[draw_ids[i], k]
+
+
+# ---------------------------------------------------------------------------- cache guard
+def _flush_cache_if_stirling_changed() -> None:
+    """Drop this module's numba cache when ``stirling.py`` changed since it was written.
+
+    numba keys a cached function on its own source file only, but the kernels here compile
+    :func:`fastpath.stirling.log_stirling` into themselves; a stale cache would keep the old
+    Stirling code. A digest of ``stirling.py`` is kept next to the cache files.
+    """
+    try:
+        import hashlib
+        from pathlib import Path
+
+        from numba.core.dispatcher import Dispatcher
+
+        from . import stirling as _stirling
+
+        digest = hashlib.sha256(Path(_stirling.__file__).read_bytes()).hexdigest()
+        stamp = Path(run_iterations._cache._cache_path) / "sampler.stirling-digest"
+        if stamp.exists() and stamp.read_text() == digest:
+            return
+        for obj in list(globals().values()):
+            if isinstance(obj, Dispatcher):
+                obj._cache.flush()
+        stamp.write_text(digest)
+    except Exception:  # pragma: no cover - best effort: never break the import
+        pass
+
+
+_flush_cache_if_stirling_changed()
