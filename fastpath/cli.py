@@ -61,9 +61,11 @@ def _split_target(frame: pd.DataFrame, target: str | None) -> tuple[pd.DataFrame
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model")
-    g.add_argument("--structure", default="kdb", choices=["nb", "tan", "kdb"],
-                   help="naive Bayes, tree-augmented naive Bayes, or kDB-k (default: kdb)")
-    g.add_argument("--k", type=int, default=1, help="max attribute parents for kdb (default: 1)")
+    g.add_argument("--structure", default="kdb", choices=["nb", "tan", "kdb", "skdb"],
+                   help="naive Bayes, tree-augmented naive Bayes, kDB-k, or selective kDB "
+                   "(default: kdb)")
+    g.add_argument("--k", type=int, default=1,
+                   help="max attribute parents for kdb and skdb (default: 1)")
     g.add_argument("--estimator", default="m", choices=["m", "hdp"],
                    help="m-estimates with back-off, or HDP estimates (default: m)")
     g.add_argument("--m", default="auto",
@@ -114,16 +116,28 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None):
 
 # ---------------------------------------------------------------------- subcommands
 def _cmd_fit(args: argparse.Namespace) -> int:
-    frame = _read(args.data)
-    X, y = _split_target(frame, args.target)
-    model = _make_model(args, X)
     t0 = time.perf_counter()
-    model.fit(X, y)
+    if args.chunksize is not None:
+        # out of core: the file is read in chunks, in a few passes (fastpath.streaming)
+        if args.chunksize < 1:
+            raise ValueError(f"--chunksize must be a positive number of rows, got {args.chunksize}")
+        if args.categorical:
+            raise ValueError("--categorical is not available with --chunksize (declared types "
+                             "come from the file); use an ARFF file to declare nominal columns")
+        model = _make_model(args)
+        model.fit(args.data, args.target, chunksize=args.chunksize)
+        what = f"{args.data} (streamed in chunks of {args.chunksize} rows)"
+    else:
+        frame = _read(args.data)
+        X, y = _split_target(frame, args.target)
+        model = _make_model(args, X)
+        model.fit(X, y)
+        what = f"{len(X)} rows x {X.shape[1]} attributes"
     seconds = time.perf_counter() - t0
     model.save(args.model)
     if not args.quiet:
-        print(f"fitted {model!r} on {len(X)} rows x {X.shape[1]} attributes in {seconds:.2f} s; "
-              f"saved to {args.model}", file=sys.stderr)
+        print(f"fitted {model!r} on {what} in {seconds:.2f} s; saved to {args.model}",
+              file=sys.stderr)
     return 0
 
 
@@ -210,6 +224,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_experiments(args: argparse.Namespace) -> int:
+    try:
+        from validation.experiments.cli import main as experiments_main
+    except ImportError as exc:  # pragma: no cover - the validation package ships with hdpbn
+        raise NotImplementedError(f"the experiment runner is not installed: {exc}") from None
+    return int(experiments_main(args.rest) or 0)
+
+
 def _hdp_available() -> bool:
     try:
         from . import hdp  # noqa: F401
@@ -235,6 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", metavar="DATA", help="training table")
     p.add_argument("--target", default=None, help="class column (default: the last column)")
     p.add_argument("--model", required=True, help="where to save the model (.npz)")
+    p.add_argument("--chunksize", type=int, default=None,
+                   help="fit out of core, reading DATA (CSV/CSV.gz/Parquet) in chunks of this "
+                   "many rows; memory does not grow with the file")
     _add_model_options(p)
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(func=_cmd_fit)
@@ -269,6 +294,14 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         add_estimate_parser(sub)
 
+    p = sub.add_parser("experiments", help="the paper's experiments on a folder of datasets",
+                       description="Cross-validated comparison of BNCs (m and HDP estimates), "
+                       "random forest and XGBoost over a folder of datasets, with win/draw/loss "
+                       "tables and sign tests; the same as 'python -m validation.experiments'. "
+                       "Run 'hdpbn experiments --help' for its options.", add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="options of the experiment runner")
+    p.set_defaults(func=_cmd_experiments)
+
     p = sub.add_parser("demo", help="compare structures and estimators on a bundled dataset",
                        description="Cross-validated comparison of NB, TAN, kDB-1 and kDB-2 with "
                        "m-estimates and HDP estimates on a small bundled UCI dataset.")
@@ -289,6 +322,10 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["experiments"]:
+        # the runner has its own parser (and --help): hand it every remaining argument
+        return _cmd_experiments(argparse.Namespace(rest=argv[1:]))
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
