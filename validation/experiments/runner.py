@@ -30,6 +30,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -348,11 +349,15 @@ def compute_cell(cell: Cell, protocol, settings: RunSettings) -> dict[str, Any]:
     seed = _model_seed(protocol, cell.split)
     model = make_classifier(spec, iterations=settings.iterations, seed=seed, n_jobs=1)
     X_train, X_test = X.iloc[train], X.iloc[test]
-    t0 = time.perf_counter()
-    model.fit(X_train, labels[train])
-    t1 = time.perf_counter()
-    proba_model = np.asarray(model.predict_proba(X_test), dtype=np.float64)
-    t2 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        # kept in the record (e.g. "an identifier?" columns), not printed once per cell
+        warnings.simplefilter("always")
+        t0 = time.perf_counter()
+        model.fit(X_train, labels[train])
+        t1 = time.perf_counter()
+        proba_model = np.asarray(model.predict_proba(X_test), dtype=np.float64)
+        t2 = time.perf_counter()
+    messages = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
     # align the model's classes (those of its training rows) with the dataset's classes
     proba = np.zeros((test.size, classes.size))
     cols = np.searchsorted(classes, np.asarray(model.classes_).astype(str))
@@ -374,6 +379,7 @@ def compute_cell(cell: Cell, protocol, settings: RunSettings) -> dict[str, Any]:
         "iterations": settings.iterations if spec.estimator == "hdp" else None,
         "seed": seed,
         "details": fitted_details(model),
+        "warnings": messages[:5],
         "protocol": protocol.tag,
         "data_digest": cell.dataset.digest,
     }
@@ -461,7 +467,8 @@ class RunReport:
 def _record_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     rows = []
     for rec in records:
-        row = {k: v for k, v in rec.items() if k != "details"}
+        row = {k: v for k, v in rec.items() if k not in ("details", "warnings")}
+        row["n_warnings"] = len(rec.get("warnings") or [])
         for k, v in (rec.get("details") or {}).items():
             row[k] = v
         rows.append(row)
