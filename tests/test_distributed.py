@@ -1,0 +1,86 @@
+"""Dask fits on a LocalCluster: counts and models identical to the in-memory fit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fastpath import BayesNetClassifier
+from fastpath.classifier import NotFittedError
+from fastpath.datasets import load_dataset
+from fastpath.streaming import StreamError
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+pytestmark = pytest.mark.xdist_group("dask")
+
+
+@pytest.fixture(scope="module")
+def client():
+    # worker processes: the statistics really travel pickled between processes
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def _frame(name):
+    X, y = load_dataset(name)
+    df = X.copy()
+    df["class"] = np.asarray(y)
+    return X, np.asarray(y), df
+
+
+@pytest.mark.parametrize("structure,k", [("nb", 0), ("tan", 1), ("kdb", 2), ("skdb", 2)])
+def test_dask_fit_equals_in_memory_fit(client, structure, k):
+    X, y, df = _frame("credit-a")  # numeric and nominal columns, missing values
+    ddf = dd.from_pandas(df, npartitions=5)
+    a = BayesNetClassifier(structure, k, random_state=3).fit(X, y)
+    b = BayesNetClassifier(structure, k, random_state=3).fit(ddf, "class", chunksize=60)
+    assert b.n_passes_ == {"nb": 2, "tan": 3, "kdb": 3, "skdb": 4}[structure]
+    assert a.encoder_.to_dict() == b.encoder_.to_dict()
+    assert a.structure_ == b.structure_
+    for ta, tb in zip(a.trees_, b.trees_, strict=True):
+        np.testing.assert_array_equal(ta.counts, tb.counts)
+    assert a.m_ == b.m_ and a.m_scores_ == b.m_scores_
+    if structure == "skdb":
+        # per-partition sums of the leave-one-out errors: equal up to rounding (module doc)
+        np.testing.assert_allclose(a.selection_.rmse, b.selection_.rmse, rtol=1e-12)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+def test_dask_fit_without_a_client_uses_the_local_scheduler():
+    X, y, df = _frame("car")
+    import dask
+
+    with dask.config.set(scheduler="threads"):
+        b = BayesNetClassifier("kdb", 1, random_state=0).fit(dd.from_pandas(df, npartitions=3))
+    a = BayesNetClassifier("kdb", 1, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_bad_partition_names_partition_row_and_column(client):
+    from dask import delayed
+
+    rng = np.random.default_rng(0)
+    n = 300
+    df = pd.DataFrame({
+        "a": rng.choice(["x", "y"], n),
+        "b": rng.normal(size=n),
+        "cls": rng.choice(["p", "q"], n),
+    })
+    parts = [df.iloc[s : s + 100] for s in range(0, n, 100)]
+    bad = parts[2].assign(b=parts[2]["b"].astype(object))
+    bad.iloc[17, 1] = "oops"  # row 217: partition 2's numeric column holds a string
+    parts[2] = bad
+    ddf = dd.from_delayed([delayed(p) for p in parts], meta=df.iloc[:0], verify_meta=False)
+    clf = BayesNetClassifier("nb")
+    with pytest.raises(StreamError, match=r"partition 2, row 17 of partition 2, column 'b'.*oops"):
+        clf.fit(ddf, "cls", chunksize=7)
+    with pytest.raises(NotFittedError):
+        clf.predict(df.drop(columns="cls").iloc[:3])
