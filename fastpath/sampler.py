@@ -415,17 +415,23 @@ def sweep(parent, group, pair_node, pair_value, n, t, N, T, alpha, alpha0, root_
             row1 = nj * (nj + 1) // 2
             w = 1.0
             tot = 0.0
+            rp = m_rest + lo  # parent's n at candidate t; r2 row offsets grow incrementally
+            off2 = rp * (rp + 1) // 2 + tpk
+            den = ap + big_rest + lo if generic else big_rest + lo + alpha0
+            num = m_rest + lo + a0k
             for i in range(m):
-                tt = lo + i
                 tot += w
                 buf[i] = tot
                 if i == m - 1:
                     break
                 if generic:
-                    rp = m_rest + tt
-                    f = r1[row1 + tt] * r2[rp * (rp + 1) // 2 + tpk] * aj / (ap + big_rest + tt)
+                    f = r1[row1 + lo + i] * r2[off2] * aj / den
+                    rp += 1
+                    off2 += rp
                 else:
-                    f = r1[row1 + tt] * aj * (m_rest + tt + a0k) / (big_rest + tt + alpha0)
+                    f = r1[row1 + lo + i] * aj * num / den
+                    num += 1.0
+                den += 1.0
                 w *= f
                 if w > 1e200:  # rescale what we have so far
                     for i2 in range(i + 1):
