@@ -1,0 +1,132 @@
+"""``python -m validation agreement|sbc ...``: the sampler validation runs.
+
+Examples::
+
+    python -m validation agreement --quick                  # CI: 4 small trees, assertions
+    python -m validation agreement --full --out results/agreement --resume
+    python -m validation agreement --report-only --out results/agreement
+    python -m validation sbc --quick
+    python -m validation sbc --full --out results/sbc
+
+The exit status is 1 when a tree fails its checks (agreement) or a uniformity test fails for
+the exact update (SBC), so the commands can gate CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def _agreement(args: argparse.Namespace) -> int:
+    from . import agreement as ag
+    from . import suite
+
+    cfg = ag.FULL if args.full else ag.QUICK
+    if args.no_variants:
+        cfg = ag.AgreementConfig(**{**cfg.__dict__, "variants": False})
+    if args.variants:
+        cfg = ag.AgreementConfig(**{**cfg.__dict__, "variants": True})
+    names = args.trees or (suite.names() if args.full else suite.quick_names())
+    for n in names:
+        suite.get(n)  # unknown names fail before any work
+    out = Path(args.out) if args.out else None
+    if args.report_only:
+        if out is None:
+            print("--report-only needs --out", file=sys.stderr)
+            return 2
+        results = ag.load_results(out, names)
+    else:
+        t0 = time.time()
+        results = ag.run_agreement(names, cfg, out, resume=args.resume)
+        print(f"total {time.time() - t0:.0f} s")
+    text = ag.report_markdown(results, cfg.name)
+    header = (f"Agreement ({cfg.name}), {time.strftime('%Y-%m-%d')}, "
+              f"{ag.machine_description()}\n\n")
+    if args.report:
+        Path(args.report).write_text(header + text)
+    if args.plot and results:
+        ag.plot_z(results, args.plot)
+    if args.json:
+        print(json.dumps([r.to_json() | {"z_prob": None} for r in results]))
+    else:
+        print(header + text)
+    return 0 if all(r.passed for r in results) else 1
+
+
+def _sbc(args: argparse.Namespace) -> int:
+    from . import sbc
+
+    cases = sbc.FULL_CASES if args.full else sbc.QUICK_CASES
+    if args.cases:
+        known = {c.name: c for c in sbc.ALL_CASES}
+        unknown = [c for c in args.cases if c not in known]
+        if unknown:
+            print(f"unknown SBC case(s) {unknown}; known: {sorted(known)}", file=sys.stderr)
+            return 2
+        cases = tuple(known[c] for c in args.cases)
+    if args.replications:
+        cases = tuple(c.replace(replications=args.replications) for c in cases)
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    results = []
+    for case in cases:
+        t0 = time.time()
+        res = sbc.run_sbc(case)
+        print(f"{case.name} ({case.update}): {res.summary_line()} [{time.time() - t0:.1f} s]")
+        results.append(res)
+        if out is not None:
+            (out / f"{case.name}.json").write_text(json.dumps(res.to_json()))
+            sbc.plot_ranks(res, out / f"{case.name}.png")
+    text = sbc.report_markdown(results)
+    if args.report:
+        Path(args.report).write_text(text)
+    print(text)
+    gate = [r for r in results if r.case.update == "exact" and not r.case.expect_fail]
+    return 0 if all(r.passed for r in gate) else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m validation", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    a = sub.add_parser("agreement", help="fastpath (exact) vs NUTS on the tree suite")
+    mode = a.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="the small CI trees, short runs")
+    mode.add_argument("--full", action="store_true", help="every suite tree, long runs")
+    a.add_argument("--trees", nargs="+", metavar="NAME", help="suite trees to run")
+    a.add_argument("--out", help="directory for one JSON result per tree")
+    a.add_argument("--resume", action="store_true", help="skip trees already in --out")
+    a.add_argument("--report-only", action="store_true", help="report the results in --out")
+    a.add_argument("--report", help="write the markdown report here")
+    a.add_argument("--plot", help="write the z-score plot here (PNG)")
+    a.add_argument("--variants", action="store_true",
+                   help="also run the window update and the reference root (default in --full)")
+    a.add_argument("--no-variants", action="store_true")
+    a.add_argument("--json", action="store_true", help="print the results as JSON")
+    a.set_defaults(func=_agreement)
+
+    s = sub.add_parser("sbc", help="simulation-based calibration of fastpath")
+    mode = s.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true")
+    mode.add_argument("--full", action="store_true")
+    s.add_argument("--cases", nargs="+", metavar="NAME")
+    s.add_argument("--replications", type=int)
+    s.add_argument("--out", help="directory for JSON results and rank histograms")
+    s.add_argument("--report", help="write the markdown report here")
+    s.set_defaults(func=_sbc)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

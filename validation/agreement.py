@@ -1,0 +1,609 @@
+"""Agreement of the fast collapsed sampler with NUTS on the NumPyro model, tree by tree.
+
+For every tree of the suite (:mod:`validation.suite`) both samplers run under identical priors
+(concentrations ~ Gamma(2, 1) per tying group, alpha_0 = 2 fixed, the same tying):
+
+* fastpath, ``update="exact"``, ``root="exact"``, >= 4 chains: posterior means of every node's
+  probability vector with batch-means Monte-Carlo standard errors (MCSE), and thinned traces of
+  the concentrations, the log joint and the Rao-Blackwellised probabilities of every node;
+* NUTS on :mod:`hdpbn_ppl` (>= 4 chains): posterior means and MCSEs of the same quantities.
+
+Every node probability and every concentration is compared by
+``z = (mean_fast - mean_nuts) / sqrt(mcse_fast^2 + mcse_nuts^2)``. A tree passes when
+``max |z| <= 4``, the R-hat of every traced quantity is <= 1.01 on both sides and NUTS had no
+divergent transition. Under agreement and independent errors, ``max |z|`` over ``m`` comparisons
+has the distribution function ``(2 Phi(x) - 1)^m``; :func:`expected_max_abs_z` gives its mean and
+99th percentile, which the report states next to every tree (the comparisons of one node's K
+values are negatively correlated, so these are slight overstatements).
+
+The reference implementation's shortcuts are run on the same trees -- fastpath with
+``update="window"`` (+-10 window around the current table count), with ``root="reference"``
+(root table counts fixed at min(1, n)) and with both (what the Java code does) -- and their
+deviations from the NUTS ground truth are reported as numbers.
+
+ESS per second is reported for both samplers (bulk ESS, rank-normalised; concentrations: the
+smallest over tying groups; leaves: the median over leaf probabilities; seconds: the whole run,
+burn-in / warm-up and, for NUTS, JIT compilation included; fastpath runs its chains one after
+another on one thread). Fastpath's ESS comes from its thinned traces, so it is a lower bound.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import platform
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fastpath.context_tree import ContextTree
+from fastpath.hdp import HDPOptions, HDPResult, estimate_tree
+
+from . import suite as suite_mod
+
+__all__ = [
+    "FULL",
+    "QUICK",
+    "AgreementConfig",
+    "TreeAgreement",
+    "expected_max_abs_z",
+    "fastpath_summary",
+    "nuts_summary",
+    "plot_z",
+    "report_markdown",
+    "run_agreement",
+    "run_tree",
+    "z_scores",
+]
+
+Z_MAX = 4.0
+RHAT_MAX = 1.01
+
+
+@dataclass(frozen=True)
+class AgreementConfig:
+    """Run lengths of one agreement run.
+
+    ``fast_*``: fastpath iterations, burn-in and trace thinning per chain; ``nuts_*``: NUTS
+    warm-up and kept draws per chain; ``chain_method``: NumPyro's (``vectorized`` compiles one
+    program for all chains, the fastest on a CPU for these small models);
+    ``fast_compile``: ask XLA for fewer optimisations (compilation dominates NUTS on tiny trees).
+    """
+
+    name: str
+    chains: int = 4
+    fast_iter: int = 50_000
+    fast_burn: int = 5_000
+    fast_thin: int = 25
+    nuts_warmup: int = 1000
+    nuts_samples: int = 1000
+    chain_method: str = "vectorized"
+    target_accept: float = 0.95
+    fast_compile: bool = False
+    variants: bool = True
+
+
+QUICK = AgreementConfig("quick", fast_iter=20_000, fast_burn=2_000, fast_thin=20,
+                        nuts_warmup=500, nuts_samples=500, fast_compile=True, variants=False)
+FULL = AgreementConfig("full")
+
+#: the reference implementation's shortcuts, run against the same ground truth
+VARIANTS = {
+    "window": {"update": "window", "root": "exact"},
+    "root_reference": {"update": "exact", "root": "reference"},
+    "reference_code": {"update": "window", "root": "reference"},
+}
+
+
+# ---------------------------------------------------------------------------- statistics
+def expected_max_abs_z(m: int) -> tuple[float, float]:
+    """Mean and 99th percentile of max |z| over ``m`` independent standard normal z.
+
+    P(max |z| <= x) = (2 Phi(x) - 1)^m, so E[max |z|] = int_0^inf 1 - (2 Phi(x) - 1)^m dx.
+    """
+    from scipy import integrate
+    from scipy.special import log_ndtr, ndtri
+
+    if m < 1:
+        return math.nan, math.nan
+
+    def survival(x: float) -> float:
+        # 1 - (1 - 2 Phi(-x))^m, computed stably
+        return -math.expm1(m * math.log1p(-2.0 * math.exp(log_ndtr(-x))))
+
+    mean, _ = integrate.quad(survival, 0.0, 40.0, limit=200)
+    # (2 Phi(x) - 1)^m = 0.99  <=>  Phi(-x) = (1 - 0.99^(1/m)) / 2
+    q99 = float(-ndtri(-math.expm1(math.log(0.99) / m) / 2.0))
+    return float(mean), q99
+
+
+def z_scores(a: np.ndarray, sa: np.ndarray, b: np.ndarray, sb: np.ndarray) -> np.ndarray:
+    """(a - b) / sqrt(sa^2 + sb^2); 0 where both are equal, inf where only the errors vanish."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    den = np.sqrt(np.asarray(sa, float) ** 2 + np.asarray(sb, float) ** 2)
+    diff = a - b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(den > 0, diff / np.where(den > 0, den, 1.0),
+                     np.where(diff == 0, 0.0, np.inf * np.sign(diff)))
+    return z
+
+
+def _flat(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    return x.reshape(x.shape[0], x.shape[1], -1)
+
+
+def _varying(flat: np.ndarray) -> np.ndarray:
+    return np.ptp(flat, axis=(0, 1)) > 0
+
+
+def _rhat(x: np.ndarray) -> np.ndarray:
+    """Rank-normalised split R-hat of every varying component of x (chains, draws, ...)."""
+    import arviz as az
+
+    flat = _flat(x)
+    v = _varying(flat)
+    if not v.any():
+        return np.zeros(0)
+    return np.asarray(az.rhat(flat[:, :, v], chain_axis=0, draw_axis=1), dtype=float)
+
+
+def _ess(x: np.ndarray) -> np.ndarray:
+    """Bulk ESS of every varying component of x (chains, draws, ...)."""
+    import arviz as az
+
+    flat = _flat(x)
+    v = _varying(flat)
+    if not v.any():
+        return np.zeros(0)
+    return np.asarray(az.ess(flat[:, :, v], method="bulk", chain_axis=0, draw_axis=1),
+                      dtype=float)
+
+
+def _mcse(x: np.ndarray) -> np.ndarray:
+    """MCSE of the mean of every component of x (chains, draws, ...); 0 where constant."""
+    import arviz as az
+
+    flat = _flat(x)
+    out = np.zeros(flat.shape[2])
+    v = _varying(flat)
+    if v.any():
+        out[v] = np.asarray(az.mcse(flat[:, :, v], method="mean", chain_axis=0, draw_axis=1))
+    return out.reshape(np.shape(x)[2:])
+
+
+def _max(x: np.ndarray) -> float:
+    x = np.asarray(x, float)
+    x = x[np.isfinite(x)] if x.size else x
+    return float(x.max()) if x.size else math.nan
+
+
+def _min(x: np.ndarray) -> float:
+    x = np.asarray(x, float)
+    x = x[np.isfinite(x)] if x.size else x
+    return float(x.min()) if x.size else math.nan
+
+
+def _median(x: np.ndarray) -> float:
+    x = np.asarray(x, float)
+    x = x[np.isfinite(x)] if x.size else x
+    return float(np.median(x)) if x.size else math.nan
+
+
+# ---------------------------------------------------------------------------- samplers
+@dataclass
+class SamplerSummary:
+    """What the comparison needs from one sampler run (plain arrays, JSON-able)."""
+
+    probabilities: np.ndarray
+    mcse: np.ndarray
+    concentration_mean: np.ndarray
+    concentration_mcse: np.ndarray
+    max_rhat: float
+    min_ess_conc: float
+    median_ess_leaf: float
+    seconds: float
+    divergences: int = 0
+    extra: dict | None = None
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        for k, v in d.items():
+            if isinstance(v, np.ndarray):
+                d[k] = v.tolist()
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> SamplerSummary:
+        d = dict(d)
+        for k in ("probabilities", "mcse", "concentration_mean", "concentration_mcse"):
+            d[k] = np.asarray(d[k], dtype=float)
+        return cls(**d)
+
+
+def fastpath_summary(res: HDPResult) -> SamplerSummary:
+    """Means, MCSEs, R-hat and ESS of a fastpath run with every node traced."""
+    tr = res.trace
+    kept = tr.kept
+    conc = tr.concentrations[:, kept]
+    lj = tr.log_joint[:, kept][:, :, None]
+    nodes = tr.node_probabilities[:, kept]
+    rhats = [_rhat(lj), _rhat(nodes)]
+    if not res.options.fix_concentrations and conc.shape[2]:
+        rhats.append(_rhat(conc))
+    leaf_pos = np.flatnonzero(np.isin(tr.node_ids, np.arange(res.tree.n_nodes)[res.tree.leaves]))
+    return SamplerSummary(
+        probabilities=np.array(res.probabilities),
+        mcse=np.array(res.mcse),
+        # concentrations: mean and MCSE from the same (thinned) trace
+        concentration_mean=conc.mean(axis=(0, 1)),
+        concentration_mcse=_mcse(conc),
+        max_rhat=_max(np.concatenate([np.ravel(r) for r in rhats])),
+        min_ess_conc=_min(_ess(conc)),
+        median_ess_leaf=_median(_ess(nodes[:, :, leaf_pos])),
+        seconds=float(res.seconds),
+        extra={"trace_points_per_chain": int(kept.sum()),
+               "max_rhat_concentrations": _max(_rhat(conc)) if conc.shape[2] else math.nan},
+    )
+
+
+def run_fastpath(tree: ContextTree, tying: str, cfg: AgreementConfig, seed: int, *,
+                 update: str = "exact", root: str = "exact") -> SamplerSummary:
+    opts = HDPOptions(
+        n_iter=cfg.fast_iter, burn_in=cfg.fast_burn, tying=tying, update=update, root=root,
+        n_chains=cfg.chains, thin=cfg.fast_thin, trace_nodes=tuple(range(tree.n_nodes)),
+    )
+    # one thread: seconds are then the sum of the chains' run times, comparable with NUTS
+    return fastpath_summary(estimate_tree(tree, opts, seed=seed, n_threads=1))
+
+
+@contextlib.contextmanager
+def _xla_fast_compile(enabled: bool):
+    if not enabled:
+        yield
+        return
+    import jax
+
+    old = bool(jax.config.values.get("jax_disable_most_optimizations", False))
+    jax.config.update("jax_disable_most_optimizations", True)
+    try:
+        yield
+    finally:
+        jax.config.update("jax_disable_most_optimizations", old)
+
+
+def nuts_summary(res) -> SamplerSummary:
+    """The same summary of a :class:`hdpbn_ppl.infer.PPLResult`."""
+    diag = res.diagnostics
+    post = res.datatree["posterior"]
+    alpha = np.asarray(post["alpha"].values, dtype=float)
+    p = np.asarray(post["p"].values, dtype=float)
+    leaves = np.arange(res.tree.n_nodes)[res.tree.leaves]
+    return SamplerSummary(
+        probabilities=np.array(res.probabilities),
+        mcse=np.array(res.mcse),
+        concentration_mean=np.array(res.concentration_mean),
+        concentration_mcse=np.array(res.concentration_mcse),
+        max_rhat=_max(np.concatenate([_rhat(alpha), _rhat(p)])),
+        min_ess_conc=_min(_ess(alpha)),
+        median_ess_leaf=_median(_ess(p[:, :, leaves])),
+        seconds=float(diag.seconds),
+        divergences=int(diag.divergences),
+        extra={"min_ess_bulk": float(diag.min_ess_bulk), "min_ess_tail": float(diag.min_ess_tail),
+               "min_bfmi": float(diag.min_bfmi), "trustworthy": bool(diag.trustworthy),
+               "problems": list(diag.problems),
+               "max_tree_depth_hits": int(getattr(diag, "max_tree_depth_hits", 0))},
+    )
+
+
+def run_nuts(tree: ContextTree, tying: str, cfg: AgreementConfig, seed: int) -> SamplerSummary:
+    from hdpbn_ppl.infer import fit
+
+    with _xla_fast_compile(cfg.fast_compile), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = fit(tree, tying=tying, chains=cfg.chains, warmup=cfg.nuts_warmup,
+                  samples=cfg.nuts_samples, seed=seed, chain_method=cfg.chain_method,
+                  target_accept=cfg.target_accept, warn=False)
+    return nuts_summary(res)
+
+
+# ---------------------------------------------------------------------------- one tree
+@dataclass
+class TreeAgreement:
+    """The comparison on one tree (JSON round trip through :meth:`to_json`)."""
+
+    name: str
+    source: str
+    tying: str
+    seed: int
+    config: str
+    shape: dict
+    fast: SamplerSummary
+    nuts: SamplerSummary
+    z_prob: np.ndarray  # (n_nodes, K)
+    z_conc: np.ndarray  # (G,)
+    true_alpha: list | None = None
+    variants: dict | None = None
+    date: str = ""
+
+    @property
+    def n_comparisons(self) -> int:
+        return int(self.z_prob.size + self.z_conc.size)
+
+    @property
+    def max_abs_z(self) -> float:
+        z = np.concatenate([np.ravel(self.z_prob), np.ravel(self.z_conc)])
+        return float(np.max(np.abs(z))) if z.size else 0.0
+
+    @property
+    def expected_max(self) -> tuple[float, float]:
+        return expected_max_abs_z(self.n_comparisons)
+
+    @property
+    def checks(self) -> dict[str, bool]:
+        return {
+            "max|z|<=4": self.max_abs_z <= Z_MAX,
+            "rhat_fast<=1.01": bool(self.fast.max_rhat <= RHAT_MAX),
+            "rhat_nuts<=1.01": bool(self.nuts.max_rhat <= RHAT_MAX),
+            "no_divergences": self.nuts.divergences == 0,
+        }
+
+    @property
+    def passed(self) -> bool:
+        return all(self.checks.values())
+
+    def ess_per_second(self) -> dict[str, float]:
+        f, n = self.fast, self.nuts
+        out = {
+            "fast_conc": f.min_ess_conc / f.seconds if f.seconds > 0 else math.nan,
+            "nuts_conc": n.min_ess_conc / n.seconds if n.seconds > 0 else math.nan,
+            "fast_leaf": f.median_ess_leaf / f.seconds if f.seconds > 0 else math.nan,
+            "nuts_leaf": n.median_ess_leaf / n.seconds if n.seconds > 0 else math.nan,
+        }
+        out["ratio_conc"] = out["fast_conc"] / out["nuts_conc"]
+        out["ratio_leaf"] = out["fast_leaf"] / out["nuts_leaf"]
+        return out
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name, "source": self.source, "tying": self.tying, "seed": self.seed,
+            "config": self.config, "shape": self.shape, "date": self.date,
+            "fast": self.fast.to_json(), "nuts": self.nuts.to_json(),
+            "z_prob": self.z_prob.tolist(), "z_conc": self.z_conc.tolist(),
+            "true_alpha": self.true_alpha, "variants": self.variants,
+            # derived, for readers of the JSON
+            "max_abs_z": self.max_abs_z, "n_comparisons": self.n_comparisons,
+            "expected_max_abs_z": self.expected_max[0], "q99_max_abs_z": self.expected_max[1],
+            "checks": self.checks, "passed": self.passed, "ess_per_second": self.ess_per_second(),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> TreeAgreement:
+        return cls(
+            name=d["name"], source=d["source"], tying=d["tying"], seed=d["seed"],
+            config=d["config"], shape=d["shape"], fast=SamplerSummary.from_json(d["fast"]),
+            nuts=SamplerSummary.from_json(d["nuts"]),
+            z_prob=np.asarray(d["z_prob"], dtype=float), z_conc=np.asarray(d["z_conc"], float),
+            true_alpha=d.get("true_alpha"), variants=d.get("variants"), date=d.get("date", ""),
+        )
+
+
+def _variant_deviation(var: SamplerSummary, nuts: SamplerSummary, exact: SamplerSummary) -> dict:
+    """How far a shortcut's estimates are from the ground truth (NUTS) and from exact fastpath."""
+    z_n = np.concatenate([np.ravel(z_scores(var.probabilities, var.mcse, nuts.probabilities,
+                                            nuts.mcse)),
+                          z_scores(var.concentration_mean, var.concentration_mcse,
+                                   nuts.concentration_mean, nuts.concentration_mcse)])
+    z_e = np.concatenate([np.ravel(z_scores(var.probabilities, var.mcse, exact.probabilities,
+                                            exact.mcse)),
+                          z_scores(var.concentration_mean, var.concentration_mcse,
+                                   exact.concentration_mean, exact.concentration_mcse)])
+    dp = np.abs(var.probabilities - nuts.probabilities)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = (var.concentration_mean - nuts.concentration_mean) / nuts.concentration_mean
+    worst_g = int(np.argmax(np.abs(rel))) if rel.size else -1
+    return {
+        "max_abs_z_vs_nuts": float(np.max(np.abs(z_n))) if z_n.size else 0.0,
+        "max_abs_z_vs_exact": float(np.max(np.abs(z_e))) if z_e.size else 0.0,
+        "max_abs_dp_vs_nuts": float(dp.max()),
+        "mean_abs_dp_vs_nuts": float(dp.mean()),
+        "conc_rel_dev_vs_nuts": float(rel[worst_g]) if rel.size else 0.0,
+        "conc_worst_group": worst_g,
+        "conc_mean": var.concentration_mean.tolist(),
+        "seconds": var.seconds,
+        "max_rhat": var.max_rhat,
+    }
+
+
+def run_tree(name: str, cfg: AgreementConfig, *, log=print) -> TreeAgreement:
+    """Both samplers on one suite tree, plus (``cfg.variants``) the reference's shortcuts."""
+    entry = suite_mod.get(name)
+    tree = entry.build()
+    t0 = time.perf_counter()
+    fast = run_fastpath(tree, entry.tying, cfg, entry.seed)
+    log(f"  fastpath exact: {fast.seconds:.2f} s, max R-hat {fast.max_rhat:.4f}")
+    nuts = run_nuts(tree, entry.tying, cfg, entry.seed)
+    log(f"  NUTS: {nuts.seconds:.1f} s, max R-hat {nuts.max_rhat:.4f}, "
+        f"{nuts.divergences} divergences")
+    z_prob = z_scores(fast.probabilities, fast.mcse, nuts.probabilities, nuts.mcse)
+    z_conc = z_scores(fast.concentration_mean, fast.concentration_mcse,
+                      nuts.concentration_mean, nuts.concentration_mcse)
+    variants = None
+    if cfg.variants:
+        variants = {}
+        for vname, kw in VARIANTS.items():
+            v = run_fastpath(tree, entry.tying, cfg, entry.seed, **kw)
+            variants[vname] = _variant_deviation(v, nuts, fast)
+    res = TreeAgreement(
+        name=name, source=entry.source, tying=entry.tying, seed=entry.seed, config=cfg.name,
+        shape=suite_mod.tree_summary(tree), fast=fast, nuts=nuts, z_prob=z_prob, z_conc=z_conc,
+        true_alpha=list(entry.true_alpha) if entry.true_alpha else None, variants=variants,
+        date=time.strftime("%Y-%m-%d %H:%M"),
+    )
+    log(f"  max |z| {res.max_abs_z:.2f} over {res.n_comparisons} comparisons "
+        f"(expected {res.expected_max[0]:.2f}); {'PASS' if res.passed else 'FAIL'} "
+        f"({time.perf_counter() - t0:.0f} s)")
+    return res
+
+
+def run_agreement(names: list[str], cfg: AgreementConfig, out_dir: str | Path | None = None, *,
+                  resume: bool = False, log=print) -> list[TreeAgreement]:
+    """Run :func:`run_tree` on each tree; each result is written to ``out_dir/<name>.json``
+    as soon as it is done (``resume`` skips trees already there)."""
+    out = Path(out_dir) if out_dir is not None else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    results = []
+    for name in names:
+        path = out / f"{name}.json" if out is not None else None
+        if resume and path is not None and path.exists():
+            results.append(TreeAgreement.from_json(json.loads(path.read_text())))
+            log(f"{name}: cached")
+            continue
+        log(f"{name}:")
+        res = run_tree(name, cfg, log=log)
+        if path is not None:
+            path.write_text(json.dumps(res.to_json()))
+        results.append(res)
+    return results
+
+
+def load_results(out_dir: str | Path, names: list[str] | None = None) -> list[TreeAgreement]:
+    """Results stored by :func:`run_agreement`, in suite order."""
+    out = Path(out_dir)
+    order = names or suite_mod.names()
+    res = []
+    for name in order:
+        p = out / f"{name}.json"
+        if p.exists():
+            res.append(TreeAgreement.from_json(json.loads(p.read_text())))
+    return res
+
+
+# ---------------------------------------------------------------------------- report
+def machine_description() -> str:
+    import os
+
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}"
+
+
+def _fmt(x: float, nd: int = 2) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "-"
+    if abs(x) >= 1e4:
+        return f"{x:.3g}"
+    return f"{x:.{nd}f}"
+
+
+def report_markdown(results: list[TreeAgreement], cfg_name: str = "") -> str:
+    """The agreement table, the efficiency table and the shortcuts' deviations."""
+    lines = []
+    n_pass = sum(r.passed for r in results)
+    lines.append(f"**{n_pass} of {len(results)} trees pass** "
+                 f"(max |z| <= {Z_MAX:g}, R-hat <= {RHAT_MAX} on both sides, no divergences).")
+    lines.append("")
+    lines.append("| tree | tying | depth | K | nodes | rows | sparse | comparisons | max abs z "
+                 "| E[max abs z] (q99) | R-hat fast | R-hat NUTS | div. | s fast | s NUTS | pass |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        s = r.shape
+        e, q = r.expected_max
+        lines.append(
+            f"| {r.name} | {r.tying} | {s['depth']} | {s['K']} | {s['nodes']} | {s['rows']} "
+            f"| {s['sparse_share']:.2f} | {r.n_comparisons} | {r.max_abs_z:.2f} "
+            f"| {e:.2f} ({q:.2f}) | {r.fast.max_rhat:.4f} | {r.nuts.max_rhat:.4f} "
+            f"| {r.nuts.divergences} | {r.fast.seconds:.2f} | {r.nuts.seconds:.1f} "
+            f"| {'yes' if r.passed else '**no**'} |")
+    total = sum(r.n_comparisons for r in results)
+    if results:
+        e, q = expected_max_abs_z(total)
+        worst = max(results, key=lambda r: r.max_abs_z)
+        lines.append("")
+        lines.append(f"All {total} comparisons: max |z| = {worst.max_abs_z:.2f} ({worst.name}); "
+                     f"expected {e:.2f} under agreement (99th percentile {q:.2f}).")
+    # efficiency
+    lines.append("")
+    lines.append("ESS per second (bulk ESS; concentrations: smallest over groups; leaves: median "
+                 "over leaf probabilities; whole runs):")
+    lines.append("")
+    lines.append("| tree | conc. fast | conc. NUTS | ratio | leaves fast | leaves NUTS | ratio |")
+    lines.append("|---|---|---|---|---|---|---|")
+    ratios_c, ratios_l = [], []
+    for r in results:
+        e = r.ess_per_second()
+        ratios_c.append(e["ratio_conc"])
+        ratios_l.append(e["ratio_leaf"])
+        lines.append(f"| {r.name} | {_fmt(e['fast_conc'], 0)} | {_fmt(e['nuts_conc'], 1)} "
+                     f"| {_fmt(e['ratio_conc'], 0)} | {_fmt(e['fast_leaf'], 0)} "
+                     f"| {_fmt(e['nuts_leaf'], 1)} | {_fmt(e['ratio_leaf'], 0)} |")
+    if results:
+        lines.append("")
+        lines.append(f"Median ratio over trees: concentrations {_fmt(_median(ratios_c), 0)}x, "
+                     f"leaves {_fmt(_median(ratios_l), 0)}x (target >= 100x).")
+    # shortcuts
+    with_var = [r for r in results if r.variants]
+    if with_var:
+        lines.append("")
+        lines.append("Deviation of the reference implementation's shortcuts from the ground truth "
+                     "(NUTS), same trees and run lengths as fastpath exact: max |z| against NUTS "
+                     "(and against fastpath exact), max |Δp| over all node probabilities, and the "
+                     "largest relative deviation of a concentration's posterior mean.")
+        lines.append("")
+        lines.append("| tree | window: max abs z | window: max abs Δp | window: Δα/α "
+                     "| root ref.: max abs z | root ref.: max abs Δp | root ref.: Δα/α "
+                     "| both: max abs z | both: max abs Δp | both: Δα/α |")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|")
+        for r in with_var:
+            cells = []
+            for v in ("window", "root_reference", "reference_code"):
+                d = r.variants[v]
+                cells += [f"{d['max_abs_z_vs_nuts']:.1f} ({d['max_abs_z_vs_exact']:.1f})",
+                          f"{d['max_abs_dp_vs_nuts']:.4f}",
+                          f"{100 * d['conc_rel_dev_vs_nuts']:+.1f}%"]
+            lines.append(f"| {r.name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot_z(results: list[TreeAgreement], path: str | Path) -> None:
+    """Strip plot of every z-score, one column per tree, with the +-4 pass band."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(results) + 2), 4.2))
+    rng = np.random.default_rng(0)
+    for i, r in enumerate(results):
+        zp = np.ravel(r.z_prob)
+        zc = np.ravel(r.z_conc)
+        ax.scatter(i + rng.uniform(-0.25, 0.25, zp.size), np.clip(zp, -6, 6), s=4,
+                   alpha=0.5, color="tab:blue", lw=0)
+        ax.scatter(i + rng.uniform(-0.1, 0.1, zc.size), np.clip(zc, -6, 6), s=18,
+                   marker="D", color="tab:orange", lw=0)
+        e, _ = r.expected_max
+        ax.plot([i - 0.35, i + 0.35], [e, e], color="grey", lw=1)
+        ax.plot([i - 0.35, i + 0.35], [-e, -e], color="grey", lw=1)
+    ax.axhline(Z_MAX, color="red", ls="--", lw=1)
+    ax.axhline(-Z_MAX, color="red", ls="--", lw=1)
+    ax.set_xticks(range(len(results)))
+    ax.set_xticklabels([r.name for r in results], rotation=70, ha="right", fontsize=7)
+    ax.set_ylabel("z = (fastpath - NUTS) / combined MCSE")
+    ax.set_ylim(-6.2, 6.2)
+    ax.scatter([], [], s=8, color="tab:blue", label="node probabilities")
+    ax.scatter([], [], s=18, marker="D", color="tab:orange", label="concentrations")
+    ax.plot([], [], color="grey", label="expected max |z|")
+    ax.plot([], [], color="red", ls="--", label="pass band")
+    ax.legend(fontsize=7, loc="lower left", ncol=4)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
