@@ -25,15 +25,20 @@ floating-point operations in the same order, so bit for bit).
   neighbours into about ``max_bins / 2`` ranges of roughly equal row counts (equal-frequency
   fine bins). MDL then runs over the ranges: candidate cuts are restricted to range boundaries
   and a cut is the midpoint between the largest value of one range and the smallest of the
-  next, i.e. again the midpoint of two consecutive *observed* values. Cut points can then
-  differ from the in-memory ones by at most one fine bin (about ``2 N / max_bins`` rows of the
-  column); ``docs/scale.md`` measures the effect on cut points and accuracy.
+  next, i.e. again the midpoint of two consecutive *observed* values. Each candidate is then
+  within one fine bin (about ``2 N / max_bins`` rows) of a candidate of the in-memory search,
+  but MDL's recursive splitting is sensitive to small changes on noisy data, so individual cut
+  points can move further and their number can change by a few; ``docs/scale.md`` measures
+  the effect on cut points and accuracy.
 
 A row adds to the range that contains its value, or starts a new single-value range between
-two ranges; two histograms merge by taking the union of their ranges (overlapping ranges are
-fused). Memory is ``O(max_bins x n_classes)`` per column whatever the number of rows; the
-result does not depend on how the rows were split into chunks while the histogram is exact,
-and is deterministic for a given chunking afterwards.
+two ranges. Two histograms merge the same way, range by range (:meth:`ClassHistogram.merge`):
+a range of one joins the range of the other that it overlaps (whose bounds are kept, so
+after merging compressed histograms a few rows can lie just outside their range's bounds:
+one more approximation of the same size), or is inserted in a gap. Memory is
+``O(max_bins x n_classes)`` per column whatever the number of rows. While every range is a
+single value the result does not depend on how the rows were split into chunks or
+partitions; afterwards it is deterministic for a given chunking.
 
 Class labels are provisional column indices (their order of first appearance in a stream);
 :meth:`ClassHistogram.cut_points` takes the permutation to the final class order, because the
@@ -236,17 +241,10 @@ def mdl_cut_points_from_counts(
 
 
 # ====================================================================== the histogram
-def _fuse(lo, hi, counts):
-    """Sort ranges by ``lo`` and fuse overlapping (or equal) ones."""
-    order = np.argsort(lo, kind="stable")
-    lo, hi, counts = lo[order], hi[order], counts[order]
-    if lo.size <= 1:
-        return lo, hi, counts
-    reach = np.maximum.accumulate(hi)
-    starts = np.flatnonzero(np.r_[True, lo[1:] > reach[:-1]])
-    if starts.size == lo.size:
-        return lo, hi, counts
-    return lo[starts], np.maximum.reduceat(hi, starts), np.add.reduceat(counts, starts, axis=0)
+def _widen(counts, k):
+    if counts.shape[1] >= k:
+        return counts
+    return np.concatenate([counts, np.zeros((counts.shape[0], k - counts.shape[1]), np.int64)], 1)
 
 
 def _group(lo, hi, counts, starts):
@@ -338,19 +336,41 @@ class ClassHistogram:
         return self
 
     def merge(self, other: ClassHistogram) -> ClassHistogram:
-        """Add another histogram's rows (same class indices); returns self."""
+        """Add another histogram's rows (same class indices); returns self.
+
+        The histogram with more ranges keeps its ranges; each range of the other joins the
+        range that contains its smallest value, else the next range when it overlaps it,
+        else it is inserted in the gap it lies in. Single-value ranges therefore merge
+        exactly (equal values add up, distinct values stay apart), and compressed
+        histograms whose ranges interleave do not collapse into one range.
+        """
         k = max(self.n_classes, other.n_classes)
         self._grow(k)
-        theirs = other.counts
-        if theirs.shape[1] < k:
-            theirs = np.concatenate(
-                [theirs, np.zeros((theirs.shape[0], k - theirs.shape[1]), np.int64)], axis=1
+        if other.n_bins > self.n_bins:
+            base_lo, base_hi, base_counts = other.lo, other.hi, _widen(other.counts, k)
+            lo, hi, counts = self.lo, self.hi, self.counts
+        else:
+            base_lo, base_hi, base_counts = self.lo, self.hi, self.counts
+            lo, hi, counts = other.lo, other.hi, _widen(other.counts, k)
+        base_counts = base_counts.copy()
+        if base_lo.size and lo.size:
+            j = np.searchsorted(base_lo, lo, side="right") - 1
+            target = np.full(lo.size, -1, dtype=np.int64)
+            inside = (j >= 0) & (lo <= base_hi[np.maximum(j, 0)])
+            target[inside] = j[inside]
+            nxt = j + 1
+            overlaps_next = ~inside & (nxt < base_lo.size) & (
+                hi >= base_lo[np.minimum(nxt, base_lo.size - 1)]
             )
-        self.lo, self.hi, self.counts = _fuse(
-            np.concatenate([self.lo, other.lo]),
-            np.concatenate([self.hi, other.hi]),
-            np.concatenate([self.counts, theirs]),
-        )
+            target[overlaps_next] = nxt[overlaps_next]
+            joined = target >= 0
+            np.add.at(base_counts, target[joined], counts[joined])
+            lo, hi, counts = lo[~joined], hi[~joined], counts[~joined]
+        all_lo = np.concatenate([base_lo, lo])
+        order = np.argsort(all_lo, kind="stable")
+        self.lo = all_lo[order]
+        self.hi = np.concatenate([base_hi, hi])[order]
+        self.counts = np.concatenate([base_counts, counts])[order]
         self.n_rows += other.n_rows
         if self.lo.size > self.max_bins:
             self._compress()

@@ -68,6 +68,7 @@ import math
 import numbers
 import os
 import pickle
+import re
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -380,11 +381,7 @@ class _CsvSource(_Source):
                         except StopIteration:
                             return
                         except pd.errors.ParserError as exc:
-                            start = i * self.chunksize
-                            raise StreamError(
-                                f"chunk {i} (rows from {start}) of {str(self.path)!r}: malformed "
-                                f"CSV row: {exc}"
-                            ) from None
+                            raise self._malformed(i, exc) from None
                         i += 1
                         yield frame
         except pd.errors.ParserWarning:
@@ -401,6 +398,18 @@ class _CsvSource(_Source):
             raise
 
 
+    def _malformed(self, i: int, exc: Exception) -> StreamError:
+        start = i * self.chunksize
+        text = str(exc).strip()
+        found = re.search(r"line (\d+)", text)
+        where = f"chunk {i} (rows {start}-{start + self.chunksize - 1})"
+        if found:
+            line = int(found.group(1))
+            # the header is line 1 (rows are 0-based; quoted line breaks would shift this)
+            where += f", row {line - 2} (line {line} of the file)"
+        return StreamError(f"{where} of {str(self.path)!r}: malformed CSV row: {text}")
+
+
 class _ParquetSource(_Source):
     """Parquet read in record batches with :func:`fastpath.io.read_table`'s column rules."""
 
@@ -409,7 +418,9 @@ class _ParquetSource(_Source):
         import pyarrow.parquet as pq
 
         try:
-            self.file = pq.ParquetFile(path)
+            # no pre-buffering: pyarrow would otherwise read whole column chunks ahead and
+            # keep them, so memory would follow the file's size instead of chunksize
+            self.file = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
         except pa.ArrowInvalid as e:
             raise ValueError(f"{str(path)!r} is not a readable Parquet file: {e}") from None
         self.path = path
@@ -529,8 +540,10 @@ def _numeric_column(col: pd.Series, where: Where) -> np.ndarray:
             row = _first_true(bad) if bad.any() else 0
             raise _fail(
                 where, col.name, row,
-                f"value {col.iloc[row]!r} is not a number, but the column is numeric (fixed by "
-                "the first chunk; declare the column nominal or make its type consistent)",
+                f"value {col.iloc[row]!r} is not a number, but the column is numeric (column "
+                "types are fixed by the first chunk: a CSV column whose first chunk is all "
+                "numbers is read as numbers; read it as text with a callable returning "
+                "pandas.read_csv(path, dtype={column: str}, chunksize=...), or fix the data)",
             )
         col = coerced
     values = col.to_numpy(dtype=np.float64, na_value=np.nan)

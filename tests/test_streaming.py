@@ -145,6 +145,29 @@ def test_histogram_merge_is_order_free_while_exact_and_bounded_after():
         assert c == (values[i - 1] + values[i]) / 2
 
 
+def test_merging_compressed_histograms_keeps_their_resolution():
+    """Partials (Dask partitions) whose ranges interleave must not fuse into a few ranges."""
+    rng = np.random.default_rng(5)
+    n = 200_000
+    x = rng.normal(size=n).round(3)
+    y = (x + 0.7 * rng.normal(size=n) > 0.3).astype(int)
+    parts = []
+    for idx in np.array_split(np.arange(n), 8):
+        h = ClassHistogram(max_bins=512)
+        for sub in np.array_split(idx, 3):
+            h.update(x[sub], y[sub])
+        assert not h.exact
+        parts.append(h)
+    merged = parts[0]
+    for h in parts[1:]:
+        merged.merge(h)
+    assert 256 <= merged.n_bins <= 512
+    assert merged.counts.sum() == n and merged.n_rows == n
+    assert np.all(merged.hi[:-1] < merged.lo[1:])
+    one = ClassHistogram(max_bins=512).update(x, y)
+    assert abs(len(merged.cut_points()) - len(one.cut_points())) <= 3
+
+
 def test_approximate_cut_points_keep_the_class_information():
     """Beyond max_bins distinct values the cuts move (MDL is unstable on noisy data), but the
     discretised column keeps the information about the class of the in-memory cuts."""
