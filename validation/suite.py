@@ -232,9 +232,9 @@ def _d(name, dataset, structure, k, child, tying, seed, quick=False) -> SuiteTre
 SUITE: tuple[SuiteTree, ...] = (
     # ---- drawn from the model (known concentrations, one per depth)
     _m("m_d1_k2_n10", (3,), 2, 10, (1.5,), "level", 11, quick=True),
-    _m("m_d1_k6_sparse", (5,), 6, 25, (3.0,), "single", 12, path=0.5, quick=True),
+    _m("m_d1_k6_sparse", (5,), 6, 25, (3.0,), "single", 12, path=0.5),
     _m("m_d1_k2_dense", (3,), 2, 3000, (2.0,), "none", 13),
-    _m("m_d2_k4_sparse", (3, 4), 4, 40, (2.0, 1.0), "none", 21, path=0.5, quick=True),
+    _m("m_d2_k4_sparse", (3, 4), 4, 40, (2.0, 1.0), "none", 21, path=0.5),
     _m("m_d2_k3_dense", (3, 4), 3, 5000, (4.0, 1.5), "same-parent", 22),
     _m("m_d2_k3_n1e5", (3, 4), 3, 100_000, (3.0, 8.0), "level", 23),
     _m("m_d3_k2_sparse", (2, 3, 3), 2, 40, (2.0, 2.0, 1.0), "level", 31, path=0.5),
@@ -260,7 +260,7 @@ SUITE: tuple[SuiteTree, ...] = (
     _d("kr-vs-kp_nb_katri", "kr-vs-kp", "nb", 1, "katri", "level", 121),
     _d("kr-vs-kp_kdb3_cntxt", "kr-vs-kp", "kdb", 3, "cntxt", "level", 122),
     _d("tic-tac-toe_tan_top-left", "tic-tac-toe", "tan", 1, "top-left-square", "same-parent",
-       131),
+       131, quick=True),
     _d("tic-tac-toe_kdb3_bottom-left", "tic-tac-toe", "kdb", 3, "bottom-left-square", "single",
        132),
 )
