@@ -486,6 +486,7 @@ def sample_concentrations(group, N, T, alpha, shape0, rate0, cap, rng, sh, rt):
     G = alpha.shape[0]
     dg = np.empty(G)
     cg = np.empty(G)
+    prod = np.ones(G)  # running products of (1 + Y/X), folded into rt by one log when large
     for g in range(G):
         sh[g] = shape0
         rt[g] = rate0
@@ -512,11 +513,17 @@ def sample_concentrations(group, N, T, alpha, shape0, rate0, cap, rng, sh, rt):
             else:
                 x = v
         if a >= 1.0:
-            rt[g] += math.log1p(y / x)
+            pr = prod[g] * (1.0 + y / x)
+            if pr > 1e250:
+                rt[g] += math.log(pr)
+                pr = 1.0
+            prod[g] = pr
         else:
             dd = math.log(y) - math.log(x) - math.log(uniform(rng)) / a
             rt[g] += dd + math.log1p(math.exp(-dd)) if dd > 0.0 else math.log1p(math.exp(dd))
     for g in range(G):
+        if prod[g] != 1.0:
+            rt[g] += math.log(prod[g])
         if rt[g] <= 0.0 or sh[g] <= 0.0:
             continue  # improper prior and no information: keep the current value
         a = gamma_variate(sh[g], rng) / rt[g]
