@@ -521,6 +521,14 @@ def _fmt(x: float, nd: int = 2) -> str:
     return f"{x:.{nd}f}"
 
 
+def _divergence_cell(n: SamplerSummary) -> str:
+    first = (n.extra or {}).get("first_run")
+    if not first:
+        return str(n.divergences)
+    return (f"{n.divergences} (first run at {first['target_accept']:g}: "
+            f"{first['divergences']})")
+
+
 def report_markdown(results: list[TreeAgreement], cfg_name: str = "") -> str:
     """The agreement table, the efficiency table and the shortcuts' deviations."""
     lines = []
@@ -538,7 +546,7 @@ def report_markdown(results: list[TreeAgreement], cfg_name: str = "") -> str:
             f"| {r.name} | {r.tying} | {s['depth']} | {s['K']} | {s['nodes']} | {s['rows']} "
             f"| {s['sparse_share']:.2f} | {r.n_comparisons} | {r.max_abs_z:.2f} "
             f"| {e:.2f} ({q:.2f}) | {r.fast.max_rhat:.4f} | {r.nuts.max_rhat:.4f} "
-            f"| {r.nuts.divergences} | {r.fast.seconds:.2f} | {r.nuts.seconds:.1f} "
+            f"| {_divergence_cell(r.nuts)} | {r.fast.seconds:.2f} | {r.nuts.seconds:.1f} "
             f"| {'yes' if r.passed else '**no**'} |")
     total = sum(r.n_comparisons for r in results)
     if results:

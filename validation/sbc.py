@@ -67,6 +67,8 @@ class SBCCase:
     replications, n_draws, thin, burn_in, bins, seed : int
         ``n_draws`` = L posterior draws per replication, kept every ``thin`` iterations after
         ``burn_in``; ranks in {0..L} are grouped in ``bins`` bins.
+    prior_shape, prior_rate : float
+        Gamma prior of the concentrations, for the simulation and the fit alike.
     fit_options : dict
         Extra :class:`~fastpath.hdp.HDPOptions` for the fit only -- used by negative controls
         (e.g. a wrong concentration prior) that must fail.
@@ -89,6 +91,8 @@ class SBCCase:
     burn_in: int = 1000
     bins: int = 20
     seed: int = 0
+    prior_shape: float = 2.0
+    prior_rate: float = 1.0
     fit_options: dict = field(default_factory=dict, hash=False, compare=False)
     expect_fail: bool = False
     leaf_checks: int = 4
@@ -100,6 +104,8 @@ class SBCCase:
         rows = self.leaf_rows
         span = f"{min(rows)}-{max(rows)}" if min(rows) != max(rows) else f"{rows[0]}"
         extra = f", fit {self.fit_options}" if self.fit_options else ""
+        if (self.prior_shape, self.prior_rate) != (2.0, 1.0):
+            extra = f", alpha ~ Gamma({self.prior_shape:g}, {self.prior_rate:g})" + extra
         return (f"cards {self.cardinalities}, K={self.n_values}, {len(rows)} leaves x {span} rows, "
                 f"tying {self.tying}, update {self.update}, root {self.root}{extra}")
 
@@ -190,7 +196,8 @@ def run_sbc(case: SBCCase, *, n_threads: int | None = None) -> SBCResult:
     rng = np.random.default_rng(case.seed)
     trees, alphas, phis = [], [], []
     for _ in range(case.replications):
-        tree, alpha, phi = draw_from_prior(sk, case.tying, rng)
+        tree, alpha, phi = draw_from_prior(sk, case.tying, rng, shape=case.prior_shape,
+                                           rate=case.prior_rate)
         trees.append(tree)
         alphas.append(alpha)
         phis.append(phi)
@@ -199,6 +206,7 @@ def run_sbc(case: SBCCase, *, n_threads: int | None = None) -> SBCResult:
     opts = HDPOptions(
         n_iter=case.burn_in + case.n_draws * case.thin, burn_in=case.burn_in, thin=case.thin,
         tying=case.tying, update=case.update, root=case.root, n_chains=1, record_draws=nodes,
+        concentration_shape=case.prior_shape, concentration_rate=case.prior_rate,
     ).replace(**case.fit_options)
     if case.burn_in % case.thin:
         raise ValueError("burn_in must be a multiple of thin")
@@ -252,6 +260,11 @@ _SPARSE3 = dict(cardinalities=(2, 2, 3), n_values=2, leaf_rows=_rows(12, 8, 1, 4
 # counts large enough that the +-10 window does not cover the feasible table counts
 _WIDE = dict(cardinalities=(2, 5), n_values=4, leaf_rows=_rows(10, 9, 150, 400))
 
+# 40 leaves of ~1,000 rows with large concentrations (prior mean 30): table counts spread far
+# beyond +-10, where research before issue 3 measured the window's bias on alpha
+_LARGE = dict(cardinalities=(4, 10), n_values=4, leaf_rows=_rows(40, 10, 800, 1200),
+              prior_shape=30.0, prior_rate=1.0)
+
 #: CI: a tiny tree, exact update, plus a negative control that must be rejected
 QUICK_CASES: tuple[SBCCase, ...] = (
     SBCCase("tiny_exact", **_TINY, replications=500, bins=10, seed=1),
@@ -270,6 +283,9 @@ FULL_CASES: tuple[SBCCase, ...] = (
             seed=4),
     SBCCase("wide_exact", **_WIDE, seed=5, thin=100, burn_in=2000),
     SBCCase("wide_window", **_WIDE, update="window", seed=5, thin=100, burn_in=2000),
+    SBCCase("large_alpha_exact", **_LARGE, seed=6, thin=200, burn_in=2000, replications=500),
+    SBCCase("large_alpha_window", **_LARGE, update="window", seed=6, thin=200, burn_in=2000,
+            replications=500),
     SBCCase("small_root_reference", **_SMALL, root="reference", seed=2, expect_fail=True),
 )
 

@@ -1,0 +1,91 @@
+"""fastpath against NUTS (validation.agreement): the statistics, and the quick CI agreement run.
+
+* ``expected_max_abs_z`` against closed forms (m = 1) and a Monte-Carlo simulation;
+* ``z_scores`` at its edges;
+* the quick agreement (``python -m validation agreement --quick``): on each CI tree fastpath's
+  exact sampler and NUTS agree (max |z| <= 4, R-hat <= 1.01 on both sides, no divergences), and
+  the comparison has power: fastpath with the reference code's root shortcut (a different
+  model) is rejected against the same NUTS run;
+* report, plot and JSON round trip of the results.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from validation import agreement as ag
+from validation import suite
+
+
+def test_expected_max_abs_z_closed_forms_and_simulation():
+    mean, q99 = ag.expected_max_abs_z(1)
+    assert mean == pytest.approx(math.sqrt(2 / math.pi), rel=1e-6)  # E|z|
+    assert q99 == pytest.approx(2.5758293, rel=1e-6)
+    z = np.abs(np.random.default_rng(0).standard_normal((20_000, 50))).max(axis=1)
+    mean, q99 = ag.expected_max_abs_z(50)
+    assert mean == pytest.approx(z.mean(), abs=0.01)
+    assert q99 == pytest.approx(np.quantile(z, 0.99), abs=0.05)
+    assert ag.expected_max_abs_z(1000)[0] > ag.expected_max_abs_z(100)[0]
+
+
+def test_z_scores_edges():
+    z = ag.z_scores([1.0, 1.0, 2.0, 0.5], [0.0, 0.0, 0.0, 0.3], [1.0, 0.0, 1.0, 0.1],
+                    [0.0, 0.0, 0.0, 0.4])
+    assert z[0] == 0.0 and z[1] == np.inf and z[2] == np.inf
+    assert z[3] == pytest.approx(0.4 / 0.5)
+
+
+# ---------------------------------------------------------------------------- quick run (NUTS)
+@pytest.fixture(scope="module")
+def quick_results():
+    pytest.importorskip("numpyro")
+    return ag.run_agreement(suite.quick_names(), ag.QUICK, log=lambda *a: None)
+
+
+
+
+@pytest.mark.slow
+@pytest.mark.ppl
+@pytest.mark.xdist_group("nuts-agreement")
+def test_quick_agreement_passes(quick_results):
+    assert [r.name for r in quick_results] == suite.quick_names()
+    for r in quick_results:
+        assert r.checks == {"max|z|<=4": True, "rhat_fast<=1.01": True,
+                            "rhat_nuts<=1.01": True, "no_divergences": True}, r.name
+        # every node probability and every concentration was compared
+        assert r.z_prob.shape == (r.shape["nodes"], r.shape["K"])
+        assert r.z_conc.size >= 1 and np.all(np.isfinite(r.z_prob))
+        assert r.nuts.extra["trustworthy"]
+
+
+@pytest.mark.slow
+@pytest.mark.ppl
+@pytest.mark.xdist_group("nuts-agreement")
+def test_quick_agreement_detects_the_reference_root(quick_results):
+    # the reference code's root shortcut is a different model: the same comparison rejects it
+    r = quick_results[0]
+    entry = suite.get(r.name)
+    ref = ag.run_fastpath(entry.build(), entry.tying, ag.QUICK, entry.seed, root="reference")
+    z = ag.z_scores(ref.probabilities, ref.mcse, r.nuts.probabilities, r.nuts.mcse)
+    assert np.max(np.abs(z)) > 4
+
+
+@pytest.mark.slow
+@pytest.mark.ppl
+@pytest.mark.xdist_group("nuts-agreement")
+def test_report_plot_and_json(quick_results, tmp_path):
+    text = ag.report_markdown(quick_results)
+    assert f"**{len(quick_results)} of {len(quick_results)} trees pass**" in text
+    for r in quick_results:
+        assert f"| {r.name} |" in text
+    assert "Median ratio over trees" in text
+    ag.plot_z(quick_results, tmp_path / "z.png")
+    assert (tmp_path / "z.png").stat().st_size > 1000
+    back = ag.TreeAgreement.from_json(json.loads(json.dumps(quick_results[0].to_json())))
+    assert back.max_abs_z == quick_results[0].max_abs_z
+    assert back.checks == quick_results[0].checks
+    assert np.array_equal(back.fast.probabilities, quick_results[0].fast.probabilities)
