@@ -111,6 +111,14 @@ class BayesNetClassifier:
         The m used (``estimator="m"``).
     m_scores_ : dict
         Holdout RMSE of each candidate m (when ``m="auto"``).
+    hdp_results_ : list of fastpath.hdp.HDPResult
+        ``estimator="hdp"``: the sampler's output for every tree (posterior means, MCSE,
+        traces, ``to_arviz()``). Not saved in model files.
+    diagnostics_ : fastpath.diagnostics.Diagnostics
+        ``estimator="hdp"``: R-hat and bulk ESS of the concentrations and the log joint of
+        every tree (``diagnostics_.summary()``, ``diagnostics_.to_frame()``). With
+        ``n_chains >= 2`` an :class:`~fastpath.diagnostics.UnconvergedWarning` is raised when a
+        tree's R-hat exceeds 1.01 or its bulk ESS is below 100 per chain.
     """
 
     def __init__(
@@ -528,6 +536,14 @@ class BayesNetClassifier:
             self.trees_, options, seed=_seed_int(self.random_state), n_threads=self.n_jobs
         )
         self.hdp_results_ = results
+        from .diagnostics import summarise_fit, tree_label
+
+        self.diagnostics_ = summarise_fit(
+            results, [tree_label(t, i) for i, t in enumerate(self.trees_)]
+        )
+        if self.n_chains >= 2:
+            # with one chain R-hat only compares the chain's halves: too weak to warn on
+            self.diagnostics_.warn_if_unconverged(stacklevel=4)
         return [np.array(r.probabilities, dtype=np.float64) for r in results]
 
     # ------------------------------------------------------------------ predict

@@ -4,6 +4,8 @@
 ``hdpbn predict``   predicted class and class probabilities for a table;
 ``hdpbn evaluate``  repeated stratified cross-validation (0-1 loss, RMSE, log loss, seconds);
 ``hdpbn estimate``  HDP estimates of one conditional table (child-first convention);
+``hdpbn diagnose``  convergence of a saved HDP model's samplers (worst trees first);
+``hdpbn experiments`` the paper's experiments over a folder of datasets;
 ``hdpbn demo``      the README's demo: structures x estimators on a bundled dataset.
 
 Run ``hdpbn SUBCOMMAND --help`` for the options of each.
@@ -287,12 +289,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.set_defaults(func=_cmd_evaluate)
 
-    try:
-        from .cli_estimate import add_estimate_parser
-    except ImportError:
-        pass
-    else:
-        add_estimate_parser(sub)
+    from .cli_estimate import add_estimate_parser
+    from .diagnostics import add_diagnose_parser
+
+    add_estimate_parser(sub)
+    add_diagnose_parser(sub)
 
     p = sub.add_parser("experiments", help="the paper's experiments on a folder of datasets",
                        description="Cross-validated comparison of BNCs (m and HDP estimates), "

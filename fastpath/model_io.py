@@ -85,6 +85,9 @@ def save_model(model: BayesNetClassifier, path: str | os.PathLike) -> None:
         "structure": model.structure_.to_dict(),
         "trees": trees_meta,
         "m": getattr(model, "m_", None),
+        "diagnostics": (
+            model.diagnostics_.to_dict() if hasattr(model, "diagnostics_") else None
+        ),
         "m_scores": {str(k): v for k, v in getattr(model, "m_scores_", {}).items()},
     }
     for c in meta["encoder"]["codings"]:
@@ -143,5 +146,9 @@ def load_model(path: str | os.PathLike) -> BayesNetClassifier:
     if meta["m"] is not None:
         model.m_ = meta["m"]
         model.m_scores_ = {float(k): v for k, v in meta["m_scores"].items()}
+    if meta.get("diagnostics") is not None:
+        from .diagnostics import Diagnostics
+
+        model.diagnostics_ = Diagnostics.from_dict(meta["diagnostics"])
     model._packed = model._pack(trees, tables)
     return model

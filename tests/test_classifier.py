@@ -232,3 +232,26 @@ def test_selective_kdb_drops_unselected_attributes(tmp_path):
     clf.save(tmp_path / "skdb.npz")
     loaded = BayesNetClassifier.load(tmp_path / "skdb.npz")
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+
+
+def test_hdp_fit_exposes_diagnostics_and_saves_them(tmp_path):
+    from fastpath.diagnostics import UnconvergedWarning
+
+    X, y = load_dataset("tic-tac-toe")
+    clf = BayesNetClassifier(structure="nb", estimator="hdp", n_iter=300, n_chains=2,
+                             random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnconvergedWarning)  # 300 iterations is deliberately short
+        clf.fit(X, y)
+    diag = clf.diagnostics_
+    assert len(diag.trees) == len(clf.trees_) and diag.n_chains == 2
+    assert np.isfinite(diag.max_rhat)
+    clf.save(tmp_path / "hdp.npz")
+    loaded = BayesNetClassifier.load(tmp_path / "hdp.npz")
+    assert loaded.diagnostics_.to_dict() == diag.to_dict()
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    # same seed, same chains, same estimates
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnconvergedWarning)
+        again = BayesNetClassifier(**clf.get_params()).fit(X, y)
+    np.testing.assert_array_equal(again.predict_proba(X), clf.predict_proba(X))
