@@ -95,6 +95,7 @@ def _schema_partition(frame, index: int, proto: SchemaStats, chunksize: int) -> 
 
 def _run_partition(frame, where: Where, coder, proto, chunksize: int):
     state = proto.fresh()
+    state.n_threads = 1  # the parallelism is over partitions
     for s in range(0, len(frame), chunksize):
         sub = frame.iloc[s : s + chunksize]
         if len(sub) == 0:

@@ -104,6 +104,8 @@ __all__ = [
 DEFAULT_CHUNKSIZE = 100_000
 #: largest m holdout (paper: min(N/10, 5000) rows)
 MAX_HOLDOUT = 5000
+#: rows per thread and block of the leave-one-out pass (their errors are buffered)
+_LOO_BLOCK = 2048
 #: memory for the pairwise (attribute, attribute, class) tables of one pass over the data
 DEFAULT_PAIR_MEMORY = 256 * 2**20
 
@@ -1012,16 +1014,18 @@ class CountStats:
 
 # ---------------------------------------------------------------------- pass 4: leave-one-out
 @njit(cache=True, nogil=True)
-def _loo_rows_kernel(
+def _loo_errors_kernel(
     codes, y, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
     child_lookup, n_values, count_offset, counts, totals, class_counts, m, max_k,
-    n_total, seg_lo, seg_hi, seg_id, sse,
+    n_total, r_lo, r_hi, out,
 ):
-    """selective._loo_kernel over rows seg_lo[s]..seg_hi[s]-1 into sse[seg_id[s]].
+    """Squared leave-one-out errors of rows r_lo..r_hi-1: out[r - r_lo, tree, k*].
 
     The body is selective._loo_kernel's, line for line, with the number of rows of the whole
-    data (``n_total``) in place of ``codes.shape[0]``: a stream sees one chunk at a time, and
-    rows are added to their global chunk's sums in row order, as in memory.
+    data (``n_total``) in place of ``codes.shape[0]``, and each squared error stored instead
+    of added: :func:`_add_errors` then adds them to their global chunk's sums in row order, as
+    the in-memory kernel does, so the sums are the same floating-point numbers while the rows
+    can be computed by several threads.
     """
     n_classes = class_counts.shape[0]
     n_trees = child_col.shape[0]
@@ -1029,58 +1033,67 @@ def _loo_rows_kernel(
     n_minus = n_total - 1.0
     cum = np.empty((n_classes, n_k))
     logp = np.empty(max_k + 2)
+    for r in range(r_lo, r_hi):
+        yr = y[r]
+        for c in range(n_classes):
+            nc = class_counts[c] - (1 if c == yr else 0)
+            lp = math.log((nc + m / n_classes) / (n_minus + m))
+            for k in range(n_k):
+                cum[c, k] = lp
+        for a in range(n_trees):
+            x = codes[r, child_col[a]]
+            kv = n_values[a]
+            base = node_offset[a]
+            cbase = count_offset[a]
+            n_parents = cond_ptr[a + 1] - cond_ptr[a]
+            root_x = counts[cbase + x] - 1
+            root_total = totals[base] - 1
+            for c in range(n_classes):
+                deepest = 0
+                if root_total <= 0 or root_x <= 0:
+                    logp[0] = -math.log(kv)
+                else:
+                    logp[0] = math.log((root_x + m / kv) / (root_total + m))
+                    on = 1 if c == yr else 0
+                    node = 0
+                    for d in range(1, n_parents + 2):
+                        slots = lookup_offsets[base + node]
+                        if slots < 0:
+                            break
+                        v = c if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
+                        child = child_lookup[lookup_base[a] + slots + v]
+                        if child < 0:
+                            break
+                        total = totals[base + child] - on
+                        if total <= 0:
+                            break
+                        cnt = counts[cbase + child * kv + x] - on
+                        logp[d] = math.log((cnt + m / kv) / (total + m))
+                        deepest = d
+                        node = child
+                for k in range(n_k):
+                    cum[c, k] += logp[min(k + 1, deepest)]
+            for k in range(n_k):
+                top = cum[0, k]
+                for c in range(1, n_classes):
+                    if cum[c, k] > top:
+                        top = cum[c, k]
+                s = 0.0
+                for c in range(n_classes):
+                    s += math.exp(cum[c, k] - top)
+                err = 1.0 - math.exp(cum[yr, k] - top) / s
+                out[r - r_lo, a, k] = err * err
+
+
+@njit(cache=True, nogil=True)
+def _add_errors(errors, r0, seg_lo, seg_hi, seg_id, sse):
+    """sse[seg_id[s]] += errors of rows seg_lo[s]..seg_hi[s]-1, row after row."""
     for s_ in range(seg_lo.shape[0]):
         h = seg_id[s_]
         for r in range(seg_lo[s_], seg_hi[s_]):
-            yr = y[r]
-            for c in range(n_classes):
-                nc = class_counts[c] - (1 if c == yr else 0)
-                lp = math.log((nc + m / n_classes) / (n_minus + m))
-                for k in range(n_k):
-                    cum[c, k] = lp
-            for a in range(n_trees):
-                x = codes[r, child_col[a]]
-                kv = n_values[a]
-                base = node_offset[a]
-                cbase = count_offset[a]
-                n_parents = cond_ptr[a + 1] - cond_ptr[a]
-                root_x = counts[cbase + x] - 1
-                root_total = totals[base] - 1
-                for c in range(n_classes):
-                    deepest = 0
-                    if root_total <= 0 or root_x <= 0:
-                        logp[0] = -math.log(kv)
-                    else:
-                        logp[0] = math.log((root_x + m / kv) / (root_total + m))
-                        on = 1 if c == yr else 0
-                        node = 0
-                        for d in range(1, n_parents + 2):
-                            slots = lookup_offsets[base + node]
-                            if slots < 0:
-                                break
-                            v = c if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
-                            child = child_lookup[lookup_base[a] + slots + v]
-                            if child < 0:
-                                break
-                            total = totals[base + child] - on
-                            if total <= 0:
-                                break
-                            cnt = counts[cbase + child * kv + x] - on
-                            logp[d] = math.log((cnt + m / kv) / (total + m))
-                            deepest = d
-                            node = child
-                    for k in range(n_k):
-                        cum[c, k] += logp[min(k + 1, deepest)]
-                for k in range(n_k):
-                    top = cum[0, k]
-                    for c in range(1, n_classes):
-                        if cum[c, k] > top:
-                            top = cum[c, k]
-                    s = 0.0
-                    for c in range(n_classes):
-                        s += math.exp(cum[c, k] - top)
-                    err = 1.0 - math.exp(cum[yr, k] - top) / s
-                    sse[h, a, k] += err * err
+            for a in range(errors.shape[1]):
+                for k in range(errors.shape[2]):
+                    sse[h, a, k] += errors[r - r0, a, k]
 
 
 class LooStats:
@@ -1129,20 +1142,41 @@ class LooStats:
         n = y.shape[0]
         if n == 0:
             return self
+        codes = np.ascontiguousarray(codes, dtype=np.int64)
+        y = np.ascontiguousarray(y, dtype=np.int64)
+        model = (self.child_col, self.cond_ptr, self.cond_cols, self.node_offset,
+                 self.lookup_offsets, self.lookup_base, self.child_lookup, self.n_values,
+                 self.count_offset, self.counts, self.totals, self.class_counts, self.m,
+                 self.max_k, float(self.n_total))
+        n_threads = max(1, int(getattr(self, "n_threads", 1)))
+        block = _LOO_BLOCK * n_threads
+        errors = np.empty((min(block, n), len(self.child_col), self.max_k + 1))
         cs = self.chunk_starts
-        first = int(np.searchsorted(cs, start, side="right")) - 1
-        last = int(np.searchsorted(cs, start + n - 1, side="right")) - 1
-        seg_id = np.arange(first, last + 1, dtype=np.int64)
-        seg_lo = np.maximum(cs[seg_id], start) - start
-        seg_hi = np.minimum(cs[seg_id + 1], start + n) - start
-        _loo_rows_kernel(
-            np.ascontiguousarray(codes, dtype=np.int64), np.ascontiguousarray(y, np.int64),
-            self.child_col, self.cond_ptr, self.cond_cols, self.node_offset,
-            self.lookup_offsets, self.lookup_base, self.child_lookup, self.n_values,
-            self.count_offset, self.counts, self.totals, self.class_counts, self.m, self.max_k,
-            float(self.n_total), seg_lo.astype(np.int64), seg_hi.astype(np.int64), seg_id,
-            self.sse,
-        )
+        pool = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
+        try:
+            for b0 in range(0, n, block):
+                b1 = min(b0 + block, n)
+                bounds = np.linspace(b0, b1, n_threads + 1).round().astype(np.int64)
+
+                def rows(lo_hi, b0=b0):
+                    lo, hi = int(lo_hi[0]), int(lo_hi[1])
+                    if hi > lo:
+                        _loo_errors_kernel(codes, y, *model, lo, hi, errors[lo - b0 : hi - b0])
+
+                if pool is None:
+                    rows((b0, b1))
+                else:
+                    list(pool.map(rows, itertools.pairwise(bounds)))
+                g0, g1 = start + b0, start + b1
+                first = int(np.searchsorted(cs, g0, side="right")) - 1
+                last = int(np.searchsorted(cs, g1 - 1, side="right")) - 1
+                seg_id = np.arange(first, last + 1, dtype=np.int64)
+                seg_lo = (np.maximum(cs[seg_id], g0) - start).astype(np.int64)
+                seg_hi = (np.minimum(cs[seg_id + 1], g1) - start).astype(np.int64)
+                _add_errors(errors, np.int64(b0), seg_lo, seg_hi, seg_id, self.sse)
+        finally:
+            if pool is not None:
+                pool.shutdown()
         return self
 
     def merge(self, other: LooStats) -> LooStats:
@@ -1346,10 +1380,9 @@ def fit_passes(est, runner, y: Any, *, max_bins: int = DEFAULT_MAX_BINS,
     if work.structure == "skdb":
         trees = [full.tree(t) for t in range(1, len(count_specs))]
         class_counts = full.tree(0).counts[0]
-        loo = runner.run(
-            coder,
-            LooStats(count_specs[1:], trees, class_counts, n, structure.k, DEFAULT_LOO_M),
-        )
+        loo_stats = LooStats(count_specs[1:], trees, class_counts, n, structure.k, DEFAULT_LOO_M)
+        loo_stats.n_threads = _n_threads(work.n_jobs)
+        loo = runner.run(coder, loo_stats)
         rmse = loo.rmse()
         rmse.flags.writeable = False
         n_sel, k_sel = _best(rmse)

@@ -217,6 +217,18 @@ def test_stream_of_chunks_equals_in_memory_fit(name, structure, k):
         np.testing.assert_array_equal(a.selection_.rmse, b.selection_.rmse)
 
 
+def test_threaded_leave_one_out_sums_rows_in_the_in_memory_order(monkeypatch):
+    import fastpath.streaming as streaming
+
+    X, y, df = _frame("kr-vs-kp")
+    monkeypatch.setattr(streaming, "_LOO_BLOCK", 37)  # many blocks straddling row chunks
+    a = BayesNetClassifier("skdb", 3, random_state=0).fit(X, y)
+    for n_jobs in (1, 3):
+        b = BayesNetClassifier("skdb", 3, random_state=0, n_jobs=n_jobs)
+        b.fit(_chunks(df, 333), "class")
+        np.testing.assert_array_equal(a.selection_.rmse, b.selection_.rmse)
+
+
 @pytest.mark.parametrize("suffix", [".csv", ".csv.gz", ".parquet"])
 def test_stream_from_file_equals_in_memory_fit_of_read_table(tmp_path, suffix):
     _, _, df = _frame("credit-a")
