@@ -80,7 +80,9 @@ class BayesNetClassifier:
         paper's baseline) or the hierarchical Dirichlet process (the paper's method).
     m : float or "auto", default="auto"
         m-estimate mass. ``"auto"`` chooses it from ``{0, 0.05, 0.2, 1, 5, 20}`` by RMSE on a
-        holdout of ``min(N/10, 5000)`` training rows, then refits on all rows (paper).
+        holdout of ``min(N/10, 5000)`` training rows, then refits on all rows (paper). The
+        holdout is the rows with the smallest seeded hash of their index
+        (:func:`fastpath.streaming.holdout_rows`), so streaming fits hold out the same rows.
     categorical_features : "auto", list of names/indices or boolean mask, default="auto"
         Nominal columns; the others are discretised with MDL. ``"auto"``: non-numeric dtypes.
     n_iter, burn_in, tying, update, root, n_chains, concentration_shape, concentration_rate, alpha0
