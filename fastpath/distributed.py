@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from .encoding import TableEncoder
+from .io import _is_numeric_dtype
 from .sketch import DEFAULT_MAX_BINS
 from .streaming import (
     DEFAULT_CHUNKSIZE,
@@ -164,6 +165,7 @@ class DaskRunner:
         nominal = TableEncoder(categorical_features)._nominal_mask(meta[features])
         proto = SchemaStats(features, target, nominal, max_bins)
         proto.has_names = all(isinstance(c, str) for c in self.ddf.columns)
+        proto.target_numeric = _is_numeric_dtype(meta[target].dtype)
         proto_d = delayed(proto, pure=True)
         partials = [
             delayed(_schema_partition, pure=False)(part, i, proto_d, self.chunksize)

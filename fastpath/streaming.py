@@ -507,8 +507,13 @@ def _target_name(y: Any, columns: Sequence[str]) -> str:
 
 
 # ====================================================================== pass 1: schema
-def _labels_of(y: pd.Series, where: Where) -> tuple[np.ndarray, list]:
-    """Per-row index into the chunk's distinct labels, and those labels (Python scalars)."""
+def _labels_of(y: pd.Series, where: Where, numeric: bool) -> tuple[np.ndarray, list]:
+    """Per-row index into the chunk's distinct labels, and those labels (Python scalars).
+
+    ``numeric``: the target was numeric in the first chunk, so every label must be a number.
+    """
+    from .io import _is_numeric_dtype
+
     missing = y.isna().to_numpy()
     if missing.any():
         row = _first_true(missing)
@@ -517,6 +522,15 @@ def _labels_of(y: pd.Series, where: Where) -> tuple[np.ndarray, list]:
             f"the target has a missing value ({int(missing.sum())} in this chunk); drop those "
             "rows before fitting",
         )
+    if numeric and not _is_numeric_dtype(y.dtype):
+        bad = (pd.to_numeric(y, errors="coerce").isna() & ~y.isna()).to_numpy()
+        if bad.any():
+            row = _first_true(bad)
+            raise _fail(
+                where, y.name, row,
+                f"class label {y.iloc[row]!r} is not a number, but the target column held "
+                "numbers in the first chunk (its type is fixed by the first chunk)",
+            )
     if pd.api.types.is_float_dtype(y.dtype):
         v = y.to_numpy(dtype=float)
         bad = ~np.isfinite(v) | (np.mod(v, 1) != 0)
@@ -586,12 +600,14 @@ class SchemaStats:
         self.hists = [None if nom else ClassHistogram(0, max_bins) for nom in self.nominal]
         self.labels: dict[Any, int] = {}
         self.lengths: dict[int, int] = {}
+        self.target_numeric = False  # set from the first chunk (or the Dask meta)
 
     def fresh(self) -> SchemaStats:
         """An empty copy with the same columns."""
         out = SchemaStats(self.features, self.target, self.nominal, DEFAULT_MAX_BINS)
         out.hists = [None if h is None else ClassHistogram(0, h.max_bins) for h in self.hists]
         out.has_names = getattr(self, "has_names", True)
+        out.target_numeric = self.target_numeric
         return out
 
     # ------------------------------------------------------------------ chunks
@@ -602,7 +618,7 @@ class SchemaStats:
         self.lengths[where.index] = self.lengths.get(where.index, 0) + n
         if n == 0:
             return self
-        local, uniques = _labels_of(frame[self.target], where)
+        local, uniques = _labels_of(frame[self.target], where, self.target_numeric)
         ids = np.empty(len(uniques), dtype=np.int64)
         for i, u in enumerate(uniques):
             ids[i] = self.labels.setdefault(u, len(self.labels))
@@ -1264,8 +1280,11 @@ def _first_stats(frame: pd.DataFrame, y: Any, categorical_features: Any, max_bin
     features = [c for c in names if c != target]
     X = frame.set_axis(names, axis=1)[features]
     nominal = TableEncoder(categorical_features)._nominal_mask(X)
+    from .io import _is_numeric_dtype
+
     stats = SchemaStats(features, target, nominal, max_bins)
     stats.has_names = all(isinstance(c, str) for c in frame.columns)
+    stats.target_numeric = _is_numeric_dtype(frame.iloc[:, names.index(target)].dtype)
     return stats
 
 

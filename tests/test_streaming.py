@@ -340,7 +340,7 @@ def _bad_frame():
         "a": rng.choice(["x", "y", "z"], n),
         "b": rng.normal(size=n).round(2),
         "c": rng.choice(["u", "v"], n),
-        "cls": rng.choice(["p", "q"], n),
+        "cls": rng.choice([0, 1], n),
     })
 
 
@@ -366,6 +366,12 @@ def _infinite(lines):
     lines[1 + 375] = ",".join(parts)
 
 
+def _text_class(lines):
+    parts = lines[1 + 375].split(",")
+    parts[3] = "maybe"
+    lines[1 + 375] = ",".join(parts)
+
+
 def _missing_class(lines):
     parts = lines[1 + 375].split(",")
     parts[3] = ""
@@ -379,6 +385,7 @@ def _missing_class(lines):
         (_not_a_number, r"chunk 37 \(rows 370-379\), row 375, column 'b': value 'abc' is not"),
         (_infinite, r"chunk 37 \(rows 370-379\), row 375, column 'b': value inf is infinite"),
         (_missing_class, r"chunk 37 \(rows 370-379\), row 375, column 'cls': .*missing value"),
+        (_text_class, r"chunk 37 \(rows 370-379\), row 375, column 'cls': class label 'maybe'"),
     ],
 )
 def test_bad_csv_row_in_chunk_37_names_it_and_leaves_the_model_alone(tmp_path, edit, pattern):
