@@ -63,11 +63,12 @@ def _root_log_factor(n_root, alpha0, root):
 
 
 def enumerate_posterior(tree: ContextTree, node_alpha, alpha0: float, root: str):
-    """Exact E[RB estimate] of every node given fixed concentrations (alpha per node).
+    """Exact posterior E[phi] (= E[RB estimate]) and E[phi^2] of every node given fixed
+    concentrations (alpha per node).
 
     Every configuration of the table counts is visited: the leaves' t are free in [1, n]; an
     internal node's n is the sum of its children's t and its own t ranges over [1, n].
-    Returns (mean (n_nodes, K), number of configurations).
+    Returns (E[phi] (n_nodes, K), number of configurations, E[phi^2] (n_nodes, K)).
     """
     nn, K = tree.n_nodes, tree.n_values
     parent = tree.parent
@@ -76,17 +77,27 @@ def enumerate_posterior(tree: ContextTree, node_alpha, alpha0: float, root: str)
     order = list(range(nn - 1, 0, -1))  # children before parents
     n = np.zeros((nn, K), dtype=np.int64)
     t = np.zeros((nn, K), dtype=np.int64)
-    acc = np.zeros((nn, K))
+    acc = np.zeros((2, nn, K))
     total = [0.0, 0]
     logs = []
 
     def rb(nv):
+        # E[phi | t] (the RB estimate) and E[phi^2 | t], top-down through
+        # phi_j | phi_p, t ~ Dirichlet(n_j + alpha_j phi_p)
         p = np.zeros((nn, K))
-        p[0] = (nv[0] + alpha0 / K) / (nv[0].sum() + alpha0)
+        p2 = np.zeros((nn, K))
+        a = nv[0] + alpha0 / K
+        big_a = nv[0].sum() + alpha0
+        p[0] = a / big_a
+        p2[0] = a * (a + 1) / (big_a * (big_a + 1))
         for j in range(1, nn):
-            a = node_alpha[j]
-            p[j] = (nv[j] + a * p[parent[j]]) / (nv[j].sum() + a)
-        return p
+            al = node_alpha[j]
+            n_j = nv[j]
+            big_a = n_j.sum() + al
+            p[j] = (n_j + al * p[parent[j]]) / big_a
+            p2[j] = (n_j * (n_j + 1) + al * (2 * n_j + 1) * p[parent[j]]
+                     + al * al * p2[parent[j]]) / (big_a * (big_a + 1))
+        return np.stack([p, p2])
 
     def logw():
         out = _root_log_factor([int(x) for x in n[0]], alpha0, root)
@@ -119,7 +130,8 @@ def enumerate_posterior(tree: ContextTree, node_alpha, alpha0: float, root: str)
         acc += w * p
         total[0] += w
         total[1] += 1
-    return acc / total[0], total[1]
+    acc /= total[0]
+    return acc[0], total[1], acc[1]
 
 
 def _small_tree():
@@ -160,7 +172,7 @@ def _check_close(res, exact, n_mcse=4.0):
 @pytest.mark.parametrize("window", [10, 1], ids=["full-conditional", "shifted-cells"])
 def test_exact_update_matches_enumeration(small_exact, root, window):
     tree, values, exact = small_exact
-    mean, n_conf = exact[root]
+    mean, n_conf, _ = exact[root]
     assert n_conf > 1000  # the enumeration really covers many configurations
     opt = HDPOptions(
         n_iter=30000, burn_in=1000, update="exact", root=root, window=window,
@@ -168,6 +180,24 @@ def test_exact_update_matches_enumeration(small_exact, root, window):
     )
     res = estimate_tree(tree, opt, seed=11)
     _check_close(res, mean)
+
+
+def test_posterior_draws_match_enumeration(small_exact):
+    # thinned Dirichlet draws given (t, alpha): their first two moments against enumeration
+    tree, values, exact = small_exact
+    mean, _, second = exact["exact"]
+    opt = HDPOptions(
+        n_iter=30000, burn_in=1000, fix_concentrations=True, concentration_init=values,
+        n_chains=4, thin=5, record_draws=True,
+    )
+    res = estimate_tree(tree, opt, seed=14)
+    d = res.draws  # (chains, draws, nodes, K)
+    for moment, want in ((d, mean), (d * d, second)):
+        bm = moment.reshape(4, 20, -1, tree.n_nodes, tree.n_values).mean(axis=2)
+        bm = bm.reshape(80, tree.n_nodes, tree.n_values)
+        se = bm.std(axis=0, ddof=1) / math.sqrt(80)
+        z = np.abs(bm.mean(axis=0) - want) / se
+        assert z.max() < 4.5, z.max()
 
 
 def test_log_space_and_band_paths_match_enumeration(small_exact, monkeypatch):
