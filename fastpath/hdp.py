@@ -750,6 +750,17 @@ def _assemble(prep: _Prepared, opt: HDPOptions, outs: list[_ChainOut], entropy: 
     )
 
 
+class _Cancelled(Exception):
+    """Raised inside workers when the caller gave up (e.g. on KeyboardInterrupt)."""
+
+
+def _chunk(prep: _Prepared, opt: HDPOptions) -> int:
+    """Iterations per kernel call: about 2e5 (node, value) updates, at least 250 iterations, so
+    progress can be reported and a run interrupted between calls at negligible cost."""
+    work = prep.pairs[0].size + prep.tree.n_nodes
+    return int(min(opt.n_iter, max(250, 200_000 // max(work, 1))))
+
+
 def _entropy(seed) -> int:
     if isinstance(seed, np.random.SeedSequence):
         ent = seed.entropy
@@ -810,17 +821,16 @@ def estimate_trees(
 
     total = len(trees) * opt.n_chains * opt.n_iter
     lock = threading.Lock()
+    cancel = threading.Event()
     done = [0]
-    if progress is not None:
-        chunk = max(1, min(opt.n_iter, 250))
 
-        def on_chunk(k: int) -> None:
+    def on_chunk(k: int) -> None:
+        if cancel.is_set():
+            raise _Cancelled
+        if progress is not None:
             with lock:
                 done[0] += k
                 progress(done[0], total)
-    else:
-        chunk = opt.n_iter
-        on_chunk = None
 
     # largest trees first for load balance; results keyed by (tree, chain)
     tasks = sorted(
@@ -830,17 +840,24 @@ def estimate_trees(
     outs: dict[tuple[int, int], _ChainOut] = {}
     if n_threads == 1 or len(tasks) <= 1:
         for p, c in tasks:
-            outs[(p.index, c)] = _run_chain(p, c, opt, entropy, stir, ratios, chunk, on_chunk)
+            outs[(p.index, c)] = _run_chain(p, c, opt, entropy, stir, ratios,
+                                            _chunk(p, opt), on_chunk)
     else:
-        with ThreadPoolExecutor(max_workers=min(n_threads, len(tasks))) as ex:
+        ex = ThreadPoolExecutor(max_workers=min(n_threads, len(tasks)))
+        try:
             futs = {
                 (p.index, c): ex.submit(
-                    _run_chain, p, c, opt, entropy, stir, ratios, chunk, on_chunk
+                    _run_chain, p, c, opt, entropy, stir, ratios, _chunk(p, opt), on_chunk
                 )
                 for p, c in tasks
             }
             for key, f in futs.items():
                 outs[key] = f.result()
+        except BaseException:  # e.g. KeyboardInterrupt: stop the workers at their next chunk
+            cancel.set()
+            ex.shutdown(wait=True, cancel_futures=True)
+            raise
+        ex.shutdown(wait=True)
     return [
         _assemble(p, opt, [outs[(p.index, c)] for c in range(opt.n_chains)], entropy)
         for p in preps

@@ -300,3 +300,16 @@ def test_to_arviz(result):
         [split_rhat(result.trace.concentrations[:, result.trace.kept, g]) for g in range(3)],
         rtol=1e-6,
     )
+
+
+def test_an_error_in_a_worker_stops_the_run():
+    calls = []
+
+    def progress(done, total):
+        calls.append(done)
+        raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError, match="stop"):
+        estimate_trees([TREE] * 4, HDPOptions(n_iter=5000, n_chains=2), seed=0, n_threads=2,
+                       progress=progress)
+    assert len(calls) <= 8  # each worker stopped at its first chunk boundary
