@@ -1366,7 +1366,9 @@ def fit_passes(est, runner, y: Any, *, max_bins: int = DEFAULT_MAX_BINS,
     rng = _check_random_state(work.random_state)
     key = threshold = None
     auto_m = isinstance(work.m, str) and work.m == "auto"
-    if not auto_m:
+    if work.estimator != "m":
+        pass  # HDP estimates: no m to choose (as in memory)
+    elif not auto_m:
         work.m_ = float(work.m)
         work.m_scores_ = {}
     else:
@@ -1644,7 +1646,7 @@ def partial_fit(est, X: Any, y: Any, classes: Any = None, schema: Any = None):
         work._learn_structure(codes, y_codes)
         rng = _check_random_state(work.random_state)
         auto_m = isinstance(work.m, str) and work.m == "auto"
-        key = holdout_key(rng) if auto_m else None
+        key = holdout_key(rng) if auto_m and work.estimator == "m" else None
         state = PartialState(CountAccumulator(work.tree_specs_), key)
         state.add(codes, y_codes)
         state.n_calls = 1
@@ -1670,7 +1672,9 @@ def refresh_partial(est) -> None:
     acc = copy.deepcopy(state.accumulator)
     rng = _check_random_state(est.random_state)
     reservoir = state.codes is not None and state.y.size > 0
-    if state.key is None:
+    if est.estimator != "m":
+        pass  # HDP estimates: no m to choose
+    elif state.key is None:
         est.m_ = float(est.m)
         est.m_scores_ = {}
     else:

@@ -282,6 +282,7 @@ def test_hdp_stream_equals_in_memory():
     b = BayesNetClassifier("kdb", 1, **params).fit(_chunks(df, 500), "class")
     for ta, tb in zip(a.probability_tables_, b.probability_tables_, strict=True):
         np.testing.assert_array_equal(ta, tb)
+    assert not hasattr(b, "m_")  # no m to choose for HDP estimates, as in memory
 
 
 def test_numeric_columns_with_many_values_are_about_as_accurate_as_in_memory():
