@@ -123,10 +123,12 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         # out of core: the file is read in chunks, in a few passes (fastpath.streaming)
         if args.chunksize < 1:
             raise ValueError(f"--chunksize must be a positive number of rows, got {args.chunksize}")
-        if args.categorical:
-            raise ValueError("--categorical is not available with --chunksize (declared types "
-                             "come from the file); use an ARFF file to declare nominal columns")
         model = _make_model(args)
+        if args.categorical:
+            # streamed columns are typed by the first chunk; the names make these nominal
+            model.set_params(categorical_features=[
+                c.strip() for c in args.categorical.split(",") if c.strip()
+            ])
         model.fit(args.data, args.target, chunksize=args.chunksize)
         what = f"{args.data} (streamed in chunks of {args.chunksize} rows)"
     else:
