@@ -71,8 +71,9 @@ class AgreementConfig:
     ``fast_*``: fastpath iterations, burn-in and trace thinning per chain; ``nuts_*``: NUTS
     warm-up and kept draws per chain; ``chain_method``: passed to :func:`hdpbn_ppl.infer.fit`;
     ``target_accept``: NUTS target acceptance; a run with divergent transitions is repeated
-    once with ``retry_accept`` (smaller steps -- the standard remedy; the report keeps the
-    first run's count); ``fast_extend``: how many times a fastpath run whose R-hat exceeds
+    with each ``(target acceptance, warm-up multiplier)`` of ``retries`` in turn until one has
+    none (smaller steps and a longer adaptation -- the standard remedies; the report keeps
+    the earlier runs' counts); ``fast_extend``: how many times a fastpath run whose R-hat exceeds
     1.01 is repeated with four times the iterations (and thinning); ``fast_compile``: ask XLA
     for fewer optimisations (compilation dominates NUTS on tiny trees).
     """
@@ -86,7 +87,7 @@ class AgreementConfig:
     nuts_samples: int = 1000
     chain_method: str = "auto"
     target_accept: float = 0.95
-    retry_accept: float = 0.99
+    retries: tuple[tuple[float, int], ...] = ((0.99, 1), (0.995, 2))
     fast_extend: int = 2
     fast_compile: bool = False
     variants: bool = True
@@ -310,27 +311,33 @@ def nuts_summary(res) -> SamplerSummary:
 
 
 def run_nuts(tree: ContextTree, tying: str, cfg: AgreementConfig, seed: int) -> SamplerSummary:
-    """NUTS with ``cfg.target_accept``; repeated once with ``cfg.retry_accept`` on divergences."""
+    """NUTS with ``cfg.target_accept``; repeated with ``cfg.retries`` while it diverges."""
     from hdpbn_ppl.infer import fit
 
-    def once(target: float) -> SamplerSummary:
+    def once(target: float, warmup_factor: int) -> SamplerSummary:
         with _xla_fast_compile(cfg.fast_compile), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = fit(tree, tying=tying, chains=cfg.chains, warmup=cfg.nuts_warmup,
-                      samples=cfg.nuts_samples, seed=seed, chain_method=cfg.chain_method,
-                      target_accept=target, warn=False)
+            res = fit(tree, tying=tying, chains=cfg.chains,
+                      warmup=cfg.nuts_warmup * warmup_factor, samples=cfg.nuts_samples,
+                      seed=seed, chain_method=cfg.chain_method, target_accept=target,
+                      warn=False)
         s = nuts_summary(res)
         s.extra["target_accept"] = target
+        s.extra["warmup"] = cfg.nuts_warmup * warmup_factor
         return s
 
-    first = once(cfg.target_accept)
-    if first.divergences == 0 or not cfg.retry_accept:
-        return first
-    second = once(cfg.retry_accept)
-    second.extra["first_run"] = {"target_accept": cfg.target_accept,
-                                 "divergences": first.divergences,
-                                 "seconds": first.seconds, "max_rhat": first.max_rhat}
-    return second
+    run = once(cfg.target_accept, 1)
+    earlier = []
+    for target, factor in cfg.retries:
+        if run.divergences == 0:
+            break
+        earlier.append({"target_accept": run.extra["target_accept"],
+                        "warmup": run.extra["warmup"], "divergences": run.divergences,
+                        "seconds": run.seconds, "max_rhat": run.max_rhat})
+        run = once(target, factor)
+    if earlier:
+        run.extra["earlier_runs"] = earlier
+    return run
 
 
 # ---------------------------------------------------------------------------- one tree
@@ -539,11 +546,12 @@ def _fmt(x: float, nd: int = 2) -> str:
 
 
 def _divergence_cell(n: SamplerSummary) -> str:
-    first = (n.extra or {}).get("first_run")
-    if not first:
+    extra = n.extra or {}
+    earlier = extra.get("earlier_runs") or ([extra["first_run"]] if "first_run" in extra else [])
+    if not earlier:
         return str(n.divergences)
-    return (f"{n.divergences} (first run at {first['target_accept']:g}: "
-            f"{first['divergences']})")
+    before = ", ".join(f"{e['divergences']} at {e['target_accept']:g}" for e in earlier)
+    return f"{n.divergences} at {extra.get('target_accept', 0):g} (before: {before})"
 
 
 def report_markdown(results: list[TreeAgreement], cfg_name: str = "") -> str:
