@@ -12,7 +12,7 @@ Subcommands
 Examples::
 
     python -m validation.experiments --quick
-    python -m validation.experiments run ../shared/datasets --iterations 5000 --out results/
+    python -m validation.experiments run ../shared/datasets --typing manifest --iterations 5000
     python -m validation.experiments learning-curves data/adult.csv.gz data/connect-4.csv.gz
 """
 
@@ -32,6 +32,7 @@ import pandas as pd
 
 from .classifiers import DEFAULT_CLASSIFIERS, QUICK_CLASSIFIERS, parse_classifier
 from .reporting import (
+    PAPER_TABLE2,
     dataset_means,
     means_markdown,
     table2_markdown,
@@ -93,9 +94,11 @@ def _filter(refs, include: str | None, exclude: str | None):
 
 # ---------------------------------------------------------------------- report
 def _structures(classifiers: Sequence[str]) -> list[str]:
+    """Structures with both estimators, in the paper's order (then any others)."""
     have = set(classifiers)
-    return [c[: -len("-hdp")] for c in classifiers if c.endswith("-hdp") and
-            f"{c[: -len('-hdp')]}-m" in have]
+    found = {c[: -len("-hdp")] for c in classifiers
+             if c.endswith("-hdp") and f"{c[: -len('-hdp')]}-m" in have}
+    return [s for s in PAPER_TABLE2 if s in found] + sorted(found - set(PAPER_TABLE2))
 
 
 def write_report(results: pd.DataFrame, out: Path, *, header: str = "") -> Path:
@@ -127,7 +130,7 @@ def write_report(results: pd.DataFrame, out: Path, *, header: str = "") -> Path:
     tables.write_text("\n".join(parts))
     img = out / "img"
     for s in structures:
-        if s.startswith("kdb5") or s == structures[-1]:
+        if s in ("kdb5", "skdb5") or len(structures) == 1:
             plots.scatter_plot(means, f"{s}-m", f"{s}-hdp", img / f"scatter_rmse_{s}.png")
     if structures:
         plots.win_loss_bars(means, structures, img / "winloss_rmse.png", "rmse")
@@ -204,7 +207,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             tmp = tempfile.mkdtemp(prefix="hdpbn-quick-")
             out = Path(tmp)
         else:
-            out = Path("experiments-out")
+            out = Path("results/experiments")
     else:
         out = Path(args.out)
     cache = Path(args.cache) if args.cache else out / "cache"
@@ -334,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--datasets", default=None, help="only these dataset names (comma-separated)")
     run.add_argument("--exclude", default=None, help="skip these dataset names (comma-separated)")
     run.add_argument("--out", default=None,
-                     help="output folder (default: experiments-out; --quick: a temporary one)")
+                     help="output folder (default: results/experiments; --quick: a temporary one)")
     run.add_argument("--keep", action="store_true", help="--quick: keep the temporary output")
     run.set_defaults(func=_cmd_run)
 
@@ -352,7 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
     lc.add_argument("--runs", type=int, default=10, help="runs per size (default: 10)")
     lc.add_argument("--test-fraction", type=float, default=1 / 3,
                     help="held-out fraction per run (default: 1/3)")
-    lc.add_argument("--out", default="learning-curves-out", help="output folder")
+    lc.add_argument("--out", default="results/learning-curves", help="output folder")
     lc.add_argument("--img", default=None, help="figure path (default: OUT/img/...png)")
     lc.set_defaults(func=_cmd_learning_curves)
     return parser
