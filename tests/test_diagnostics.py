@@ -175,7 +175,10 @@ def test_diagnose_reruns_with_the_models_seed(saved_model):
     clf, path = saved_model
     expected = summarise_fit(clf.hdp_results_,
                              [tree_label(t, i) for i, t in enumerate(clf.trees_)])
+    # fit-time diagnostics are stored in the model file; --rerun re-samples with the seed
     code, out = _diagnose([str(path), "--json"])
+    assert json.loads(out)["trees"] == expected.to_dict()["trees"]
+    code, out = _diagnose([str(path), "--json", "--rerun"])
     got = json.loads(out)
     assert "seed 7" in got["source"]
     assert got["trees"] == expected.to_dict()["trees"]  # bit-identical re-run
