@@ -60,6 +60,12 @@ def test_quick_agreement_passes(quick_results):
         assert r.z_prob.shape == (r.shape["nodes"], r.shape["K"])
         assert r.z_conc.size >= 1 and np.all(np.isfinite(r.z_prob))
         assert r.nuts.extra["trustworthy"]
+        # Pareto k-hat computed for every comparison on both sides; these small trees have
+        # well-behaved tails, so every comparison counts towards the pass rule
+        for side in (r.fast, r.nuts):
+            assert side.khat_prob.shape == r.z_prob.shape
+            assert side.khat_conc.shape == r.z_conc.shape
+        assert r.n_unreliable == 0
 
 
 @pytest.mark.slow
