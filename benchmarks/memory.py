@@ -25,10 +25,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fastpath.context_tree import ContextTree  # noqa: E402
-from fastpath.counting import count_leaves  # noqa: E402
-from fastpath.hdp import HDPOptions, estimate_tree  # noqa: E402
-from fastpath.stirling import LogStirlingTable  # noqa: E402
+from fastpath.context_tree import ContextTree
+from fastpath.counting import count_leaves
+from fastpath.hdp import HDPOptions, estimate_tree
+from fastpath.stirling import LogStirlingTable
 
 
 def peak_rss_mb() -> float:
