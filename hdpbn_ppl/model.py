@@ -1,0 +1,185 @@
+"""The hierarchical Dirichlet model of one context tree, written as the paper writes it.
+
+Paper, section "Model" (4.1): for the conditional probability table P(X_c | y, x_1, ..., x_n),
+
+    phi_{X_c}                  ~ Dir(1/|X_c| * 1, alpha_0)                      (root)
+    phi_{X_c | y}              ~ Dir(phi_{X_c}, alpha_y)
+    phi_{X_c | y, x_1..x_i}    ~ Dir(phi_{X_c | y, x_1..x_{i-1}}, alpha_{y, x_1..x_i})   i = 1..n-1
+    theta_{X_c | y, x_1..x_n}  ~ Dir(phi_{X_c | y, x_1..x_{n-1}}, alpha_{y, x_1..x_n})   (leaves)
+    n_{X_c | y, x_1..x_n}      ~ Multinomial(theta_{X_c | y, x_1..x_n}, n_{. | y, x_1..x_n})
+
+with the paper's two-argument Dirichlet Dir(mean, concentration) = Dirichlet(concentration * mean),
+the concentrations tied into groups (none / same-parent / level / single, see
+:func:`fastpath.context_tree.tying_groups`) and each group's concentration drawn from
+Gamma(shape, rate) (the reference implementation's prior: shape 2, rate 1); alpha_0 is fixed
+(2 by default), as in the reference implementation.
+
+:func:`hdp_model` is that model and nothing else: one batched Dirichlet per depth of the tree,
+gathered by parent index, so a tree with thousands of nodes is a handful of vectorised sample
+statements and compiles once. It is the *readable* model; NUTS does not run on it directly. The
+two exact transformations that make NUTS reliable on deep, sparse trees -- integrating the leaves
+out (:func:`hdpbn_ppl.reparam.collapse_leaves`) and a per-node split of the Dirichlets into a
+centred and a non-centred part (:class:`hdpbn_ppl.reparam.SplitDirichletReparam`) -- are applied
+to it from the outside, as NumPyro effect handlers (see :func:`hdpbn_ppl.reparam.sampling_model`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+
+from fastpath.context_tree import ContextTree, tying_groups
+
+# double precision is part of the model: never-observed categories sit near 1e-40 on deep trees
+jax.config.update("jax_enable_x64", True)
+
+__all__ = ["OBSERVED", "HDPTree", "hdp_model"]
+
+#: default for ``hdp_model(..., counts=OBSERVED)``: condition on the tree's leaf counts
+OBSERVED = "observed"
+
+
+@dataclass(frozen=True, eq=False)
+class HDPTree:
+    """The static inputs of :func:`hdp_model`: a context tree cut into levels, plus the prior.
+
+    Build with :meth:`from_tree`. Everything is a NumPy array or a Python number: the model
+    closes over them, so they are compile-time constants of the jitted sampler.
+
+    Attributes
+    ----------
+    tree : ContextTree
+    tying : str
+    groups : ndarray of int64, shape (n_nodes,)
+        Concentration group of every node (``-1`` for the root), as in fastpath.
+    n_groups : int
+    parent : tuple of ndarray
+        ``parent[d]``: for the nodes of depth ``d`` (``d >= 1``), the index of their parent among
+        the nodes of depth ``d - 1``. ``parent[0]`` is an empty array.
+    group : tuple of ndarray
+        ``group[d]``: concentration group of the nodes of depth ``d`` (``group[0]`` is ``[-1]``).
+    observed : tuple of ndarray of bool
+        ``observed[d]``, shape (nodes at depth d, K): whether the node's subtree has data for the
+        category. Only the internal depths 0..depth-1 are listed.
+    reference : tuple of ndarray of int
+        ``reference[d]``: the most frequent category of each node of depth ``d`` (internal
+        depths only), used as the reference of the reparameterisation's log-ratios.
+    leaf_counts : ndarray of int64, shape (n_leaves, K)
+    alpha0, prior_shape, prior_rate : float
+    """
+
+    tree: ContextTree
+    tying: str
+    groups: np.ndarray
+    n_groups: int
+    parent: tuple[np.ndarray, ...]
+    group: tuple[np.ndarray, ...]
+    observed: tuple[np.ndarray, ...]
+    reference: tuple[np.ndarray, ...]
+    leaf_counts: np.ndarray
+    alpha0: float = 2.0
+    prior_shape: float = 2.0
+    prior_rate: float = 1.0
+
+    @classmethod
+    def from_tree(
+        cls,
+        tree: ContextTree,
+        tying: str = "level",
+        *,
+        alpha0: float = 2.0,
+        prior_shape: float = 2.0,
+        prior_rate: float = 1.0,
+    ) -> HDPTree:
+        if tree.depth < 1:
+            raise ValueError("the model needs a tree of depth >= 1 (at least the class)")
+        if tree.n_rows == 0:
+            raise ValueError("the tree holds no data")
+        if not (alpha0 > 0 and prior_shape > 0 and prior_rate > 0):
+            raise ValueError("alpha0, prior_shape and prior_rate must be positive")
+        groups = tying_groups(tree, tying)
+        parent, group = [np.zeros(0, np.int64)], [np.array([-1])]
+        observed, reference = [], []
+        for d in range(tree.depth + 1):
+            lo, hi = int(tree.level_offsets[d]), int(tree.level_offsets[d + 1])
+            if d:
+                parent.append(np.asarray(tree.level(d).parent, dtype=np.int64))
+                group.append(np.asarray(groups[lo:hi], dtype=np.int64))
+            if d < tree.depth:
+                observed.append(np.asarray(tree.counts[lo:hi] > 0))
+                reference.append(np.asarray(tree.counts[lo:hi].argmax(axis=1), dtype=np.int64))
+        return cls(
+            tree=tree,
+            tying=tying,
+            groups=groups,
+            n_groups=int(groups.max()) + 1,
+            parent=tuple(parent),
+            group=tuple(group),
+            observed=tuple(observed),
+            reference=tuple(reference),
+            leaf_counts=np.asarray(tree.counts[tree.leaves], dtype=np.int64),
+            alpha0=float(alpha0),
+            prior_shape=float(prior_shape),
+            prior_rate=float(prior_rate),
+        )
+
+    @property
+    def depth(self) -> int:
+        return self.tree.depth
+
+    @property
+    def n_values(self) -> int:
+        return self.tree.n_values
+
+    @property
+    def leaf_totals(self) -> np.ndarray:
+        return self.leaf_counts.sum(axis=1)
+
+    def site_names(self) -> list[str]:
+        """Node-probability sites in node order: ``phi_0`` (root) .. ``phi_{n-1}``, ``theta``."""
+        return [f"phi_{d}" for d in range(self.depth)] + ["theta"]
+
+
+def hdp_model(tree: HDPTree, counts=OBSERVED):
+    """The hierarchical Dirichlet model of a context tree (paper, section 4.1).
+
+    Parameters
+    ----------
+    tree : HDPTree
+    counts : array (n_leaves, K), None, or OBSERVED
+        Leaf counts to condition on; ``OBSERVED`` (default) uses the tree's own counts and
+        ``None`` samples them (prior predictive, with the tree's leaf totals).
+    """
+    if isinstance(counts, str) and counts == OBSERVED:
+        counts = tree.leaf_counts
+    K, n = tree.n_values, tree.depth
+
+    # concentrations, one per tying group: alpha_g ~ Gamma(shape, rate)
+    alpha = numpyro.sample(
+        "alpha", dist.Gamma(tree.prior_shape, tree.prior_rate).expand([tree.n_groups]).to_event(1)
+    )
+
+    # root: phi_{X_c} ~ Dir(1/|X_c| * 1, alpha_0)  (one node, kept as a batch of one)
+    phi = numpyro.sample("phi_0", dist.Dirichlet(jnp.full((1, K), tree.alpha0 / K)))
+
+    # internal depths i = 1..n-1: phi_{X_c|y,x_1..x_i} ~ Dir(phi_{parent}, alpha_{group})
+    for d in range(1, n):
+        a = alpha[tree.group[d]][:, None]
+        phi = numpyro.sample(f"phi_{d}", dist.Dirichlet(a * phi[tree.parent[d]]))
+
+    # leaves: theta_{X_c|y,x_1..x_n} ~ Dir(phi_{parent}, alpha_{group})
+    a = alpha[tree.group[n]][:, None]
+    theta = numpyro.sample("theta", dist.Dirichlet(a * phi[tree.parent[n]]))
+
+    # data: n_{X_c|y,x_1..x_n} ~ Multinomial(theta, n_{.|y,x_1..x_n})
+    totals = tree.leaf_totals
+    numpyro.sample(
+        "n",
+        dist.Multinomial(totals, theta, total_count_max=int(totals.max())),
+        obs=counts,
+    )

@@ -1,0 +1,327 @@
+"""Exact transformations of :func:`hdpbn_ppl.model.hdp_model` that NUTS can sample.
+
+The readable model is the right *distribution* but the wrong *coordinates* for Hamiltonian Monte
+Carlo on deep, sparse context trees. Two changes, each exact, are applied from the outside:
+
+1. :class:`collapse_leaves` -- integrate every leaf's theta out analytically (paper, equation
+   "eq-ms"): theta ~ Dir(c), n ~ Multinomial(theta) becomes n ~ DirichletMultinomial(c). The
+   leaf site is kept as a deterministic site holding E[theta | c, n] = (n + c) / (N + sum c),
+   whose average over the draws is the posterior mean of theta (Rao-Blackwellisation).
+
+2. :class:`SplitDirichletReparam` -- for every internal node, write its Dirichlet through
+   independent Gamma variables, phi_k = G_k / sum_j G_j with G_k ~ Gamma(a_k),
+   a = alpha * phi_parent, and split the categories by a static property of the tree: whether
+   the node's subtree has data for the category ("observed") or not.
+
+   * observed categories: their normalised shares w ~ Dir(a_O) in additive log-ratio
+     coordinates (centred; the data pin them, every observed category carries at least one
+     factor phi_k of likelihood, so no funnel opens as alpha varies);
+   * the total G_O = sum_{k in O} G_k ~ Gamma(sum a_O) and every unobserved G_k ~ Gamma(a_k):
+     through the exact representation G = G1 * U^(1/a), G1 ~ Gamma(a + 1), U ~ Uniform(0, 1).
+     For a large a the draw lives in G1 (centred); for a small a it lives in U (non-centred),
+     so the left tail of Gamma(a) -- log G ~ log(U) / a, which reaches log10 phi ~ -40 on deep
+     trees -- is a fixed, a-free distribution for the sampler. The standardised log-Gamma
+     non-centring instead hits a wall at small a (its density is exponential on one side and
+     doubly exponential on the other).
+
+   By the aggregation property of the Dirichlet, (G_O * w, G_U) / (G_O + sum G_U) ~ Dir(a):
+   the split is a change of variables, not an approximation.
+
+:func:`sampling_model` composes both with the readable model. The tests in
+``tests/test_ppl_reparam.py`` check each against the readable model (pointwise for the
+collapse, by moments and two-sample tests of prior draws for the split).
+
+Numerical guard: a concentration below ``CONC_FLOOR`` (1e-100) is raised to it. A category
+with such a concentration receives more than 1e-300 of its node's mass with probability below
+about 1e-97, so the change is invisible in double precision; it keeps log(U) / a and the
+Dirichlet-multinomial's log Gamma(a) finite with finite gradients when a parent probability has
+underflowed to zero.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+from jax.scipy.special import gammaln
+from numpyro.distributions import constraints
+from numpyro.infer.reparam import Reparam
+from numpyro.primitives import Messenger
+
+from .model import HDPTree, hdp_model
+
+__all__ = [
+    "CONC_FLOOR",
+    "DirichletALR",
+    "LogGamma",
+    "SplitDirichletReparam",
+    "collapse_leaves",
+    "reparam_config",
+    "sampling_model",
+]
+
+CONC_FLOOR = 1e-100
+
+
+def _unwrap(fn):
+    while isinstance(fn, (dist.Independent, dist.ExpandedDistribution)):
+        fn = fn.base_dist
+    return fn
+
+
+# --------------------------------------------------------------------------- distributions
+class LogGamma(dist.Distribution):
+    """log G for G ~ Gamma(concentration, 1), on the real line.
+
+    Density: exp(c x - e^x) / Gamma(c). Sampled with :func:`jax.random.loggamma`, so draws with a
+    tiny concentration do not underflow.
+    """
+
+    arg_constraints: ClassVar[dict] = {"concentration": constraints.positive}
+    support = constraints.real
+    pytree_data_fields = ("concentration",)
+
+    def __init__(self, concentration, *, validate_args=None):
+        self.concentration = jnp.asarray(concentration)
+        super().__init__(jnp.shape(self.concentration), validate_args=validate_args)
+
+    def sample(self, key, sample_shape=()):
+        shape = sample_shape + self.batch_shape
+        return jax.random.loggamma(key, jnp.broadcast_to(self.concentration, shape), shape=shape)
+
+    def log_prob(self, value):
+        return _loggamma_log_prob(self.concentration, value)
+
+
+class DirichletALR(dist.Distribution):
+    """A batch of Dirichlets over each node's observed categories, in additive log-ratio form.
+
+    Node ``i`` with observed categories O_i and reference category r_i has shares
+    w ~ Dir(a_{i, O_i}); its coordinates are y_k = log(w_k / w_{r_i}) for k in O_i \\ {r_i}.
+    All coordinates of all nodes form one flat vector (length sum_i |O_i| - 1), so nodes with
+    different numbers of observed categories share one site.
+
+    The reference should be a category whose share is never extremely small: y_k holds
+    log w_k - log w_r in double precision, so when w_r < exp(-1e10) (possible only for a
+    concentration a_r below ~1e-9) the small part of y_k is lost. :func:`reparam_config` uses
+    each node's most frequent category, which its data keep far from that regime.
+
+    Density of y: Gamma(sum a_O) / prod Gamma(a_k) * prod_{k in O} w_k^{a_k} (the Dirichlet
+    density times the Jacobian prod_{k in O} w_k of the softmax).
+    """
+
+    support = constraints.real_vector
+    pytree_data_fields = ("concentration",)
+    pytree_aux_fields = ("observed", "reference", "free")
+
+    def __init__(self, concentration, observed: np.ndarray, reference=None, *,
+                 validate_args=None):
+        observed = np.asarray(observed, dtype=bool)
+        if observed.ndim != 2 or not observed.any(axis=1).all():
+            raise ValueError("every node needs at least one observed category")
+        ref = observed.argmax(axis=1) if reference is None else np.asarray(reference, np.int64)
+        if not observed[np.arange(observed.shape[0]), ref].all():
+            raise ValueError("the reference category of a node must be observed")
+        free = observed.copy()
+        free[np.arange(observed.shape[0]), ref] = False
+        self.observed = observed
+        self.reference = ref
+        self.free = free
+        self.concentration = jnp.broadcast_to(concentration, observed.shape)
+        super().__init__((), (int(free.sum()),), validate_args=validate_args)
+
+    def log_shares(self, value):
+        """log w, shape (n, K), with -inf at unobserved categories."""
+        rows, cols = np.nonzero(self.free)
+        return _alr_log_shares(jnp.asarray(self.observed), rows, cols, value)
+
+    def log_prob(self, value):
+        rows, cols = np.nonzero(self.free)
+        return _alr_log_prob(self.concentration, jnp.asarray(self.observed), rows, cols, value)
+
+    def sample(self, key, sample_shape=()):
+        a = jnp.where(self.observed, self.concentration, 1.0)
+        lg = jax.random.loggamma(key, a, shape=sample_shape + a.shape)
+        rows, cols = np.nonzero(self.free)
+        return lg[..., rows, cols] - lg[..., rows, self.reference[rows]]
+
+
+# The arithmetic lives in jitted functions of arrays: inside NUTS they are inlined, but while
+# NumPyro initialises a model it runs it eagerly, op by op, and every distinct small op would
+# otherwise cost an XLA compilation of its own.
+@jax.jit
+def _alr_log_shares(observed, rows, cols, value):
+    logits = jnp.where(observed, 0.0, -jnp.inf).at[rows, cols].set(value)
+    return logits - jax.nn.logsumexp(logits, axis=-1, keepdims=True)
+
+
+@jax.jit
+def _alr_log_prob(a, observed, rows, cols, value):
+    logw = jnp.where(observed, _alr_log_shares(observed, rows, cols, value), 0.0)
+    a_o = jnp.where(observed, a, 0.0)
+    lg_a = jnp.where(observed, gammaln(jnp.where(observed, a, 1.0)), 0.0)
+    return (gammaln(a_o.sum(-1)) - lg_a.sum(-1) + (a_o * logw).sum(-1)).sum()
+
+
+@jax.jit
+def _loggamma_log_prob(c, value):
+    return c * value - jnp.exp(value) - gammaln(c)
+
+
+@jax.jit
+def _slot_concentrations(a, observed, urows, ucols):
+    a_total = jnp.where(observed, a, 0.0).sum(-1)
+    return jnp.concatenate([a_total, a[urows, ucols]])
+
+
+@jax.jit
+def _assemble_phi(observed, urows, ucols, logw, a_slot, lg1, z):
+    n = observed.shape[0]
+    log_g = lg1 + jax.nn.log_sigmoid(z) / a_slot
+    log_phi = jnp.where(observed, log_g[:n, None] + jnp.where(observed, logw, 0.0), -jnp.inf)
+    log_phi = log_phi.at[urows, ucols].set(log_g[n:])
+    return jnp.exp(log_phi - jax.nn.logsumexp(log_phi, axis=-1, keepdims=True))
+
+
+# --------------------------------------------------------------------------- the split
+class SplitDirichletReparam(Reparam):
+    """Reparameterise a batch of Dirichlets (one per node) by observed / unobserved categories.
+
+    Parameters
+    ----------
+    observed : ndarray of bool, shape (n_nodes, K)
+        Static: whether each node's subtree has data for each category.
+    reference : ndarray of int, shape (n_nodes,), optional
+        Reference category of each node's ALR coordinates (default: its first observed one;
+        :func:`reparam_config` passes the most frequent one).
+
+    The site ``name`` becomes deterministic and three auxiliary sites are sampled:
+
+    * ``name_alr``  -- :class:`DirichletALR` shares of the observed categories (omitted when
+      every node has a single observed category);
+    * ``name_lg1``  -- log G1, G1 ~ Gamma(a + 1), one per slot;
+    * ``name_z``    -- logit U, U ~ Uniform(0, 1), i.e. z ~ Logistic(0, 1), one per slot;
+
+    where the slots are: one per node (the total of its observed categories) followed by one
+    per unobserved (node, category) pair, and log G = log G1 + log(U) / a.
+    """
+
+    def __init__(self, observed: np.ndarray, reference=None):
+        observed = np.asarray(observed, dtype=bool)
+        if observed.ndim != 2 or not observed.any(axis=1).all():
+            raise ValueError("observed must be (n_nodes, K) with an observed category per node")
+        self.observed = observed
+        self.reference = observed.argmax(axis=1) if reference is None else np.asarray(reference)
+        self.unobserved = np.nonzero(~observed)
+        self.n_free = int(observed.sum() - observed.shape[0])
+
+    def __call__(self, name, fn, obs):
+        if obs is not None:
+            raise ValueError("SplitDirichletReparam reparameterises latent sites only")
+        base = _unwrap(fn)
+        if not isinstance(base, dist.Dirichlet):
+            raise TypeError(f"site {name!r}: expected a Dirichlet, got {type(base).__name__}")
+        n, K = self.observed.shape
+        a = jnp.maximum(jnp.broadcast_to(base.concentration, (n, K)), CONC_FLOOR)
+        return None, split_dirichlet(
+            name, a, self.observed, self.unobserved, self.n_free, self.reference
+        )
+
+
+def split_dirichlet(name, a, observed, unobserved, n_free, reference=None):
+    """Sample Dirichlet(a) rows through the observed / unobserved split; returns phi (n, K)."""
+    obs = jnp.asarray(observed)
+    if n_free:
+        alr = DirichletALR(a, observed, reference)
+        logw = alr.log_shares(numpyro.sample(f"{name}_alr", alr))
+    else:
+        logw = jnp.where(obs, 0.0, -jnp.inf)
+    urows, ucols = unobserved
+    a_slot = _slot_concentrations(a, obs, urows, ucols)
+    lg1 = numpyro.sample(f"{name}_lg1", LogGamma(a_slot + 1.0))
+    z = numpyro.sample(f"{name}_z", dist.Logistic(jnp.zeros_like(a_slot), 1.0))
+    return _assemble_phi(obs, urows, ucols, logw, a_slot, lg1, z)
+
+
+def reparam_config(tree: HDPTree) -> dict[str, Reparam]:
+    """One :class:`SplitDirichletReparam` per internal depth (root included); each node's ALR
+    reference is its most frequent category."""
+    return {
+        f"phi_{d}": SplitDirichletReparam(tree.observed[d], tree.reference[d])
+        for d in range(tree.depth)
+    }
+
+
+# --------------------------------------------------------------------------- the collapse
+class collapse_leaves(Messenger):
+    """Integrate a Dirichlet latent out of a Multinomial observation.
+
+    In the wrapped model, the latent site ``latent`` (theta ~ Dir(c)) becomes a deterministic
+    site and the observed site ``observed`` (n ~ Multinomial(N, theta)) becomes
+    n ~ DirichletMultinomial(c, N): the exact marginal, paper equation "eq-ms".
+
+    ``counts`` are the observed counts; theta is then recorded as E[theta | c, n] =
+    (n + c) / (N + sum c), the conditional posterior mean (average it over draws for the
+    posterior mean). With ``counts=None`` (prior predictive) theta is recorded as its prior
+    mean c / sum c.
+    """
+
+    def __init__(self, fn=None, *, counts=None, latent="theta", observed="n"):
+        self.counts = None if counts is None else jnp.asarray(counts)
+        self.latent = latent
+        self.observed_name = observed
+        self._conc = None
+        super().__init__(fn)
+
+    def process_message(self, msg):
+        if msg["type"] != "sample":
+            return
+        if msg["name"] == self.latent:
+            base = _unwrap(msg["fn"])
+            if not isinstance(base, dist.Dirichlet):
+                raise TypeError(f"site {self.latent!r} must be a Dirichlet")
+            conc = jnp.maximum(base.concentration, CONC_FLOOR)
+            self._conc = conc
+            total = conc.sum(-1, keepdims=True)
+            if self.counts is None:
+                value = conc / total
+            else:
+                value = (self.counts + conc) / (self.counts.sum(-1, keepdims=True) + total)
+            msg["type"] = "deterministic"
+            msg["value"] = value
+            for key in list(msg.keys()):
+                if key not in ("type", "name", "value", "cond_indep_stack"):
+                    del msg[key]
+        elif msg["name"] == self.observed_name:
+            if self._conc is None:
+                raise RuntimeError(f"site {self.observed_name!r} seen before {self.latent!r}")
+            base = _unwrap(msg["fn"])
+            if not isinstance(base, (dist.MultinomialProbs, dist.MultinomialLogits)):
+                raise TypeError(f"site {self.observed_name!r} must be a Multinomial")
+            msg["fn"] = dist.DirichletMultinomial(
+                self._conc,
+                total_count=base.total_count,
+                total_count_max=getattr(base, "total_count_max", None),
+            )
+            self._conc = None
+
+
+def sampling_model(tree: HDPTree, counts="observed"):
+    """The model NUTS runs: :func:`hdp_model` with the leaves collapsed and the split applied."""
+    from .model import OBSERVED
+
+    if isinstance(counts, str) and counts == OBSERVED:
+        counts = tree.leaf_counts
+    model = partial(hdp_model, tree, counts)
+    model = collapse_leaves(model, counts=counts)
+    model = numpyro.handlers.reparam(model, config=reparam_config(tree))
+    # The readable model builds Dirichlet(alpha * phi_parent) from parent probabilities that may
+    # have underflowed to 0 (their log is below -745); both handlers floor these concentrations
+    # at CONC_FLOOR before using them, so the eager argument check would only raise spuriously.
+    with numpyro.validation_enabled(False):
+        return model()
