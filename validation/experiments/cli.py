@@ -230,7 +230,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         "cells_cached": report.cached,
         "failures": report.failures,
         "wall_seconds": wall,
-        "command": " ".join(sys.argv),
+        "command": args.command_line,
     }
     (out / "run.json").write_text(json.dumps(meta, indent=1))
     status = 0
@@ -297,7 +297,7 @@ def _cmd_learning_curves(args: argparse.Namespace) -> int:
     learning_curve_plot(report.results, img)
     meta = {**settings_dict(protocol, settings), "wall_seconds": wall,
             "cells_computed": report.computed, "cells_cached": report.cached,
-            "failures": report.failures, "command": " ".join(sys.argv)}
+            "failures": report.failures, "command": args.command_line}
     (out / "learning_curves.json").write_text(json.dumps(meta, indent=1))
     if not args.quiet:
         print(summary.to_string(index=False))
@@ -367,6 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help")):
         argv = ["run", *argv]
     args = build_parser().parse_args(argv)
+    args.command_line = "python -m validation.experiments " + " ".join(argv)
     try:
         return int(args.func(args))
     except (ValueError, FileNotFoundError) as exc:
