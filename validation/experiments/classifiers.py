@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from fastpath.classifier import STRUCTURES, BayesNetClassifier
+from fastpath.classifier import BayesNetClassifier
 from fastpath.encoding import TableEncoder
 
 __all__ = [
@@ -185,10 +185,6 @@ def make_classifier(
     )
     if spec.estimator == "hdp":
         kwargs.update(n_iter=iterations, n_jobs=n_jobs)
-    if spec.structure == "skdb" and "skdb" not in STRUCTURES:
-        from .skdb_model import SelectiveKDBClassifier
-
-        return SelectiveKDBClassifier(k=spec.k, **kwargs)
     return BayesNetClassifier(structure=spec.structure, k=spec.k, **kwargs)
 
 
