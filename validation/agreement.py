@@ -728,15 +728,20 @@ def plot_z(results: list[TreeAgreement], path: str | Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(results) + 2), 4.2))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(results) + 2), 5.0))
     rng = np.random.default_rng(0)
     for i, r in enumerate(results):
+        ok = r.reliable
         zp = np.ravel(r.z_prob)
         zc = np.ravel(r.z_conc)
-        ax.scatter(i + rng.uniform(-0.25, 0.25, zp.size), np.clip(zp, -6, 6), s=4,
-                   alpha=0.5, color="tab:blue", lw=0)
-        ax.scatter(i + rng.uniform(-0.1, 0.1, zc.size), np.clip(zc, -6, 6), s=18,
-                   marker="D", color="tab:orange", lw=0)
+        okp, okc = ok[: zp.size], ok[zp.size:]
+        xp = i + rng.uniform(-0.25, 0.25, zp.size)
+        ax.scatter(xp[okp], np.clip(zp[okp], -6, 6), s=4, alpha=0.5, color="tab:blue", lw=0)
+        ax.scatter(xp[~okp], np.clip(zp[~okp], -6, 6), s=8, alpha=0.6, color="0.4",
+                   marker="x", lw=0.6)
+        xc = i + rng.uniform(-0.1, 0.1, zc.size)
+        ax.scatter(xc[okc], np.clip(zc[okc], -6, 6), s=18, marker="D", color="tab:orange", lw=0)
+        ax.scatter(xc[~okc], np.clip(zc[~okc], -6, 6), s=18, marker="D", color="0.4", lw=0)
         e, _ = r.expected_max
         ax.plot([i - 0.35, i + 0.35], [e, e], color="grey", lw=1)
         ax.plot([i - 0.35, i + 0.35], [-e, -e], color="grey", lw=1)
@@ -748,9 +753,10 @@ def plot_z(results: list[TreeAgreement], path: str | Path) -> None:
     ax.set_ylim(-6.2, 6.2)
     ax.scatter([], [], s=8, color="tab:blue", label="node probabilities")
     ax.scatter([], [], s=18, marker="D", color="tab:orange", label="concentrations")
+    ax.scatter([], [], s=8, marker="x", color="0.4", label=f"k-hat > {KHAT_MAX} (not tested)")
     ax.plot([], [], color="grey", label="expected max |z|")
     ax.plot([], [], color="red", ls="--", label="pass band")
-    ax.legend(fontsize=7, loc="lower left", ncol=4)
+    ax.legend(fontsize=7, loc="lower left", ncol=5)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
