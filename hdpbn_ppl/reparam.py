@@ -325,3 +325,156 @@ def sampling_model(tree: HDPTree, counts="observed"):
     # at CONC_FLOOR before using them, so the eager argument check would only raise spuriously.
     with numpyro.validation_enabled(False):
         return model()
+
+
+# --------------------------------------------------------------------------- ratio variant
+class UnobservedRatios(dist.Distribution):
+    """The unobserved categories of a batch of nodes, as log-ratios to the observed total.
+
+    For node i with observed categories O and unobserved U, R_k = G_k / G_O (k in U) with
+    G ~ Gamma(a) independent and G_O = sum_{O} G: the total is integrated out, so R has the
+    inverted-Dirichlet density
+
+        Gamma(A) / (Gamma(A_O) prod_U Gamma(a_k)) prod_U R_k^(a_k - 1) (1 + sum_U R_k)^(-A)
+
+    (A = sum a, A_O = sum_O a), and phi = (w_O, R_U) / (1 + sum R) ~ Dir(a) with w_O the
+    observed shares. Each ell_k = log R_k is written through a monotone bijection of a real
+    coordinate eta_k,
+
+        ell = b + eta - (1/a - 1) softplus(-eta),
+
+    of slope ~1 for eta >> 0 and ~1/a for eta << 0: the exponential left tail of ell (rate a,
+    i.e. 1/a units long when a is tiny) becomes a unit-rate tail in eta, while near the knee b --
+    placed where the data cap the ratio, b = log(1 + a) - log(1 + N_node) -- the coordinate is
+    centred (slope 1), so the data's cap stays a soft exponential wall. The value is the flat
+    vector eta over all unobserved (node, category) pairs.
+    """
+
+    support = constraints.real_vector
+    pytree_data_fields = ("concentration",)
+    pytree_aux_fields = ("observed", "node_total")
+
+    def __init__(self, concentration, observed: np.ndarray, node_total: np.ndarray, *,
+                 validate_args=None):
+        observed = np.asarray(observed, dtype=bool)
+        self.observed = observed
+        self.node_total = np.asarray(node_total, dtype=float)
+        self.concentration = jnp.broadcast_to(concentration, observed.shape)
+        super().__init__((), (int((~observed).sum()),), validate_args=validate_args)
+
+    def _knee(self, au, rows):
+        return jnp.log1p(au) - np.log1p(self.node_total[rows])
+
+    def log_ratios(self, eta):
+        """ell = log R for every unobserved pair (flat), and a * ell computed stably."""
+        rows, cols = np.nonzero(~self.observed)
+        au = self.concentration[rows, cols]
+        return _ratio_forward(au, self._knee(au, rows), eta)
+
+    def log_prob(self, eta):
+        rows, cols = np.nonzero(~self.observed)
+        au = self.concentration[rows, cols]
+        return _ratio_log_prob(self.concentration, jnp.asarray(self.observed), rows, cols,
+                               self._knee(au, rows), eta)
+
+    def sample(self, key, sample_shape=()):
+        rows, cols = np.nonzero(~self.observed)
+        a = self.concentration
+        obs = jnp.asarray(self.observed)
+        k1, k2 = jax.random.split(key)
+        a_o = jnp.where(obs, a, 0.0).sum(-1)
+        lg_total = jax.random.loggamma(k1, a_o, shape=sample_shape + a_o.shape)
+        au = a[rows, cols]
+        lg = jax.random.loggamma(k2, au, shape=sample_shape + au.shape)
+        ell = lg - lg_total[..., rows]
+        return _ratio_inverse(au, self._knee(au, rows), ell)
+
+
+@jax.jit
+def _ratio_forward(au, knee, eta):
+    sp = jax.nn.softplus(-eta)
+    ell = knee + eta - (1.0 / au - 1.0) * sp
+    a_ell = au * knee + au * eta - (1.0 - au) * sp
+    return ell, a_ell
+
+
+@jax.jit
+def _ratio_inverse(au, knee, ell):
+    """eta with _ratio_forward(au, knee, eta)[0] == ell, by bisection (the map is monotone)."""
+    d = ell - knee
+    span = jnp.abs(d) * jnp.maximum(au, 1.0) + 50.0
+    lo, hi = -span, span
+
+    def body(_, bounds):
+        lo, hi = bounds
+        mid = 0.5 * (lo + hi)
+        above = _ratio_forward(au, knee, mid)[0] > ell
+        return jnp.where(above, lo, mid), jnp.where(above, mid, hi)
+
+    lo, hi = jax.lax.fori_loop(0, 200, body, (lo, hi))
+    return 0.5 * (lo + hi)
+
+
+@jax.jit
+def _ratio_log_prob(a, observed, rows, cols, knee, eta):
+    au = a[rows, cols]
+    ell, a_ell = _ratio_forward(au, knee, eta)
+    log_jac = jnp.log(au + (1.0 - au) * jax.nn.sigmoid(-eta)) - jnp.log(au)
+    n, k = observed.shape
+    big_a = a.sum(-1)
+    a_o = jnp.where(observed, a, 0.0).sum(-1)
+    ell_full = jnp.full((n, k), -jnp.inf).at[rows, cols].set(ell)
+    log1p_sum = jax.nn.logsumexp(jnp.concatenate([jnp.zeros((n, 1)), ell_full], axis=1), axis=1)
+    has_u = (~observed).any(-1)
+    node = jnp.where(has_u, gammaln(big_a) - gammaln(a_o) - big_a * log1p_sum, 0.0).sum()
+    return node - gammaln(au).sum() + (a_ell + log_jac).sum()
+
+
+class RatioDirichletReparam(Reparam):
+    """Dirichlet rows as (observed shares in ALR form, unobserved ratios of :class:`UnobservedRatios`).
+
+    No scale coordinate at all: the site ``name_alr`` (observed shares, omitted when every node
+    has one observed category) and ``name_eta`` (unobserved ratios, omitted when every category
+    is observed) have exactly sum_i (K - 1) coordinates between them.
+    """
+
+    def __init__(self, observed: np.ndarray, reference, node_total):
+        observed = np.asarray(observed, dtype=bool)
+        if observed.ndim != 2 or not observed.any(axis=1).all():
+            raise ValueError("observed must be (n_nodes, K) with an observed category per node")
+        self.observed = observed
+        self.reference = np.asarray(reference)
+        self.node_total = np.asarray(node_total, dtype=float)
+
+    def __call__(self, name, fn, obs):
+        if obs is not None:
+            raise ValueError("RatioDirichletReparam reparameterises latent sites only")
+        base = _unwrap(fn)
+        if not isinstance(base, dist.Dirichlet):
+            raise TypeError(f"site {name!r}: expected a Dirichlet, got {type(base).__name__}")
+        o = self.observed
+        n, k = o.shape
+        a = jnp.maximum(jnp.broadcast_to(base.concentration, (n, k)), CONC_FLOOR)
+        obs_j = jnp.asarray(o)
+        if int(o.sum()) > n:
+            alr = DirichletALR(a, o, self.reference)
+            logw = alr.log_shares(numpyro.sample(f"{name}_alr", alr))
+        else:
+            logw = jnp.where(obs_j, 0.0, -jnp.inf)
+        if o.all():
+            return None, jnp.exp(logw)
+        ratios = UnobservedRatios(a, o, self.node_total)
+        ell, _ = ratios.log_ratios(numpyro.sample(f"{name}_eta", ratios))
+        rows, cols = np.nonzero(~o)
+        return None, _assemble_ratio_phi(obs_j, rows, cols, logw, ell)
+
+
+@jax.jit
+def _assemble_ratio_phi(observed, rows, cols, logw, ell):
+    n = observed.shape[0]
+    log_phi = jnp.where(observed, logw, -jnp.inf).at[rows, cols].set(ell)
+    # the observed shares sum to 1: phi = (w_O, R) / (1 + sum R)
+    log1p_sum = jax.nn.logsumexp(
+        jnp.concatenate([jnp.zeros((n, 1)), jnp.where(observed, -jnp.inf, log_phi)], axis=1),
+        axis=1, keepdims=True)
+    return jnp.exp(log_phi - log1p_sum)
