@@ -1,7 +1,7 @@
 """Speed and quality of the HDP sampler on a child-first table (e.g. synth_N25000.csv).
 
-    python benchmarks/sampler.py --data ../shared/bench/synth_N25000.csv
-    python benchmarks/sampler.py --data ../shared/bench/synth_N250000.csv --threads 2 --chains 2
+    python benchmarks/sampler.py --data BENCH/synth_N25000.csv
+    python benchmarks/sampler.py --data BENCH/synth_N250000.csv --threads 2 --chains 2
 
 Prints, for the table's context tree: rows, nodes per depth, K, iterations, sampling seconds (best
 of ``--repeat`` runs, wall clock, and the process CPU seconds of that run), ns per (node x value x

@@ -2,7 +2,7 @@
 
 DATA is a table whose first column is the child variable and whose other columns are the
 conditioning variables in branching order (the reference implementation's convention, e.g.
-``../shared/bench/synth_N25000.csv``); every column is nominal. Output: one CSV row per node of the
+``BENCH/synth_N25000.csv``); every column is nominal. Output: one CSV row per node of the
 context tree (:func:`fastpath.estimate_io.node_frame`): ``depth``, one column per conditioning
 variable, ``n``, ``p_<value>`` (posterior means) and, with ``--chains C`` (C >= 2),
 ``mcse_<value>`` (batch-means Monte-Carlo standard errors pooled over chains).

@@ -12,7 +12,7 @@ Subcommands
 Examples::
 
     python -m validation.experiments --quick
-    python -m validation.experiments run ../shared/datasets --typing manifest --iterations 5000
+    python -m validation.experiments run DATASETS --typing manifest --iterations 5000
     python -m validation.experiments learning-curves data/adult.csv.gz data/connect-4.csv.gz
 """
 
