@@ -89,6 +89,9 @@ def save_model(model: BayesNetClassifier, path: str | os.PathLike) -> None:
             model.diagnostics_.to_dict() if hasattr(model, "diagnostics_") else None
         ),
         "m_scores": {str(k): v for k, v in getattr(model, "m_scores_", {}).items()},
+        "selection": (
+            model.selection_.to_dict() if hasattr(model, "selection_") else None
+        ),
     }
     for c in meta["encoder"]["codings"]:
         c["categories"] = [_label(v) for v in c["categories"]]
@@ -150,5 +153,9 @@ def load_model(path: str | os.PathLike) -> BayesNetClassifier:
         from .diagnostics import Diagnostics
 
         model.diagnostics_ = Diagnostics.from_dict(meta["diagnostics"])
+    if meta.get("selection") is not None:
+        from .selective import SelectedStructure
+
+        model.selection_ = SelectedStructure.from_dict(meta["selection"])
     model._packed = model._pack(trees, tables)
     return model

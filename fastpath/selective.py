@@ -100,6 +100,35 @@ class SelectedStructure:
     rmse: np.ndarray
     full_structure: Structure
 
+    def to_dict(self) -> dict:
+        """JSON-serialisable form (used by model files); :meth:`from_dict` inverts it."""
+        return {
+            "structure": self.structure.to_dict(),
+            "attributes": [int(a) for a in self.attributes],
+            "n_selected": int(self.n_selected),
+            "k_selected": int(self.k_selected),
+            "max_k": int(self.max_k),
+            "m": float(self.m),
+            "rmse": np.asarray(self.rmse, dtype=float).tolist(),
+            "full_structure": self.full_structure.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SelectedStructure:
+        """Rebuild a selection written by :meth:`to_dict`."""
+        rmse = np.array(data["rmse"], dtype=np.float64)
+        rmse.flags.writeable = False
+        return cls(
+            structure=Structure.from_dict(data["structure"]),
+            attributes=tuple(int(a) for a in data["attributes"]),
+            n_selected=int(data["n_selected"]),
+            k_selected=int(data["k_selected"]),
+            max_k=int(data["max_k"]),
+            m=float(data["m"]),
+            rmse=rmse,
+            full_structure=Structure.from_dict(data["full_structure"]),
+        )
+
     def __repr__(self) -> str:
         best = float(self.rmse[self.n_selected - 1, self.k_selected])
         return (
@@ -109,6 +138,79 @@ class SelectedStructure:
 
 
 # ====================================================================== kernel
+@njit(cache=True, nogil=True)
+def loo_row_errors(
+    codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
+    child_lookup, n_values, count_offset, counts, totals, class_counts, m, max_k, n_rows,
+    cum, logp, out,
+):
+    """Squared leave-one-out errors of row ``r``: out[a, k*] for n* = a + 1, every k*.
+
+    Trees are in MI order; tree ``a`` conditions on the class then ``cond_cols[cond_ptr[a]:
+    cond_ptr[a + 1]]`` (its kDB-K parents in branching order). ``totals`` holds each node's
+    row count; ``counts`` each node's child-value counts (flat, node-major); ``n_rows`` is the
+    number of rows the counts were taken from. ``cum`` (n_classes, max_k + 1) and ``logp``
+    (max_k + 2) are scratch. Shared by the in-memory kernel below and the streaming pass
+    (:mod:`fastpath.streaming`), so both compute the same floating-point numbers.
+    """
+    n_classes = class_counts.shape[0]
+    n_trees = child_col.shape[0]
+    n_k = max_k + 1
+    n_minus = n_rows - 1.0
+    yr = y[r]
+    for c in range(n_classes):
+        nc = class_counts[c] - (1 if c == yr else 0)
+        # class prior: m-estimate of the class tree's root without row r
+        lp = math.log((nc + m / n_classes) / (n_minus + m))
+        for k in range(n_k):
+            cum[c, k] = lp
+    for a in range(n_trees):
+        x = codes[r, child_col[a]]
+        kv = n_values[a]
+        base = node_offset[a]
+        cbase = count_offset[a]
+        n_parents = cond_ptr[a + 1] - cond_ptr[a]
+        root_x = counts[cbase + x] - 1
+        root_total = totals[base] - 1
+        for c in range(n_classes):
+            deepest = 0
+            if root_total <= 0 or root_x <= 0:
+                # empty tree, or x seen only in row r: 1/K at every node (mestimate)
+                logp[0] = -math.log(kv)
+            else:
+                logp[0] = math.log((root_x + m / kv) / (root_total + m))
+                # row r lies on the path only when the path's class is its class
+                on = 1 if c == yr else 0
+                node = 0
+                for d in range(1, n_parents + 2):
+                    slots = lookup_offsets[base + node]
+                    if slots < 0:
+                        break
+                    v = c if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
+                    child = child_lookup[lookup_base[a] + slots + v]
+                    if child < 0:
+                        break  # path never observed: back off
+                    total = totals[base + child] - on
+                    if total <= 0:
+                        break  # observed only in row r: absent from the refit
+                    cnt = counts[cbase + child * kv + x] - on
+                    logp[d] = math.log((cnt + m / kv) / (total + m))
+                    deepest = d
+                    node = child
+            for k in range(n_k):
+                cum[c, k] += logp[min(k + 1, deepest)]
+        for k in range(n_k):
+            top = cum[0, k]
+            for c in range(1, n_classes):
+                if cum[c, k] > top:
+                    top = cum[c, k]
+            s = 0.0
+            for c in range(n_classes):
+                s += math.exp(cum[c, k] - top)
+            err = 1.0 - math.exp(cum[yr, k] - top) / s
+            out[a, k] = err * err
+
+
 @njit(cache=True, parallel=True)
 def _loo_kernel(
     codes, y, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
@@ -117,71 +219,25 @@ def _loo_kernel(
 ):
     """Leave-one-out squared errors of every (n*, k*), chunk by chunk (sse[chunk, n* - 1, k*]).
 
-    Trees are in MI order; tree ``a`` conditions on the class then ``cond_cols[cond_ptr[a]:
-    cond_ptr[a + 1]]`` (its kDB-K parents in branching order). ``totals`` holds each node's
-    row count; ``counts`` each node's child-value counts (flat, node-major).
+    Chunks run in parallel; within a chunk the rows' errors are added in row order, so the
+    sums do not depend on the number of threads.
     """
     n_rows = codes.shape[0]
     n_classes = class_counts.shape[0]
     n_trees = child_col.shape[0]
-    n_k = max_k + 1
-    n_minus = n_rows - 1.0
     for h in prange(chunk_starts.shape[0] - 1):
-        cum = np.empty((n_classes, n_k))
+        cum = np.empty((n_classes, max_k + 1))
         logp = np.empty(max_k + 2)
+        row = np.empty((n_trees, max_k + 1))
         for r in range(chunk_starts[h], chunk_starts[h + 1]):
-            yr = y[r]
-            for c in range(n_classes):
-                nc = class_counts[c] - (1 if c == yr else 0)
-                # class prior: m-estimate of the class tree's root without row r
-                lp = math.log((nc + m / n_classes) / (n_minus + m))
-                for k in range(n_k):
-                    cum[c, k] = lp
+            loo_row_errors(
+                codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets,
+                lookup_base, child_lookup, n_values, count_offset, counts, totals,
+                class_counts, m, max_k, n_rows, cum, logp, row,
+            )
             for a in range(n_trees):
-                x = codes[r, child_col[a]]
-                kv = n_values[a]
-                base = node_offset[a]
-                cbase = count_offset[a]
-                n_parents = cond_ptr[a + 1] - cond_ptr[a]
-                root_x = counts[cbase + x] - 1
-                root_total = totals[base] - 1
-                for c in range(n_classes):
-                    deepest = 0
-                    if root_total <= 0 or root_x <= 0:
-                        # empty tree, or x seen only in row r: 1/K at every node (mestimate)
-                        logp[0] = -math.log(kv)
-                    else:
-                        logp[0] = math.log((root_x + m / kv) / (root_total + m))
-                        # row r lies on the path only when the path's class is its class
-                        on = 1 if c == yr else 0
-                        node = 0
-                        for d in range(1, n_parents + 2):
-                            slots = lookup_offsets[base + node]
-                            if slots < 0:
-                                break
-                            v = c if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
-                            child = child_lookup[lookup_base[a] + slots + v]
-                            if child < 0:
-                                break  # path never observed: back off
-                            total = totals[base + child] - on
-                            if total <= 0:
-                                break  # observed only in row r: absent from the refit
-                            cnt = counts[cbase + child * kv + x] - on
-                            logp[d] = math.log((cnt + m / kv) / (total + m))
-                            deepest = d
-                            node = child
-                    for k in range(n_k):
-                        cum[c, k] += logp[min(k + 1, deepest)]
-                for k in range(n_k):
-                    top = cum[0, k]
-                    for c in range(1, n_classes):
-                        if cum[c, k] > top:
-                            top = cum[c, k]
-                    s = 0.0
-                    for c in range(n_classes):
-                        s += math.exp(cum[c, k] - top)
-                    err = 1.0 - math.exp(cum[yr, k] - top) / s
-                    sse[h, a, k] += err * err
+                for k in range(max_k + 1):
+                    sse[h, a, k] += row[a, k]
 
 
 # ====================================================================== python API

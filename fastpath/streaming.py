@@ -84,6 +84,7 @@ from numba import njit
 from . import structure as structure_mod
 from .counting import CountAccumulator, TreeSpec
 from .encoding import AttributeCoding, TableEncoder, _python_scalar
+from .selective import loo_row_errors
 from .sketch import DEFAULT_MAX_BINS, ClassHistogram
 
 __all__ = [
@@ -1037,68 +1038,19 @@ def _loo_errors_kernel(
 ):
     """Squared leave-one-out errors of rows r_lo..r_hi-1: out[r - r_lo, tree, k*].
 
-    The body is selective._loo_kernel's, line for line, with the number of rows of the whole
-    data (``n_total``) in place of ``codes.shape[0]``, and each squared error stored instead
-    of added: :func:`_add_errors` then adds them to their global chunk's sums in row order, as
-    the in-memory kernel does, so the sums are the same floating-point numbers while the rows
-    can be computed by several threads.
+    Each row is :func:`fastpath.selective.loo_row_errors` with the number of rows of the whole
+    data (``n_total``); the errors are stored, not added: :func:`_add_errors` then adds them to
+    their global chunk's sums in row order, as the in-memory kernel does, so the sums are the
+    same floating-point numbers while the rows can be computed by several threads.
     """
-    n_classes = class_counts.shape[0]
-    n_trees = child_col.shape[0]
-    n_k = max_k + 1
-    n_minus = n_total - 1.0
-    cum = np.empty((n_classes, n_k))
+    cum = np.empty((class_counts.shape[0], max_k + 1))
     logp = np.empty(max_k + 2)
     for r in range(r_lo, r_hi):
-        yr = y[r]
-        for c in range(n_classes):
-            nc = class_counts[c] - (1 if c == yr else 0)
-            lp = math.log((nc + m / n_classes) / (n_minus + m))
-            for k in range(n_k):
-                cum[c, k] = lp
-        for a in range(n_trees):
-            x = codes[r, child_col[a]]
-            kv = n_values[a]
-            base = node_offset[a]
-            cbase = count_offset[a]
-            n_parents = cond_ptr[a + 1] - cond_ptr[a]
-            root_x = counts[cbase + x] - 1
-            root_total = totals[base] - 1
-            for c in range(n_classes):
-                deepest = 0
-                if root_total <= 0 or root_x <= 0:
-                    logp[0] = -math.log(kv)
-                else:
-                    logp[0] = math.log((root_x + m / kv) / (root_total + m))
-                    on = 1 if c == yr else 0
-                    node = 0
-                    for d in range(1, n_parents + 2):
-                        slots = lookup_offsets[base + node]
-                        if slots < 0:
-                            break
-                        v = c if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
-                        child = child_lookup[lookup_base[a] + slots + v]
-                        if child < 0:
-                            break
-                        total = totals[base + child] - on
-                        if total <= 0:
-                            break
-                        cnt = counts[cbase + child * kv + x] - on
-                        logp[d] = math.log((cnt + m / kv) / (total + m))
-                        deepest = d
-                        node = child
-                for k in range(n_k):
-                    cum[c, k] += logp[min(k + 1, deepest)]
-            for k in range(n_k):
-                top = cum[0, k]
-                for c in range(1, n_classes):
-                    if cum[c, k] > top:
-                        top = cum[c, k]
-                s = 0.0
-                for c in range(n_classes):
-                    s += math.exp(cum[c, k] - top)
-                err = 1.0 - math.exp(cum[yr, k] - top) / s
-                out[r - r_lo, a, k] = err * err
+        loo_row_errors(
+            codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets,
+            lookup_base, child_lookup, n_values, count_offset, counts, totals, class_counts,
+            m, max_k, n_total, cum, logp, out[r - r_lo],
+        )
 
 
 @njit(cache=True, nogil=True)

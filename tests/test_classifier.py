@@ -232,6 +232,15 @@ def test_selective_kdb_drops_unselected_attributes(tmp_path):
     clf.save(tmp_path / "skdb.npz")
     loaded = BayesNetClassifier.load(tmp_path / "skdb.npz")
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    # the selection survives the round trip, read-only like the original
+    back = loaded.selection_
+    assert (back.n_selected, back.k_selected, back.max_k, back.attributes) == (
+        sel.n_selected, sel.k_selected, sel.max_k, sel.attributes)
+    assert back.m == sel.m
+    np.testing.assert_array_equal(back.rmse, sel.rmse)
+    assert not back.rmse.flags.writeable
+    assert back.structure.to_dict() == sel.structure.to_dict()
+    assert back.full_structure.to_dict() == sel.full_structure.to_dict()
 
 
 def test_hdp_fit_exposes_diagnostics_and_saves_them(tmp_path):
