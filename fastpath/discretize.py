@@ -48,38 +48,46 @@ from numba import njit
 
 __all__ = ["apply_cut_points", "mdl_cut_points"]
 
-_LOG2 = math.log(2.0)
+
+
+# ``c ln c`` is evaluated on the fly (as Weka's lnFunc does) rather than tabulated, so a column
+# of ten million rows does not need an 80 MB table.
+@njit(cache=True, nogil=True)
+def _xlnx(c):
+    if c == 0:
+        return 0.0
+    return c * math.log(c)
 
 
 @njit(cache=True, nogil=True)
-def _entropy(counts, lnf, k):
+def _entropy(counts, k):
     """Weka ``ContingencyTables.entropy`` of one row of integer counts (bits)."""
     rv = 0.0
     s = 0
     for j in range(k):
-        rv -= lnf[counts[j]]
+        rv -= _xlnx(counts[j])
         s += counts[j]
     if s == 0:
         return 0.0
-    return (rv + lnf[s]) / (s * math.log(2.0))
+    return (rv + _xlnx(s)) / (s * math.log(2.0))
 
 
 @njit(cache=True, nogil=True)
-def _cond_entropy(left, right, lnf, k):
+def _cond_entropy(left, right, k):
     """Weka ``ContingencyTables.entropyConditionedOnRows`` of the 2 x k table (bits)."""
     rv = 0.0
     total = 0
     s = 0
     for j in range(k):
-        rv = rv + lnf[left[j]]
+        rv = rv + _xlnx(left[j])
         s += left[j]
-    rv = rv - lnf[s]
+    rv = rv - _xlnx(s)
     total += s
     s = 0
     for j in range(k):
-        rv = rv + lnf[right[j]]
+        rv = rv + _xlnx(right[j])
         s += right[j]
-    rv = rv - lnf[s]
+    rv = rv - _xlnx(s)
     total += s
     if total == 0:
         return 0.0
@@ -87,21 +95,22 @@ def _cond_entropy(left, right, lnf, k):
 
 
 @njit(cache=True, nogil=True)
-def _mdl_kernel(xs, ys, n_classes):
-    """Cut points of sorted, finite ``xs`` with classes ``ys`` (Weka's recursion, iterative)."""
-    n = xs.shape[0]
-    k = n_classes
+def _mdl_bins_kernel(lo, hi, counts):
+    """Weka's MDL recursion (iterative) over sorted disjoint value ranges with class counts.
+
+    A range is a run of rows (one distinct value for :func:`mdl_cut_points`, a histogram bin for
+    :func:`fastpath.sketch.mdl_cut_points_from_counts`). The candidate after range ``i`` sees
+    the cumulative counts through range ``i``: Weka evaluates a cut only between two distinct
+    values, with the counts up to the last row of the lower one, which is the same thing.
+    """
+    n_bins = counts.shape[0]
+    k = counts.shape[1]
     log2 = math.log(2.0)
-    lnf = np.empty(n + 1, dtype=np.float64)  # lnFunc(c) = c ln c for integer counts
-    lnf[0] = 0.0
-    for c in range(1, n + 1):
-        lnf[c] = c * math.log(c)
-    cuts = np.empty(max(n - 1, 1), dtype=np.float64)
+    cuts = np.empty(max(n_bins - 1, 1), dtype=np.float64)
     n_cuts = 0
-    stack = np.empty((2 * n + 2, 2), dtype=np.int64)
-    top = 0
+    stack = np.empty((2 * n_bins + 2, 2), dtype=np.int64)
     stack[0, 0] = 0
-    stack[0, 1] = n
+    stack[0, 1] = n_bins
     top = 1
     left = np.zeros(k, dtype=np.int64)
     right = np.zeros(k, dtype=np.int64)
@@ -112,41 +121,41 @@ def _mdl_kernel(xs, ys, n_classes):
         top -= 1
         first = stack[top, 0]
         last = stack[top, 1]  # exclusive
-        m = last - first
-        if m < 2:
-            continue
         for j in range(k):
             left[j] = 0
             right[j] = 0
+        m = 0
         for i in range(first, last):
-            right[ys[i]] += 1
+            for j in range(k):
+                right[j] += counts[i, j]
+                m += counts[i, j]
+        if m < 2:
+            continue
         for j in range(k):
             prior[j] = right[j]
-        prior_ent = _entropy(prior, lnf, k)
+        prior_ent = _entropy(prior, k)
         best_ent = prior_ent
         best_idx = -1
         best_cut = 0.0
         for i in range(first, last - 1):
-            c = ys[i]
-            left[c] += 1
-            right[c] -= 1
-            if xs[i] < xs[i + 1]:
-                e = _cond_entropy(left, right, lnf, k)
-                if e < best_ent:
-                    best_ent = e
-                    best_idx = i
-                    mid = (xs[i] + xs[i + 1]) / 2.0
-                    if not math.isfinite(mid):  # overflow of xs[i] + xs[i + 1]
-                        mid = xs[i] / 2.0 + xs[i + 1] / 2.0
-                    best_cut = mid
-                    for j in range(k):
-                        best_left[j] = left[j]
-                        best_right[j] = right[j]
+            for j in range(k):
+                left[j] += counts[i, j]
+                right[j] -= counts[i, j]
+            e = _cond_entropy(left, right, k)
+            if e < best_ent:
+                best_ent = e
+                best_idx = i
+                mid = (hi[i] + lo[i + 1]) / 2.0
+                if not math.isfinite(mid):  # overflow of hi + lo
+                    mid = hi[i] / 2.0 + lo[i + 1] / 2.0
+                best_cut = mid
+                for j in range(k):
+                    best_left[j] = left[j]
+                    best_right[j] = right[j]
         gain = prior_ent - best_ent
         if gain <= 0.0:
             continue
-        # Fayyad & Irani's MDL criterion (Weka's FayyadAndIranisMDL)
-        ent = _cond_entropy(best_left, best_right, lnf, k)
+        ent = _cond_entropy(best_left, best_right, k)
         gain = prior_ent - ent
         k_all = 0
         k_left = 0
@@ -158,8 +167,8 @@ def _mdl_kernel(xs, ys, n_classes):
                 k_left += 1
             if best_right[j] > 0:
                 k_right += 1
-        ent_left = _entropy(best_left, lnf, k)
-        ent_right = _entropy(best_right, lnf, k)
+        ent_left = _entropy(best_left, k)
+        ent_right = _entropy(best_right, k)
         delta = math.log(math.pow(3.0, k_all) - 2.0) / log2 - (
             (k_all * prior_ent) - (k_right * ent_right) - (k_left * ent_left)
         )
@@ -241,9 +250,16 @@ def mdl_cut_points(
     if x.shape[0] < 2:
         return np.empty(0, dtype=np.float64)
     order = np.argsort(x, kind="stable")
-    xs = np.ascontiguousarray(x[order])
-    ys = np.ascontiguousarray(y[order])
-    return _mdl_kernel(xs, ys, n_classes)
+    xs = x[order]
+    ys = y[order]
+    # one range per distinct value, with its class counts: Weka only cuts between distinct values
+    starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]])
+    run = np.cumsum(np.r_[False, xs[1:] != xs[:-1]])
+    counts = np.bincount(run * n_classes + ys, minlength=starts.size * n_classes)
+    values = np.ascontiguousarray(xs[starts])
+    if values.size < 2:
+        return np.empty(0, dtype=np.float64)
+    return _mdl_bins_kernel(values, values, counts.reshape(starts.size, n_classes))
 
 
 def apply_cut_points(x: np.ndarray, cuts: np.ndarray) -> np.ndarray:

@@ -47,10 +47,9 @@ entropies sum over classes in that order.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
-from numba import njit
+
+from .discretize import _mdl_bins_kernel
 
 __all__ = ["DEFAULT_MAX_BINS", "ClassHistogram", "mdl_cut_points_from_counts"]
 
@@ -59,143 +58,6 @@ DEFAULT_MAX_BINS = 4096
 
 
 # ====================================================================== MDL over counts
-# The three functions below are discretize's kernels with the table ``lnf[c] = c ln c`` replaced
-# by the same expression evaluated on the fly (``c * math.log(c)`` on an int64, as the table is
-# filled), so that ``N`` of ten million rows does not need an 80 MB table.
-@njit(cache=True, nogil=True)
-def _xlnx(c):
-    if c == 0:
-        return 0.0
-    return c * math.log(c)
-
-
-@njit(cache=True, nogil=True)
-def _entropy(counts, k):
-    """Weka ``ContingencyTables.entropy`` of one row of integer counts (bits)."""
-    rv = 0.0
-    s = 0
-    for j in range(k):
-        rv -= _xlnx(counts[j])
-        s += counts[j]
-    if s == 0:
-        return 0.0
-    return (rv + _xlnx(s)) / (s * math.log(2.0))
-
-
-@njit(cache=True, nogil=True)
-def _cond_entropy(left, right, k):
-    """Weka ``ContingencyTables.entropyConditionedOnRows`` of the 2 x k table (bits)."""
-    rv = 0.0
-    total = 0
-    s = 0
-    for j in range(k):
-        rv = rv + _xlnx(left[j])
-        s += left[j]
-    rv = rv - _xlnx(s)
-    total += s
-    s = 0
-    for j in range(k):
-        rv = rv + _xlnx(right[j])
-        s += right[j]
-    rv = rv - _xlnx(s)
-    total += s
-    if total == 0:
-        return 0.0
-    return -rv / (total * math.log(2.0))
-
-
-@njit(cache=True, nogil=True)
-def _mdl_bins_kernel(lo, hi, counts):
-    """Weka's recursion over sorted disjoint ranges with class counts (see the module doc).
-
-    Line for line :func:`fastpath.discretize._mdl_kernel`, with "row i" replaced by "range i":
-    the candidate after range ``i`` sees the cumulative counts through range ``i``, which are
-    the counts the row kernel sees at the last row of a run of equal values.
-    """
-    n_bins = counts.shape[0]
-    k = counts.shape[1]
-    log2 = math.log(2.0)
-    cuts = np.empty(max(n_bins - 1, 1), dtype=np.float64)
-    n_cuts = 0
-    stack = np.empty((2 * n_bins + 2, 2), dtype=np.int64)
-    stack[0, 0] = 0
-    stack[0, 1] = n_bins
-    top = 1
-    left = np.zeros(k, dtype=np.int64)
-    right = np.zeros(k, dtype=np.int64)
-    prior = np.zeros(k, dtype=np.int64)
-    best_left = np.zeros(k, dtype=np.int64)
-    best_right = np.zeros(k, dtype=np.int64)
-    while top > 0:
-        top -= 1
-        first = stack[top, 0]
-        last = stack[top, 1]  # exclusive
-        for j in range(k):
-            left[j] = 0
-            right[j] = 0
-        m = 0
-        for i in range(first, last):
-            for j in range(k):
-                right[j] += counts[i, j]
-                m += counts[i, j]
-        if m < 2:
-            continue
-        for j in range(k):
-            prior[j] = right[j]
-        prior_ent = _entropy(prior, k)
-        best_ent = prior_ent
-        best_idx = -1
-        best_cut = 0.0
-        for i in range(first, last - 1):
-            for j in range(k):
-                left[j] += counts[i, j]
-                right[j] -= counts[i, j]
-            e = _cond_entropy(left, right, k)
-            if e < best_ent:
-                best_ent = e
-                best_idx = i
-                mid = (hi[i] + lo[i + 1]) / 2.0
-                if not math.isfinite(mid):  # overflow of hi + lo
-                    mid = hi[i] / 2.0 + lo[i + 1] / 2.0
-                best_cut = mid
-                for j in range(k):
-                    best_left[j] = left[j]
-                    best_right[j] = right[j]
-        gain = prior_ent - best_ent
-        if gain <= 0.0:
-            continue
-        ent = _cond_entropy(best_left, best_right, k)
-        gain = prior_ent - ent
-        k_all = 0
-        k_left = 0
-        k_right = 0
-        for j in range(k):
-            if prior[j] > 0:
-                k_all += 1
-            if best_left[j] > 0:
-                k_left += 1
-            if best_right[j] > 0:
-                k_right += 1
-        ent_left = _entropy(best_left, k)
-        ent_right = _entropy(best_right, k)
-        delta = math.log(math.pow(3.0, k_all) - 2.0) / log2 - (
-            (k_all * prior_ent) - (k_right * ent_right) - (k_left * ent_left)
-        )
-        num_cut_points = m - 1
-        if gain > (math.log(num_cut_points) / log2 + delta) / m:
-            cuts[n_cuts] = best_cut
-            n_cuts += 1
-            stack[top, 0] = first
-            stack[top, 1] = best_idx + 1
-            top += 1
-            stack[top, 0] = best_idx + 1
-            stack[top, 1] = last
-            top += 1
-    out = cuts[:n_cuts].copy()
-    out.sort()
-    return out
-
-
 def mdl_cut_points_from_counts(
     lo: np.ndarray, hi: np.ndarray, counts: np.ndarray, *, name: str | None = None
 ) -> np.ndarray:
