@@ -184,10 +184,13 @@ def _plots(res) -> None:
     out = ROOT / "docs" / "img"
     out.mkdir(parents=True, exist_ok=True)
     dt = res.datatree
-    pc = az.plot_trace(dt, var_names=["alpha", "phi_0"], backend="matplotlib")
+    coords = {"phi_0_node": [0], "value": [0]}
+    pc = az.plot_trace_dist(dt, var_names=["alpha", "phi_0"], coords=coords,
+                            backend="matplotlib")
     pc.savefig(out / "ppl_trace.png")
     plt.close("all")
-    pc = az.plot_rank(dt, var_names=["alpha"], backend="matplotlib")
+    pc = az.plot_rank_dist(dt, var_names=["alpha", "phi_0"], coords=coords,
+                           backend="matplotlib")
     pc.savefig(out / "ppl_rank.png")
     plt.close("all")
     print(f"wrote {out / 'ppl_trace.png'} and {out / 'ppl_rank.png'}")

@@ -43,7 +43,7 @@ def _sampler_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tying", choices=TYING_STRATEGIES, default="level",
                    help="which nodes share a concentration (default: level)")
     p.add_argument("--alpha0", type=float, default=2.0, help="root concentration (fixed)")
-    p.add_argument("--target-accept", type=float, default=0.9)
+    p.add_argument("--target-accept", type=float, default=0.95)
     p.add_argument("--chain-method", choices=("auto", "sequential", "vectorized", "parallel"),
                    default="auto")
     p.add_argument("--no-retry", action="store_true",

@@ -24,6 +24,7 @@ import math
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -174,11 +175,12 @@ def fit(
     alpha0: float = 2.0,
     prior_shape: float = 2.0,
     prior_rate: float = 1.0,
-    target_accept: float = 0.9,
+    target_accept: float = 0.95,
     max_tree_depth: int = 10,
     dense_mass: bool = False,
     chain_method: str = "auto",
     retries: tuple = (),
+    reparam: str = "ratio",
     warn: bool = True,
 ) -> PPLResult:
     """Run NUTS on the tree's hierarchical Dirichlet model and summarise it.
@@ -193,7 +195,8 @@ def fit(
     alpha0, prior_shape, prior_rate : float
         Root concentration (fixed) and the Gamma(shape, rate) prior of the concentrations.
     target_accept : float
-        NUTS target acceptance probability (0.9: smaller steps, robust on sparse trees).
+        NUTS target acceptance probability (0.95: smaller steps than the default 0.8, which
+        removes the rare divergences of sparse trees at about 20 % more leapfrog steps).
     chain_method : {"auto", "sequential", "vectorized", "parallel"}
         See :func:`choose_chain_method`.
     retries : sequence of (target_accept, warmup_factor, max_tree_depth)
@@ -202,6 +205,9 @@ def fit(
         trees, the standard remedies for the funnel necks of sparse trees. ``RETRIES`` is the
         setting of ``python -m hdpbn_ppl``. The result reports the run that was kept and
         ``diagnostics.attempts`` every run's (target_accept, warmup, divergences, seconds).
+    reparam : {"ratio", "split"}
+        The reparameterisation of the internal nodes (:mod:`hdpbn_ppl.reparam`); ``split`` is
+        the earlier formulation, kept for comparison.
     warn : bool
         Emit :class:`UntrustworthyRunWarning` when a check fails.
     """
@@ -213,7 +219,7 @@ def fit(
         tree, tying, alpha0=alpha0, prior_shape=prior_shape, prior_rate=prior_rate
     )
     method = choose_chain_method(chains) if chain_method == "auto" else chain_method
-    potential_fn, postprocess_fn, init = _prepare(model_tree, chains, seed)
+    potential_fn, postprocess_fn, init = _prepare(model_tree, chains, seed, reparam)
     settings = [(target_accept, 1, max_tree_depth), *retries]
     attempts = []
     for i, (target, factor, depth) in enumerate(settings):
@@ -320,7 +326,7 @@ def _run_nuts(potential_fn, init, *, chains, warmup, samples, seed, target_accep
     return unconstrained, out
 
 
-def _latent_sites(model_tree: HDPTree) -> dict:
+def _latent_sites(model_tree: HDPTree, model) -> dict:
     """Name -> (shape, support) of the sampler's latent sites, found by an abstract trace.
 
     ``jax.eval_shape`` runs the model on abstract values: nothing is compiled or computed (an
@@ -332,7 +338,7 @@ def _latent_sites(model_tree: HDPTree) -> dict:
     sites = {}
 
     def run(key):
-        tr = trace(seed_handler(sampling_model, key)).get_trace(model_tree)
+        tr = trace(seed_handler(model, key)).get_trace(model_tree)
         for name, site in tr.items():
             if site["type"] == "sample" and not site["is_observed"]:
                 sites[name] = (tuple(site["value"].shape), site["fn"].support)
@@ -342,7 +348,7 @@ def _latent_sites(model_tree: HDPTree) -> dict:
     return sites
 
 
-def _prepare(model_tree: HDPTree, chains: int, seed: int):
+def _prepare(model_tree: HDPTree, chains: int, seed: int, reparam: str = "ratio"):
     """Potential and postprocessing functions, and initial points (one per chain).
 
     Initial points are uniform in (-1, 1) on the unconstrained scale (NumPyro's
@@ -353,10 +359,11 @@ def _prepare(model_tree: HDPTree, chains: int, seed: int):
     from numpyro.distributions import biject_to
     from numpyro.infer.util import get_potential_fn
 
-    sites = _latent_sites(model_tree)
+    model = partial(sampling_model, kind=reparam)
+    sites = _latent_sites(model_tree, model)
     transforms = {name: biject_to(support) for name, (_, support) in sites.items()}
     potential_fn, postprocess_fn = get_potential_fn(
-        sampling_model, transforms, replay_model=True, model_args=(model_tree,)
+        model, transforms, replay_model=True, model_args=(model_tree,)
     )
     rng = np.random.default_rng([seed, 0x1D1])
     init = {

@@ -18,8 +18,8 @@ Gamma(shape, rate) (the reference implementation's prior: shape 2, rate 1); alph
 gathered by parent index, so a tree with thousands of nodes is a handful of vectorised sample
 statements and compiles once. It is the *readable* model; NUTS does not run on it directly. The
 two exact transformations that make NUTS reliable on deep, sparse trees -- integrating the leaves
-out (:func:`hdpbn_ppl.reparam.collapse_leaves`) and a per-node split of the Dirichlets into a
-centred and a non-centred part (:class:`hdpbn_ppl.reparam.SplitDirichletReparam`) -- are applied
+out (:func:`hdpbn_ppl.reparam.collapse_leaves`) and a per-node split of each Dirichlet by what
+the node's subtree observed (:class:`hdpbn_ppl.reparam.RatioDirichletReparam`) -- are applied
 to it from the outside, as NumPyro effect handlers (see :func:`hdpbn_ppl.reparam.sampling_model`).
 """
 
@@ -69,6 +69,8 @@ class HDPTree:
     reference : tuple of ndarray of int
         ``reference[d]``: the most frequent category of each node of depth ``d`` (internal
         depths only), used as the reference of the reparameterisation's log-ratios.
+    node_total : tuple of ndarray of float
+        ``node_total[d]``: the number of rows under each node of depth ``d`` (internal depths).
     leaf_counts : ndarray of int64, shape (n_leaves, K)
     alpha0, prior_shape, prior_rate : float
     """
@@ -81,6 +83,7 @@ class HDPTree:
     group: tuple[np.ndarray, ...]
     observed: tuple[np.ndarray, ...]
     reference: tuple[np.ndarray, ...]
+    node_total: tuple[np.ndarray, ...]
     leaf_counts: np.ndarray
     alpha0: float = 2.0
     prior_shape: float = 2.0
@@ -104,7 +107,7 @@ class HDPTree:
             raise ValueError("alpha0, prior_shape and prior_rate must be positive")
         groups = tying_groups(tree, tying)
         parent, group = [np.zeros(0, np.int64)], [np.array([-1])]
-        observed, reference = [], []
+        observed, reference, node_total = [], [], []
         for d in range(tree.depth + 1):
             lo, hi = int(tree.level_offsets[d]), int(tree.level_offsets[d + 1])
             if d:
@@ -113,6 +116,7 @@ class HDPTree:
             if d < tree.depth:
                 observed.append(np.asarray(tree.counts[lo:hi] > 0))
                 reference.append(np.asarray(tree.counts[lo:hi].argmax(axis=1), dtype=np.int64))
+                node_total.append(np.asarray(tree.counts[lo:hi].sum(axis=1), dtype=float))
         return cls(
             tree=tree,
             tying=tying,
@@ -122,6 +126,7 @@ class HDPTree:
             group=tuple(group),
             observed=tuple(observed),
             reference=tuple(reference),
+            node_total=tuple(node_total),
             leaf_counts=np.asarray(tree.counts[tree.leaves], dtype=np.int64),
             alpha0=float(alpha0),
             prior_shape=float(prior_shape),

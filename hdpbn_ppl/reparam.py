@@ -1,41 +1,46 @@
 """Exact transformations of :func:`hdpbn_ppl.model.hdp_model` that NUTS can sample.
 
 The readable model is the right *distribution* but the wrong *coordinates* for Hamiltonian Monte
-Carlo on deep, sparse context trees. Two changes, each exact, are applied from the outside:
+Carlo on deep, sparse context trees. Two changes, each exact, are applied from the outside as
+NumPyro effect handlers:
 
 1. :class:`collapse_leaves` -- integrate every leaf's theta out analytically (paper, equation
    "eq-ms"): theta ~ Dir(c), n ~ Multinomial(theta) becomes n ~ DirichletMultinomial(c). The
    leaf site is kept as a deterministic site holding E[theta | c, n] = (n + c) / (N + sum c),
    whose average over the draws is the posterior mean of theta (Rao-Blackwellisation).
 
-2. :class:`SplitDirichletReparam` -- for every internal node, write its Dirichlet through
-   independent Gamma variables, phi_k = G_k / sum_j G_j with G_k ~ Gamma(a_k),
-   a = alpha * phi_parent, and split the categories by a static property of the tree: whether
-   the node's subtree has data for the category ("observed") or not.
+2. :class:`RatioDirichletReparam` -- every internal node's Dirichlet(a), a = alpha * phi_parent,
+   is split by a static property of the tree: whether the node's subtree has data for a
+   category ("observed", O) or not (U). With independent G_k ~ Gamma(a_k):
 
-   * observed categories: their normalised shares w ~ Dir(a_O) in additive log-ratio
-     coordinates (centred; the data pin them, every observed category carries at least one
-     factor phi_k of likelihood, so no funnel opens as alpha varies);
-   * the total G_O = sum_{k in O} G_k ~ Gamma(sum a_O) and every unobserved G_k ~ Gamma(a_k):
-     through the exact representation G = G1 * U^(1/a), G1 ~ Gamma(a + 1), U ~ Uniform(0, 1).
-     For a large a the draw lives in G1 (centred); for a small a it lives in U (non-centred),
-     so the left tail of Gamma(a) -- log G ~ log(U) / a, which reaches log10 phi ~ -40 on deep
-     trees -- is a fixed, a-free distribution for the sampler. The standardised log-Gamma
-     non-centring instead hits a wall at small a (its density is exponential on one side and
-     doubly exponential on the other).
+   * the observed shares w = G_O / sum G_O ~ Dir(a_O), in additive log-ratio coordinates
+     (centred): each observed category carries at least one factor phi_k of likelihood, so
+     these coordinates stay bounded however small alpha gets;
+   * each unobserved category as its ratio R_k = G_k / sum G_O to the observed total, the total
+     integrated out analytically (the R_k have an inverted-Dirichlet density). log R_k has an
+     exponential left tail of rate a_k -- 1/a_k units long, and a_k reaches 1e-40 on deep trees
+     -- and is capped on the right by the data (the node's rows make unobserved mass
+     unlikely). A monotone bijection ell = b + eta - (1/a - 1) softplus(-eta) gives it a
+     coordinate eta that is centred (slope 1) near the cap b, so the cap stays a soft
+     exponential wall, and compressed by 1/a in the tail, so the tail has unit rate whatever a.
 
-   By the aggregation property of the Dirichlet, (G_O * w, G_U) / (G_O + sum G_U) ~ Dir(a):
-   the split is a change of variables, not an approximation.
+   Then phi = (w_O, R_U) / (1 + sum R): by the aggregation property of the Dirichlet this is
+   Dir(a) exactly, with sum_i (K - 1) coordinates and no scale coordinate.
 
 :func:`sampling_model` composes both with the readable model. The tests in
 ``tests/test_ppl_reparam.py`` check each against the readable model (pointwise for the
-collapse, by moments and two-sample tests of prior draws for the split).
+collapse; exact moments and two-sample tests of prior draws for the split).
+
+:class:`SplitDirichletReparam` is the earlier formulation of issue 4 (observed shares in ALR form,
+the observed total and each unobserved category as G = G1 * U^(1/a), G1 ~ Gamma(a + 1),
+U ~ Uniform). It is exact too, and kept for comparison (``reparam="split"``): when a level's
+concentration is small the data cap the non-centred coordinates with walls of slope 1/a, and
+NUTS diverges (measured in ``docs/model.md``).
 
 Numerical guard: a concentration below ``CONC_FLOOR`` (1e-100) is raised to it. A category
 with such a concentration receives more than 1e-300 of its node's mass with probability below
-about 1e-97, so the change is invisible in double precision; it keeps log(U) / a and the
-Dirichlet-multinomial's log Gamma(a) finite with finite gradients when a parent probability has
-underflowed to zero.
+about 1e-97, so the change is invisible in double precision; it keeps the log-densities finite
+with finite gradients when a parent probability has underflowed to zero.
 """
 
 from __future__ import annotations
@@ -59,7 +64,9 @@ __all__ = [
     "CONC_FLOOR",
     "DirichletALR",
     "LogGamma",
+    "RatioDirichletReparam",
     "SplitDirichletReparam",
+    "UnobservedRatios",
     "collapse_leaves",
     "reparam_config",
     "sampling_model",
@@ -188,146 +195,7 @@ def _assemble_phi(observed, urows, ucols, logw, a_slot, lg1, z):
     return jnp.exp(log_phi - jax.nn.logsumexp(log_phi, axis=-1, keepdims=True))
 
 
-# --------------------------------------------------------------------------- the split
-class SplitDirichletReparam(Reparam):
-    """Reparameterise a batch of Dirichlets (one per node) by observed / unobserved categories.
-
-    Parameters
-    ----------
-    observed : ndarray of bool, shape (n_nodes, K)
-        Static: whether each node's subtree has data for each category.
-    reference : ndarray of int, shape (n_nodes,), optional
-        Reference category of each node's ALR coordinates (default: its first observed one;
-        :func:`reparam_config` passes the most frequent one).
-
-    The site ``name`` becomes deterministic and three auxiliary sites are sampled:
-
-    * ``name_alr``  -- :class:`DirichletALR` shares of the observed categories (omitted when
-      every node has a single observed category);
-    * ``name_lg1``  -- log G1, G1 ~ Gamma(a + 1), one per slot;
-    * ``name_z``    -- logit U, U ~ Uniform(0, 1), i.e. z ~ Logistic(0, 1), one per slot;
-
-    where the slots are: one per node (the total of its observed categories) followed by one
-    per unobserved (node, category) pair, and log G = log G1 + log(U) / a.
-    """
-
-    def __init__(self, observed: np.ndarray, reference=None):
-        observed = np.asarray(observed, dtype=bool)
-        if observed.ndim != 2 or not observed.any(axis=1).all():
-            raise ValueError("observed must be (n_nodes, K) with an observed category per node")
-        self.observed = observed
-        self.reference = observed.argmax(axis=1) if reference is None else np.asarray(reference)
-        self.unobserved = np.nonzero(~observed)
-        self.n_free = int(observed.sum() - observed.shape[0])
-
-    def __call__(self, name, fn, obs):
-        if obs is not None:
-            raise ValueError("SplitDirichletReparam reparameterises latent sites only")
-        base = _unwrap(fn)
-        if not isinstance(base, dist.Dirichlet):
-            raise TypeError(f"site {name!r}: expected a Dirichlet, got {type(base).__name__}")
-        n, K = self.observed.shape
-        a = jnp.maximum(jnp.broadcast_to(base.concentration, (n, K)), CONC_FLOOR)
-        return None, split_dirichlet(
-            name, a, self.observed, self.unobserved, self.n_free, self.reference
-        )
-
-
-def split_dirichlet(name, a, observed, unobserved, n_free, reference=None):
-    """Sample Dirichlet(a) rows through the observed / unobserved split; returns phi (n, K)."""
-    obs = jnp.asarray(observed)
-    if n_free:
-        alr = DirichletALR(a, observed, reference)
-        logw = alr.log_shares(numpyro.sample(f"{name}_alr", alr))
-    else:
-        logw = jnp.where(obs, 0.0, -jnp.inf)
-    urows, ucols = unobserved
-    a_slot = _slot_concentrations(a, obs, urows, ucols)
-    lg1 = numpyro.sample(f"{name}_lg1", LogGamma(a_slot + 1.0))
-    z = numpyro.sample(f"{name}_z", dist.Logistic(jnp.zeros_like(a_slot), 1.0))
-    return _assemble_phi(obs, urows, ucols, logw, a_slot, lg1, z)
-
-
-def reparam_config(tree: HDPTree) -> dict[str, Reparam]:
-    """One :class:`SplitDirichletReparam` per internal depth (root included); each node's ALR
-    reference is its most frequent category."""
-    return {
-        f"phi_{d}": SplitDirichletReparam(tree.observed[d], tree.reference[d])
-        for d in range(tree.depth)
-    }
-
-
-# --------------------------------------------------------------------------- the collapse
-class collapse_leaves(Messenger):
-    """Integrate a Dirichlet latent out of a Multinomial observation.
-
-    In the wrapped model, the latent site ``latent`` (theta ~ Dir(c)) becomes a deterministic
-    site and the observed site ``observed`` (n ~ Multinomial(N, theta)) becomes
-    n ~ DirichletMultinomial(c, N): the exact marginal, paper equation "eq-ms".
-
-    ``counts`` are the observed counts; theta is then recorded as E[theta | c, n] =
-    (n + c) / (N + sum c), the conditional posterior mean (average it over draws for the
-    posterior mean). With ``counts=None`` (prior predictive) theta is recorded as its prior
-    mean c / sum c.
-    """
-
-    def __init__(self, fn=None, *, counts=None, latent="theta", observed="n"):
-        self.counts = None if counts is None else jnp.asarray(counts)
-        self.latent = latent
-        self.observed_name = observed
-        self._conc = None
-        super().__init__(fn)
-
-    def process_message(self, msg):
-        if msg["type"] != "sample":
-            return
-        if msg["name"] == self.latent:
-            base = _unwrap(msg["fn"])
-            if not isinstance(base, dist.Dirichlet):
-                raise TypeError(f"site {self.latent!r} must be a Dirichlet")
-            conc = jnp.maximum(base.concentration, CONC_FLOOR)
-            self._conc = conc
-            total = conc.sum(-1, keepdims=True)
-            if self.counts is None:
-                value = conc / total
-            else:
-                value = (self.counts + conc) / (self.counts.sum(-1, keepdims=True) + total)
-            msg["type"] = "deterministic"
-            msg["value"] = value
-            for key in list(msg.keys()):
-                if key not in ("type", "name", "value", "cond_indep_stack"):
-                    del msg[key]
-        elif msg["name"] == self.observed_name:
-            if self._conc is None:
-                raise RuntimeError(f"site {self.observed_name!r} seen before {self.latent!r}")
-            base = _unwrap(msg["fn"])
-            if not isinstance(base, (dist.MultinomialProbs, dist.MultinomialLogits)):
-                raise TypeError(f"site {self.observed_name!r} must be a Multinomial")
-            msg["fn"] = dist.DirichletMultinomial(
-                self._conc,
-                total_count=base.total_count,
-                total_count_max=getattr(base, "total_count_max", None),
-            )
-            self._conc = None
-
-
-def sampling_model(tree: HDPTree, counts="observed"):
-    """The model NUTS runs: :func:`hdp_model` with the leaves collapsed and the split applied."""
-    from .model import OBSERVED
-
-    if isinstance(counts, str) and counts == OBSERVED:
-        counts = tree.leaf_counts
-    model = partial(hdp_model, tree, counts)
-    model = collapse_leaves(model, counts=counts)
-    model = numpyro.handlers.reparam(model, config=reparam_config(tree))
-    # The readable model builds Dirichlet(alpha * phi_parent) from parent probabilities that may
-    # have underflowed to 0 (their log is below -745); both handlers floor these concentrations
-    # at CONC_FLOOR before using them, so the eager argument check would only raise spuriously.
-    with numpyro.validation_enabled(False):
-        return model()
-
-
-# --------------------------------------------------------------------------- ratio variant
+# --------------------------------------------------------------------------- the ratio split
 class UnobservedRatios(dist.Distribution):
     """The unobserved categories of a batch of nodes, as log-ratios to the observed total.
 
@@ -400,10 +268,18 @@ def _ratio_forward(au, knee, eta):
 
 @jax.jit
 def _ratio_inverse(au, knee, ell):
-    """eta with _ratio_forward(au, knee, eta)[0] == ell, by bisection (the map is monotone)."""
+    """eta with _ratio_forward(au, knee, eta)[0] == ell, by bisection (the map is monotone).
+
+    With d = ell - knee and c = 1/a - 1, the map lies between eta/a - |c| log 2 and eta/a for
+    eta <= 0 and between eta - |c| log 2 and eta for eta >= 0, so the root lies above a d
+    (a < 1, d < 0), a d - a log 2 (a > 1, d < 0) or min(a d, d) (d >= 0), and below
+    max(d, 0) + log(1 + |c|): a bracket a few hundred units wide even when a = 1e-100 and
+    d = -1e100; 200 halvings reach double precision.
+    """
     d = ell - knee
-    span = jnp.abs(d) * jnp.maximum(au, 1.0) + 50.0
-    lo, hi = -span, span
+    lo = jnp.where(d < 0, jnp.where(au < 1, au * d, au * d - au * jnp.log(2.0)),
+                   jnp.minimum(au * d, d)) - 5.0
+    hi = jnp.maximum(d, 0.0) + jnp.log1p(jnp.abs(1.0 / au - 1.0)) + 5.0
 
     def body(_, bounds):
         lo, hi = bounds
@@ -431,7 +307,7 @@ def _ratio_log_prob(a, observed, rows, cols, knee, eta):
 
 
 class RatioDirichletReparam(Reparam):
-    """Dirichlet rows as (observed shares in ALR form, unobserved ratios of :class:`UnobservedRatios`).
+    """Dirichlet rows as observed shares (ALR) and unobserved ratios (:class:`UnobservedRatios`).
 
     No scale coordinate at all: the site ``name_alr`` (observed shares, omitted when every node
     has one observed category) and ``name_eta`` (unobserved ratios, omitted when every category
@@ -478,3 +354,155 @@ def _assemble_ratio_phi(observed, rows, cols, logw, ell):
         jnp.concatenate([jnp.zeros((n, 1)), jnp.where(observed, -jnp.inf, log_phi)], axis=1),
         axis=1, keepdims=True)
     return jnp.exp(log_phi - log1p_sum)
+
+
+# --------------------------------------------------------------------------- the G1 U^(1/a) split
+class SplitDirichletReparam(Reparam):
+    """The issue's formulation: observed shares (ALR), and the observed total and each
+    unobserved category as G = G1 U^(1/a). Exact, kept for comparison (``reparam="split"``): where
+    a level's concentration is small, the data's cap on the unobserved mass becomes a wall of
+    slope 1/a in the U coordinates and NUTS diverges; :class:`RatioDirichletReparam` does not.
+
+    Parameters
+    ----------
+    observed : ndarray of bool, shape (n_nodes, K)
+        Static: whether each node's subtree has data for each category.
+    reference : ndarray of int, shape (n_nodes,), optional
+        Reference category of each node's ALR coordinates (default: its first observed one;
+        :func:`reparam_config` passes the most frequent one).
+
+    The site ``name`` becomes deterministic and three auxiliary sites are sampled:
+
+    * ``name_alr``  -- :class:`DirichletALR` shares of the observed categories (omitted when
+      every node has a single observed category);
+    * ``name_lg1``  -- log G1, G1 ~ Gamma(a + 1), one per slot;
+    * ``name_z``    -- logit U, U ~ Uniform(0, 1), i.e. z ~ Logistic(0, 1), one per slot;
+
+    where the slots are: one per node (the total of its observed categories) followed by one
+    per unobserved (node, category) pair, and log G = log G1 + log(U) / a.
+    """
+
+    def __init__(self, observed: np.ndarray, reference=None):
+        observed = np.asarray(observed, dtype=bool)
+        if observed.ndim != 2 or not observed.any(axis=1).all():
+            raise ValueError("observed must be (n_nodes, K) with an observed category per node")
+        self.observed = observed
+        self.reference = observed.argmax(axis=1) if reference is None else np.asarray(reference)
+        self.unobserved = np.nonzero(~observed)
+        self.n_free = int(observed.sum() - observed.shape[0])
+
+    def __call__(self, name, fn, obs):
+        if obs is not None:
+            raise ValueError("SplitDirichletReparam reparameterises latent sites only")
+        base = _unwrap(fn)
+        if not isinstance(base, dist.Dirichlet):
+            raise TypeError(f"site {name!r}: expected a Dirichlet, got {type(base).__name__}")
+        n, K = self.observed.shape
+        a = jnp.maximum(jnp.broadcast_to(base.concentration, (n, K)), CONC_FLOOR)
+        return None, split_dirichlet(
+            name, a, self.observed, self.unobserved, self.n_free, self.reference
+        )
+
+
+def split_dirichlet(name, a, observed, unobserved, n_free, reference=None):
+    """Sample Dirichlet(a) rows through the observed / unobserved split; returns phi (n, K)."""
+    obs = jnp.asarray(observed)
+    if n_free:
+        alr = DirichletALR(a, observed, reference)
+        logw = alr.log_shares(numpyro.sample(f"{name}_alr", alr))
+    else:
+        logw = jnp.where(obs, 0.0, -jnp.inf)
+    urows, ucols = unobserved
+    a_slot = _slot_concentrations(a, obs, urows, ucols)
+    lg1 = numpyro.sample(f"{name}_lg1", LogGamma(a_slot + 1.0))
+    z = numpyro.sample(f"{name}_z", dist.Logistic(jnp.zeros_like(a_slot), 1.0))
+    return _assemble_phi(obs, urows, ucols, logw, a_slot, lg1, z)
+
+
+# --------------------------------------------------------------------------- the collapse
+class collapse_leaves(Messenger):
+    """Integrate a Dirichlet latent out of a Multinomial observation.
+
+    In the wrapped model, the latent site ``latent`` (theta ~ Dir(c)) becomes a deterministic
+    site and the observed site ``observed`` (n ~ Multinomial(N, theta)) becomes
+    n ~ DirichletMultinomial(c, N): the exact marginal, paper equation "eq-ms".
+
+    ``counts`` are the observed counts; theta is then recorded as E[theta | c, n] =
+    (n + c) / (N + sum c), the conditional posterior mean (average it over draws for the
+    posterior mean). With ``counts=None`` (prior predictive) theta is recorded as its prior
+    mean c / sum c.
+    """
+
+    def __init__(self, fn=None, *, counts=None, latent="theta", observed="n"):
+        self.counts = None if counts is None else jnp.asarray(counts)
+        self.latent = latent
+        self.observed_name = observed
+        self._conc = None
+        super().__init__(fn)
+
+    def process_message(self, msg):
+        if msg["type"] != "sample":
+            return
+        if msg["name"] == self.latent:
+            base = _unwrap(msg["fn"])
+            if not isinstance(base, dist.Dirichlet):
+                raise TypeError(f"site {self.latent!r} must be a Dirichlet")
+            conc = jnp.maximum(base.concentration, CONC_FLOOR)
+            self._conc = conc
+            total = conc.sum(-1, keepdims=True)
+            if self.counts is None:
+                value = conc / total
+            else:
+                value = (self.counts + conc) / (self.counts.sum(-1, keepdims=True) + total)
+            msg["type"] = "deterministic"
+            msg["value"] = value
+            for key in list(msg.keys()):
+                if key not in ("type", "name", "value", "cond_indep_stack"):
+                    del msg[key]
+        elif msg["name"] == self.observed_name:
+            if self._conc is None:
+                raise RuntimeError(f"site {self.observed_name!r} seen before {self.latent!r}")
+            base = _unwrap(msg["fn"])
+            if not isinstance(base, (dist.MultinomialProbs, dist.MultinomialLogits)):
+                raise TypeError(f"site {self.observed_name!r} must be a Multinomial")
+            msg["fn"] = dist.DirichletMultinomial(
+                self._conc,
+                total_count=base.total_count,
+                total_count_max=getattr(base, "total_count_max", None),
+            )
+            self._conc = None
+
+
+def reparam_config(tree: HDPTree, kind: str = "ratio") -> dict[str, Reparam]:
+    """One reparameterisation per internal depth (root included): ``ratio`` (default,
+    :class:`RatioDirichletReparam`) or ``split`` (:class:`SplitDirichletReparam`). The ALR
+    reference of a node is its most frequent category."""
+    if kind == "ratio":
+        return {
+            f"phi_{d}": RatioDirichletReparam(
+                tree.observed[d], tree.reference[d], tree.node_total[d]
+            )
+            for d in range(tree.depth)
+        }
+    if kind == "split":
+        return {
+            f"phi_{d}": SplitDirichletReparam(tree.observed[d], tree.reference[d])
+            for d in range(tree.depth)
+        }
+    raise ValueError(f"reparameterisation must be 'ratio' or 'split', got {kind!r}")
+
+
+def sampling_model(tree: HDPTree, counts="observed", kind: str = "ratio"):
+    """The model NUTS runs: :func:`hdp_model` with the leaves collapsed and the split applied."""
+    from .model import OBSERVED
+
+    if isinstance(counts, str) and counts == OBSERVED:
+        counts = tree.leaf_counts
+    model = partial(hdp_model, tree, counts)
+    model = collapse_leaves(model, counts=counts)
+    model = numpyro.handlers.reparam(model, config=reparam_config(tree, kind))
+    # The readable model builds Dirichlet(alpha * phi_parent) from parent probabilities that may
+    # have underflowed to 0 (their log is below -745); the handlers floor these concentrations
+    # at CONC_FLOOR before using them, so the eager argument check would only raise spuriously.
+    with numpyro.validation_enabled(False):
+        return model()

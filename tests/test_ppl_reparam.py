@@ -1,8 +1,9 @@
 """Each transformation NUTS runs on is the readable model's distribution (hdpbn_ppl.reparam).
 
-* the split of a Dirichlet into centred observed shares and a non-centred Gamma part: exact
-  moments (including E[log phi] at concentrations down to 1e-8) of one node, and two-sample
-  tests of whole-tree prior draws against the centred model;
+* the split of a Dirichlet into observed shares and unobserved ratios (default, "ratio"; and the
+  earlier G1 U^(1/a) form, "split"): exact moments (including E[log phi] at concentrations down
+  to 1e-8) of one node, and two-sample tests of whole-tree prior draws against the centred
+  model;
 * the collapse of the leaves: a pointwise identity of log densities, and prior-predictive
   leaf counts against the centred model;
 * the auxiliary distributions (LogGamma, DirichletALR): normalised densities, samplers that
@@ -18,6 +19,7 @@ pytestmark = pytest.mark.ppl
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import numpyro.distributions as dist  # noqa: E402
 from numpyro import handlers  # noqa: E402
 from numpyro.infer.util import log_density  # noqa: E402
 
@@ -26,9 +28,11 @@ from hdpbn_ppl.model import HDPTree, hdp_model  # noqa: E402
 from hdpbn_ppl.reparam import (  # noqa: E402
     DirichletALR,
     LogGamma,
+    RatioDirichletReparam,
+    SplitDirichletReparam,
+    UnobservedRatios,
     collapse_leaves,
     sampling_model,
-    split_dirichlet,
 )
 
 
@@ -92,27 +96,52 @@ def test_dirichlet_alr_sampler_gives_dirichlet_shares():
 
 
 # ----------------------------------------------------------------------------- the split
+def test_unobserved_ratios_density_is_normalised_and_inverts_its_sampler():
+    # one node, one observed and two unobserved categories (one of them tiny): 2-D density of eta
+    a = jnp.array([[1.5, 0.4, 1e-3]])
+    d = UnobservedRatios(a, np.array([[True, False, False]]), np.array([12.0]))
+    g = np.linspace(-40, 60, 1601)
+    e1, e2 = np.meshgrid(g, g, indexing="ij")
+    pts = jnp.asarray(np.stack([e1.ravel(), e2.ravel()], axis=1))
+    lp = np.asarray(jax.jit(jax.vmap(d.log_prob))(pts)).reshape(e1.shape)
+    z = np.trapezoid(np.trapezoid(np.exp(lp), g, axis=1), g)
+    assert z == pytest.approx(1.0, abs=1e-4)
+    # the sampler draws log-ratios of Gammas and inverts the bijection: round trip
+    eta = d.sample(jax.random.PRNGKey(0), (2000,))
+    ell, _ = jax.vmap(d.log_ratios)(eta)
+    assert np.isfinite(np.asarray(eta)).all()
+    assert (np.asarray(ell)[:, 1] < -100).mean() > 0.5  # the tiny category's ratio
+
+
+def _node_draws(kind, a, observed, n, seed):
+    a = np.asarray(a)
+    obs = np.asarray([observed])
+    if kind == "ratio":
+        reparam = RatioDirichletReparam(obs, obs.argmax(axis=1), np.array([10.0]))
+    else:
+        reparam = SplitDirichletReparam(obs)
+
+    def one(key):
+        with handlers.seed(rng_seed=key):
+            return reparam("phi", dist.Dirichlet(jnp.asarray(a)[None]), None)[1][0]
+
+    return np.asarray(jax.jit(jax.vmap(one))(jax.random.split(jax.random.PRNGKey(seed), n)))
+
+
+@pytest.mark.parametrize("kind", ["ratio", "split"])
 @pytest.mark.parametrize(
     "a, observed",
     [
         ([5.0, 0.3, 1e-3, 1e-8], [True, True, False, False]),
         ([0.05, 2.0, 0.5], [False, True, False]),
-        ([0.2, 0.7, 30.0, 4.0, 1e-5, 1.0], [True, True, True, True, True, False]),
+        ([0.2, 0.7, 30.0, 4.0, 1e-5, 1.0], [True, True, True, True, False, False]),
     ],
 )
-def test_split_dirichlet_has_the_dirichlet_moments(a, observed):
-    """phi from the split equals Dirichlet(a) in its means, variances and log-moments."""
+def test_split_dirichlet_has_the_dirichlet_moments(kind, a, observed):
+    """phi from either split equals Dirichlet(a) in its means, variances and log-moments."""
     a = np.asarray(a)
-    obs = np.asarray([observed])
-    unobs = np.nonzero(~obs)
-    n_free = int(obs.sum()) - 1
-
-    def one(key):
-        with handlers.seed(rng_seed=key):
-            return split_dirichlet("phi", jnp.asarray(a)[None], obs, unobs, n_free)[0]
-
     n = 20000
-    phi = np.asarray(jax.jit(jax.vmap(one))(jax.random.split(jax.random.PRNGKey(7), n)))
+    phi = _node_draws(kind, a, observed, n, seed=7)
     total = a.sum()
     mean = a / total
     var = mean * (1 - mean) / (total + 1)
