@@ -77,7 +77,8 @@ class AgreementConfig:
     more draws -- the standard remedies; the report keeps the earlier runs' figures);
     ``fast_extend``: how many times a fastpath run whose R-hat exceeds 1.01 is repeated with
     four times the iterations (and thinning); ``fast_compile``: ask XLA for fewer
-    optimisations (compilation dominates NUTS on tiny trees).
+    optimisations (compilation dominates NUTS on tiny trees); ``reparam``: the NUTS model's
+    reparameterisation (:func:`hdpbn_ppl.infer.fit`).
     """
 
     name: str
@@ -93,6 +94,7 @@ class AgreementConfig:
     fast_extend: int = 2
     fast_compile: bool = False
     variants: bool = True
+    reparam: str = "ratio"
 
 
 QUICK = AgreementConfig("quick", fast_iter=20_000, fast_burn=2_000, fast_thin=20,
@@ -355,8 +357,10 @@ def run_nuts(tree: ContextTree, tying: str, cfg: AgreementConfig, seed: int) -> 
             res = fit(tree, tying=tying, chains=cfg.chains,
                       warmup=cfg.nuts_warmup * warmup_factor,
                       samples=cfg.nuts_samples * draws_factor, seed=seed,
-                      chain_method=cfg.chain_method, target_accept=target, warn=False)
+                      chain_method=cfg.chain_method, target_accept=target,
+                      reparam=cfg.reparam, warn=False)
         s = nuts_summary(res)
+        s.extra["reparam"] = cfg.reparam
         s.extra["target_accept"] = target
         s.extra["warmup"] = cfg.nuts_warmup * warmup_factor
         s.extra["samples"] = cfg.nuts_samples * draws_factor
