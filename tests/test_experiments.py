@@ -105,10 +105,25 @@ def test_classifier_names():
     assert parse_classifier("kdb0-m").k == 0
     assert parse_classifier("tan-m").label == "TAN-m"
     assert parse_classifier("rf").family == "rf"
+    assert parse_classifier("RF-onehot").label == "RF (one-hot)"
     assert parse_classifier("kdb3-hdp").cache_tag(500) == "kdb3-hdp-it500"
     for bad in ("kdb-m", "tan-x", "svm", "skdb-hdp"):
         with pytest.raises(ValueError, match="unknown classifier"):
             parse_classifier(bad)
+
+
+def test_onehot_forest_sees_indicators_and_handles_unseen_values():
+    from validation.experiments.classifiers import make_classifier
+
+    X, y = load_dataset("car")
+    model = make_classifier(parse_classifier("rf-onehot")).fit(X.iloc[:600], y.iloc[:600])
+    n_indicators = sum(v.size for v in model.onehot_values_)
+    assert model.model_.n_features_in_ == n_indicators > X.shape[1]
+    test = X.iloc[600:700].copy()
+    test.iloc[0, 0] = "never-seen"  # unknown code -1: an all-zero block, not an error
+    proba = model.predict_proba(test)
+    assert proba.shape == (100, model.classes_.size)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
 
 
 # ---------------------------------------------------------------------- protocols

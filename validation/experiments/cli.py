@@ -68,7 +68,7 @@ def _available(names: list[str]) -> list[str]:
     """Drop baselines whose library is not installed (with a note on stderr)."""
     out = []
     for n in names:
-        module = {"rf": "sklearn", "xgboost": "xgboost"}.get(n)
+        module = {"rf": "sklearn", "rf-onehot": "sklearn", "xgboost": "xgboost"}.get(n)
         if module is not None:
             try:
                 __import__(module)

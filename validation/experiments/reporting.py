@@ -197,7 +197,8 @@ def table3_markdown(
     have = set(means["classifier"])
     if pairs is None:
         bncs = ("tan-m", "skdb5-m", "tan-hdp", "skdb5-hdp")
-        pairs = [(a, b) for b in ("rf", "xgboost") for a in bncs if a in have and b in have]
+        pairs = [(a, b) for b in ("rf", "rf-onehot", "xgboost") for a in bncs
+                 if a in have and b in have]
     head = "| Compared classifiers | datasets | 0-1 loss | RMSE | log loss |"
     sep = "|---|---|---|---|---|"
     if paper:
