@@ -39,22 +39,31 @@ def test_z_scores_edges():
     assert z[3] == pytest.approx(0.4 / 0.5)
 
 
-def _summary(mcse, khat):
-    mcse = np.asarray(mcse, float).reshape(1, -1)
+def test_khat_sees_a_heavy_tail_beside_a_point_mass():
+    rng = np.random.default_rng(0)
+    heavy = np.where(rng.random((4, 1000)) < 0.3, rng.pareto(1.0, (4, 1000)), 0.0)  # k = 1
+    discrete = rng.integers(0, 3, (4, 1000)).astype(float)  # three values: no tail at all
+    smooth = rng.standard_normal((4, 1000))
+    k = ag._khat(np.stack([heavy, discrete, smooth], axis=-1))
+    assert k[0] > 0.7  # the right tail, although the left one is all zeros
+    assert np.isnan(k[1]) or k[1] <= 0.7
+    assert k[2] < 0.5
+
+
+def _summary(khat):
+    khat = np.asarray(khat, float).reshape(1, -1)
     return ag.SamplerSummary(
-        probabilities=np.full_like(mcse, 0.5), mcse=mcse, concentration_mean=np.ones(1),
-        concentration_mcse=np.full(1, 0.01), max_rhat=1.0, min_ess_conc=1000.0,
-        median_ess_leaf=1000.0, seconds=1.0, khat_prob=np.asarray(khat, float).reshape(1, -1),
+        probabilities=np.full_like(khat, 0.5), mcse=np.full_like(khat, 0.01),
+        concentration_mean=np.ones(1), concentration_mcse=np.full(1, 0.01), max_rhat=1.0,
+        min_ess_conc=1000.0, median_ess_leaf=1000.0, seconds=1.0, khat_prob=khat,
         khat_conc=np.zeros(1))
 
 
-def test_reliable_excludes_heavy_and_unfittable_tails():
-    # components: ordinary; k-hat 0.9 (heavy tail); k-hat not fittable although the quantity
-    # varies (point mass plus rare excursions); constant on both sides (nothing to assess)
-    fast = _summary([0.01, 0.01, 0.01, 0.0], [0.1, 0.9, 0.1, np.nan])
-    nuts = _summary([0.01, 0.01, 0.02, 0.0], [0.2, 0.1, np.nan, np.nan])
+def test_reliable_excludes_heavy_tails_on_either_side():
+    fast = _summary([0.1, 0.9, 0.1, np.nan])
+    nuts = _summary([0.2, 0.1, 0.8, np.nan])
     r = ag.TreeAgreement(name="t", source="model", tying="level", seed=0, config="quick",
-                         shape={}, fast=fast, nuts=nuts, z_prob=np.array([[1.0, 9.0, 9.0, 0.0]]),
+                         shape={}, fast=fast, nuts=nuts, z_prob=np.array([[1.0, 9.0, 7.0, 0.5]]),
                          z_conc=np.zeros(1))
     assert r.reliable.tolist() == [True, False, False, True, True]
     assert r.n_unreliable == 2 and r.max_abs_z == 1.0 and r.max_abs_z_unreliable == 9.0
