@@ -44,10 +44,14 @@ def test_khat_sees_a_heavy_tail_beside_a_point_mass():
     heavy = np.where(rng.random((4, 1000)) < 0.3, rng.pareto(1.0, (4, 1000)), 0.0)  # k = 1
     discrete = rng.integers(0, 3, (4, 1000)).astype(float)  # three values: no tail at all
     smooth = rng.standard_normal((4, 1000))
-    k = ag._khat(np.stack([heavy, discrete, smooth], axis=-1))
+    # 40 positive draws of 4,000, spread over 25 orders of magnitude: fewer than a tail holds
+    rare = np.zeros((4, 1000))
+    rare[rng.integers(0, 4, 40), rng.integers(0, 1000, 40)] = 10.0 ** -rng.uniform(3, 28, 40)
+    k = ag._khat(np.stack([heavy, discrete, smooth, rare], axis=-1))
     assert k[0] > 0.7  # the right tail, although the left one is all zeros
     assert np.isnan(k[1]) or k[1] <= 0.7
     assert k[2] < 0.5
+    assert k[3] == np.inf
 
 
 def _summary(khat):

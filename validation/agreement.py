@@ -191,9 +191,10 @@ def _khat(x: np.ndarray) -> np.ndarray:
 
     The two-tailed k-hat is the larger of the two tails'. Where one tail cannot be fitted
     because its values are all equal (a point mass: a probability that underflows to exactly 0
-    in most draws, or a quantity with few distinct values), the other tail's k-hat is used; NaN
-    only where neither tail can be fitted (constant or nearly constant draws), where there is
-    no tail to worry about.
+    in most draws, or a quantity with few distinct values), the other tail's k-hat is used. Where
+    neither tail can be fitted: +inf when exact zeros hold all but fewer draws than a tail
+    (a point mass from underflow with rare excursions), NaN otherwise (constant or
+    nearly constant draws, or few distinct values: no tail to worry about).
     """
     from arviz_stats.base import array_stats
 
@@ -210,10 +211,17 @@ def _khat(x: np.ndarray) -> np.ndarray:
     flat = _flat(x)
     out = np.full(flat.shape[2], np.nan)
     for i in np.flatnonzero(_varying(flat)):
-        k = khat(flat[:, :, i], "both")
+        draws = flat[:, :, i]
+        k = khat(draws, "both")
         if math.isnan(k):
-            k = np.nanmax([khat(flat[:, :, i], "left"), khat(flat[:, :, i], "right"), -np.inf])
+            k = np.nanmax([khat(draws, "left"), khat(draws, "right"), -np.inf])
             k = math.nan if k == -np.inf else k
+        tail_size = min(0.2 * draws.size, 3 * math.sqrt(draws.size))
+        if math.isnan(k) and (draws == 0).any() and np.count_nonzero(draws) < tail_size:
+            # A point mass at 0 (underflow: the posterior reaches below 1e-308) holding all but
+            # fewer draws than a tail holds: no tail can be fitted and the mean rests on a
+            # handful of draws -- not a CLT quantity.
+            k = math.inf
         out[i] = k
     return out.reshape(np.shape(x)[2:])
 
