@@ -74,12 +74,15 @@ def test_dirichlet_alr_density_is_normalised():
     # three observed categories, reference the second one: two coordinates
     d3 = DirichletALR(jnp.array([[1.5, 0.6, 2.0]]), np.array([[True, True, True]]),
                       reference=[1])
-    g = np.linspace(-30, 40, 1401)
-    y1, y2 = np.meshgrid(g, g, indexing="ij")
-    pts = jnp.asarray(np.stack([y1.ravel(), y2.ravel()], axis=1))
-    lp3 = np.asarray(jax.jit(jax.vmap(d3.log_prob))(pts)).reshape(y1.shape)
-    z3 = np.trapezoid(np.trapezoid(np.exp(lp3), g, axis=1), g)
-    assert z3 == pytest.approx(1.0, abs=1e-4)
+    assert _integral_2d(d3.log_prob, np.linspace(-30, 40, 1401)) == pytest.approx(1.0, abs=1e-4)
+
+
+def _integral_2d(log_prob, grid):
+    """Trapezoid integral of exp(log_prob) over grid x grid (a 2-D density's normaliser)."""
+    x1, x2 = np.meshgrid(grid, grid, indexing="ij")
+    pts = jnp.asarray(np.stack([x1.ravel(), x2.ravel()], axis=1))
+    lp = np.asarray(jax.jit(jax.vmap(log_prob))(pts)).reshape(x1.shape)
+    return np.trapezoid(np.trapezoid(np.exp(lp), grid, axis=1), grid)
 
 
 def test_dirichlet_alr_sampler_gives_dirichlet_shares():
@@ -100,12 +103,7 @@ def test_unobserved_ratios_density_is_normalised_and_inverts_its_sampler():
     # one node, one observed and two unobserved categories (one of them tiny): 2-D density of eta
     a = jnp.array([[1.5, 0.4, 1e-3]])
     d = UnobservedRatios(a, np.array([[True, False, False]]), np.array([12.0]))
-    g = np.linspace(-40, 60, 1601)
-    e1, e2 = np.meshgrid(g, g, indexing="ij")
-    pts = jnp.asarray(np.stack([e1.ravel(), e2.ravel()], axis=1))
-    lp = np.asarray(jax.jit(jax.vmap(d.log_prob))(pts)).reshape(e1.shape)
-    z = np.trapezoid(np.trapezoid(np.exp(lp), g, axis=1), g)
-    assert z == pytest.approx(1.0, abs=1e-4)
+    assert _integral_2d(d.log_prob, np.linspace(-40, 60, 1601)) == pytest.approx(1.0, abs=1e-4)
     # the sampler draws log-ratios of Gammas and inverts the bijection: round trip
     eta = d.sample(jax.random.PRNGKey(0), (2000,))
     ell, _ = jax.vmap(d.log_ratios)(eta)
