@@ -61,7 +61,10 @@ def add_estimate_parser(subparsers) -> None:
     p.set_defaults(func=run_estimate)
 
 
-def _read_frame(path: str):
+def read_estimate_table(path: str):
+    """The table of ``hdpbn estimate`` (CSV, TSV or Parquet), values as read: the first column is
+    the child, the others the conditioning variables in branching order. Shared with
+    ``python -m hdpbn_ppl estimate`` so that both code values, hence order nodes, alike."""
     import pandas as pd
 
     p = Path(path)
@@ -125,7 +128,7 @@ def run_estimate(args: argparse.Namespace) -> int:
         raise ValueError(f"--threads must be >= 1, got {args.threads}")
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
-    frame = _read_frame(args.data)
+    frame = read_estimate_table(args.data)
     coded = tree_from_frame(frame)
     tree = coded.tree
     progress = _Progress(not args.quiet and sys.stderr.isatty())

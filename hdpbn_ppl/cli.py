@@ -74,22 +74,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_table(path: str):
-    """The reader of ``hdpbn estimate`` (same value coding, hence the same node order)."""
-    from pathlib import Path
-
-    import pandas as pd
-
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"no such file: {path!r}")
-    suffixes = [s.lower() for s in p.suffixes]
-    if suffixes and suffixes[-1] in (".parquet", ".pq"):
-        return pd.read_parquet(p)
-    sep = "\t" if ".tsv" in suffixes else ","
-    return pd.read_csv(p, sep=sep, keep_default_na=True)
-
-
 def _fit_kwargs(args) -> dict:
     from .infer import RETRIES
 
@@ -102,11 +86,12 @@ def _fit_kwargs(args) -> dict:
 
 
 def _estimate(args) -> int:
+    from fastpath.cli_estimate import read_estimate_table
     from fastpath.estimate_io import node_frame, tree_from_frame
 
     from .infer import fit
 
-    frame = _read_table(args.data)
+    frame = read_estimate_table(args.data)
     if args.columns is not None:
         frame = frame.iloc[:, : args.columns]
     coded = tree_from_frame(frame)

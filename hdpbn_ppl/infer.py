@@ -262,6 +262,18 @@ def _run_nuts(potential_fn, init, *, chains, warmup, samples, seed, target_accep
     init_kernel, sample_kernel = hmc(potential_fn=potential_fn, algo="NUTS")
     n_iter = warmup + samples
 
+    def record(state):
+        """What is kept of each transition: the position and the sample statistics."""
+        return {
+            "z": state.z,
+            "diverging": state.diverging,
+            "energy": state.energy,
+            "num_steps": state.num_steps,
+            "accept_prob": state.accept_prob,
+            "potential_energy": state.potential_energy,
+            "step_size": state.adapt_state.step_size,
+        }
+
     def one_chain(z0, key):
         state = init_kernel(
             z0, warmup, target_accept_prob=target_accept, max_tree_depth=max_tree_depth,
@@ -271,15 +283,7 @@ def _run_nuts(potential_fn, init, *, chains, warmup, samples, seed, target_accep
         def step(carry, i):
             state, buf = carry
             state = sample_kernel(state)
-            row = {
-                "z": state.z,
-                "diverging": state.diverging,
-                "energy": state.energy,
-                "num_steps": state.num_steps,
-                "accept_prob": state.accept_prob,
-                "potential_energy": state.potential_energy,
-                "step_size": state.adapt_state.step_size,
-            }
+            row = record(state)
             j = jnp.maximum(i - warmup, 0)
             keep = i >= warmup
             buf = jax.tree.map(
@@ -287,15 +291,7 @@ def _run_nuts(potential_fn, init, *, chains, warmup, samples, seed, target_accep
             )
             return (state, buf), None
 
-        proto = {
-            "z": state.z,
-            "diverging": state.diverging,
-            "energy": state.energy,
-            "num_steps": state.num_steps,
-            "accept_prob": state.accept_prob,
-            "potential_energy": state.potential_energy,
-            "step_size": state.adapt_state.step_size,
-        }
+        proto = record(state)
         buf = jax.tree.map(lambda v: jnp.zeros((samples, *jnp.shape(v)), jnp.result_type(v)),
                            proto)
         (_, buf), _ = jax.lax.scan(step, (state, buf), jnp.arange(n_iter))
