@@ -435,9 +435,10 @@ class TreeAgreement:
         typically never-observed categories deep in sparse trees, whose posteriors span many
         orders of magnitude -- and a CLT-based MCSE, hence z, is not valid. (A point mass at 0
         with rare excursions -- 3,745 of 4,000 NUTS draws of one probability of m_d4_k6_sparse
-        -- gets its right tail's k-hat, 13, from :func:`_khat`.) NaN k-hat (no tail could be
-        fitted: constant or nearly constant draws) counts as reliable, and so does everything
-        when k-hat was not computed."""
+        -- gets its right tail's k-hat, 13, from :func:`_khat`; one that is 0 in all but a
+        handful of draws gets +inf.) NaN k-hat (no tail could be fitted: constant or nearly
+        constant draws, few distinct values) counts as reliable, and so does everything when
+        k-hat was not computed."""
         ok = np.ones(self.n_comparisons, dtype=bool)
         for side in (self.fast, self.nuts):
             if side.khat_prob is None or side.khat_conc is None:
