@@ -306,7 +306,27 @@ def _ratio_log_prob(a, observed, rows, cols, knee, eta):
     return node - gammaln(au).sum() + (a_ell + log_jac).sum()
 
 
-class RatioDirichletReparam(Reparam):
+class _ObservedSplit(Reparam):
+    """What both reparameterisations of a batch of Dirichlets share: the static observed /
+    unobserved split of each node's categories, and the site's floored concentrations."""
+
+    def __init__(self, observed: np.ndarray):
+        observed = np.asarray(observed, dtype=bool)
+        if observed.ndim != 2 or not observed.any(axis=1).all():
+            raise ValueError("observed must be (n_nodes, K) with an observed category per node")
+        self.observed = observed
+
+    def _concentrations(self, name, fn, obs):
+        """The (n_nodes, K) Dirichlet concentrations of site ``name``, floored at CONC_FLOOR."""
+        if obs is not None:
+            raise ValueError(f"{type(self).__name__} reparameterises latent sites only")
+        base = _unwrap(fn)
+        if not isinstance(base, dist.Dirichlet):
+            raise TypeError(f"site {name!r}: expected a Dirichlet, got {type(base).__name__}")
+        return jnp.maximum(jnp.broadcast_to(base.concentration, self.observed.shape), CONC_FLOOR)
+
+
+class RatioDirichletReparam(_ObservedSplit):
     """Dirichlet rows as observed shares (ALR) and unobserved ratios (:class:`UnobservedRatios`).
 
     No scale coordinate at all: the site ``name_alr`` (observed shares, omitted when every node
@@ -315,22 +335,14 @@ class RatioDirichletReparam(Reparam):
     """
 
     def __init__(self, observed: np.ndarray, reference, node_total):
-        observed = np.asarray(observed, dtype=bool)
-        if observed.ndim != 2 or not observed.any(axis=1).all():
-            raise ValueError("observed must be (n_nodes, K) with an observed category per node")
-        self.observed = observed
+        super().__init__(observed)
         self.reference = np.asarray(reference)
         self.node_total = np.asarray(node_total, dtype=float)
 
     def __call__(self, name, fn, obs):
-        if obs is not None:
-            raise ValueError("RatioDirichletReparam reparameterises latent sites only")
-        base = _unwrap(fn)
-        if not isinstance(base, dist.Dirichlet):
-            raise TypeError(f"site {name!r}: expected a Dirichlet, got {type(base).__name__}")
+        a = self._concentrations(name, fn, obs)
         o = self.observed
-        n, k = o.shape
-        a = jnp.maximum(jnp.broadcast_to(base.concentration, (n, k)), CONC_FLOOR)
+        n = o.shape[0]
         obs_j = jnp.asarray(o)
         if int(o.sum()) > n:
             alr = DirichletALR(a, o, self.reference)
@@ -357,7 +369,7 @@ def _assemble_ratio_phi(observed, rows, cols, logw, ell):
 
 
 # --------------------------------------------------------------------------- the G1 U^(1/a) split
-class SplitDirichletReparam(Reparam):
+class SplitDirichletReparam(_ObservedSplit):
     """The issue's formulation: observed shares (ALR), and the observed total and each
     unobserved category as G = G1 U^(1/a). Exact, kept for comparison (``reparam="split"``): where
     a level's concentration is small, the data's cap on the unobserved mass becomes a wall of
@@ -383,22 +395,14 @@ class SplitDirichletReparam(Reparam):
     """
 
     def __init__(self, observed: np.ndarray, reference=None):
-        observed = np.asarray(observed, dtype=bool)
-        if observed.ndim != 2 or not observed.any(axis=1).all():
-            raise ValueError("observed must be (n_nodes, K) with an observed category per node")
-        self.observed = observed
+        super().__init__(observed)
+        observed = self.observed
         self.reference = observed.argmax(axis=1) if reference is None else np.asarray(reference)
         self.unobserved = np.nonzero(~observed)
         self.n_free = int(observed.sum() - observed.shape[0])
 
     def __call__(self, name, fn, obs):
-        if obs is not None:
-            raise ValueError("SplitDirichletReparam reparameterises latent sites only")
-        base = _unwrap(fn)
-        if not isinstance(base, dist.Dirichlet):
-            raise TypeError(f"site {name!r}: expected a Dirichlet, got {type(base).__name__}")
-        n, K = self.observed.shape
-        a = jnp.maximum(jnp.broadcast_to(base.concentration, (n, K)), CONC_FLOOR)
+        a = self._concentrations(name, fn, obs)
         return None, split_dirichlet(
             name, a, self.observed, self.unobserved, self.n_free, self.reference
         )
