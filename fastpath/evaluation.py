@@ -18,11 +18,14 @@ import pandas as pd
 
 __all__ = [
     "FoldResult",
+    "align_proba",
     "cross_validate",
+    "label_codes",
     "log_loss",
     "rmse",
     "stratified_folds",
     "summarise",
+    "take_rows",
     "zero_one_loss",
 ]
 
@@ -87,8 +90,28 @@ class FoldResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _take(X: Any, idx: np.ndarray) -> Any:
+def take_rows(X: Any, idx: np.ndarray) -> Any:
+    """Rows ``idx`` of a DataFrame, Series or array-like (positional)."""
     return X.iloc[idx] if isinstance(X, pd.DataFrame | pd.Series) else np.asarray(X)[idx]
+
+
+def label_codes(y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted label set of ``y`` (object labels as strings) and each row's index in it."""
+    y_arr = np.asarray(y)
+    classes, codes = np.unique(y_arr.astype(str) if y_arr.dtype == object else y_arr,
+                               return_inverse=True)
+    return classes, codes
+
+
+def align_proba(proba: np.ndarray, model_classes: Any, classes: np.ndarray) -> np.ndarray:
+    """Columns of a model's ``predict_proba`` placed in the order of the full label set
+    ``classes`` (sorted); classes the model never saw get probability 0."""
+    model_classes = np.asarray(model_classes)
+    if classes.dtype.kind == "U":
+        model_classes = model_classes.astype(str)
+    out = np.zeros((proba.shape[0], len(classes)))
+    out[:, np.searchsorted(classes, model_classes)] = proba
+    return out
 
 
 def cross_validate(
@@ -106,24 +129,17 @@ def cross_validate(
     Test rows whose class does not occur in the training fold count as errors with
     P(true class) = 0.
     """
-    y_arr = np.asarray(y)
-    classes, y_codes = np.unique(y_arr.astype(str) if y_arr.dtype == object else y_arr,
-                                 return_inverse=True)
+    classes, y_codes = label_codes(y)
     folds = list(stratified_folds(y_codes, n_folds, n_repeats, seed))
     results = []
     for i, (r, f, train, test) in enumerate(folds):
         model = make_model()
         t0 = time.perf_counter()
-        model.fit(_take(X, train), _take(y, train))
+        model.fit(take_rows(X, train), take_rows(y, train))
         t1 = time.perf_counter()
-        proba_model = model.predict_proba(_take(X, test))
+        proba_model = model.predict_proba(take_rows(X, test))
         t2 = time.perf_counter()
-        # align the model's classes with the full label set
-        model_classes = np.asarray(model.classes_)
-        if y_arr.dtype == object:
-            model_classes = model_classes.astype(str)
-        proba = np.zeros((len(test), len(classes)))
-        proba[:, np.searchsorted(classes, model_classes)] = proba_model
+        proba = align_proba(proba_model, model.classes_, classes)
         yt = y_codes[test]
         results.append(
             FoldResult(
