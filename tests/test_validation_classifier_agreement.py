@@ -74,3 +74,12 @@ def test_gibbs_and_nuts_tables_predict_alike():
     text = ca.report_markdown(res)
     assert text.count("\n| 0, ") == 2 and "**mean**" in text
     assert res.to_json()["folds"][0]["rmse"].keys() == {"m", "gibbs", "nuts"}
+
+
+def test_command_line_rejects_bad_input(capsys):
+    from validation.__main__ import main
+
+    assert main(["classifier-agreement", "--dataset", "no-such-data"]) == 2
+    assert "unknown dataset 'no-such-data'" in capsys.readouterr().err
+    assert main(["classifier-agreement", "--dataset", "car", "--folds", "1"]) == 2
+    assert "folds must be at least 2" in capsys.readouterr().err

@@ -103,12 +103,16 @@ def _classifier_agreement(args: argparse.Namespace) -> int:
     except ValueError as exc:  # unknown name: the message lists the bundled ones
         print(exc, file=sys.stderr)
         return 2
-    res = ca.run_classifier_agreement(
-        X, y, data_name=args.dataset, structure=args.structure, k=args.k, n_folds=args.folds,
-        n_repeats=args.repeats, seed=args.seed, n_iter=args.iterations, tying=args.tying,
-        chains=args.chains, warmup=args.warmup, samples=args.draws,
-        progress=None if args.json else (lambda line: print(line, flush=True)),
-    )
+    try:
+        res = ca.run_classifier_agreement(
+            X, y, data_name=args.dataset, structure=args.structure, k=args.k,
+            n_folds=args.folds, n_repeats=args.repeats, seed=args.seed, n_iter=args.iterations,
+            tying=args.tying, chains=args.chains, warmup=args.warmup, samples=args.draws,
+            progress=None if args.json else (lambda line: print(line, flush=True)),
+        )
+    except ValueError as exc:  # bad option values (folds, k, iterations ...), named by fastpath
+        print(f"classifier-agreement: {exc}", file=sys.stderr)
+        return 2
     text = ca.report_markdown(res)
     if args.report:
         Path(args.report).write_text(text)
