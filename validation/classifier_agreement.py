@@ -98,7 +98,10 @@ def nuts_tables(classifier: Any, *, chains: int = 4, warmup: int = 1000, samples
                 seed: int = 0) -> tuple[list[np.ndarray], list[Any]]:
     """NUTS posterior means of every context tree of a classifier fitted with
     ``estimator="hdp"`` (same tying, root concentration and concentration prior), and each run's
-    :class:`hdpbn_ppl.infer.Diagnostics`. Tree ``i`` runs with seed ``(seed, i)``."""
+    :class:`hdpbn_ppl.infer.Diagnostics`. Tree ``i`` runs with seed ``(seed, i)``; a run with
+    more divergent transitions than 0.1 % of its draws is repeated with smaller steps and a
+    longer warm-up (``hdpbn_ppl.infer.RETRIES``, as ``python -m hdpbn_ppl`` does)."""
+    from hdpbn_ppl.infer import RETRIES
     from hdpbn_ppl.infer import fit as nuts_fit
 
     if classifier.estimator != "hdp" or classifier.root != "exact":
@@ -111,7 +114,7 @@ def nuts_tables(classifier: Any, *, chains: int = 4, warmup: int = 1000, samples
         res = nuts_fit(tree, tying=classifier.tying, chains=chains, warmup=warmup,
                        samples=samples, seed=tree_seed, alpha0=classifier.alpha0,
                        prior_shape=classifier.concentration_shape,
-                       prior_rate=classifier.concentration_rate, warn=False)
+                       prior_rate=classifier.concentration_rate, retries=RETRIES, warn=False)
         tables.append(np.array(res.probabilities, dtype=np.float64))
         diagnostics.append(res.diagnostics)
     return tables, diagnostics
