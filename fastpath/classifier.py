@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from . import structure as structure_mod
-from .context_tree import TYING_STRATEGIES, ContextTree
+from .context_tree import ContextTree
 from .counting import CountAccumulator, TreeSpec
 from .encoding import TableEncoder, as_frame
 from .inference import PackedModel, joint_log_likelihood, pack_model, posterior_from_joint
 from .mestimate import M_GRID, m_estimate_table
+
+if TYPE_CHECKING:
+    from .hdp import HDPOptions
 
 __all__ = ["STRUCTURES", "BayesNetClassifier", "NotFittedError"]
 
@@ -85,8 +88,14 @@ class BayesNetClassifier:
         (:func:`fastpath.streaming.holdout_rows`), so streaming fits hold out the same rows.
     categorical_features : "auto", list of names/indices or boolean mask, default="auto"
         Nominal columns; the others are discretised with MDL. ``"auto"``: non-numeric dtypes.
-    n_iter, burn_in, tying, update, root, n_chains, concentration_shape, concentration_rate, alpha0
-        Options of the HDP sampler (``estimator="hdp"``); see :mod:`fastpath.hdp`.
+    n_iter, burn_in, tying, update, root, n_chains
+        Options of the HDP sampler (``estimator="hdp"``); see :class:`fastpath.hdp.HDPOptions`
+        (:meth:`hdp_options` builds it).
+    concentration_shape, concentration_rate, concentration_every, alpha0
+        The sampler's Gamma prior of the concentrations, how often they are re-sampled, and the
+        root concentration. ``concentration_every=5`` is the reference's schedule; ``1``
+        re-samples them after every sweep, which mixes them 3-5 times faster per second
+        (docs/validation.md, "Efficiency").
     n_jobs : int or None, default=None
         Threads for the HDP sampler (``None``: all cores). Results do not depend on it.
     random_state : int, numpy Generator or None, default=None
@@ -139,6 +148,7 @@ class BayesNetClassifier:
         n_chains: int = 1,
         concentration_shape: float = 2.0,
         concentration_rate: float = 1.0,
+        concentration_every: int = 5,
         alpha0: float = 2.0,
         n_jobs: int | None = None,
         random_state: Any = None,
@@ -156,6 +166,7 @@ class BayesNetClassifier:
         self.n_chains = n_chains
         self.concentration_shape = concentration_shape
         self.concentration_rate = concentration_rate
+        self.concentration_every = concentration_every
         self.alpha0 = alpha0
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -227,8 +238,7 @@ class BayesNetClassifier:
             if not np.isfinite(self.m) or self.m < 0:
                 raise ValueError(f"m must be 'auto' or a non-negative number, got {self.m!r}")
         if self.estimator == "hdp":
-            if self.tying not in TYING_STRATEGIES:
-                raise ValueError(f"tying must be one of {TYING_STRATEGIES}, got {self.tying!r}")
+            self.hdp_options()  # every sampler option checked before any work
 
     @staticmethod
     def _validate_y(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -516,14 +526,11 @@ class BayesNetClassifier:
         self.m_ = min(scores, key=lambda m: (scores[m], m))
         self.m_scores_ = scores
 
-    def _hdp_tables(self, rng: np.random.Generator) -> list[np.ndarray]:
-        try:
-            from . import hdp
-        except ImportError:  # pragma: no cover - until the sampler lands
-            raise NotImplementedError(
-                "estimator='hdp' is not available yet in this version; use estimator='m'"
-            ) from None
-        options = hdp.HDPOptions(
+    def hdp_options(self) -> HDPOptions:
+        """The sampler options these parameters give (``ValueError`` naming a bad one)."""
+        from .hdp import HDPOptions
+
+        return HDPOptions(
             n_iter=self.n_iter,
             burn_in=self.burn_in,
             tying=self.tying,
@@ -532,8 +539,14 @@ class BayesNetClassifier:
             n_chains=self.n_chains,
             concentration_shape=self.concentration_shape,
             concentration_rate=self.concentration_rate,
+            concentration_every=self.concentration_every,
             alpha0=self.alpha0,
         )
+
+    def _hdp_tables(self, rng: np.random.Generator) -> list[np.ndarray]:
+        from . import hdp
+
+        options = self.hdp_options()
         results = hdp.estimate_trees(
             self.trees_, options, seed=_seed_int(self.random_state), n_threads=self.n_jobs
         )

@@ -81,6 +81,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     h.add_argument("--tying", default="level", choices=["level", "same-parent", "single", "none"],
                    help="concentration tying (default: level)")
     h.add_argument("--chains", type=int, default=1, help="independent chains (default: 1)")
+    h.add_argument("--concentration-every", type=int, default=5, metavar="N",
+                   help="re-sample the concentrations every N-th iteration (default: 5, the "
+                   "reference's schedule; 1 mixes them faster)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
 
 
@@ -112,6 +115,7 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None):
         burn_in=args.burn_in,
         tying=args.tying,
         n_chains=args.chains,
+        concentration_every=args.concentration_every,
         random_state=args.seed,
     )
 

@@ -22,6 +22,7 @@ R-hat compares the two halves of that chain only; use ``n_chains >= 2`` for a re
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -366,18 +367,14 @@ def _read_meta(path: str) -> dict:
 
 def _rerun(path: str, chains: int | None) -> tuple[Diagnostics, str]:
     from .classifier import BayesNetClassifier
-    from .hdp import HDPOptions, estimate_trees
+    from .hdp import estimate_trees
 
     model = BayesNetClassifier.load(path)
     p = model.get_params()
     n_chains = int(chains) if chains is not None else int(p["n_chains"])
     if n_chains < 1:
         raise ValueError(f"--chains must be >= 1, got {n_chains}")
-    options = HDPOptions(
-        n_iter=p["n_iter"], burn_in=p["burn_in"], tying=p["tying"], update=p["update"],
-        root=p["root"], n_chains=n_chains, concentration_shape=p["concentration_shape"],
-        concentration_rate=p["concentration_rate"], alpha0=p["alpha0"],
-    )
+    options = dataclasses.replace(model.hdp_options(), n_chains=n_chains)
     seed = p["random_state"]
     results = estimate_trees(model.trees_, options, seed=seed)
     names = [tree_label(t, i) for i, t in enumerate(model.trees_)]

@@ -264,3 +264,33 @@ def test_hdp_fit_exposes_diagnostics_and_saves_them(tmp_path):
         warnings.simplefilter("ignore", UnconvergedWarning)
         again = BayesNetClassifier(**clf.get_params()).fit(X, y)
     np.testing.assert_array_equal(again.predict_proba(X), clf.predict_proba(X))
+
+
+@pytest.mark.parametrize(
+    "params,match",
+    [({"n_iter": 0}, "n_iter"), ({"concentration_every": 0}, "concentration_every"),
+     ({"tying": "levels"}, "tying must be"), ({"alpha0": -1.0}, "alpha0")],
+)
+def test_bad_sampler_options_fail_before_any_work(small, params, match):
+    X, y = small
+    clf = BayesNetClassifier(estimator="hdp", **params)
+    with pytest.raises(ValueError, match=match):
+        clf.fit(X, y)
+    assert not hasattr(clf, "structure_")  # rejected up front, before structure learning
+
+
+def test_concentration_every_reaches_the_sampler_and_model_files(small, tmp_path):
+    X, y = small
+    clf = BayesNetClassifier(structure="nb", estimator="hdp", n_iter=400, concentration_every=1,
+                             random_state=3).fit(X, y)
+    assert clf.hdp_options().concentration_every == 1
+    assert all(r.options.concentration_every == 1 for r in clf.hdp_results_)
+    default = BayesNetClassifier(structure="nb", estimator="hdp", n_iter=400,
+                                 random_state=3).fit(X, y)
+    # another schedule, another chain: the concentration traces differ
+    assert not np.array_equal(clf.hdp_results_[1].trace.concentrations,
+                              default.hdp_results_[1].trace.concentrations)
+    clf.save(tmp_path / "every1.npz")
+    loaded = BayesNetClassifier.load(tmp_path / "every1.npz")
+    assert loaded.get_params()["concentration_every"] == 1
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))

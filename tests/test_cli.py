@@ -84,3 +84,14 @@ def test_experiments_subcommand_hands_over_its_arguments(capsys):
         main(["experiments", "--help"])
     assert exc.value.code == 0
     assert "learning-curves" in capsys.readouterr().out
+
+
+def test_fit_passes_the_concentration_schedule(credit_csv, tmp_path, capsys):
+    model = tmp_path / "every1.npz"
+    assert main(["fit", str(credit_csv), "--structure", "nb", "--estimator", "hdp",
+                 "--iterations", "300", "--concentration-every", "1", "--model", str(model),
+                 "--quiet"]) == 0
+    assert BayesNetClassifier.load(model).get_params()["concentration_every"] == 1
+    assert main(["evaluate", str(credit_csv), "--estimator", "hdp",
+                 "--concentration-every", "0"]) == 2
+    assert "concentration_every" in capsys.readouterr().err
