@@ -584,6 +584,25 @@ class BayesNetClassifier:
         """P(y | x) for every row, shape (n_samples, n_classes), columns in ``classes_`` order."""
         return posterior_from_joint(self.predict_joint_log_proba(X))
 
+    def predict_proba_with_tables(self, X: Any, tables: list[np.ndarray]) -> np.ndarray:
+        """P(y | x) with this fitted structure and context trees but other probability tables.
+
+        ``tables`` follows :attr:`probability_tables_` (the class prior's table first, then one
+        ``(n_nodes, K)`` table per attribute tree of :attr:`trees_`), e.g. another estimator's
+        posterior means. The classifier itself is not modified.
+        """
+        self._check_fitted()
+        own = self.probability_tables_
+        if len(tables) != len(own):
+            raise ValueError(f"tables: expected {len(own)} tables (class prior + attributes), "
+                             f"got {len(tables)}")
+        for i, (t, o) in enumerate(zip(tables, own, strict=True)):
+            if np.shape(t) != o.shape:
+                raise ValueError(f"tables[{i}] has shape {np.shape(t)}, the classifier's "
+                                 f"{o.shape}")
+        packed = self._pack(self.trees_, [np.asarray(t, dtype=np.float64) for t in tables])
+        return posterior_from_joint(joint_log_likelihood(packed, self.transform_codes(X)))
+
     def predict_log_proba(self, X: Any) -> np.ndarray:
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))

@@ -72,26 +72,10 @@ class ClassifierAgreement:
 
 
 def predict_with_tables(classifier: Any, tables: list[np.ndarray], X: Any) -> np.ndarray:
-    """P(y | x) of a fitted ``BayesNetClassifier`` with its probability tables replaced.
-
-    ``tables`` follows ``classifier.probability_tables_``: the class prior's table first, then one
-    ``(n_nodes, K)`` table per attribute tree of ``classifier.trees_``. The classifier itself is
-    not modified.
-    """
-    from fastpath.inference import joint_log_likelihood, pack_model, posterior_from_joint
-
-    own = classifier.probability_tables_
-    if len(tables) != len(own):
-        raise ValueError(f"tables: expected {len(own)} tables (class prior + attributes), "
-                         f"got {len(tables)}")
-    for i, (t, o) in enumerate(zip(tables, own, strict=True)):
-        if np.shape(t) != o.shape:
-            raise ValueError(f"tables[{i}] has shape {np.shape(t)}, the classifier's {o.shape}")
-    tables = [np.asarray(t, dtype=np.float64) for t in tables]
-    packed = pack_model(tables[0][0], classifier.tree_specs_[1:], classifier.trees_[1:],
-                        tables[1:])
-    codes = classifier.transform_codes(X)
-    return posterior_from_joint(joint_log_likelihood(packed, codes))
+    """P(y | x) of a fitted ``BayesNetClassifier`` with its probability tables replaced
+    (:meth:`fastpath.BayesNetClassifier.predict_proba_with_tables`); the classifier is not
+    modified."""
+    return classifier.predict_proba_with_tables(X, tables)
 
 
 def nuts_tables(classifier: Any, *, chains: int = 4, warmup: int = 1000, samples: int = 1000,
