@@ -84,6 +84,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     h.add_argument("--concentration-every", type=int, default=5, metavar="N",
                    help="re-sample the concentrations every N-th iteration (default: 5, the "
                    "reference's schedule; 1 mixes them faster)")
+    h.add_argument("--overrelax", action="store_true",
+                   help="overrelaxed table-count and concentration updates (still exact; "
+                   "faster mixing; not the reference's sampler)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
 
 
@@ -116,6 +119,7 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None):
         tying=args.tying,
         n_chains=args.chains,
         concentration_every=args.concentration_every,
+        overrelax=args.overrelax,
         random_state=args.seed,
     )
 

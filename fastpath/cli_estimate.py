@@ -48,6 +48,9 @@ def add_estimate_parser(subparsers) -> None:
                    help="root treatment: Dirichlet-integrated, or the reference's shortcut "
                    "(default: exact)")
     p.add_argument("--chains", type=int, default=1, help="independent chains (default: 1)")
+    p.add_argument("--overrelax", action="store_true",
+                   help="overrelaxed table-count and concentration updates (exact update only; "
+                   "faster mixing; not the reference's sampler)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--threads", type=int, default=None,
                    help="worker threads for the chains (default: all cores)")
@@ -115,6 +118,7 @@ def run_estimate(args: argparse.Namespace) -> int:
             update=args.update,
             root=args.root,
             n_chains=args.chains,
+            overrelax=args.overrelax,
         )
     except ValueError as exc:  # name the command-line flag, not the Python option
         msg = str(exc)

@@ -108,6 +108,15 @@ class HDPOptions:
         ``it % every == 3 % every`` -- 3, 8, 13, ... for the default 5 (the reference schedule).
     alpha0 : float
         Root concentration, fixed, with the uniform base measure 1/K.
+    overrelax : bool
+        Overrelaxed updates (``update="exact"`` only): nine in ten table-count updates reflect the
+        current value's position in its conditional's cdf instead of drawing afresh, and the
+        concentrations take Adler's overrelaxed step (Metropolis-corrected) instead of their Gamma
+        draw. Still exact (every step leaves the posterior invariant); 2-5x the ESS per iteration
+        of the concentrations and leaves at the same cost (docs/validation.md, "Efficiency").
+        Not in the paper or the reference code, hence off by default. ``concentration_max`` then
+        truncates the concentrations' posterior (proposals above it are rejected) instead of
+        clipping draws.
     window : int
         Half-width of the table-count window (``update="window"``); ``exact`` uses cells of
         ``2 window + 1`` values.
@@ -138,6 +147,7 @@ class HDPOptions:
     concentration_max: float = 4000.0
     concentration_every: int = 5
     alpha0: float = 2.0
+    overrelax: bool = False
     window: int = 10
     n_chains: int = 1
     thin: int = 10
@@ -182,6 +192,12 @@ class HDPOptions:
         set_(self, "concentration_every",
              _check_int("concentration_every", self.concentration_every, 1))
         set_(self, "alpha0", _check_float("alpha0", self.alpha0, positive=True))
+        if not isinstance(self.overrelax, (bool, np.bool_)):
+            raise ValueError(f"overrelax must be a bool, got {self.overrelax!r}")
+        set_(self, "overrelax", bool(self.overrelax))
+        if self.overrelax and self.update != "exact":
+            raise ValueError("overrelax=True needs update='exact' (the window update is not a "
+                             f"Gibbs step to overrelax), got update={self.update!r}")
         set_(self, "window", _check_int("window", self.window, 1))
         set_(self, "n_chains", _check_int("n_chains", self.n_chains, 1))
         set_(self, "thin", _check_int("thin", self.thin, 1))
@@ -637,6 +653,9 @@ def _ipar_fpar(opt: HDPOptions, prep: _Prepared) -> tuple[np.ndarray, np.ndarray
     fpar[_s.F_SHAPE] = opt.concentration_shape
     fpar[_s.F_RATE] = opt.concentration_rate
     fpar[_s.F_CAP] = opt.concentration_max
+    if opt.overrelax:
+        fpar[_s.F_OVERRELAX_TABLES] = _s.OVERRELAX_TABLES
+        fpar[_s.F_OVERRELAX_CONC] = _s.OVERRELAX_CONC
     fpar[_s.F_ALPHA0] = opt.alpha0
     return ipar, fpar
 

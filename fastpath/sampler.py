@@ -31,6 +31,11 @@ its Dirichlet-integrated base case):
   conditional restricted to the cell holding the current value.
   Given ``u`` the cell is a deterministic block of a partition that does not depend on ``t``, so
   this is an exact Gibbs step on the augmented pair ``(t, u)`` (docs/sampler.md has the proof).
+  With ``overrelax`` (:data:`OVERRELAX_TABLES`), most of these draws are replaced by
+  reflections of the current value's position in the conditional's cdf (see :func:`sweep`), and
+  the concentrations' Gamma draw by an overrelaxed Metropolis-Hastings step
+  (:func:`sample_concentrations`): both leave the posterior invariant and let the strongly
+  coupled concentrations and table counts move together faster.
 * ``UPDATE_WINDOW`` -- the reference's +-``window`` around the current value, clipped to
   ``[1, min(n, 10000)]`` and to the parent constraint. The window moves with the current value,
   so this is not an exact Gibbs step; kept to reproduce the reference.
@@ -48,6 +53,8 @@ from .stirling import log_stirling
 __all__ = [
     "FPAR_SIZE",
     "IPAR_SIZE",
+    "OVERRELAX_CONC",
+    "OVERRELAX_TABLES",
     "ROOT_EXACT",
     "ROOT_REFERENCE",
     "UPDATE_EXACT",
@@ -66,6 +73,13 @@ ROOT_REFERENCE = 1
 #: reference's cap on a table count in window mode
 WINDOW_T_CAP = 10000
 
+#: ``overrelax=True``: probability that a table-count update is the reflection of its current
+#: value's position in the conditional's cdf (otherwise a plain Gibbs draw, which keeps the chain
+#: irreducible whatever the conditionals; Neal 1998 recommends such a mixture)
+OVERRELAX_TABLES = 0.9
+#: ``overrelax=True``: Adler's coefficient of the concentration step (-1: full reflection)
+OVERRELAX_CONC = -0.9
+
 # integer parameters (ipar)
 I_N_ITER = 0
 I_BURN_IN = 1
@@ -83,7 +97,9 @@ F_SHAPE = 0
 F_RATE = 1
 F_CAP = 2
 F_ALPHA0 = 3
-FPAR_SIZE = 4
+F_OVERRELAX_TABLES = 4
+F_OVERRELAX_CONC = 5
+FPAR_SIZE = 6
 
 _INV_2_53 = 1.0 / 9007199254740992.0
 
@@ -350,7 +366,7 @@ def _band_lookup(slot, t, lo, hi, nk, band_b0, band_vals, stir):
 # ---------------------------------------------------------------------------- table-count sweep
 @njit(cache=True, nogil=True)
 def sweep(parent, group, pair_node, pair_value, n, t, N, T, alpha, alpha0, root_mode, update,
-          window, stir, r1, r2, nr, band_slot, band_b0, band_vals, rng, buf):
+          window, stir, r1, r2, nr, band_slot, band_b0, band_vals, rng, buf, reflect=0.0):
     """One sweep of the table counts, leaves to root, each value in turn (Algorithms 3-4).
 
     ``pair_node``/``pair_value`` list the (node, value) pairs that can ever need sampling (their
@@ -362,6 +378,13 @@ def sweep(parent, group, pair_node, pair_value, n, t, N, T, alpha, alpha0, root_
     ``S(n_j, t+1)/S(n_j, t) * alpha_j (m + t + alpha0/K) / (M + t + alpha0)`` (root parent, exact
     treatment) when every n involved is within the ratio tables; otherwise in log space with
     :func:`log_stirling` (values of large fixed leaf counts cached in bands).
+
+    With probability ``reflect`` (0: never) an update is *overrelaxed* instead of a Gibbs draw:
+    ``v`` uniform on the current value's interval ``[F(t-), F(t))`` of the conditional's cdf
+    (restricted to the cell), the new value is the one whose interval holds ``1 - v``. Since
+    ``v -> 1 - v`` preserves length, ``p(t) P(t -> t') = |I_t cap (1 - I_t')|`` is symmetric:
+    the step is reversible for the conditional, as a Gibbs step is, and moves to the other side
+    of it, which suppresses the random walk of strongly coupled variables (Neal 1998).
     """
     K = n.shape[1]
     a0k = alpha0 / K
@@ -463,7 +486,13 @@ def sweep(parent, group, pair_node, pair_value, n, t, N, T, alpha, alpha0, root_
                 tot += math.exp(buf[i] - mx)
                 buf[i] = tot
         # inverse cdf, branch-free: the number of cumulative weights <= u
-        u = uniform(rng) * tot
+        if reflect > 0.0 and (reflect >= 1.0 or uniform(rng) < reflect):
+            # overrelaxed: a uniform point of the current value's cdf interval, reflected
+            c = told - lo
+            f_lo = buf[c - 1] if c > 0 else 0.0
+            u = tot - (f_lo + uniform(rng) * (buf[c] - f_lo))
+        else:
+            u = uniform(rng) * tot
         i = 0
         for i2 in range(m - 1):
             i += buf[i2] <= u
@@ -476,12 +505,19 @@ def sweep(parent, group, pair_node, pair_value, n, t, N, T, alpha, alpha0, root_
 
 # ---------------------------------------------------------------------------- concentrations
 @njit(cache=True, nogil=True)
-def sample_concentrations(group, N, T, alpha, shape0, rate0, cap, rng, sh, rt):
+def sample_concentrations(group, N, T, alpha, shape0, rate0, cap, rng, sh, rt, adler=0.0):
     """Beta/Gamma augmentation (Algorithm 5): q_j ~ Beta(alpha, N_j) over the tied nodes, then
     alpha ~ Gamma(shape0 + sum T_j, rate0 + sum -log q_j), capped at ``cap``.
 
     ``-log q = log(1 + Y / X)`` with ``X ~ Gamma(alpha)``, ``Y ~ Gamma(N_j)``; for ``alpha < 1``,
     ``X = X' U^(1/alpha)`` with ``X' ~ Gamma(alpha + 1)``, kept in log space.
+
+    ``adler`` in (-1, 0) overrelaxes the last step: with ``z`` the Wilson-Hilferty coordinate of
+    alpha under Gamma(shape, rate) (``(rate alpha / shape)^(1/3)`` standardised, about N(0, 1)),
+    Adler's (1981) ``z' = adler z + sqrt(1 - adler^2) e``, ``e ~ N(0, 1)``, is proposed and
+    accepted by Metropolis-Hastings against the exact Gamma density (the proposal is reversible
+    for N(0, 1), so the ratio is that of the target over N(0, 1) in ``z``; acceptance is near 1
+    since the coordinate is nearly normal). Proposals above ``cap`` are rejected.
     """
     G = alpha.shape[0]
     dg = np.empty(G)
@@ -526,6 +562,25 @@ def sample_concentrations(group, N, T, alpha, shape0, rate0, cap, rng, sh, rt):
             rt[g] += math.log(prod[g])
         if rt[g] <= 0.0 or sh[g] <= 0.0:
             continue  # improper prior and no information: keep the current value
+        if adler != 0.0:
+            shg = sh[g]
+            mu = 1.0 - 1.0 / (9.0 * shg)
+            sd = math.sqrt(1.0 / (9.0 * shg))
+            y0 = alpha[g] * rt[g]
+            w0 = (y0 / shg) ** (1.0 / 3.0)
+            z0 = (w0 - mu) / sd
+            z1 = adler * z0 + math.sqrt(1.0 - adler * adler) * normal(rng)
+            w1 = mu + sd * z1
+            if w1 > 0.0:
+                y1 = shg * w1 * w1 * w1
+                a1 = y1 / rt[g]
+                if a1 <= cap:
+                    # log [Gamma(y1) dy1/dz1 / Gamma(y0) dy0/dz0] - log [phi(z1) / phi(z0)]
+                    la = ((shg - 1.0) * (math.log(y1) - math.log(y0)) - (y1 - y0)
+                          + 2.0 * (math.log(w1) - math.log(w0)) + 0.5 * (z1 * z1 - z0 * z0))
+                    if la >= 0.0 or math.log(uniform(rng)) < la:
+                        alpha[g] = a1
+            continue
         a = gamma_variate(sh[g], rng) / rt[g]
         if a > cap:
             a = cap
@@ -708,9 +763,11 @@ def run_iterations(
     n_trace_burn = burn_in // thin
     for it in range(it_start, it_stop):
         sweep(parent, group, pair_node, pair_value, n, t, N, T, alpha, alpha0, root_mode, update,
-              window, stir, r1, r2, nr, band_slot, band_b0, band_vals, rng, buf)
+              window, stir, r1, r2, nr, band_slot, band_b0, band_vals, rng, buf,
+              fpar[F_OVERRELAX_TABLES])
         if has_groups and not fix_conc and it % every == phase:
-            sample_concentrations(group, N, T, alpha, shape0, rate0, cap, rng, sh, rt)
+            sample_concentrations(group, N, T, alpha, shape0, rate0, cap, rng, sh, rt,
+                                  fpar[F_OVERRELAX_CONC])
         kept = it > burn_in
         traced = it % thin == 0
         if kept or (traced and trace_ids.shape[0] > 0):

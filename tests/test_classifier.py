@@ -269,6 +269,7 @@ def test_hdp_fit_exposes_diagnostics_and_saves_them(tmp_path):
 @pytest.mark.parametrize(
     "params,match",
     [({"n_iter": 0}, "n_iter"), ({"concentration_every": 0}, "concentration_every"),
+     ({"overrelax": True, "update": "window"}, "overrelax"),
      ({"tying": "levels"}, "tying must be"), ({"alpha0": -1.0}, "alpha0")],
 )
 def test_bad_sampler_options_fail_before_any_work(small, params, match):
@@ -277,6 +278,17 @@ def test_bad_sampler_options_fail_before_any_work(small, params, match):
     with pytest.raises(ValueError, match=match):
         clf.fit(X, y)
     assert not hasattr(clf, "structure_")  # rejected up front, before structure learning
+
+
+def test_overrelax_reaches_the_sampler_and_model_files(small, tmp_path):
+    X, y = small
+    clf = BayesNetClassifier(structure="nb", estimator="hdp", n_iter=400, overrelax=True,
+                             random_state=3).fit(X, y)
+    assert all(r.options.overrelax for r in clf.hdp_results_)
+    clf.save(tmp_path / "or.npz")
+    loaded = BayesNetClassifier.load(tmp_path / "or.npz")
+    assert loaded.get_params()["overrelax"] is True
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
 
 
 def test_concentration_every_reaches_the_sampler_and_model_files(small, tmp_path):

@@ -95,3 +95,10 @@ def test_fit_passes_the_concentration_schedule(credit_csv, tmp_path, capsys):
     assert main(["evaluate", str(credit_csv), "--estimator", "hdp",
                  "--concentration-every", "0"]) == 2
     assert "concentration_every" in capsys.readouterr().err
+
+
+def test_fit_passes_overrelax(credit_csv, tmp_path):
+    model = tmp_path / "or.npz"
+    assert main(["fit", str(credit_csv), "--structure", "nb", "--estimator", "hdp",
+                 "--iterations", "300", "--overrelax", "--model", str(model), "--quiet"]) == 0
+    assert BayesNetClassifier.load(model).get_params()["overrelax"] is True

@@ -51,6 +51,7 @@ def test_parser_wiring():
     assert args.func is run_estimate
     assert (args.iterations, args.burn_in, args.tying, args.update, args.root, args.chains) == (
         5000, None, "level", "exact", "exact", 1)
+    assert args.overrelax is False
 
 
 def test_csv_output_matches_the_api(data):
@@ -134,3 +135,7 @@ def test_through_the_hdpbn_entry_point(data, capsys):
     assert json.loads(capsys.readouterr().out)["nodes"] == 9
     assert main(["estimate", str(d / "t.csv"), "--iterations", "0"]) == 2
     assert "--iterations" in capsys.readouterr().err
+    assert main(["estimate", str(d / "t.csv"), "--overrelax", "--update", "window"]) == 2
+    assert "overrelax" in capsys.readouterr().err
+    assert main(["estimate", str(d / "t.csv"), "--iterations", "50", "--overrelax", "--json",
+                 "--quiet"]) == 0

@@ -36,6 +36,7 @@ def test_defaults_follow_the_reference():
     assert (o.n_iter, o.tying, o.update, o.root) == (5000, "level", "exact", "exact")
     assert (o.concentration_shape, o.concentration_rate, o.concentration_init) == (2.0, 1.0, 2.0)
     assert (o.concentration_max, o.concentration_every, o.alpha0, o.window) == (4000, 5, 2.0, 10)
+    assert o.overrelax is False  # plain Gibbs, as in the paper and the reference
     assert o.burn_in_iterations == 500
     assert HDPOptions(n_iter=50000).burn_in_iterations == 1000
     assert HDPOptions(n_iter=9).burn_in_iterations == 0
@@ -67,6 +68,8 @@ def test_defaults_follow_the_reference():
         ({"n_batches": 1}, "n_batches"),
         ({"trace_nodes": [-1]}, "trace_nodes"),
         ({"fix_concentrations": "yes"}, "fix_concentrations"),
+        ({"overrelax": 1}, "overrelax"),
+        ({"overrelax": True, "update": "window"}, "overrelax=True needs update='exact'"),
     ],
 )
 def test_bad_options_name_the_option(kw, name):
@@ -166,9 +169,10 @@ def test_draws_average_to_estimates(result):
 
 
 # ---------------------------------------------------------------------------- reproducibility
-def test_same_seed_same_bits_whatever_the_threads():
+@pytest.mark.parametrize("overrelax", [False, True], ids=["gibbs", "overrelaxed"])
+def test_same_seed_same_bits_whatever_the_threads(overrelax):
     trees = [TREE, _tree(1, K=2), _tree(2, n_leaves=10, cards=(2, 2))]
-    opt = HDPOptions(n_iter=300, n_chains=2, thin=5, record_draws=(0, 1))
+    opt = HDPOptions(n_iter=300, n_chains=2, thin=5, record_draws=(0, 1), overrelax=overrelax)
     a = estimate_trees(trees, opt, seed=7, n_threads=1)
     b = estimate_trees(trees, opt, seed=7, n_threads=2)
     c = estimate_trees(trees, opt, seed=7, n_threads=2, progress=lambda d, t: None)
@@ -183,6 +187,14 @@ def test_same_seed_same_bits_whatever_the_threads():
     # a different seed gives different chains
     d = estimate_trees(trees, opt, seed=8, n_threads=2)
     assert not np.array_equal(d[0].probabilities, a[0].probabilities)
+
+
+def test_overrelaxed_chains_differ_from_gibbs_chains():
+    a = estimate_tree(TREE, HDPOptions(n_iter=200), seed=3)
+    b = estimate_tree(TREE, HDPOptions(n_iter=200, overrelax=True), seed=3)
+    assert b.options.overrelax
+    assert not np.array_equal(a.trace.concentrations, b.trace.concentrations)
+    assert not np.array_equal(a.probabilities, b.probabilities)
 
 
 def test_draws_do_not_change_the_chain():

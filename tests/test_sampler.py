@@ -168,15 +168,16 @@ def _check_close(res, exact, n_mcse=4.0):
     assert res.mcse[1:].max() > 0
 
 
+@pytest.mark.parametrize("overrelax", [False, True], ids=["gibbs", "overrelaxed"])
 @pytest.mark.parametrize("root", ["exact", "reference"])
 @pytest.mark.parametrize("window", [10, 1], ids=["full-conditional", "shifted-cells"])
-def test_exact_update_matches_enumeration(small_exact, root, window):
+def test_exact_update_matches_enumeration(small_exact, root, window, overrelax):
     tree, values, exact = small_exact
     mean, n_conf, _ = exact[root]
     assert n_conf > 1000  # the enumeration really covers many configurations
     opt = HDPOptions(
         n_iter=30000, burn_in=1000, update="exact", root=root, window=window,
-        fix_concentrations=True, concentration_init=values, n_chains=4,
+        fix_concentrations=True, concentration_init=values, n_chains=4, overrelax=overrelax,
     )
     res = estimate_tree(tree, opt, seed=11)
     _check_close(res, mean)
@@ -200,7 +201,8 @@ def test_posterior_draws_match_enumeration(small_exact):
         assert z.max() < 4.5, z.max()
 
 
-def test_log_space_and_band_paths_match_enumeration(small_exact, monkeypatch):
+@pytest.mark.parametrize("overrelax", [False, True], ids=["gibbs", "overrelaxed"])
+def test_log_space_and_band_paths_match_enumeration(small_exact, monkeypatch, overrelax):
     # Shrink the ratio tables so that every update goes through the log-space path (and the
     # leaves with count > 3 through the band cache of log S values).
     tree, values, exact = small_exact
@@ -208,7 +210,7 @@ def test_log_space_and_band_paths_match_enumeration(small_exact, monkeypatch):
     monkeypatch.setattr(hdp, "_RATIOS", type(hdp._RATIOS)())
     opt = HDPOptions(
         n_iter=30000, burn_in=1000, root="exact", window=1,
-        fix_concentrations=True, concentration_init=values, n_chains=4,
+        fix_concentrations=True, concentration_init=values, n_chains=4, overrelax=overrelax,
     )
     res = estimate_tree(tree, opt, seed=12, stirling=hdp.LogStirlingTable())
     _check_close(res, exact["exact"][0])
@@ -265,11 +267,14 @@ def quadrature_posterior(leaves, root, alpha0=2.0, shape=2.0, rate=1.0):
     return num / den, num_alpha / den
 
 
-@pytest.mark.parametrize("root", ["exact", "reference"])
-def test_free_concentration_matches_quadrature(root):
+@pytest.mark.parametrize(("root", "overrelax"),
+                         [("exact", False), ("reference", False), ("exact", True)],
+                         ids=["exact-root", "reference-root", "exact-root-overrelaxed"])
+def test_free_concentration_matches_quadrature(root, overrelax):
     leaves = [[2, 0], [20, 5]]  # worked example, dataset 1
     p_exact, alpha_exact = quadrature_posterior(leaves, root)
-    opt = HDPOptions(n_iter=100000, root=root, n_chains=4, concentration_every=1, thin=50)
+    opt = HDPOptions(n_iter=100000, root=root, n_chains=4, concentration_every=1, thin=50,
+                     overrelax=overrelax)
     res = estimate_tree(_worked_tree(*leaves), opt, seed=5)
     _check_close_rows(res, p_exact)
     # E[alpha]: batch-means error bar from the (thinned) trace, pooled over chains
