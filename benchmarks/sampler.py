@@ -72,6 +72,7 @@ def main(argv=None) -> int:
     ap.add_argument("--root", default="exact")
     ap.add_argument("--concentration-every", type=int, default=5)
     ap.add_argument("--window", type=int, default=10)
+    ap.add_argument("--overrelax", action="store_true")
     ap.add_argument("--chains", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=5)
@@ -85,7 +86,7 @@ def main(argv=None) -> int:
     table = LogStirlingTable()
     opt = HDPOptions(n_iter=args.iterations, tying=args.tying, update=args.update,
                      root=args.root, n_chains=args.chains, window=args.window,
-                     concentration_every=args.concentration_every)
+                     concentration_every=args.concentration_every, overrelax=args.overrelax)
 
     t0 = time.perf_counter()
     estimate_trees([tree], opt.replace(n_iter=10, burn_in=0), seed=args.seed, n_threads=1,
@@ -116,7 +117,8 @@ def main(argv=None) -> int:
         "chains": args.chains,
         "threads": args.threads,
         "options": {"tying": args.tying, "update": args.update, "root": args.root,
-                    "concentration_every": args.concentration_every, "window": args.window},
+                    "concentration_every": args.concentration_every, "window": args.window,
+                    "overrelax": args.overrelax},
         "seconds": round(seconds, 4),
         "ns_per_node_value_iteration": round(seconds / units * 1e9, 2),
         "cpu_seconds": round(cpu, 4),

@@ -244,7 +244,8 @@ class Diagnostics:
         more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
         warnings.warn(
             f"the HDP sampler looks unconverged on {len(bad)} of {len(self.trees)} trees: "
-            f"{names}{more}. Increase n_iter (and burn_in) or n_chains; see diagnostics_.",
+            f"{names}{more}. Increase n_iter (and burn_in) or n_chains, or mix faster with "
+            "concentration_every=1 or overrelax=True; see diagnostics_.",
             UnconvergedWarning,
             stacklevel=stacklevel + 1,
         )

@@ -486,13 +486,18 @@ def sweep(parent, group, pair_node, pair_value, n, t, N, T, alpha, alpha0, root_
                 tot += math.exp(buf[i] - mx)
                 buf[i] = tot
         # inverse cdf, branch-free: the number of cumulative weights <= u
-        if reflect > 0.0 and (reflect >= 1.0 or uniform(rng) < reflect):
-            # overrelaxed: a uniform point of the current value's cdf interval, reflected
+        u = uniform(rng)
+        if u < reflect:
+            # overrelaxed: a uniform point of the current value's cdf interval, reflected (one
+            # uniform serves both the choice and the point: u / reflect is uniform given u <
+            # reflect, as (u - reflect) / (1 - reflect) is given u >= reflect)
             c = told - lo
             f_lo = buf[c - 1] if c > 0 else 0.0
-            u = tot - (f_lo + uniform(rng) * (buf[c] - f_lo))
+            u = tot - (f_lo + (u / reflect) * (buf[c] - f_lo))
         else:
-            u = uniform(rng) * tot
+            if reflect > 0.0:
+                u = (u - reflect) / (1.0 - reflect)
+            u *= tot
         i = 0
         for i2 in range(m - 1):
             i += buf[i2] <= u

@@ -20,8 +20,9 @@ def quick():
     return {c.name: sbc.run_sbc(c) for c in sbc.QUICK_CASES}
 
 
-def test_quick_sbc_exact_is_uniform(quick):
-    res = quick["tiny_exact"]
+@pytest.mark.parametrize("name", ["tiny_exact", "tiny_overrelaxed"])
+def test_quick_sbc_exact_is_uniform(quick, name):
+    res = quick[name]
     assert res.case.replications >= 200
     assert res.n_tests == 6  # alpha, two root values, three leaves
     assert res.passed, res.summary_line()
@@ -60,4 +61,5 @@ def test_cases_reproduce_and_validate():
     with pytest.raises(ValueError, match="at least one row"):
         sbc.skeleton(case.replace(leaf_rows=(0, 2, 3)))
     assert {c.name for c in sbc.FULL_CASES} >= {"tiny_exact", "tiny_window", "wide_exact",
-                                                "wide_window"}
+                                                "wide_window", "wide_overrelaxed"}
+    assert sbc.QUICK_CASES[1].fit_options == {"overrelax": True}

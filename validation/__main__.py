@@ -33,6 +33,8 @@ def _agreement(args: argparse.Namespace) -> int:
         cfg = ag.AgreementConfig(**{**cfg.__dict__, "variants": False})
     if args.variants:
         cfg = ag.AgreementConfig(**{**cfg.__dict__, "variants": True})
+    if args.overrelax:
+        cfg = ag.AgreementConfig(**{**cfg.__dict__, "overrelax": True})
     names = args.trees or (suite.names() if args.full else suite.quick_names())
     for n in names:
         suite.get(n)  # unknown names fail before any work
@@ -44,10 +46,16 @@ def _agreement(args: argparse.Namespace) -> int:
         results = ag.load_results(out, names)
     else:
         t0 = time.time()
-        results = ag.run_agreement(names, cfg, out, resume=args.resume)
+        if args.nuts_from and not Path(args.nuts_from).is_dir():
+            print(f"--nuts-from: no such folder: {args.nuts_from}", file=sys.stderr)
+            return 2
+        results = ag.run_agreement(names, cfg, out, resume=args.resume, nuts_from=args.nuts_from)
         print(f"total {time.time() - t0:.0f} s")
     text = ag.report_markdown(results, cfg.name)
-    header = (f"Agreement ({cfg.name}), {time.strftime('%Y-%m-%d')}, "
+    setting = cfg.name + (", fastpath overrelaxed" if cfg.overrelax else "")
+    if args.nuts_from:
+        setting += f", NUTS runs from {args.nuts_from}"
+    header = (f"Agreement ({setting}), {time.strftime('%Y-%m-%d')}, "
               f"{ag.machine_description()}\n\n")
     if args.report:
         Path(args.report).write_text(header + text)
@@ -139,6 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--variants", action="store_true",
                    help="also run the window update and the reference root (default in --full)")
     a.add_argument("--no-variants", action="store_true")
+    a.add_argument("--overrelax", action="store_true",
+                   help="run fastpath with overrelaxed updates (HDPOptions(overrelax=True))")
+    a.add_argument("--nuts-from", metavar="DIR",
+                   help="take the NUTS side from the JSON results of an earlier run in DIR "
+                   "(same configuration) instead of running NUTS")
     a.add_argument("--json", action="store_true", help="print the results as JSON")
     a.set_defaults(func=_agreement)
 

@@ -95,6 +95,7 @@ class AgreementConfig:
     fast_compile: bool = False
     variants: bool = True
     reparam: str = "ratio"
+    overrelax: bool = False
 
 
 QUICK = AgreementConfig("quick", fast_iter=20_000, fast_burn=2_000, fast_thin=20,
@@ -308,11 +309,12 @@ def fastpath_summary(res: HDPResult, *, khat: bool = True) -> SamplerSummary:
 
 
 def _fast_run(tree: ContextTree, tying: str, cfg: AgreementConfig, seed: int, *,
-              update: str = "exact", root: str = "exact", scale: int = 1) -> HDPResult:
+              update: str = "exact", root: str = "exact", scale: int = 1,
+              overrelax: bool = False) -> HDPResult:
     opts = HDPOptions(
         n_iter=cfg.fast_iter * scale, burn_in=cfg.fast_burn * scale, tying=tying, update=update,
         root=root, n_chains=cfg.chains, thin=cfg.fast_thin * scale,
-        trace_nodes=tuple(range(tree.n_nodes)),
+        trace_nodes=tuple(range(tree.n_nodes)), overrelax=overrelax,
     )
     # one thread: seconds are then the sum of the chains' run times, comparable with NUTS
     return estimate_tree(tree, opts, seed=seed, n_threads=1)
@@ -554,35 +556,66 @@ def _variant_deviation(var: SamplerSummary, nuts: SamplerSummary, exact: Sampler
     }
 
 
-def run_tree(name: str, cfg: AgreementConfig, *, log=print) -> TreeAgreement:
-    """Both samplers on one suite tree, plus (``cfg.variants``) the reference's shortcuts."""
+def stored_nuts(nuts_from: str | Path, name: str, cfg: AgreementConfig) -> SamplerSummary:
+    """The NUTS summary of tree ``name`` from an earlier run's results folder.
+
+    The ground truth does not depend on fastpath, so a fastpath setting (``cfg.overrelax``) can
+    be checked against NUTS runs already made. The stored run must have used the same
+    configuration name (same NUTS lengths, same priors).
+    """
+    path = Path(nuts_from) / f"{name}.json"
+    if not path.exists():
+        raise FileNotFoundError(f"no stored result for tree {name!r} in {nuts_from}")
+    old = TreeAgreement.from_json(json.loads(path.read_text()))
+    if old.config != cfg.name:
+        raise ValueError(f"{path}: stored with configuration {old.config!r}, not {cfg.name!r}")
+    return old.nuts
+
+
+def run_tree(name: str, cfg: AgreementConfig, *, log=print,
+             nuts_from: str | Path | None = None) -> TreeAgreement:
+    """Both samplers on one suite tree, plus (``cfg.variants``) the reference's shortcuts.
+
+    ``nuts_from``: take the NUTS side from that folder of earlier results (:func:`stored_nuts`)
+    instead of running it.
+    """
     entry = suite_mod.get(name)
     tree = entry.build()
     t0 = time.perf_counter()
     scale = 1
-    res = _fast_run(tree, entry.tying, cfg, entry.seed)
+    exact = "exact, overrelaxed" if cfg.overrelax else "exact"
+    res = _fast_run(tree, entry.tying, cfg, entry.seed, overrelax=cfg.overrelax)
     fast = fastpath_summary(res, khat=False)
     fast.extra["n_iter"] = res.options.n_iter
-    log(f"  fastpath exact: {fast.seconds:.2f} s, max R-hat {fast.max_rhat:.4f}")
+    fast.extra["overrelax"] = cfg.overrelax
+    log(f"  fastpath {exact}: {fast.seconds:.2f} s, max R-hat {fast.max_rhat:.4f}")
     for _ in range(cfg.fast_extend):
         if fast.max_rhat <= RHAT_MAX:
             break
         # not converged yet: four times longer (the report states the iterations used)
         scale *= 4
         shorter = fast
-        res = _fast_run(tree, entry.tying, cfg, entry.seed, scale=scale)
+        res = _fast_run(tree, entry.tying, cfg, entry.seed, scale=scale,
+                        overrelax=cfg.overrelax)
         fast = fastpath_summary(res, khat=False)
         fast.extra["n_iter"] = res.options.n_iter
+        fast.extra["overrelax"] = cfg.overrelax
         fast.extra["shorter_run"] = {"n_iter": shorter.extra["n_iter"],
                                      "max_rhat": shorter.max_rhat, "seconds": shorter.seconds}
-        log(f"  fastpath exact x{scale}: {fast.seconds:.2f} s, max R-hat {fast.max_rhat:.4f}")
+        log(f"  fastpath {exact} x{scale}: {fast.seconds:.2f} s, "
+            f"max R-hat {fast.max_rhat:.4f}")
     # k-hat of the compared run only (the shorter ones just decided its length)
     kept = res.trace.kept
     fast.khat_prob = _khat(res.trace.node_probabilities[:, kept])
     fast.khat_conc = _khat(res.trace.concentrations[:, kept])
-    nuts = run_nuts(tree, entry.tying, cfg, entry.seed)
-    log(f"  NUTS: {nuts.seconds:.1f} s, max R-hat {nuts.max_rhat:.4f}, "
-        f"{nuts.divergences} divergences")
+    if nuts_from is not None:
+        nuts = stored_nuts(nuts_from, name, cfg)
+        log(f"  NUTS (stored in {nuts_from}): {nuts.seconds:.1f} s, max R-hat {nuts.max_rhat:.4f}, "
+            f"{nuts.divergences} divergences")
+    else:
+        nuts = run_nuts(tree, entry.tying, cfg, entry.seed)
+        log(f"  NUTS: {nuts.seconds:.1f} s, max R-hat {nuts.max_rhat:.4f}, "
+            f"{nuts.divergences} divergences")
     z_prob = z_scores(fast.probabilities, fast.mcse, nuts.probabilities, nuts.mcse)
     z_conc = z_scores(fast.concentration_mean, fast.concentration_mcse,
                       nuts.concentration_mean, nuts.concentration_mcse)
@@ -607,9 +640,11 @@ def run_tree(name: str, cfg: AgreementConfig, *, log=print) -> TreeAgreement:
 
 
 def run_agreement(names: list[str], cfg: AgreementConfig, out_dir: str | Path | None = None, *,
-                  resume: bool = False, log=print) -> list[TreeAgreement]:
+                  resume: bool = False, log=print,
+                  nuts_from: str | Path | None = None) -> list[TreeAgreement]:
     """Run :func:`run_tree` on each tree; each result is written to ``out_dir/<name>.json``
-    as soon as it is done (``resume`` skips trees already there)."""
+    as soon as it is done (``resume`` skips trees already there; ``nuts_from`` reuses stored
+    NUTS runs)."""
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -621,7 +656,7 @@ def run_agreement(names: list[str], cfg: AgreementConfig, out_dir: str | Path | 
             log(f"{name}: cached")
             continue
         log(f"{name}:")
-        res = run_tree(name, cfg, log=log)
+        res = run_tree(name, cfg, log=log, nuts_from=nuts_from)
         if path is not None:
             path.write_text(json.dumps(res.to_json()))
         results.append(res)

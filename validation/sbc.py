@@ -265,9 +265,14 @@ _WIDE = dict(cardinalities=(2, 5), n_values=4, leaf_rows=_rows(10, 9, 150, 400))
 _LARGE = dict(cardinalities=(4, 10), n_values=4, leaf_rows=_rows(40, 10, 800, 1200),
               prior_shape=30.0, prior_rate=1.0)
 
-#: CI: a tiny tree, exact update, plus a negative control that must be rejected
+_OVERRELAX = {"overrelax": True}
+
+#: CI: a tiny tree, exact update (plain and overrelaxed), plus a negative control that must be
+#: rejected
 QUICK_CASES: tuple[SBCCase, ...] = (
     SBCCase("tiny_exact", **_TINY, replications=500, bins=10, seed=1),
+    SBCCase("tiny_overrelaxed", **_TINY, replications=500, bins=10, seed=1,
+            fit_options=_OVERRELAX),
     SBCCase("tiny_wrong_prior", **_TINY, replications=500, bins=10, seed=1,
             fit_options={"concentration_rate": 0.25}, expect_fail=True),
 )
@@ -287,6 +292,16 @@ FULL_CASES: tuple[SBCCase, ...] = (
     SBCCase("large_alpha_window", **_LARGE, update="window", seed=6, thin=200, burn_in=2000,
             replications=500),
     SBCCase("small_root_reference", **_SMALL, root="reference", seed=2, expect_fail=True),
+    # the overrelaxed exact update (HDPOptions(overrelax=True)) on the same simulations
+    SBCCase("tiny_overrelaxed", **_TINY, seed=1, fit_options=_OVERRELAX),
+    SBCCase("small_overrelaxed", **_SMALL, seed=2, fit_options=_OVERRELAX),
+    SBCCase("small_none_overrelaxed", **_SMALL, tying="none", seed=3, fit_options=_OVERRELAX),
+    SBCCase("sparse3_sameparent_overrelaxed", **_SPARSE3, tying="same-parent", seed=4,
+            fit_options=_OVERRELAX),
+    SBCCase("wide_overrelaxed", **_WIDE, seed=5, thin=100, burn_in=2000,
+            fit_options=_OVERRELAX),
+    SBCCase("large_alpha_overrelaxed", **_LARGE, seed=6, thin=200, burn_in=2000,
+            replications=500, fit_options=_OVERRELAX),
 )
 
 ALL_CASES: tuple[SBCCase, ...] = tuple({c.name: c for c in QUICK_CASES + FULL_CASES}.values())
