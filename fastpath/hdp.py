@@ -113,7 +113,8 @@ class HDPOptions:
         current value's position in its conditional's cdf instead of drawing afresh, and the
         concentrations take Adler's overrelaxed step (Metropolis-corrected) instead of their Gamma
         draw. Still exact (every step leaves the posterior invariant); 2-5x the ESS per iteration
-        of the concentrations and leaves at the same cost (docs/validation.md, "Efficiency").
+        of the concentrations and leaves for about 8 % more time per iteration
+        (docs/validation.md, "Efficiency").
         Not in the paper or the reference code, hence off by default. ``concentration_max`` then
         truncates the concentrations' posterior (proposals above it are rejected) instead of
         clipping draws.

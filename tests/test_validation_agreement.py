@@ -117,6 +117,29 @@ def test_quick_agreement_detects_the_reference_root(quick_results):
 @pytest.mark.slow
 @pytest.mark.ppl
 @pytest.mark.xdist_group("nuts-agreement")
+def test_overrelaxed_fastpath_agrees_with_the_stored_nuts_runs(quick_results, tmp_path):
+    # --nuts-from: the quick NUTS runs, stored, are the ground truth for the overrelaxed sampler
+    for r in quick_results:
+        (tmp_path / f"{r.name}.json").write_text(json.dumps(r.to_json()))
+    cfg = ag.AgreementConfig(**{**ag.QUICK.__dict__, "overrelax": True})
+    names = suite.quick_names()
+    over = ag.run_agreement(names, cfg, tmp_path / "over", nuts_from=tmp_path,
+                            log=lambda *a: None)
+    for r, plain in zip(over, quick_results, strict=True):
+        assert r.fast.extra["overrelax"] is True
+        assert np.array_equal(r.nuts.probabilities, plain.nuts.probabilities)
+        assert not np.array_equal(r.fast.probabilities, plain.fast.probabilities)
+        assert r.checks == {"max|z|<=4": True, "rhat_fast<=1.01": True,
+                            "rhat_nuts<=1.01": True, "no_divergences": True}, r.name
+    with pytest.raises(ValueError, match="configuration 'quick', not 'full'"):
+        ag.stored_nuts(tmp_path, names[0], ag.FULL)
+    with pytest.raises(FileNotFoundError, match="no stored result"):
+        ag.stored_nuts(tmp_path, "m_d5_k6_mixed", ag.QUICK)
+
+
+@pytest.mark.slow
+@pytest.mark.ppl
+@pytest.mark.xdist_group("nuts-agreement")
 def test_report_plot_and_json(quick_results, tmp_path):
     text = ag.report_markdown(quick_results)
     assert f"**{len(quick_results)} of {len(quick_results)} trees pass**" in text

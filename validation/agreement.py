@@ -57,6 +57,7 @@ __all__ = [
     "report_markdown",
     "run_agreement",
     "run_tree",
+    "stored_nuts",
     "z_scores",
 ]
 
