@@ -1,19 +1,26 @@
-"""ESS per second of fastpath's collapsed Gibbs sampler against NUTS, tree by tree.
+"""ESS per second of fastpath's collapsed Gibbs sampler against NUTS, tree by tree, side by side.
 
-``python -m validation agreement --full`` reports ESS per second of both samplers from its own
-runs, but fastpath there traces every node only every 25th iteration (memory), which caps its
-ESS at the number of trace points for quantities that mix fast: a lower bound. This script
-re-runs fastpath alone on each suite tree tracing **every** iteration (4 chains x 10,000
-iterations after 1,000 burn-in, one thread, the JIT warmed up first) in four settings -- plain
-Gibbs (the paper's sampler) and overrelaxed (``HDPOptions(overrelax=True)``), each with the
-reference's schedule (concentrations re-sampled every 5th iteration) and with re-sampling every
-iteration -- and divides by the NUTS figures stored in the agreement results::
+For each suite tree this script runs NUTS on the NumPyro model (``hdpbn_ppl``, the agreement
+run's full configuration: 4 chains x 1,000 warm-up + 1,000 draws, retried at higher target
+acceptance on divergences; seconds of the kept run, JIT compilation included) and then fastpath
+alone, tracing **every** iteration (4 chains x 10,000 iterations after 1,000 burn-in, one
+thread, the JIT warmed up first) in four settings -- plain Gibbs (the paper's sampler) and
+overrelaxed (``HDPOptions(overrelax=True)``), each with the reference's schedule (concentrations
+re-sampled every 5th iteration) and with re-sampling every iteration -- in the same process, one
+after the other, so both sides are timed on the same machine in the same state::
 
-    python benchmarks/ess_per_second.py --agreement results/agreement
+    python benchmarks/ess_per_second.py --nuts-out results/ess_nuts      # ~50 min, 26 trees
+
+``--agreement DIR`` takes the NUTS figures from stored agreement results instead of running NUTS
+(quicker, but not side by side: those runs may have shared the machine with other jobs).
+(``python -m validation agreement --full`` also reports ESS per second, but fastpath there
+traces every node only every 25th iteration, which caps its ESS at the number of trace points:
+a lower bound.)
 
 Concentrations: the smallest bulk ESS over tying groups; leaves: the median bulk ESS over the
-probabilities of up to 120 leaves (evenly spaced; all when fewer), as in the agreement report.
-Prints a markdown table and the medians over trees.
+probabilities of up to 120 leaves (evenly spaced; all when fewer) for fastpath, over all leaf
+probabilities for NUTS, as in the agreement report. Prints a markdown table and the medians
+over trees.
 """
 
 from __future__ import annotations
@@ -56,27 +63,55 @@ def fast_ess_per_second(tree, tying: str, seed: int, every: int, n_iter: int,
     return {"seconds": seconds, "conc": ess_conc / seconds, "leaf": ess_leaf / seconds}
 
 
+def nuts_figures(name: str, args) -> dict:
+    """NUTS's ESS per second on suite tree ``name``: run now, or read from ``--agreement``."""
+    if args.agreement:
+        rec = json.loads((Path(args.agreement) / f"{name}.json").read_text())["nuts"]
+    else:
+        from validation import agreement as ag
+        from validation import suite
+
+        entry = suite.get(name)
+        rec = ag.run_nuts(entry.build(), entry.tying, ag.FULL, entry.seed).to_json()
+        if args.nuts_out:
+            out = Path(args.nuts_out)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / f"{name}.json").write_text(json.dumps({"name": name, "nuts": rec}))
+    return {"conc": rec["min_ess_conc"] / rec["seconds"],
+            "leaf": rec["median_ess_leaf"] / rec["seconds"], "seconds": rec["seconds"]}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--agreement", required=True, help="folder of agreement results (JSON)")
+    ap.add_argument("--agreement", help="take NUTS's figures from this folder of agreement "
+                    "results (JSON) instead of running NUTS")
+    ap.add_argument("--nuts-out", help="save each NUTS run's summary here (JSON)")
     ap.add_argument("--iterations", type=int, default=10_000)
-    ap.add_argument("--trees", nargs="*", help="suite trees (default: all with results)")
+    ap.add_argument("--trees", nargs="*", help="suite trees (default: all; with --agreement: "
+                    "all with results there)")
     args = ap.parse_args(argv)
     from validation import suite
 
     warnings.simplefilter("ignore")
-    names = args.trees or [n for n in suite.names()
-                           if (Path(args.agreement) / f"{n}.json").exists()]
+    if args.trees:
+        for n in args.trees:
+            suite.get(n)  # unknown names fail before any work
+        names = args.trees
+    elif args.agreement:
+        names = [n for n in suite.names() if (Path(args.agreement) / f"{n}.json").exists()]
+    else:
+        names = suite.names()
+    source = (f"stored in {args.agreement}" if args.agreement
+              else "run side by side in this process")
+    print(f"NUTS: {source}.\n")
     print("ESS per second ratio fastpath / NUTS, concentrations / leaves:\n")
-    print("| tree | nodes | NUTS conc. ESS/s | NUTS leaf ESS/s | "
+    print("| tree | nodes | NUTS s | NUTS conc. ESS/s | NUTS leaf ESS/s | "
           + " | ".join(label for label, _, _ in SETTINGS) + " |")
-    print("|---|---|---|---|" + "---|" * len(SETTINGS))
+    print("|---|---|---|---|---|" + "---|" * len(SETTINGS))
     ratios = {label: ([], []) for label, _, _ in SETTINGS}
     for name in names:
-        rec = json.loads((Path(args.agreement) / f"{name}.json").read_text())
-        nuts = rec["nuts"]
-        n_conc = nuts["min_ess_conc"] / nuts["seconds"]
-        n_leaf = nuts["median_ess_leaf"] / nuts["seconds"]
+        nuts = nuts_figures(name, args)
+        n_conc, n_leaf = nuts["conc"], nuts["leaf"]
         entry = suite.get(name)
         tree = entry.build()
         cells = []
@@ -87,8 +122,8 @@ def main(argv=None) -> int:
             ratios[label][0].append(rc)
             ratios[label][1].append(rl)
             cells.append(f"{rc:,.0f}x / {rl:,.0f}x")
-        print(f"| {name} | {tree.n_nodes} | {n_conc:,.1f} | {n_leaf:,.1f} | " + " | ".join(cells)
-              + " |", flush=True)
+        print(f"| {name} | {tree.n_nodes} | {nuts['seconds']:,.1f} | {n_conc:,.1f} | "
+              f"{n_leaf:,.1f} | " + " | ".join(cells) + " |", flush=True)
     print()
     for label, (rc, rl) in ratios.items():
         print(f"median ratio over {len(rc)} trees, {label}: concentrations {np.median(rc):,.0f}x "
