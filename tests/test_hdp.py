@@ -325,3 +325,23 @@ def test_an_error_in_a_worker_stops_the_run():
         estimate_trees([TREE] * 4, HDPOptions(n_iter=5000, n_chains=2), seed=0, n_threads=2,
                        progress=progress)
     assert len(calls) <= 8  # each worker stopped at its first chunk boundary
+
+
+def test_results_do_not_depend_on_earlier_calls():
+    # the default Stirling and ratio tables are shared by the process; a chain must not depend
+    # on how large earlier calls made them (the kernels pick ratio tables vs log space by the
+    # ratio tables' size, which _ratio_tables therefore reports as this call's)
+    # one depth-1 node holds every row: its count exceeds a fresh call's ratio tables
+    small = ContextTree.from_leaf_counts(np.array([[0, 0], [0, 1]]), np.array([[7, 2], [3, 9]]),
+                                         [2, 2])
+    opt = HDPOptions(n_iter=300, n_chains=2)
+    table = LogStirlingTable()
+    fresh = estimate_tree(small, opt, seed=4, stirling=table)
+    big = ContextTree.from_leaf_counts(np.array([[0], [1]]), np.array([[3000, 20], [5, 900]]),
+                                       [2])
+    estimate_tree(big, opt, seed=4)  # grows the shared tables
+    estimate_tree(big, opt, seed=4, stirling=table)  # and the caller's
+    for again in (estimate_tree(small, opt, seed=4),
+                  estimate_tree(small, opt, seed=4, stirling=table)):
+        np.testing.assert_array_equal(again.probabilities, fresh.probabilities)
+        np.testing.assert_array_equal(again.trace.log_joint, fresh.trace.log_joint)
