@@ -152,3 +152,13 @@ def test_report_plot_and_json(quick_results, tmp_path):
     assert back.max_abs_z == quick_results[0].max_abs_z
     assert back.checks == quick_results[0].checks
     assert np.array_equal(back.fast.probabilities, quick_results[0].fast.probabilities)
+
+
+def test_nuts_from_checks_the_stored_runs_first(tmp_path, capsys):
+    from validation.__main__ import main
+
+    assert main(["agreement", "--quick", "--trees", "m_d1_k2_n10", "--nuts-from",
+                 str(tmp_path)]) == 2
+    assert "no stored result for tree 'm_d1_k2_n10'" in capsys.readouterr().err
+    assert main(["agreement", "--quick", "--nuts-from", str(tmp_path / "missing")]) == 2
+    assert "--nuts-from" in capsys.readouterr().err

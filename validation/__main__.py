@@ -46,9 +46,13 @@ def _agreement(args: argparse.Namespace) -> int:
         results = ag.load_results(out, names)
     else:
         t0 = time.time()
-        if args.nuts_from and not Path(args.nuts_from).is_dir():
-            print(f"--nuts-from: no such folder: {args.nuts_from}", file=sys.stderr)
-            return 2
+        if args.nuts_from:  # every stored run must be there before any work
+            try:
+                for n in names:
+                    ag.stored_nuts(args.nuts_from, n, cfg)
+            except (OSError, ValueError, KeyError) as exc:
+                print(f"--nuts-from: {exc}", file=sys.stderr)
+                return 2
         results = ag.run_agreement(names, cfg, out, resume=args.resume, nuts_from=args.nuts_from)
         print(f"total {time.time() - t0:.0f} s")
     text = ag.report_markdown(results, cfg.name)
