@@ -584,12 +584,12 @@ def run_tree(name: str, cfg: AgreementConfig, *, log=print,
     tree = entry.build()
     t0 = time.perf_counter()
     scale = 1
-    exact = "exact, overrelaxed" if cfg.overrelax else "exact"
+    label = "exact, overrelaxed" if cfg.overrelax else "exact"
     res = _fast_run(tree, entry.tying, cfg, entry.seed, overrelax=cfg.overrelax)
     fast = fastpath_summary(res, khat=False)
     fast.extra["n_iter"] = res.options.n_iter
     fast.extra["overrelax"] = cfg.overrelax
-    log(f"  fastpath {exact}: {fast.seconds:.2f} s, max R-hat {fast.max_rhat:.4f}")
+    log(f"  fastpath {label}: {fast.seconds:.2f} s, max R-hat {fast.max_rhat:.4f}")
     for _ in range(cfg.fast_extend):
         if fast.max_rhat <= RHAT_MAX:
             break
@@ -603,7 +603,7 @@ def run_tree(name: str, cfg: AgreementConfig, *, log=print,
         fast.extra["overrelax"] = cfg.overrelax
         fast.extra["shorter_run"] = {"n_iter": shorter.extra["n_iter"],
                                      "max_rhat": shorter.max_rhat, "seconds": shorter.seconds}
-        log(f"  fastpath {exact} x{scale}: {fast.seconds:.2f} s, "
+        log(f"  fastpath {label} x{scale}: {fast.seconds:.2f} s, "
             f"max R-hat {fast.max_rhat:.4f}")
     # k-hat of the compared run only (the shorter ones just decided its length)
     kept = res.trace.kept
