@@ -17,6 +17,7 @@ are bit-identical whatever the number of threads.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import numbers
@@ -845,15 +846,12 @@ def estimate_trees(
     preps = [_prepare(i, tr, opt) for i, tr in enumerate(trees)]
     # Every n the sampler can reach is bounded by its node's subtree count (t <= n below it).
     max_count = max((int(tr.counts.max()) if tr.counts.size else 0 for tr in trees), default=0)
-    if stirling is None:
-        with _SHARED_STIRLING_LOCK:  # calls from several threads grow it one at a time
-            _SHARED_STIRLING.ensure(max_count)
-            ratios = _ratio_tables(_SHARED_STIRLING, max_count)
-            stir = _SHARED_STIRLING.kernel_args
-    else:
-        stirling.ensure(max_count)
-        ratios = _ratio_tables(stirling, max_count)
-        stir = stirling.kernel_args
+    table = stirling if stirling is not None else _SHARED_STIRLING
+    # calls from several threads grow the shared table one at a time
+    with _SHARED_STIRLING_LOCK if stirling is None else contextlib.nullcontext():
+        table.ensure(max_count)
+        ratios = _ratio_tables(table, max_count)
+        stir = table.kernel_args
 
     total = len(trees) * opt.n_chains * opt.n_iter
     lock = threading.Lock()
