@@ -45,7 +45,7 @@ SETTINGS = (("Gibbs, every 5", 5, False), ("Gibbs, every 1", 1, False),
 
 def fast_ess_per_second(tree, tying: str, seed: int, every: int, n_iter: int,
                         overrelax: bool = False) -> dict:
-    from fastpath.hdp import HDPOptions, estimate_tree
+    from fastpath.estimate.hdp import HDPOptions, estimate_tree
     from validation.agreement import _ess
 
     leaves = np.flatnonzero(tree.leaves)

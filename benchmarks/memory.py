@@ -4,7 +4,7 @@
     python benchmarks/memory.py --chunk 10000000     # all 10^7 rows counted in one go
 
 Generates integer codes (class y ~ Cat(pi), child | y ~ Cat(theta_y)), counts them into the context
-tree P(child | y) with :func:`fastpath.counting.count_leaves` (in chunks of ``--chunk`` rows, merged
+tree P(child | y) with :func:`fastpath.counts.count_leaves` (in chunks of ``--chunk`` rows, merged
 leaf counts), samples the tree (5,000 iterations by default) and prints one JSON object: rows,
 seconds spent counting and sampling, the leaf counts' largest entry, the Stirling table's size, the
 largest absolute error of the estimates against the generating theta, and the peak resident set
@@ -25,10 +25,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fastpath.context_tree import ContextTree
-from fastpath.counting import count_leaves
-from fastpath.hdp import HDPOptions, estimate_tree
-from fastpath.stirling import LogStirlingTable
+from fastpath.counts.context_tree import ContextTree
+from fastpath.counts.counting import count_leaves
+from fastpath.estimate.hdp import HDPOptions, estimate_tree
+from fastpath.estimate.hdp.stirling import LogStirlingTable
 
 
 def peak_rss_mb() -> float:

@@ -33,9 +33,9 @@ import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fastpath.estimate_io import CodedTree, tree_from_frame  # noqa: E402
-from fastpath.hdp import HDPOptions, estimate_trees  # noqa: E402
-from fastpath.stirling import LogStirlingTable  # noqa: E402
+from fastpath.estimate.hdp import HDPOptions, estimate_trees  # noqa: E402
+from fastpath.estimate.hdp.stirling import LogStirlingTable  # noqa: E402
+from fastpath.estimate.table_io import CodedTree, tree_from_frame  # noqa: E402
 
 
 def kl_to_truth(coded: CodedTree, probabilities: np.ndarray, truth: pd.DataFrame) -> float:

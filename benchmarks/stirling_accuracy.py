@@ -1,4 +1,6 @@
-"""Accuracy, memory and speed of ``fastpath.stirling`` (log unsigned Stirling numbers, 1st kind).
+"""Accuracy, memory and speed of ``fastpath.estimate.hdp.stirling`` (log unsigned Stirling numbers).
+
+The numbers are those of the first kind.
 
     .venv/bin/python benchmarks/stirling_accuracy.py            # everything, about 1-2 minutes
     .venv/bin/python benchmarks/stirling_accuracy.py --quick    # smaller grids, about 20 s
@@ -30,7 +32,7 @@ from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fastpath.stirling import (
+from fastpath.estimate.hdp.stirling import (
     N_EXACT,
     T_EDGE,
     LogStirlingTable,

@@ -41,7 +41,7 @@ from hdpbn_ppl.worked_example import (  # noqa: E402
 def gibbs(name: str, seed: int = 1):
     """fastpath's collapsed Gibbs sampler (exact root), 4 chains x 50,000 iterations."""
     try:
-        from fastpath.hdp import HDPOptions, estimate_tree
+        from fastpath.estimate.hdp import HDPOptions, estimate_tree
     except ImportError:  # pragma: no cover - fastpath without its sampler
         return None
     opts = HDPOptions(n_iter=50_000, n_chains=4, concentration_every=1)
@@ -113,9 +113,9 @@ def _shrinkage_plot(nuts: bool = False) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fastpath.datasets import load_dataset
-    from fastpath.estimate_io import tree_from_frame
-    from fastpath.hdp import HDPOptions, estimate_tree
+    from fastpath.io.datasets import load_dataset
+    from fastpath.estimate.table_io import tree_from_frame
+    from fastpath.estimate.hdp import HDPOptions, estimate_tree
 
     x, y = load_dataset("tic-tac-toe")
     frame = x.assign(**{"class": y})[SHRINKAGE_TABLE]

@@ -1,27 +1,36 @@
 """fastpath: Bayesian network classifiers with HDP (or m-) estimates, in numpy + numba.
 
-The production package of hdpbn. Data flows one way, one module per arrow::
+The production package of hdpbn. Data flows one way, one folder per arrow::
 
-    table --encoding--> integer codes --structure--> parents --counting--> context trees
-          --mestimate | hdp--> probability tables --inference--> P(y | x)
+    table --io--> DataFrame --encode--> integer codes --structure--> parents + tree specs
+          --counts--> context trees --estimate (m | hdp)--> probability tables
+          --predict--> P(y | x)
 
-The entry point is :class:`BayesNetClassifier` (scikit-learn compatible) and the ``hdpbn``
-command line. Submodules are imported on first use, so ``import fastpath`` stays light.
+:mod:`fastpath.pipeline` composes these stages into a fit; :mod:`fastpath.scale` runs the same
+stages out of core, chunk by chunk, or on Dask; :mod:`fastpath.classifier` is the scikit-learn
+estimator on top, and :mod:`fastpath.cli` the ``hdpbn`` command line. ``docs/architecture.md``
+draws the layers. Submodules are imported on first use, so ``import fastpath`` stays light.
 """
 
 from importlib import import_module
 from typing import Any
 
-__version__ = "0.1.0.dev0"
+from .version import __version__
 
 _EXPORTS = {
     "BayesNetClassifier": "classifier",
-    "ContextTree": "context_tree",
-    "tying_groups": "context_tree",
-    "CountAccumulator": "counting",
-    "TreeSpec": "counting",
-    "count_tree": "counting",
-    "TableEncoder": "encoding",
+    "ContextTree": "counts",
+    "CountAccumulator": "counts",
+    "HDPOptions": "estimate",
+    "TableEncoder": "encode",
+    "TreeSpec": "counts",
+    "count_tree": "counts",
+    "declare_schema": "scale",
+    "estimate_tree": "estimate",
+    "estimate_trees": "estimate",
+    "load_dataset": "io",
+    "read_table": "io",
+    "tying_groups": "counts",
 }
 
 __all__ = [*sorted(_EXPORTS), "__version__"]

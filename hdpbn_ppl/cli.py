@@ -19,7 +19,7 @@ import json
 import os
 import sys
 
-from fastpath.context_tree import TYING_STRATEGIES
+from fastpath.counts.context_tree import TYING_STRATEGIES
 
 EXIT_UNTRUSTWORTHY = 3
 
@@ -86,8 +86,7 @@ def _fit_kwargs(args) -> dict:
 
 
 def _estimate(args) -> int:
-    from fastpath.cli_estimate import read_estimate_table
-    from fastpath.estimate_io import node_frame, tree_from_frame
+    from fastpath.estimate.table_io import node_frame, read_estimate_table, tree_from_frame
 
     from .infer import fit
 

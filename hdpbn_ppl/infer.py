@@ -6,12 +6,12 @@ Typical use::
     res = fit(tree, tying="level", chains=4, warmup=1000, samples=1000, seed=0)
     res.probabilities        # (n_nodes, K) posterior means, fastpath's node order
     res.mcse                 # (n_nodes, K) Monte-Carlo standard errors
-    res.concentration_mean   # (G,) per tying group, fastpath.context_tree.tying_groups order
+    res.concentration_mean   # (G,) per tying group, fastpath.counts.tying_groups order
     res.diagnostics          # divergences, max R-hat, min bulk / tail ESS, BFMI, trustworthy
     res.datatree             # ArviZ 1.x DataTree with posterior and sample_stats
 
-The layout is the one of :class:`fastpath.hdp.HDPResult` (root row = phi_root, internal rows =
-phi, leaf rows = theta), so the two samplers compare array to array with z-scores.
+The layout is the one of :class:`fastpath.estimate.hdp.HDPResult` (root row = phi_root,
+internal rows = phi, leaf rows = theta), so the two samplers compare array to array with z-scores.
 
 Leaf rows are Rao-Blackwellised: each draw contributes E[theta | phi_parent, alpha, n] =
 (n + alpha phi_parent) / (N + alpha) (the leaves are integrated out, see
@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from fastpath.context_tree import ContextTree
+from fastpath.counts.context_tree import ContextTree
 
 from .model import HDPTree
 from .reparam import sampling_model

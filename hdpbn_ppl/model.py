@@ -10,7 +10,7 @@ Paper, section "Model" (4.1): for the conditional probability table P(X_c | y, x
 
 with the paper's two-argument Dirichlet Dir(mean, concentration) = Dirichlet(concentration * mean),
 the concentrations tied into groups (none / same-parent / level / single, see
-:func:`fastpath.context_tree.tying_groups`) and each group's concentration drawn from
+:func:`fastpath.counts.tying_groups`) and each group's concentration drawn from
 Gamma(shape, rate) (the reference implementation's prior: shape 2, rate 1); alpha_0 is fixed
 (2 by default), as in the reference implementation.
 
@@ -33,7 +33,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 
-from fastpath.context_tree import ContextTree, tying_groups
+from fastpath.counts.context_tree import ContextTree, tying_groups
 
 # double precision is part of the model: never-observed categories sit near 1e-40 on deep trees
 jax.config.update("jax_enable_x64", True)

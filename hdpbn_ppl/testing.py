@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastpath.context_tree import ContextTree
+from fastpath.counts.context_tree import ContextTree
 
 __all__ = ["SUITE", "SampledTree", "SuiteEntry", "sample_tree", "suite_tree"]
 

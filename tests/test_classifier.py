@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from fastpath import BayesNetClassifier
-from fastpath.classifier import NotFittedError
-from fastpath.datasets import load_dataset
+from fastpath.classifier.estimator import NotFittedError
+from fastpath.io.datasets import load_dataset
 
 STRUCTURES = [("nb", 0), ("tan", 1), ("kdb", 2), ("skdb", 3)]
 
@@ -244,7 +244,7 @@ def test_selective_kdb_drops_unselected_attributes(tmp_path):
 
 
 def test_hdp_fit_exposes_diagnostics_and_saves_them(tmp_path):
-    from fastpath.diagnostics import UnconvergedWarning
+    from fastpath.estimate.diagnostics import UnconvergedWarning
 
     X, y = load_dataset("tic-tac-toe")
     clf = BayesNetClassifier(structure="nb", estimator="hdp", n_iter=300, n_chains=2,

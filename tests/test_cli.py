@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from fastpath import BayesNetClassifier
-from fastpath.cli import main
-from fastpath.datasets import load_dataset
+from fastpath.cli.main import main
+from fastpath.io.datasets import load_dataset
 
 
 @pytest.fixture

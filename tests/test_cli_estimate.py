@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fastpath.cli_estimate import add_estimate_parser, run_estimate
-from fastpath.estimate_io import tree_from_frame
-from fastpath.hdp import HDPOptions, estimate_tree
+from fastpath.cli.estimate import add_estimate_parser, run_estimate
+from fastpath.estimate.hdp import HDPOptions, estimate_tree
+from fastpath.estimate.table_io import tree_from_frame
 
 
 def _parser():
@@ -128,7 +128,7 @@ def test_missing_file():
 
 
 def test_through_the_hdpbn_entry_point(data, capsys):
-    main = pytest.importorskip("fastpath.cli").main
+    main = pytest.importorskip("fastpath.cli.main").main
 
     d, _ = data
     assert main(["estimate", str(d / "t.csv"), "--iterations", "50", "--json", "--quiet"]) == 0

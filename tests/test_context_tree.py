@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastpath.context_tree import ContextTree, tying_groups
-from fastpath.counting import count_tree
+from fastpath.counts.context_tree import ContextTree, tying_groups
+from fastpath.counts.counting import count_tree
 
 
 @st.composite

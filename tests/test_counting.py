@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastpath import counting
-from fastpath.counting import CountAccumulator, TreeSpec, count_tree
+from fastpath.counts import counting
+from fastpath.counts.counting import CountAccumulator, TreeSpec, count_tree
 
 
 def _random_problem(seed, n=500, p=5):

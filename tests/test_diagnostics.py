@@ -1,4 +1,4 @@
-"""Per-tree convergence diagnostics of HDP fits (fastpath.diagnostics).
+"""Per-tree convergence diagnostics of HDP fits (fastpath.estimate.diagnostics).
 
 * R-hat and ESS agree with ArviZ's (an independent implementation) on the same traces;
 * a long run on a small tree is reported converged without a warning; a short run on a large
@@ -19,16 +19,15 @@ from contextlib import redirect_stdout
 import numpy as np
 import pytest
 
-from fastpath.context_tree import ContextTree
-from fastpath.diagnostics import (
-    Diagnostics,
+from fastpath.cli.diagnose import add_diagnose_parser, run_diagnose
+from fastpath.counts.context_tree import ContextTree
+from fastpath.estimate.diagnostics import (
+    FitDiagnostics,
     UnconvergedWarning,
-    add_diagnose_parser,
-    run_diagnose,
     summarise_fit,
     tree_label,
 )
-from fastpath.hdp import HDPOptions, estimate_trees
+from fastpath.estimate.hdp import HDPOptions, estimate_trees
 
 
 def _worked_example() -> ContextTree:
@@ -107,7 +106,7 @@ def test_frame_and_json_round_trip(fits):
     assert list(frame.columns) == ["tree", "name", "variable", "mean", "rhat", "ess_bulk"]
     assert len(frame) == sum(len(t.variables) for t in diag.trees)
     text = json.dumps(diag.to_dict())  # NaN-free JSON
-    back = Diagnostics.from_dict(json.loads(text))
+    back = FitDiagnostics.from_dict(json.loads(text))
     assert back.to_dict() == diag.to_dict()
     assert back.unconverged()[0].name == "b"
 
@@ -158,7 +157,7 @@ def _diagnose(argv) -> tuple[int, str]:
 @pytest.fixture(scope="module")
 def saved_model(tmp_path_factory):
     from fastpath import BayesNetClassifier
-    from fastpath.datasets import load_dataset
+    from fastpath.io.datasets import load_dataset
 
     X, y = load_dataset("car")
     clf = BayesNetClassifier(structure="tan", estimator="hdp", n_iter=600, n_chains=2,
@@ -210,7 +209,7 @@ def test_diagnose_uses_stored_diagnostics(saved_model, tmp_path):
 
 def test_diagnose_errors(tmp_path):
     from fastpath import BayesNetClassifier
-    from fastpath.datasets import load_dataset
+    from fastpath.io.datasets import load_dataset
 
     with pytest.raises(FileNotFoundError):
         _diagnose([str(tmp_path / "missing.npz")])

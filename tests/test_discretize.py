@@ -1,4 +1,4 @@
-"""Tests for fastpath.discretize: Fayyad & Irani MDL cut points as Weka computes them."""
+"""Tests for fastpath.encode.discretize: Fayyad & Irani MDL cut points as Weka computes them."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from fastpath.discretize import apply_cut_points, mdl_cut_points
+from fastpath.encode.discretize import apply_cut_points, mdl_cut_points
 
 DATA = Path(__file__).parent / "data"
 

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from fastpath import BayesNetClassifier
-from fastpath.classifier import NotFittedError
-from fastpath.datasets import load_dataset
-from fastpath.streaming import StreamError
+from fastpath.classifier.estimator import NotFittedError
+from fastpath.io.datasets import load_dataset
+from fastpath.scale import StreamError
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")

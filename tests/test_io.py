@@ -1,4 +1,4 @@
-"""Tests for fastpath.io: CSV / Parquet / ARFF reading with column types, and write_arff."""
+"""Tests for fastpath.io.tables: CSV / Parquet / ARFF reading with column types, and write_arff."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fastpath import io as fio
 from fastpath.io import NOMINAL, NUMERIC, TableWithTypes, read_table, write_arff
+from fastpath.io import arff as fio
 
 DATA = Path(__file__).parent / "data"
 

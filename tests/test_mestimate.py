@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from fastpath.context_tree import ContextTree
-from fastpath.mestimate import m_estimate_table
+from fastpath.counts.context_tree import ContextTree
+from fastpath.estimate.mestimate import m_estimate_table
 
 
 def _tree():

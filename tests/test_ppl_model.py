@@ -9,7 +9,7 @@ pytestmark = pytest.mark.ppl
 import jax  # noqa: E402
 from numpyro import handlers  # noqa: E402
 
-from fastpath.context_tree import TYING_STRATEGIES, tying_groups  # noqa: E402
+from fastpath.counts.context_tree import TYING_STRATEGIES, tying_groups  # noqa: E402
 from hdpbn_ppl.model import HDPTree, hdp_model  # noqa: E402
 from hdpbn_ppl.testing import SUITE, sample_tree, suite_tree  # noqa: E402
 

@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from fastpath import hdp
-from fastpath import sampler as S
-from fastpath.context_tree import ContextTree, tying_groups
-from fastpath.hdp import HDPOptions, estimate_tree
+from fastpath.counts.context_tree import ContextTree, tying_groups
+from fastpath.estimate.hdp import HDPOptions, estimate_tree
+from fastpath.estimate.hdp import api as hdp
+from fastpath.estimate.hdp import kernels as S
 
 # ---------------------------------------------------------------------------- exact enumeration
 

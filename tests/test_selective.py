@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastpath import structure as structure_mod
-from fastpath.counting import CountAccumulator, TreeSpec
-from fastpath.inference import joint_log_likelihood, pack_model, posterior_from_joint
-from fastpath.mestimate import m_estimate_table
-from fastpath.selective import (
+from fastpath.counts.counting import CountAccumulator, TreeSpec
+from fastpath.estimate.mestimate import m_estimate_table
+from fastpath.predict.inference import joint_log_likelihood, pack_model, posterior_from_joint
+from fastpath.structure import graphs as structure_mod
+from fastpath.structure.selective import (
     SelectedStructure,
     _best,
     loo_scores,

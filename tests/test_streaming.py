@@ -17,22 +17,28 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastpath import BayesNetClassifier
-from fastpath.classifier import NotFittedError
-from fastpath.counting import CountAccumulator
-from fastpath.datasets import load_dataset
-from fastpath.discretize import mdl_cut_points
-from fastpath.encoding import TableEncoder
+from fastpath.classifier.estimator import NotFittedError
+from fastpath.counts.counting import CountAccumulator
+from fastpath.encode.discretize import mdl_cut_points
+from fastpath.encode.encoder import TableEncoder
+from fastpath.encode.sketch import ClassHistogram, mdl_cut_points_from_counts
 from fastpath.io import read_table
-from fastpath.sketch import ClassHistogram, mdl_cut_points_from_counts
-from fastpath.streaming import (
-    StreamError,
-    declare_schema,
-    holdout_rows,
-    holdout_threshold,
-    row_hashes,
-)
+from fastpath.io.datasets import load_dataset
+from fastpath.pipeline import FitConfig
+from fastpath.pipeline.holdout import holdout_key, holdout_rows, holdout_threshold, row_hashes
+from fastpath.pipeline.stages import choose_m
+from fastpath.scale import StreamError, declare_schema
+from fastpath.scale.passes import fit_stream
+from fastpath.utils.validation import as_generator
 
 STRUCTURES = [("nb", 0), ("tan", 1), ("kdb", 2), ("skdb", 2)]
+
+
+def _fit_stream(est, X, y, **driver_options):
+    """The streaming driver with options the estimator does not expose (``pair_memory``,
+    ``max_bins``); its result assigned to ``est`` as ``fit`` assigns it."""
+    est._assign(fit_stream(FitConfig.from_params(est.get_params()), X, y, **driver_options))
+    return est
 
 
 def _frame(name):
@@ -75,21 +81,18 @@ def test_holdout_threshold_selects_the_same_rows_as_holdout_rows():
 
 
 def test_in_memory_fit_holds_out_the_hashed_rows():
-    """_select_m scores m on exactly holdout_rows(n, min(n/10, 5000), key)."""
-    from fastpath.classifier import _check_random_state
-    from fastpath.streaming import holdout_key
-
+    """The m choice scores m on exactly holdout_rows(n, min(n/10, 5000), key)."""
     X, y, _ = _frame("car")
     clf = BayesNetClassifier("nb", random_state=7).fit(X, y)
-    key = holdout_key(_check_random_state(7))
+    key = holdout_key(as_generator(7))
     hold = holdout_rows(len(X), len(X) // 10, key)
     train = np.setdiff1d(np.arange(len(X)), hold)
     ref = BayesNetClassifier("nb", random_state=7)
     ref.fit(X, y)  # to get encoder and specs
     codes, y_codes = ref.transform_codes(X), ref.classes_.searchsorted(y)
     acc = CountAccumulator(ref.tree_specs_).update(codes[train], y_codes[train])
-    ref._score_m(acc, codes[hold], y_codes[hold])
-    assert ref.m_scores_ == clf.m_scores_
+    m, scores = choose_m(ref.tree_specs_, acc, codes[hold], y_codes[hold])
+    assert scores == clf.m_scores_ and m == clf.m_
 
 
 # ====================================================================== counts-based MDL
@@ -171,7 +174,7 @@ def test_merging_compressed_histograms_keeps_their_resolution():
 def test_approximate_cut_points_keep_the_class_information():
     """Beyond max_bins distinct values the cuts move (MDL is unstable on noisy data), but the
     discretised column keeps the information about the class of the in-memory cuts."""
-    from fastpath.discretize import apply_cut_points
+    from fastpath.encode.discretize import apply_cut_points
 
     rng = np.random.default_rng(3)
     n = 50_000
@@ -218,10 +221,10 @@ def test_stream_of_chunks_equals_in_memory_fit(name, structure, k):
 
 
 def test_threaded_leave_one_out_sums_rows_in_the_in_memory_order(monkeypatch):
-    import fastpath.streaming as streaming
+    import fastpath.scale.stats as stats
 
     X, y, df = _frame("kr-vs-kp")
-    monkeypatch.setattr(streaming, "_LOO_BLOCK", 37)  # many blocks straddling row chunks
+    monkeypatch.setattr(stats, "LOO_BLOCK", 37)  # many blocks straddling row chunks
     a = BayesNetClassifier("skdb", 3, random_state=0).fit(X, y)
     for n_jobs in (1, 3):
         b = BayesNetClassifier("skdb", 3, random_state=0, n_jobs=n_jobs)
@@ -254,10 +257,8 @@ def test_sparse_pair_tables_and_pair_groups_keep_the_summation_order():
     X, y = df.drop(columns="y"), df["y"]
     for structure, k in [("tan", 1), ("kdb", 3)]:
         a = BayesNetClassifier(structure, k, random_state=0).fit(X, y)
-        b = BayesNetClassifier(structure, k, random_state=0)
-        from fastpath.streaming import fit_stream
-
-        fit_stream(b, _chunks(df, 7), "y", pair_memory=1)  # one pass per pair
+        b = _fit_stream(BayesNetClassifier(structure, k, random_state=0), _chunks(df, 7), "y",
+                        pair_memory=1)  # one pass per pair
         assert b.n_passes_ == 2 + 15
         np.testing.assert_array_equal(
             a.structure_.conditional_mutual_information, b.structure_.conditional_mutual_information
@@ -295,11 +296,9 @@ def test_numeric_columns_with_many_values_are_about_as_accurate_as_in_memory():
 
     X, y = sample(20_000)
     X_test, y_test = sample(20_000)
-    from fastpath.streaming import fit_stream
-
     a = BayesNetClassifier("nb", random_state=0).fit(X, y)
-    b = fit_stream(BayesNetClassifier("nb", random_state=0), _chunks(X.assign(cls=y), 3000),
-                   "cls", max_bins=256)
+    b = _fit_stream(BayesNetClassifier("nb", random_state=0), _chunks(X.assign(cls=y), 3000),
+                    "cls", max_bins=256)
     for ca, cb in zip(a.encoder_.codings_, b.encoder_.codings_, strict=True):
         assert abs(len(ca.cut_points) - len(cb.cut_points)) <= 0.25 * len(ca.cut_points) + 1
     assert abs(a.score(X_test, y_test) - b.score(X_test, y_test)) < 0.005

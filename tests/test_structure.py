@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import mutual_info_score
 
-from fastpath.structure import (
+from fastpath.structure.graphs import (
     Structure,
     conditional_mutual_information,
     kdb,

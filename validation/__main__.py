@@ -106,7 +106,7 @@ def _sbc(args: argparse.Namespace) -> int:
 
 
 def _classifier_agreement(args: argparse.Namespace) -> int:
-    from fastpath.datasets import load_dataset
+    from fastpath.io.datasets import load_dataset
 
     from . import classifier_agreement as ca
 

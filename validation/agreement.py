@@ -40,8 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fastpath.context_tree import ContextTree
-from fastpath.hdp import HDPOptions, HDPResult, estimate_tree
+from fastpath.counts.context_tree import ContextTree
+from fastpath.estimate.hdp import HDPOptions, HDPResult, estimate_tree
 
 from . import suite as suite_mod
 

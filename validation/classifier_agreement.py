@@ -127,8 +127,8 @@ def run_classifier_agreement(
     :func:`fastpath.evaluation.stratified_folds` with ``seed``; NUTS's seeds derive from
     ``(seed, repeat, fold)``.
     """
-    from fastpath.classifier import BayesNetClassifier
-    from fastpath.evaluation import (
+    from fastpath.classifier.estimator import BayesNetClassifier
+    from fastpath.evaluation.cross_validation import (
         align_proba,
         label_codes,
         log_loss,

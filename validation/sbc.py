@@ -16,10 +16,10 @@ are binned and tested with a chi-square test; a case passes when every p-value e
 0.01 / (number of tests) (Bonferroni). Checked quantities: every concentration, the root's and
 some inner nodes' probabilities, and some leaf probabilities.
 
-Draws are thinned so that they are nearly independent (correlated draws make the histograms
-U-shaped even for an exact sampler); the report gives the median ESS / L of the concentration
-draws to show it. All replications are sampled in one :func:`fastpath.hdp.estimate_trees` call
-(trees in parallel threads, each with its own random stream).
+Draws are thinned so that they are nearly independent (correlated draws make the histograms U-shaped
+even for an exact sampler); the report gives the median ESS / L of the concentration draws to show
+it. All replications are sampled in one :func:`fastpath.estimate.hdp.estimate_trees` call (trees in
+parallel threads, each with its own random stream).
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fastpath.context_tree import ContextTree
-from fastpath.hdp import HDPOptions, effective_sample_size, estimate_trees
+from fastpath.counts.context_tree import ContextTree
+from fastpath.estimate.convergence import effective_sample_size
+from fastpath.estimate.hdp import HDPOptions, estimate_trees
 
 from .suite import draw_from_prior
 
@@ -70,8 +71,8 @@ class SBCCase:
     prior_shape, prior_rate : float
         Gamma prior of the concentrations, for the simulation and the fit alike.
     fit_options : dict
-        Extra :class:`~fastpath.hdp.HDPOptions` for the fit only -- used by negative controls
-        (e.g. a wrong concentration prior) that must fail.
+        Extra :class:`~fastpath.estimate.hdp.HDPOptions` for the fit only -- used by negative
+        controls (e.g. a wrong concentration prior) that must fail.
     expect_fail : bool
         A negative control: the test is expected to reject uniformity.
     leaf_checks : int

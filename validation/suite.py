@@ -8,7 +8,7 @@ Two kinds of tree:
   trees), then the node probabilities of every possible prefix from the HDP with the given
   concentration per depth, then the child values of each row.
 * ``data`` trees are conditional probability tables of the bundled UCI datasets
-  (:func:`fastpath.datasets.load_dataset`) under naive Bayes, TAN and kDB-2/3, taken from
+  (:func:`fastpath.io.load_dataset`) under naive Bayes, TAN and kDB-2/3, taken from
   ``BayesNetClassifier(...).fit(X, y).trees_`` by child variable.
 
 Each tree has a name, a seed (the one the validation runs use) and a tying strategy, and the
@@ -26,7 +26,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from fastpath.context_tree import ContextTree, tying_groups
+from fastpath.counts.context_tree import ContextTree, tying_groups
 
 __all__ = [
     "SUITE",
@@ -158,8 +158,8 @@ def model_tree(
 # ---------------------------------------------------------------------------- data trees
 @lru_cache(maxsize=32)
 def _classifier_trees(dataset: str, structure: str, k: int) -> tuple[ContextTree, ...]:
-    from fastpath.classifier import BayesNetClassifier
-    from fastpath.datasets import load_dataset
+    from fastpath.classifier.estimator import BayesNetClassifier
+    from fastpath.io.datasets import load_dataset
 
     X, y = load_dataset(dataset)
     # m fixed: the m-estimate holdout is irrelevant to the trees and would cost a split

@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from fastpath.classifier import BayesNetClassifier
-from fastpath.encoding import TableEncoder
+from fastpath.classifier.estimator import BayesNetClassifier
+from fastpath.encode.encoder import TableEncoder
 
 __all__ = [
     "DEFAULT_CLASSIFIERS",

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fastpath.evaluation import log_loss, rmse, stratified_folds, zero_one_loss
+from fastpath.evaluation.cross_validation import log_loss, rmse, stratified_folds, zero_one_loss
 
 from .classifiers import ClassifierSpec, fitted_details, make_classifier, parse_classifier
 
@@ -145,8 +145,8 @@ def discover_datasets(paths: Iterable[str | os.PathLike]) -> list[DatasetRef]:
 
 
 def bundled_datasets() -> list[DatasetRef]:
-    """The datasets shipped with :mod:`fastpath.datasets`."""
-    from fastpath.datasets import dataset_path, list_datasets
+    """The datasets shipped with :mod:`fastpath.io.datasets`."""
+    from fastpath.io.datasets import dataset_path, list_datasets
 
     return discover_datasets([Path(str(dataset_path(n))) for n in list_datasets()])
 

@@ -1,0 +1,317 @@
+"""The ``hdpbn`` command line: one entry point, one subcommand per job.
+
+``hdpbn fit``       learn a classifier from a table and save it;
+``hdpbn predict``   predicted class and class probabilities for a table;
+``hdpbn evaluate``  repeated stratified cross-validation (0-1 loss, RMSE, log loss, seconds);
+``hdpbn estimate``  HDP estimates of one conditional table (child-first convention);
+``hdpbn diagnose``  convergence of a saved HDP model's samplers (worst trees first);
+``hdpbn experiments`` the paper's experiments over a folder of datasets;
+``hdpbn demo``      the README's demo: structures x estimators on a bundled dataset.
+
+Run ``hdpbn SUBCOMMAND --help`` for the options of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..classifier.estimator import BayesNetClassifier
+from ..evaluation.cross_validation import cross_validate, summarise
+from ..io.datasets import load_dataset
+from ..io.tables import read_table
+from ..version import __version__
+from .diagnose import add_diagnose_parser
+from .estimate import add_estimate_parser
+from .progress import Progress
+
+__all__ = ["build_parser", "main"]
+
+
+# ---------------------------------------------------------------------- helpers
+def _read(path: str) -> pd.DataFrame:
+    return read_table(path).frame
+
+
+def _split_target(frame: pd.DataFrame, target: str | None) -> tuple[pd.DataFrame, pd.Series]:
+    if frame.shape[1] < 2:
+        raise ValueError("the table needs at least one attribute column and the target column")
+    if target is None:
+        target = str(frame.columns[-1])
+    if target not in frame.columns:
+        raise ValueError(
+            f"target column {target!r} is not in the data; columns are {list(frame.columns)}"
+        )
+    return frame.drop(columns=target), frame[target]
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("model")
+    g.add_argument("--structure", default="kdb", choices=["nb", "tan", "kdb", "skdb"],
+                   help="naive Bayes, tree-augmented naive Bayes, kDB-k, or selective kDB "
+                   "(default: kdb)")
+    g.add_argument("--k", type=int, default=1,
+                   help="max attribute parents for kdb and skdb (default: 1)")
+    g.add_argument("--estimator", default="m", choices=["m", "hdp"],
+                   help="m-estimates with back-off, or HDP estimates (default: m)")
+    g.add_argument("--m", default="auto",
+                   help="m-estimate mass, or 'auto' to choose it on a holdout (default: auto)")
+    g.add_argument("--categorical", default=None,
+                   help="comma-separated columns to treat as nominal even if numeric")
+    h = p.add_argument_group("HDP sampler (--estimator hdp)")
+    h.add_argument("--iterations", type=int, default=5000, help="Gibbs iterations (default: 5000)")
+    h.add_argument("--burn-in", type=int, default=None,
+                   help="iterations discarded (default: min(1000, iterations/10))")
+    h.add_argument("--tying", default="level", choices=["level", "same-parent", "single", "none"],
+                   help="concentration tying (default: level)")
+    h.add_argument("--chains", type=int, default=1, help="independent chains (default: 1)")
+    h.add_argument("--concentration-every", type=int, default=5, metavar="N",
+                   help="re-sample the concentrations every N-th iteration (default: 5, the "
+                   "reference's schedule; 1 mixes them faster)")
+    h.add_argument("--overrelax", action="store_true",
+                   help="overrelaxed table-count and concentration updates (still exact; "
+                   "faster mixing; not the reference's sampler)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+
+
+def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None):
+    m: Any = args.m
+    if m != "auto":
+        try:
+            m = float(m)
+        except ValueError:
+            raise ValueError(f"--m must be 'auto' or a number, got {args.m!r}") from None
+    categorical: Any = "auto"
+    if args.categorical:
+        names = [c.strip() for c in args.categorical.split(",") if c.strip()]
+        if frame is not None:
+            unknown = [c for c in names if c not in frame.columns]
+            if unknown:
+                raise ValueError(f"--categorical names columns not in the data: {unknown}")
+            categorical = [c for c in frame.columns if c in names or not
+                           pd.api.types.is_numeric_dtype(frame[c].dtype)]
+    return BayesNetClassifier(
+        structure=args.structure,
+        k=args.k,
+        estimator=args.estimator,
+        m=m,
+        categorical_features=categorical,
+        n_iter=args.iterations,
+        burn_in=args.burn_in,
+        tying=args.tying,
+        n_chains=args.chains,
+        concentration_every=args.concentration_every,
+        overrelax=args.overrelax,
+        random_state=args.seed,
+    )
+
+
+# ---------------------------------------------------------------------- subcommands
+def _cmd_fit(args: argparse.Namespace) -> int:
+    t0 = time.perf_counter()
+    if args.chunksize is not None:
+        # out of core: the file is read in chunks, in a few passes (fastpath.scale.passes)
+        if args.chunksize < 1:
+            raise ValueError(f"--chunksize must be a positive number of rows, got {args.chunksize}")
+        model = _make_model(args)
+        if args.categorical:
+            # streamed columns are typed by the first chunk; the names make these nominal
+            model.set_params(categorical_features=[
+                c.strip() for c in args.categorical.split(",") if c.strip()
+            ])
+        model.fit(args.data, args.target, chunksize=args.chunksize)
+        what = f"{args.data} (streamed in chunks of {args.chunksize} rows)"
+    else:
+        frame = _read(args.data)
+        X, y = _split_target(frame, args.target)
+        model = _make_model(args, X)
+        model.fit(X, y)
+        what = f"{len(X)} rows x {X.shape[1]} attributes"
+    seconds = time.perf_counter() - t0
+    model.save(args.model)
+    if not args.quiet:
+        print(f"fitted {model!r} on {what} in {seconds:.2f} s; saved to {args.model}",
+              file=sys.stderr)
+    return 0
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    model = BayesNetClassifier.load(args.model)
+    frame = _read(args.data)
+    names = getattr(model, "feature_names_in_", None)
+    if names is not None:
+        missing = [c for c in names if c not in frame.columns]
+        if missing:
+            raise ValueError(f"the data lacks columns the model was fitted on: {missing}")
+        X = frame[list(names)]  # extra columns (e.g. the class) are ignored here
+    else:
+        X = frame
+    proba = model.predict_proba(X)
+    out = pd.DataFrame({"prediction": model.classes_[np.argmax(proba, axis=1)]})
+    for j, c in enumerate(model.classes_):
+        out[f"p_{c}"] = proba[:, j]
+    if args.out:
+        out.to_csv(args.out, index=False)
+    else:
+        out.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    frame = _read(args.data)
+    X, y = _split_target(frame, args.target)
+    _make_model(args, X)  # validate options before the first fold
+    progress = Progress("folds", enabled=None if not (args.quiet or args.json) else False,
+                        unit="fold")
+    results = cross_validate(
+        lambda: _make_model(args, X), X, y, n_folds=args.folds, n_repeats=args.repeats,
+        seed=args.seed, progress=progress,
+    )
+    summary = summarise(results)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"{args.folds}-fold cross-validation x {args.repeats} on {args.data} "
+              f"({len(X)} rows, {X.shape[1]} attributes)")
+        for key, label in (("zero_one_loss", "0-1 loss"), ("rmse", "RMSE"),
+                           ("log_loss", "log loss")):
+            print(f"  {label:9s} {summary[key]['mean']:.4f} (sd {summary[key]['sd']:.4f})")
+        print(f"  fit       {summary['fit_seconds']:.3f} s per fold")
+        print(f"  predict   {summary['predict_seconds']:.3f} s per fold")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    X, y = load_dataset(args.dataset)
+    estimators = ["m", "hdp"]
+    configs = [("nb", 0), ("tan", 1), ("kdb", 1), ("kdb", 2)]
+    print(f"hdpbn demo: {args.dataset} ({len(X)} rows, {X.shape[1]} attributes, "
+          f"{y.nunique()} classes), {args.folds}-fold cross-validation x {args.repeats}, "
+          f"seed {args.seed}")
+    if "hdp" in estimators:
+        print(f"HDP: {args.iterations} Gibbs iterations, level tying")
+    print()
+    header = f"{'structure':<10} {'estimator':<9} {'0-1 loss':>14} {'RMSE':>14} {'fit s':>7}"
+    print(header)
+    print("-" * len(header))
+    for structure, k in configs:
+        name = f"kdb-{k}" if structure == "kdb" else structure
+        for est in estimators:
+            def make(structure=structure, k=k, est=est):
+                return BayesNetClassifier(structure=structure, k=k, estimator=est,
+                                          n_iter=args.iterations, random_state=args.seed)
+
+            s = summarise(cross_validate(make, X, y, n_folds=args.folds, n_repeats=args.repeats,
+                                         seed=args.seed))
+            print(f"{name:<10} {est:<9} "
+                  f"{s['zero_one_loss']['mean']:>7.4f}±{s['zero_one_loss']['sd']:.4f} "
+                  f"{s['rmse']['mean']:>7.4f}±{s['rmse']['sd']:.4f} {s['fit_seconds']:>7.2f}",
+                  flush=True)
+    print("\n(mean ± sd over folds; lower is better)")
+    return 0
+
+
+def _cmd_experiments(args: argparse.Namespace) -> int:
+    try:  # validation is a sibling package that imports fastpath: imported here, on use
+        from validation.experiments.cli import main as experiments_main
+    except ImportError as exc:  # pragma: no cover - the validation package ships with hdpbn
+        raise NotImplementedError(f"the experiment runner is not installed: {exc}") from None
+    return int(experiments_main(args.rest) or 0)
+
+
+
+# ---------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hdpbn",
+        description="Bayesian network classifiers with hierarchical Dirichlet process estimates "
+        "(Petitjean, Buntine, Webb & Zaidi, Machine Learning 2018).",
+    )
+    parser.add_argument("--version", action="version", version=f"hdpbn {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("fit", help="learn a classifier from a table and save it",
+                       description="Learn the discretisation, structure and probability tables "
+                       "from DATA (CSV, CSV.gz, Parquet or ARFF) and save the model.")
+    p.add_argument("data", metavar="DATA", help="training table")
+    p.add_argument("--target", default=None, help="class column (default: the last column)")
+    p.add_argument("--model", required=True, help="where to save the model (.npz)")
+    p.add_argument("--chunksize", type=int, default=None,
+                   help="fit out of core, reading DATA (CSV/CSV.gz/Parquet) in chunks of this "
+                   "many rows; memory does not grow with the file")
+    _add_model_options(p)
+    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    p.set_defaults(func=_cmd_fit)
+
+    p = sub.add_parser("predict", help="predict classes and probabilities for a table",
+                       description="Write one row per input row: the predicted class and one "
+                       "probability column p_<class> per class.")
+    p.add_argument("data", metavar="DATA", help="table to classify (extra columns are ignored)")
+    p.add_argument("--model", required=True, help="a model saved by 'hdpbn fit'")
+    p.add_argument("--out", default=None, help="output CSV (default: standard output)")
+    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    p.set_defaults(func=_cmd_predict)
+
+    p = sub.add_parser("evaluate", help="repeated stratified cross-validation",
+                       description="Cross-validate a classifier on DATA: discretisation and "
+                       "structure are learned inside each training fold. Prints 0-1 loss, RMSE "
+                       "(sqrt(mean (1 - P(true class))^2)) and log loss, mean and sd over folds, "
+                       "and fit/predict seconds per fold.")
+    p.add_argument("data", metavar="DATA", help="table with the class column")
+    p.add_argument("--target", default=None, help="class column (default: the last column)")
+    p.add_argument("--folds", type=int, default=2, help="folds per repeat (default: 2)")
+    p.add_argument("--repeats", type=int, default=5, help="repeats (default: 5)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_model_options(p)
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.set_defaults(func=_cmd_evaluate)
+
+    add_estimate_parser(sub)
+    add_diagnose_parser(sub)
+
+    p = sub.add_parser("experiments", help="the paper's experiments on a folder of datasets",
+                       description="Cross-validated comparison of BNCs (m and HDP estimates), "
+                       "random forest and XGBoost over a folder of datasets, with win/draw/loss "
+                       "tables and sign tests; the same as 'python -m validation.experiments'. "
+                       "Run 'hdpbn experiments --help' for its options.", add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="options of the experiment runner")
+    p.set_defaults(func=_cmd_experiments)
+
+    p = sub.add_parser("demo", help="compare structures and estimators on a bundled dataset",
+                       description="Cross-validated comparison of NB, TAN, kDB-1 and kDB-2 with "
+                       "m-estimates and HDP estimates on a small bundled UCI dataset.")
+    p.add_argument("--dataset", default="car", help="bundled dataset (default: car)")
+    p.add_argument("--folds", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--iterations", type=int, default=5000, help="HDP iterations (default: 5000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_demo)
+    return parser
+
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["experiments"]:
+        # the runner has its own parser (and --help): hand it every remaining argument
+        return _cmd_experiments(argparse.Namespace(rest=argv[1:]))
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, TypeError, FileNotFoundError, NotImplementedError, KeyError) as exc:
+        print(f"hdpbn {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,22 @@
+"""Table -> integer codes: the encoder, MDL discretisation, and its streaming sketch.
+
+:class:`TableEncoder` codes nominal columns by their categories and numeric columns by MDL cut
+points (:mod:`.discretize`, Fayyad & Irani); :mod:`.sketch` computes the same cut points from
+bounded class-conditional histograms when a column cannot be held in memory.
+"""
+
+from .discretize import apply_cut_points, mdl_cut_points
+from .encoder import UNKNOWN, AttributeCoding, TableEncoder, as_frame
+from .sketch import DEFAULT_MAX_BINS, ClassHistogram, mdl_cut_points_from_counts
+
+__all__ = [
+    "DEFAULT_MAX_BINS",
+    "UNKNOWN",
+    "AttributeCoding",
+    "ClassHistogram",
+    "TableEncoder",
+    "apply_cut_points",
+    "as_frame",
+    "mdl_cut_points",
+    "mdl_cut_points_from_counts",
+]

@@ -1,0 +1,335 @@
+"""Table -> integer codes: the first arrow of the pipeline.
+
+:class:`TableEncoder` turns a table of mixed columns into a matrix of small non-negative integer
+codes, one column per attribute:
+
+* **nominal** columns (strings, booleans, pandas categoricals, object arrays) get one code per
+  value seen in training — for a pandas ``Categorical`` (and ARFF nominal attributes), one per
+  *declared* category, so a declared but unobserved value still counts in ``|X_i|``;
+* **numeric** columns are discretised with MDL (Fayyad & Irani 1993) fitted on the training rows
+  only; the codes are the intervals between cut points;
+* a **missing value** is a value of its own (paper, "Experimental design and setting"): if a column
+  has missing values in training, missing gets the last code of that column.
+
+Values never seen in training (a new category, or a missing value in a column that had none) are
+coded ``-1`` (*unknown*). Downstream, an unknown value is treated as unobserved: its own factor is
+left out of the product (it is marginalised: the factor sums to one over the column's values) and
+the context trees of its children back off to the node above it. This is deterministic and does
+not depend on the other rows.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..utils.dtypes import is_numeric_dtype, python_scalar
+from .discretize import apply_cut_points, mdl_cut_points
+
+__all__ = ["UNKNOWN", "AttributeCoding", "TableEncoder", "as_frame"]
+
+#: code of a value that was never seen in training
+UNKNOWN = -1
+
+
+@dataclass(frozen=True)
+class AttributeCoding:
+    """How one column is coded.
+
+    Attributes
+    ----------
+    name : str
+    kind : {"nominal", "numeric"}
+    categories : tuple
+        Nominal: the labels of codes ``0..len(categories)-1``. Numeric: empty.
+    cut_points : tuple of float
+        Numeric: sorted MDL cut points; interval ``j`` is code ``j``. Nominal: empty.
+    missing_code : int or None
+        Code of a missing value, when missing values were seen in training.
+    """
+
+    name: str
+    kind: str
+    categories: tuple = ()
+    cut_points: tuple[float, ...] = ()
+    missing_code: int | None = None
+
+    @property
+    def cardinality(self) -> int:
+        base = len(self.categories) if self.kind == "nominal" else len(self.cut_points) + 1
+        return base + (self.missing_code is not None)
+
+    def value_labels(self) -> list[str]:
+        """Human-readable label of every code."""
+        if self.kind == "nominal":
+            labels = [str(c) for c in self.categories]
+        else:
+            edges = [-math.inf, *self.cut_points, math.inf]
+            labels = [f"({edges[j]:.6g}, {edges[j + 1]:.6g}]" for j in range(len(edges) - 1)]
+        if self.missing_code is not None:
+            labels.append("<missing>")
+        return labels
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "categories": [python_scalar(c) for c in self.categories],
+            "cut_points": [float(c) for c in self.cut_points],
+            "missing_code": self.missing_code,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> AttributeCoding:
+        return cls(
+            name=d["name"],
+            kind=d["kind"],
+            categories=tuple(d["categories"]),
+            cut_points=tuple(d["cut_points"]),
+            missing_code=d["missing_code"],
+        )
+
+
+def as_frame(X: Any) -> tuple[pd.DataFrame, bool]:
+    """View ``X`` as a DataFrame without copying the caller's data when possible.
+
+    Returns the frame and whether ``X`` carried column names (a DataFrame with string names).
+    Raises on duplicated column names, sparse input and anything not two-dimensional.
+    """
+    if isinstance(X, pd.DataFrame):
+        names = [str(c) for c in X.columns]
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError(f"duplicated column names: {dup}")
+        has_names = all(isinstance(c, str) for c in X.columns)
+        frame = X if has_names else X.set_axis(names, axis=1)
+        return frame, has_names
+    if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
+        raise TypeError(
+            "sparse input is not supported: BayesNetClassifier needs a dense table; "
+            "convert with X.toarray()"
+        )
+    if isinstance(X, pd.Series):
+        raise ValueError("expected a 2-D table, got a pandas Series; use series.to_frame()")
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise ValueError(
+            f"expected a 2-D table (n_samples, n_features), got an array of shape {arr.shape}. "
+            "Reshape your data: X.reshape(-1, 1) for a single feature, X.reshape(1, -1) for a "
+            "single sample"
+        )
+    if arr.dtype.kind == "c":
+        raise ValueError("Complex data not supported")
+    frame = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])], copy=False)
+    if arr.dtype == object:
+        # let pandas find numeric object columns (e.g. a mixed-type array of numbers)
+        frame = frame.infer_objects()
+    return frame, False
+
+
+
+class TableEncoder:
+    """Code a table's columns as small integers (nominal values, MDL intervals, missing).
+
+    Parameters
+    ----------
+    categorical_features : "auto", sequence of str or int, or boolean mask
+        Which columns are nominal. ``"auto"``: non-numeric dtypes (strings, booleans, object,
+        category) are nominal, numeric dtypes are discretised. A list names (or indexes) the
+        nominal columns explicitly: use it for integer-coded categories.
+    """
+
+    def __init__(self, categorical_features: Any = "auto") -> None:
+        self.categorical_features = categorical_features
+
+    # ------------------------------------------------------------------ fit
+    def nominal_mask(self, frame: pd.DataFrame) -> np.ndarray:
+        """Which columns of ``frame`` are nominal under ``categorical_features``."""
+        spec = self.categorical_features
+        names = list(frame.columns)
+        if isinstance(spec, str) and spec == "auto":
+            return np.array([not is_numeric_dtype(frame[c].dtype) for c in names], dtype=bool)
+        if spec is None:
+            return np.array([not is_numeric_dtype(frame[c].dtype) for c in names], dtype=bool)
+        items = list(spec)
+        if len(items) == len(names) and all(isinstance(b, bool | np.bool_) for b in items):
+            return np.asarray(items, dtype=bool)
+        mask = np.zeros(len(names), dtype=bool)
+        for item in items:
+            if isinstance(item, str):
+                if item not in names:
+                    raise ValueError(
+                        f"categorical_features names column {item!r}, which is not in the data"
+                    )
+                mask[names.index(item)] = True
+            elif isinstance(item, int | np.integer) and not isinstance(item, bool):
+                if not -len(names) <= item < len(names):
+                    raise ValueError(f"categorical_features index {item} is out of range")
+                mask[item] = True
+            else:
+                raise ValueError(
+                    "categorical_features must be 'auto', a boolean mask, or column names/indices;"
+                    f" got item {item!r}"
+                )
+        return mask
+
+    def fit(self, X: Any, y_codes: np.ndarray, n_classes: int) -> TableEncoder:
+        """Learn the coding of every column from training rows (MDL uses the class)."""
+        frame, _ = as_frame(X)
+        y_codes = np.asarray(y_codes, dtype=np.int64)
+        nominal = self.nominal_mask(frame)
+        codings = []
+        for j, name in enumerate(frame.columns):
+            col = frame.iloc[:, j]
+            missing = col.isna().to_numpy()
+            if missing.all():
+                warnings.warn(
+                    f"column {name!r} is missing in every training row; it is kept as a "
+                    "constant attribute that carries no information",
+                    UserWarning,
+                    stacklevel=3,
+                )
+            if missing.all():
+                # nothing to discretise or enumerate: one value, "missing"
+                codings.append(AttributeCoding(name=str(name), kind="nominal", missing_code=0))
+            elif nominal[j]:
+                if isinstance(col.dtype, pd.CategoricalDtype):
+                    categories = tuple(python_scalar(c) for c in col.cat.categories)
+                else:
+                    uniq = pd.unique(col[~missing])
+                    try:
+                        categories = tuple(python_scalar(c) for c in sorted(uniq))
+                    except TypeError:  # mixed types: order by their text
+                        categories = tuple(python_scalar(c) for c in sorted(uniq, key=str))
+                n_present = len(categories)
+                if n_present > 1 and n_present >= len(col) and len(col) > 10:
+                    warnings.warn(
+                        f"nominal column {name!r} has {n_present} distinct values for "
+                        f"{len(col)} rows (an identifier?); each value will be seen about once",
+                        UserWarning,
+                        stacklevel=3,
+                    )
+                codings.append(
+                    AttributeCoding(
+                        name=str(name),
+                        kind="nominal",
+                        categories=categories,
+                        missing_code=n_present if missing.any() else None,
+                    )
+                )
+            else:
+                values = self._numeric_values(col, name)
+                finite = ~np.isnan(values)
+                cuts = (
+                    mdl_cut_points(values[finite], y_codes[finite], n_classes)
+                    if finite.any()
+                    else np.empty(0)
+                )
+                codings.append(
+                    AttributeCoding(
+                        name=str(name),
+                        kind="numeric",
+                        cut_points=tuple(float(c) for c in cuts),
+                        missing_code=len(cuts) + 1 if missing.any() else None,
+                    )
+                )
+        self.codings_ = tuple(codings)
+        self.feature_names_ = tuple(str(c) for c in frame.columns)
+        return self
+
+    @staticmethod
+    def _numeric_values(col: pd.Series, name: Any) -> np.ndarray:
+        try:
+            values = pd.to_numeric(col, errors="raise").to_numpy(dtype=float, na_value=np.nan)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"column {name!r} was fitted as numeric but holds {exc}") from None
+        if np.isinf(values).any():
+            row = int(np.flatnonzero(np.isinf(values))[0])
+            raise ValueError(
+                f"column {name!r} contains {values[row]} (row {row}); infinite values are not "
+                "allowed: use NaN for a missing value or a finite number"
+            )
+        return values
+
+    # ------------------------------------------------------------------ transform
+    @property
+    def cardinalities_(self) -> tuple[int, ...]:
+        return tuple(c.cardinality for c in self.codings_)
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Codes of every row, shape (n, n_attributes), ``-1`` for values unseen in training.
+
+        ``X`` must have the fitted columns (matched by position; callers check names).
+        """
+        frame, _ = as_frame(X)
+        if frame.shape[1] != len(self.codings_):
+            raise ValueError(
+                f"X has {frame.shape[1]} columns, but the encoder was fitted with "
+                f"{len(self.codings_)}"
+            )
+        out = np.empty((frame.shape[0], len(self.codings_)), dtype=np.int64)
+        for j, coding in enumerate(self.codings_):
+            col = frame.iloc[:, j]
+            missing = col.isna().to_numpy()
+            if coding.kind == "nominal":
+                out[:, j] = self._nominal_codes(col, coding)
+            else:
+                values = self._numeric_values(col, coding.name)
+                cuts = np.asarray(coding.cut_points, dtype=float)
+                out[~missing, j] = apply_cut_points(values[~missing], cuts)
+            out[missing, j] = UNKNOWN if coding.missing_code is None else coding.missing_code
+        return out
+
+    @staticmethod
+    def _nominal_codes(col: pd.Series, coding: AttributeCoding) -> np.ndarray:
+        """Codes of a nominal column: factorise it (C speed), then map its distinct values."""
+        fitted = pd.Index(list(coding.categories), dtype=object)
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            row_codes = col.cat.codes.to_numpy()
+            uniques = col.cat.categories
+        else:
+            row_codes, uniques = pd.factorize(col, use_na_sentinel=True)
+        # values outside the fitted categories get -1: unknown
+        lookup = fitted.get_indexer(pd.Index(uniques, dtype=object))
+        if (lookup < 0).any() and len(fitted):
+            # the same labels typed differently (e.g. "3" in training, 3 when a file is re-read
+            # as numbers) still match by their text
+            as_text = pd.Index([str(c) for c in fitted], dtype=object)
+            if as_text.is_unique:
+                retry = as_text.get_indexer(pd.Index([str(u) for u in uniques], dtype=object))
+                lookup = np.where(lookup < 0, retry, lookup)
+        codes = np.full(len(col), UNKNOWN, dtype=np.int64)
+        present = row_codes >= 0
+        codes[present] = lookup[row_codes[present]]
+        return codes
+
+    def fit_transform(self, X: Any, y_codes: np.ndarray, n_classes: int) -> np.ndarray:
+        return self.fit(X, y_codes, n_classes).transform(X)
+
+    # ------------------------------------------------------------------ persistence
+    def to_dict(self) -> dict:
+        return {
+            "categorical_features": _jsonable_spec(self.categorical_features),
+            "codings": [c.to_dict() for c in self.codings_],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TableEncoder:
+        enc = cls(d["categorical_features"])
+        enc.codings_ = tuple(AttributeCoding.from_dict(c) for c in d["codings"])
+        enc.feature_names_ = tuple(c.name for c in enc.codings_)
+        return enc
+
+
+def _jsonable_spec(spec: Any) -> Any:
+    if isinstance(spec, str) or spec is None:
+        return spec
+    if isinstance(spec, Sequence | np.ndarray):
+        return [python_scalar(v) for v in spec]
+    return str(spec)

@@ -1,0 +1,456 @@
+"""HDP estimates of conditional probability tables: the Python API of the collapsed Gibbs sampler.
+
+The model and the sampler are the paper's (section 4, Algorithms 1-5); the kernels live in
+:mod:`fastpath.estimate.hdp.kernels`. Typical use::
+
+    from fastpath.estimate.hdp import HDPOptions, estimate_tree
+    res = estimate_tree(tree, HDPOptions(n_iter=5000, n_chains=2), seed=1)
+    res.probabilities          # (n_nodes, K) posterior means, read-only
+    res.query([[0, 3, 1]])     # deepest existing node along each path (back-off)
+    res.diagnostics()          # R-hat / ESS of the concentrations and the log joint
+    res.to_arviz()             # an ArviZ DataTree (arviz imported lazily)
+
+:func:`estimate_trees` samples many trees (sharing one Stirling table) and their chains in
+parallel threads; every (tree, chain) pair owns a random stream derived from the seed, so results
+are bit-identical whatever the number of threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import numbers
+import os
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...counts.context_tree import ContextTree, tying_groups
+from ...utils.validation import check_int, readonly
+from . import kernels as _s
+from .options import HDPOptions
+from .results import HDPResult, HDPTrace
+from .stirling import LogStirlingTable
+
+__all__ = ["RATIO_N_MAX", "estimate_tree", "estimate_trees"]
+
+
+
+
+# ---------------------------------------------------------------------------- running
+#: Largest n of the linear-space Stirling ratio tables (2 x 16.8 MB when full).
+RATIO_N_MAX = 2047
+_RATIOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_RATIOS_LOCK = threading.Lock()
+#: The table used when none is passed: shared by every call in the process, so that its rows
+#: and ratio tables (up to 16.8 + 2 x 16.8 MB) are built once, not on every call (about 0.1 s
+#: for counts in the thousands, most of a small tree's run).
+_SHARED_STIRLING = LogStirlingTable()
+_SHARED_STIRLING_LOCK = threading.Lock()
+
+
+def _ratio_tables(table: LogStirlingTable, max_count: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """Stirling ratio tables up to ``min(RATIO_N_MAX, max_count - 1)``, cached per table.
+
+    A cached table built for larger counts is returned with this call's ``nr``: the kernels
+    choose between the ratio tables and log space by ``nr``, so a chain must not depend on what
+    earlier calls needed (the rows themselves do not depend on the table's size).
+    """
+    nr = max(0, min(RATIO_N_MAX, max_count - 1))
+    with _RATIOS_LOCK:
+        have = _RATIOS.get(table)
+        if have is not None and have[0] >= nr:
+            return nr, have[1], have[2]
+        size = (nr + 1) * (nr + 2) // 2
+        r1 = np.zeros(size)
+        r2 = np.zeros(size)
+        table.ensure(nr + 1)
+        _s.build_ratio_tables(nr, table.kernel_args, r1, r2)
+        r1.flags.writeable = False
+        r2.flags.writeable = False
+        _RATIOS[table] = (nr, r1, r2)
+        return nr, r1, r2
+
+
+def _group_names(tree: ContextTree, tying: str, groups: np.ndarray) -> tuple[str, ...]:
+    n_groups = int(groups.max()) + 1 if groups.size else 0
+    if tying == "level":
+        return tuple(f"depth{d + 1}" for d in range(n_groups))
+    if tying == "single":
+        return ("all",) * n_groups
+    if tying == "none":
+        return tuple(f"node{j}" for j in range(1, tree.n_nodes))
+    # same-parent: named by the parent node
+    names = [""] * n_groups
+    for j in range(1, tree.n_nodes):
+        names[groups[j]] = f"children_of{int(tree.parent[j])}"
+    return tuple(names)
+
+
+@dataclass
+class _Prepared:
+    index: int
+    tree: ContextTree
+    groups: np.ndarray
+    group_names: tuple[str, ...]
+    alpha_init: np.ndarray
+    trace_ids: np.ndarray
+    draw_ids: np.ndarray
+    n_trace: int
+    n_draws: int
+    batch_size: int
+    n_batches: int
+    leaf_start: int
+    pairs: tuple[np.ndarray, np.ndarray]
+
+
+@dataclass
+class _ChainOut:
+    acc_sum: np.ndarray
+    s1: np.ndarray
+    s2: np.ndarray
+    alpha_sum: np.ndarray
+    conc_tr: np.ndarray
+    lj_tr: np.ndarray
+    node_tr: np.ndarray
+    draws: np.ndarray
+    t: np.ndarray
+    n: np.ndarray
+    seconds: float
+
+
+def _prepare(index: int, tree: ContextTree, opt: HDPOptions) -> _Prepared:
+    if not isinstance(tree, ContextTree):
+        raise TypeError(f"expected a ContextTree, got {type(tree).__name__}")
+    groups = tying_groups(tree, opt.tying)
+    n_groups = int(groups.max()) + 1 if tree.n_nodes > 1 else 0
+    init = opt.concentration_init
+    if isinstance(init, tuple):
+        if len(init) == 1:
+            alpha_init = np.full(n_groups, init[0])
+        elif len(init) != n_groups:
+            raise ValueError(
+                f"concentration_init has {len(init)} values but tying {opt.tying!r} gives "
+                f"{n_groups} groups for this tree"
+            )
+        else:
+            alpha_init = np.array(init, dtype=float)
+    else:
+        alpha_init = np.full(n_groups, float(init))
+    for name, ids in (("trace_nodes", opt.trace_nodes),
+                      ("record_draws", opt.record_draws if isinstance(opt.record_draws, tuple)
+                       else ())):
+        bad = [i for i in ids if i >= tree.n_nodes]
+        if bad:
+            raise ValueError(f"{name} has node ids beyond the tree's {tree.n_nodes} nodes: {bad}")
+    trace_ids = np.asarray(opt.trace_nodes, dtype=np.int64)
+    if opt.record_draws is True:
+        draw_ids = np.arange(tree.n_nodes, dtype=np.int64)
+    elif opt.record_draws is False:
+        draw_ids = np.zeros(0, dtype=np.int64)
+    else:
+        draw_ids = np.asarray(opt.record_draws, dtype=np.int64)
+    burn = opt.burn_in_iterations
+    n_keep = opt.n_iter - burn
+    n_batches = min(opt.n_batches, n_keep)
+    batch_size = max(1, n_keep // max(n_batches, 1))
+    n_trace = opt.n_iter // opt.thin
+    n_draws = n_trace - burn // opt.thin if draw_ids.size else 0
+    # (node, value) pairs whose table count may need sampling (subtree count >= 2), in sweep
+    # order: nodes deepest first (descending index), values ascending
+    sub = tree.counts[1:][::-1]
+    jj, kk = np.nonzero(sub >= 2)
+    pairs = (np.ascontiguousarray(tree.n_nodes - 1 - jj, dtype=np.int64),
+             np.ascontiguousarray(kk, dtype=np.int64))
+    return _Prepared(
+        index=index,
+        tree=tree,
+        groups=groups,
+        group_names=_group_names(tree, opt.tying, groups),
+        alpha_init=alpha_init,
+        trace_ids=trace_ids,
+        draw_ids=draw_ids,
+        n_trace=n_trace,
+        n_draws=n_draws,
+        batch_size=batch_size,
+        n_batches=n_batches,
+        leaf_start=int(tree.level_offsets[-2]),
+        pairs=pairs,
+    )
+
+
+def _seed_state(entropy: int, key: tuple[int, ...]) -> np.ndarray:
+    st = np.random.SeedSequence(entropy, spawn_key=key).generate_state(4, np.uint64)
+    if not st.any():  # xoshiro's forbidden all-zero state
+        st[0] = np.uint64(0x9E3779B97F4A7C15)
+    return st
+
+
+def _ipar_fpar(opt: HDPOptions, prep: _Prepared) -> tuple[np.ndarray, np.ndarray]:
+    ipar = np.zeros(_s.IPAR_SIZE, dtype=np.int64)
+    ipar[_s.I_N_ITER] = opt.n_iter
+    ipar[_s.I_BURN_IN] = opt.burn_in_iterations
+    ipar[_s.I_UPDATE] = _s.UPDATE_EXACT if opt.update == "exact" else _s.UPDATE_WINDOW
+    ipar[_s.I_ROOT] = _s.ROOT_EXACT if opt.root == "exact" else _s.ROOT_REFERENCE
+    ipar[_s.I_CONC_EVERY] = opt.concentration_every
+    ipar[_s.I_WINDOW] = opt.window
+    ipar[_s.I_FIX_CONC] = int(opt.fix_concentrations)
+    ipar[_s.I_THIN] = opt.thin
+    ipar[_s.I_BATCH_SIZE] = prep.batch_size
+    ipar[_s.I_N_BATCHES] = prep.n_batches
+    fpar = np.zeros(_s.FPAR_SIZE, dtype=np.float64)
+    fpar[_s.F_SHAPE] = opt.concentration_shape
+    fpar[_s.F_RATE] = opt.concentration_rate
+    fpar[_s.F_CAP] = opt.concentration_max
+    if opt.overrelax:
+        fpar[_s.F_OVERRELAX_TABLES] = _s.OVERRELAX_TABLES
+        fpar[_s.F_OVERRELAX_CONC] = _s.OVERRELAX_CONC
+    fpar[_s.F_ALPHA0] = opt.alpha0
+    return ipar, fpar
+
+
+def _run_chain(
+    prep: _Prepared,
+    chain: int,
+    opt: HDPOptions,
+    entropy: int,
+    stir: tuple,
+    ratios: tuple[int, np.ndarray, np.ndarray],
+    chunk: int,
+    on_chunk: Callable[[int], None] | None,
+) -> _ChainOut:
+    tree = prep.tree
+    nn, K = tree.n_nodes, tree.n_values
+    G = prep.alpha_init.shape[0]
+    ipar, fpar = _ipar_fpar(opt, prep)
+    rng = _seed_state(entropy, (prep.index, chain, 0))
+    rng_draw = _seed_state(entropy, (prep.index, chain, 1))
+    n = np.zeros((nn, K), dtype=np.int64)
+    t = np.zeros((nn, K), dtype=np.int64)
+    N = np.zeros(nn, dtype=np.int64)
+    T = np.zeros(nn, dtype=np.int64)
+    alpha = prep.alpha_init.copy()
+    parent = np.ascontiguousarray(tree.parent)
+    groups = prep.groups
+    start = time.perf_counter()
+    _s.init_state(parent, prep.leaf_start, tree.counts, groups, alpha, int(ipar[_s.I_ROOT]),
+                  n, t, N, T)
+    buf = np.empty(2 * opt.window + 1, dtype=np.float64)
+    phat = np.zeros((nn, K))
+    acc_sum = np.zeros((nn, K))
+    acc_batch = np.zeros((nn, K))
+    s1 = np.zeros((nn, K))
+    s2 = np.zeros((nn, K))
+    alpha_sum = np.zeros(G)
+    sh = np.zeros(G)
+    rt = np.zeros(G)
+    conc_tr = np.zeros((prep.n_trace, G))
+    lj_tr = np.zeros(prep.n_trace)
+    node_tr = np.zeros((prep.n_trace, prep.trace_ids.size, K))
+    draws = np.zeros((prep.n_draws, prep.draw_ids.size, K))
+    phi = np.zeros((nn, K))
+    conc = np.zeros(K)
+    nr, r1, r2 = ratios
+    # band caches of log S(n, .) for leaf values whose fixed count is beyond the ratio tables
+    band_slot = np.full((nn, K), -1, dtype=np.int64)
+    leaf_counts = tree.counts[prep.leaf_start:]
+    big = np.argwhere(leaf_counts > nr)
+    band_slot[big[:, 0] + prep.leaf_start, big[:, 1]] = np.arange(big.shape[0])
+    band_b0 = np.zeros(big.shape[0], dtype=np.int64)
+    band_vals = np.zeros((big.shape[0], _s.BAND))
+    it = 1
+    pair_node, pair_value = prep.pairs
+    while it <= opt.n_iter:
+        stop = min(opt.n_iter + 1, it + chunk)
+        _s.run_iterations(
+            it, stop, ipar, fpar, parent, groups, pair_node, pair_value, n, t, N, T, alpha, stir,
+            r1, r2, nr,
+            band_slot, band_b0, band_vals, rng, buf, phat,
+            acc_sum, acc_batch, s1, s2, alpha_sum, sh, rt, conc_tr, lj_tr, prep.trace_ids,
+            node_tr, prep.draw_ids, draws, phi, conc, rng_draw,
+        )
+        if on_chunk is not None:
+            on_chunk(stop - it)
+        it = stop
+    seconds = time.perf_counter() - start
+    return _ChainOut(acc_sum, s1, s2, alpha_sum, conc_tr, lj_tr, node_tr, draws, t, n, seconds)
+
+
+def _assemble(prep: _Prepared, opt: HDPOptions, outs: list[_ChainOut], entropy: int) -> HDPResult:
+    burn = opt.burn_in_iterations
+    n_keep = opt.n_iter - burn
+    C = len(outs)
+    chain_p = np.stack([o.acc_sum / n_keep for o in outs])
+    probs = chain_p.mean(axis=0)
+    m = C * prep.n_batches
+    s1 = np.sum([o.s1 for o in outs], axis=0)
+    s2 = np.sum([o.s2 for o in outs], axis=0)
+    var = np.maximum(s2 - s1 * s1 / m, 0.0) / max(m - 1, 1)
+    mcse = np.sqrt(var / m)
+    conc_mean = np.mean([o.alpha_sum / n_keep for o in outs], axis=0) if outs else np.zeros(0)
+    iters = (np.arange(prep.n_trace, dtype=np.int64) + 1) * opt.thin
+    trace = HDPTrace(
+        iterations=readonly(iters),
+        burn_in=burn,
+        concentrations=readonly(np.stack([o.conc_tr for o in outs])),
+        log_joint=readonly(np.stack([o.lj_tr for o in outs])),
+        node_ids=readonly(prep.trace_ids),
+        node_probabilities=readonly(np.stack([o.node_tr for o in outs])),
+    )
+    has_draws = prep.draw_ids.size > 0
+    return HDPResult(
+        tree=prep.tree,
+        options=opt,
+        probabilities=readonly(probs),
+        mcse=readonly(mcse),
+        chain_probabilities=readonly(chain_p),
+        groups=readonly(prep.groups),
+        concentration_mean=readonly(conc_mean),
+        trace=trace,
+        draws=readonly(np.stack([o.draws for o in outs])) if has_draws else None,
+        draw_node_ids=readonly(prep.draw_ids) if has_draws else None,
+        table_counts=readonly(np.stack([o.t for o in outs])),
+        node_counts=readonly(np.stack([o.n for o in outs])),
+        seconds=float(sum(o.seconds for o in outs)),
+        seed_entropy=int(entropy),
+        tree_index=prep.index,
+        group_names=prep.group_names,
+    )
+
+
+class _Cancelled(Exception):
+    """Raised inside workers when the caller gave up (e.g. on KeyboardInterrupt)."""
+
+
+def _chunk(prep: _Prepared, opt: HDPOptions) -> int:
+    """Iterations per kernel call: about 2e5 (node, value) updates, at least 250 iterations, so
+    progress can be reported and a run interrupted between calls at negligible cost."""
+    work = prep.pairs[0].size + prep.tree.n_nodes
+    return int(min(opt.n_iter, max(250, 200_000 // max(work, 1))))
+
+
+def _entropy(seed) -> int:
+    if isinstance(seed, np.random.SeedSequence):
+        ent = seed.entropy
+    else:
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)
+                                 or seed < 0):
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        ent = np.random.SeedSequence(seed).entropy
+    if not isinstance(ent, numbers.Integral):
+        raise ValueError("seed must carry integer entropy")
+    return int(ent)
+
+
+def estimate_trees(
+    trees: Sequence[ContextTree],
+    options: HDPOptions | None = None,
+    *,
+    seed=None,
+    n_threads: int | None = None,
+    stirling: LogStirlingTable | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    **overrides,
+) -> list[HDPResult]:
+    """HDP estimates of many context trees, trees x chains sampled in parallel threads.
+
+    Parameters
+    ----------
+    trees : sequence of ContextTree
+    options : HDPOptions, optional
+        Defaults to ``HDPOptions()``; keyword ``overrides`` replace individual fields.
+    seed : int, SeedSequence or None
+        Chain ``c`` of tree ``i`` draws from ``SeedSequence(entropy, spawn_key=(i, c, 0))``
+        (its posterior draws from ``(i, c, 1)``), so results are bit-identical for the same seed
+        whatever ``n_threads`` is. ``None`` takes fresh entropy (kept in ``seed_entropy``).
+    n_threads : int, optional
+        Worker threads (the kernels release the GIL). Default: ``os.cpu_count()``.
+    stirling : LogStirlingTable, optional
+        Table of log Stirling numbers, grown here to the largest count needed. Default: one
+        table shared by all calls in this process (built once, kept for the process).
+    progress : callable(done, total), optional
+        Called with iterations done (summed over chains and trees) as sampling proceeds.
+    """
+    opt = options if options is not None else HDPOptions()
+    if overrides:
+        opt = opt.replace(**overrides)
+    trees = list(trees)
+    if n_threads is not None:
+        n_threads = check_int("n_threads", n_threads, 1)
+    else:
+        n_threads = os.cpu_count() or 1
+    entropy = _entropy(seed)
+    preps = [_prepare(i, tr, opt) for i, tr in enumerate(trees)]
+    # Every n the sampler can reach is bounded by its node's subtree count (t <= n below it).
+    max_count = max((int(tr.counts.max()) if tr.counts.size else 0 for tr in trees), default=0)
+    table = stirling if stirling is not None else _SHARED_STIRLING
+    # calls from several threads grow the shared table one at a time
+    with _SHARED_STIRLING_LOCK if stirling is None else contextlib.nullcontext():
+        table.ensure(max_count)
+        ratios = _ratio_tables(table, max_count)
+        stir = table.kernel_args
+
+    total = len(trees) * opt.n_chains * opt.n_iter
+    lock = threading.Lock()
+    cancel = threading.Event()
+    done = [0]
+
+    def on_chunk(k: int) -> None:
+        if cancel.is_set():
+            raise _Cancelled
+        if progress is not None:
+            with lock:
+                done[0] += k
+                progress(done[0], total)
+
+    # largest trees first for load balance; results keyed by (tree, chain)
+    tasks = sorted(
+        ((p, c) for p in preps for c in range(opt.n_chains)),
+        key=lambda pc: -(pc[0].tree.n_nodes * pc[0].tree.n_values),
+    )
+    outs: dict[tuple[int, int], _ChainOut] = {}
+    if n_threads == 1 or len(tasks) <= 1:
+        for p, c in tasks:
+            outs[(p.index, c)] = _run_chain(p, c, opt, entropy, stir, ratios,
+                                            _chunk(p, opt), on_chunk)
+    else:
+        ex = ThreadPoolExecutor(max_workers=min(n_threads, len(tasks)))
+        try:
+            futs = {
+                (p.index, c): ex.submit(
+                    _run_chain, p, c, opt, entropy, stir, ratios, _chunk(p, opt), on_chunk
+                )
+                for p, c in tasks
+            }
+            for key, f in futs.items():
+                outs[key] = f.result()
+        except BaseException:  # e.g. KeyboardInterrupt: stop the workers at their next chunk
+            cancel.set()
+            ex.shutdown(wait=True, cancel_futures=True)
+            raise
+        ex.shutdown(wait=True)
+    return [
+        _assemble(p, opt, [outs[(p.index, c)] for c in range(opt.n_chains)], entropy)
+        for p in preps
+    ]
+
+
+def estimate_tree(
+    tree: ContextTree,
+    options: HDPOptions | None = None,
+    *,
+    seed=None,
+    n_threads: int | None = None,
+    stirling: LogStirlingTable | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    **overrides,
+) -> HDPResult:
+    """HDP estimate of one context tree (chains in parallel threads); see :func:`estimate_trees`."""
+    return estimate_trees(
+        [tree], options, seed=seed, n_threads=n_threads, stirling=stirling, progress=progress,
+        **overrides,
+    )[0]

@@ -1,0 +1,339 @@
+"""Reading tables (CSV, Parquet, Weka ARFF) with the declared type of every column.
+
+Entry points
+------------
+:func:`read_table` reads a file and returns a :class:`TableWithTypes`: a
+:class:`pandas.DataFrame` plus a ``types`` mapping ``column -> "nominal" | "numeric"``.
+:func:`write_arff` writes a data frame as ARFF (handy for tests and for handing data to Weka).
+
+Column conventions (every format)
+---------------------------------
+* **numeric** columns are ``float64`` (integers included, so that a missing value is ``NaN``).
+* **nominal** columns are :class:`pandas.Categorical` whose categories are ``str``.
+  ARFF nominal attributes keep the *declared* category order, so a value that is declared but
+  never occurs is still a category. Otherwise (CSV, Parquet, ARFF ``string``/``date``) the
+  categories are the distinct observed strings in lexicographic order (a Parquet dictionary /
+  pandas categorical column keeps its own category order).
+* A missing value is ``NaN`` in a numeric column and a missing entry (code ``-1``) in a
+  categorical one.
+
+Formats
+-------
+The format is taken from the file name (or the ``format=`` argument):
+
+=============================  ==========================================================
+``.csv``, ``.tsv``             header row required; compressed variants ``.gz``, ``.bz2``,
+                               ``.xz``, ``.zip``, ``.zst`` as pandas infers them
+``.parquet``, ``.pq``          read with pyarrow
+``.arff`` (+ ``.gz``/``.bz2``  Weka's attribute-relation file format; parsed here
+/``.xz``/``.zip``)
+=============================  ==========================================================
+
+CSV / TSV: a column is numeric when pandas' C parser reads every non-empty field of it as a
+number; every other column is nominal and keeps its fields as the exact strings of the file
+(``"t"``/``"f"``, ``"True"``, ``"01"`` in a column with a non-number stay strings). Only an
+empty field is missing (``"NA"``, ``"?"``, ``"nan"`` are ordinary strings). A column of numeric
+codes is therefore read as numeric: callers that know better override the type. A blank header
+cell is named ``"Unnamed: <position>"`` (as pandas does); a row with fewer fields than the
+header is padded with missing values, one with more raises ``ValueError``. The file is decoded
+as UTF-8, falling back to Latin-1 (ARFF too).
+
+Parquet: numeric (integer, floating, decimal) columns are numeric, everything else (string,
+bool, dictionary/categorical, timestamps, ...) is nominal with ``str(value)`` as the category.
+
+ARFF (https://waikato.github.io/weka-wiki/formats_and_processing/arff_stable/):
+
+* ``@relation``, ``@attribute``, ``@data`` (keywords case-insensitive); ``%`` starts a comment
+  (a whole line, or the rest of a line outside quotes).
+* Names and values may be quoted with ``'`` or ``"``; inside quotes ``\\`` escapes
+  (``\\'``, ``\\"``, ``\\\\``, ``\\%``, ``\\n``, ``\\t``, ``\\r``, ``\\uXXXX``) are decoded.
+* Types: ``numeric``, ``real``, ``integer`` -> numeric (float64); ``{a, b, ...}`` -> nominal
+  with the declared categories; ``string`` and ``date [format]`` -> nominal (the date is kept as
+  its string, the format is ignored). ``relational`` attributes raise ``ValueError``.
+* Data: values separated by commas; an unquoted ``?`` (or an empty field) is missing, a quoted
+  ``'?'`` is the string ``?``. A nominal value that was not declared is an error.
+* Sparse rows ``{0 x, 3 y}`` are supported: an omitted numeric value is ``0`` and an omitted
+  nominal value is the first declared category (Weka's convention); a sparse row that omits a
+  ``string``/``date`` attribute raises ``ValueError``. Instance weights (``..., {w}``) raise.
+* Deviations from Weka: values must be separated by commas (Weka also accepts whitespace
+  alone), and an unquoted value may contain inner spaces (Weka would split it).
+
+The data section of an ARFF file is parsed with pandas' C reader whenever that is exact (no
+backslash escapes, no sparse rows, a single quote character, ...); otherwise, and whenever
+the fast reader reports anything unusual, a line-by-line tokenizer re-parses it and reports
+errors with their line number (1-based, counted in the decompressed file).
+
+Errors: a missing file raises :class:`FileNotFoundError` naming the path; an unsupported
+extension raises :class:`ValueError` listing the supported formats; malformed ARFF raises
+:class:`ValueError` naming the line; duplicated column names raise :class:`ValueError` naming
+them (CSV headers are checked before pandas can rename ``a`` to ``a.1``).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..utils.dtypes import as_nominal, duplicates, is_numeric_dtype, to_float64
+from .arff import read_arff
+from .typed_table import NOMINAL, NUMERIC, TableWithTypes
+
+__all__ = ["SUPPORTED_FORMATS", "detect_format", "raw_csv_header", "read_table"]
+
+
+_COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zip", ".zst")
+_FORMAT_SUFFIXES = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".arff": "arff",
+}
+SUPPORTED_FORMATS: tuple[str, ...] = (
+    ".csv",
+    ".tsv",
+    ".parquet",
+    ".pq",
+    ".arff",
+    "plus .gz/.bz2/.xz/.zip/.zst compression of .csv, .tsv (.zst not for .arff)",
+)
+
+
+# ----------------------------------------------------------------------------- dispatch
+
+
+def detect_format(path: Path) -> tuple[str, str | None]:
+    """``(format, compression suffix or None)`` from the file name."""
+    name = path.name.lower()
+    compression = None
+    for suf in _COMPRESSION_SUFFIXES:
+        if name.endswith(suf):
+            compression = suf
+            name = name[: -len(suf)]
+            break
+    for suf, fmt in _FORMAT_SUFFIXES.items():
+        if name.endswith(suf):
+            if fmt == "parquet" and compression is not None:
+                break
+            return fmt, compression
+    raise ValueError(
+        f"unsupported file type for {str(path)!r}; supported formats: "
+        + ", ".join(SUPPORTED_FORMATS)
+    )
+
+
+def read_table(
+    path: str | os.PathLike,
+    *,
+    columns: Sequence[str] | None = None,
+    nrows: int | None = None,
+    format: str | None = None,
+) -> TableWithTypes:
+    """Read a CSV/TSV, Parquet or ARFF file with the type of each column.
+
+    Parameters
+    ----------
+    path : str or path-like
+    columns : sequence of str, optional
+        Read only these columns, in this order. Unknown names raise ``ValueError``.
+    nrows : int, optional
+        Read only the first ``nrows`` data rows.
+    format : {"csv", "tsv", "parquet", "arff"}, optional
+        Overrides the format inferred from the file name (compression is still inferred).
+
+    Returns
+    -------
+    TableWithTypes
+        See the module docstring for the column conventions.
+    """
+    p = Path(os.fspath(path))
+    if not p.exists():
+        raise FileNotFoundError(f"no such file: {str(p)!r}")
+    if p.is_dir():
+        raise ValueError(f"{str(p)!r} is a directory, not a data file")
+    if nrows is not None:
+        nrows = int(nrows)
+        if nrows < 0:
+            raise ValueError(f"nrows must be >= 0, got {nrows}")
+    if columns is not None:
+        if isinstance(columns, str):
+            columns = [columns]
+        columns = list(columns)
+        dup = duplicates(columns)
+        if dup:
+            raise ValueError(f"columns lists these names more than once: {dup}")
+    try:
+        fmt, compression = detect_format(p)
+    except ValueError:
+        if format is None:
+            raise
+        fmt, compression = format, None
+        for suf in _COMPRESSION_SUFFIXES:
+            if p.name.lower().endswith(suf):
+                compression = suf
+    if format is not None:
+        if format not in ("csv", "tsv", "parquet", "arff"):
+            raise ValueError(f"format must be one of csv, tsv, parquet, arff; got {format!r}")
+        fmt = format
+    if fmt in ("csv", "tsv"):
+        return _read_csv(
+            p, sep="," if fmt == "csv" else "\t", columns=columns, nrows=nrows, fmt=fmt
+        )
+    if fmt == "parquet":
+        return _read_parquet(p, columns=columns, nrows=nrows)
+    return read_arff(p, compression=compression, columns=columns, nrows=nrows)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+
+
+
+def _check_columns(available: Sequence[str], columns: Sequence[str] | None, path: Path) -> None:
+    if columns is None:
+        return
+    have = set(available)
+    missing = [c for c in columns if c not in have]
+    if missing:
+        raise ValueError(f"{str(path)!r} has no column(s) {missing}; it has {list(available)}")
+
+
+
+
+
+
+
+
+
+
+
+# ----------------------------------------------------------------------------- CSV
+
+
+def _read_csv(path: Path, *, sep: str, columns, nrows, fmt: str) -> TableWithTypes:
+    try:
+        return _read_csv_encoded(
+            path, sep=sep, columns=columns, nrows=nrows, fmt=fmt, encoding="utf-8"
+        )
+    except UnicodeDecodeError:
+        return _read_csv_encoded(
+            path, sep=sep, columns=columns, nrows=nrows, fmt=fmt, encoding="latin-1"
+        )
+
+
+def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding) -> TableWithTypes:
+    common = dict(sep=sep, compression="infer", encoding=encoding)
+    raw_header = raw_csv_header(path, common)
+    dup = duplicates(h for h in raw_header if h != "")
+    if dup:
+        raise ValueError(f"{str(path)!r} has duplicated column names: {dup}")
+    # pandas names a blank header cell "Unnamed: <position>"; so do we
+    header = [h if h != "" else f"Unnamed: {i}" for i, h in enumerate(raw_header)]
+    _check_columns(header, columns, path)
+    kw = dict(
+        common,
+        header=0,
+        names=header,
+        usecols=columns,
+        nrows=nrows,
+        keep_default_na=False,
+        na_values=[""],
+        low_memory=False,
+        index_col=False,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.ParserWarning)
+        try:
+            df = pd.read_csv(path, **kw)
+        except pd.errors.ParserWarning:
+            raise ValueError(
+                f"{str(path)!r}: the first data row has more fields than the header"
+            ) from None
+    order = list(columns) if columns is not None else header
+    reread = []
+    for c in order:
+        col = df[c]
+        if is_numeric_dtype(col.dtype):
+            continue
+        if pd.api.types.is_string_dtype(col.dtype):
+            if col.dtype != object or all(isinstance(v, str) for v in col.dropna()):
+                continue
+        reread.append(c)  # bool-like or mixed values: read the raw strings again
+    if reread:
+        raw = pd.read_csv(path, **dict(kw, usecols=reread, dtype=str))
+        df = df.assign(**{c: raw[c] for c in reread})
+    data = {}
+    types = {}
+    for c in order:
+        col = df[c]
+        if is_numeric_dtype(col.dtype):
+            data[c] = to_float64(col)
+            types[c] = NUMERIC
+        else:
+            data[c] = as_nominal(col)
+            types[c] = NOMINAL
+    frame = pd.DataFrame({c: data[c] for c in order})
+    return TableWithTypes(frame=frame, types=types, relation=None, source_format=fmt)
+
+
+def raw_csv_header(path: Path, common: dict) -> list[str]:
+    try:
+        first = pd.read_csv(path, header=None, nrows=1, dtype=str, na_filter=False, **common)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{str(path)!r} is empty (no header row)") from None
+    return [str(v) for v in first.iloc[0].tolist()] if len(first) else []
+
+
+# ----------------------------------------------------------------------------- Parquet
+
+
+def _read_parquet(path: Path, *, columns, nrows) -> TableWithTypes:
+    try:
+        pf = pq.ParquetFile(path)
+    except pa.ArrowInvalid as e:
+        raise ValueError(f"{str(path)!r} is not a readable Parquet file: {e}") from None
+    names = list(pf.schema_arrow.names)
+    dup = duplicates(names)
+    if dup:
+        raise ValueError(f"{str(path)!r} has duplicated column names: {dup}")
+    _check_columns(names, columns, path)
+    cols = list(columns) if columns is not None else names
+    if nrows is None:
+        table = pf.read(columns=cols)
+    else:
+        batches, got = [], 0
+        if nrows > 0:
+            for b in pf.iter_batches(batch_size=min(max(nrows, 1), 65536), columns=cols):
+                batches.append(b)
+                got += b.num_rows
+                if got >= nrows:
+                    break
+        if batches:
+            table = pa.Table.from_batches(batches).slice(0, nrows)
+        else:
+            table = pf.schema_arrow.empty_table().select(cols)
+    data, types = {}, {}
+    for c in cols:
+        arr = table.column(c)
+        t = arr.type
+        if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+            data[c] = arr.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
+            types[c] = NUMERIC
+        else:
+            s = arr.to_pandas()
+            if is_numeric_dtype(s.dtype):  # e.g. pandas extension types
+                data[c] = to_float64(s)
+                types[c] = NUMERIC
+            else:
+                data[c] = as_nominal(s)
+                types[c] = NOMINAL
+    frame = pd.DataFrame({c: data[c] for c in cols})
+    return TableWithTypes(frame=frame, types=types, relation=None, source_format="parquet")

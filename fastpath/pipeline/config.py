@@ -1,0 +1,84 @@
+"""What a fit is asked to do: the estimator's parameters, checked once, as one record."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..estimate.hdp.options import HDPOptions
+from ..utils.validation import as_generator, n_threads
+
+__all__ = ["ESTIMATORS", "HDP_PARAMETERS", "STRUCTURES", "FitConfig", "hdp_options"]
+
+STRUCTURES: tuple[str, ...] = ("nb", "tan", "kdb", "skdb")
+ESTIMATORS: tuple[str, ...] = ("m", "hdp")
+#: the estimator's parameters that are sampler options (same names as :class:`HDPOptions`)
+HDP_PARAMETERS: tuple[str, ...] = (
+    "n_iter", "burn_in", "tying", "update", "root", "n_chains", "concentration_shape",
+    "concentration_rate", "concentration_every", "alpha0", "overrelax",
+)
+
+
+def hdp_options(params: Mapping[str, Any]) -> HDPOptions:
+    """The sampler options among ``params`` (``ValueError`` naming a bad one)."""
+    return HDPOptions(**{name: params[name] for name in HDP_PARAMETERS})
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    """The checked parameters of a fit, shared by every driver.
+
+    Build it with :meth:`from_params` from ``BayesNetClassifier.get_params()``; every bad value
+    raises ``ValueError`` naming the parameter before any data is read.
+    """
+
+    structure: str
+    k: int
+    estimator: str
+    m: float | str
+    categorical_features: Any
+    hdp: HDPOptions | None
+    n_jobs: Any
+    random_state: Any
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> FitConfig:
+        structure, estimator, k, m = (params[n] for n in ("structure", "estimator", "k", "m"))
+        if structure not in STRUCTURES:
+            raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
+        if estimator not in ESTIMATORS:
+            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
+            raise ValueError(f"k must be a non-negative integer, got {k!r}")
+        if not (isinstance(m, str) and m == "auto"):
+            if isinstance(m, bool) or not isinstance(m, numbers.Real) or not (
+                np.isfinite(m) and m >= 0
+            ):
+                raise ValueError(f"m must be 'auto' or a non-negative number, got {m!r}")
+        n_threads(params["n_jobs"])  # checks n_jobs
+        seed = params["random_state"]
+        if not isinstance(seed, np.random.Generator | np.random.RandomState):
+            as_generator(seed)  # checks random_state without consuming a generator
+        return cls(
+            structure=structure,
+            k=int(k),
+            estimator=estimator,
+            m=m,
+            categorical_features=params["categorical_features"],
+            hdp=hdp_options(params) if estimator == "hdp" else None,
+            n_jobs=params["n_jobs"],
+            random_state=seed,
+        )
+
+    @property
+    def auto_m(self) -> bool:
+        """m is chosen on a holdout (``estimator="m"`` and ``m="auto"``)."""
+        return self.estimator == "m" and isinstance(self.m, str) and self.m == "auto"
+
+    @property
+    def n_threads(self) -> int:
+        return n_threads(self.n_jobs)

@@ -1,0 +1,55 @@
+"""The in-memory fit: every stage on one code matrix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..counts.counting import CountAccumulator
+from ..encode.encoder import TableEncoder
+from ..utils.validation import as_generator
+from .config import FitConfig
+from .fitted import FittedModel
+from .holdout import holdout_rows
+from .stages import choose_m, estimate_tables, learn_structure, name_trees, plan_m, tree_specs
+
+__all__ = ["fit_in_memory"]
+
+
+def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, classes: np.ndarray,
+                  y_codes: np.ndarray, *, stacklevel: int = 2) -> FittedModel:
+    """Fit on a checked frame and class codes (``classes[y_codes]`` are the labels)."""
+    n_classes = classes.size
+    encoder = TableEncoder(config.categorical_features).fit(frame, y_codes, n_classes)
+    codes = encoder.transform(frame)
+    cards = encoder.cardinalities_
+    learned = learn_structure(config, codes, y_codes, cards, n_classes)
+    specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
+    plan = plan_m(config, codes.shape[0], as_generator(config.random_state))
+    m, scores = plan.m, plan.scores
+    if plan.needs_holdout:
+        # the n_hold rows with the smallest seeded hash of their index, in row order: the rule
+        # the out-of-core fit applies chunk by chunk, so both hold out the same rows
+        hold = holdout_rows(codes.shape[0], plan.n_hold, plan.key)
+        train = np.ones(codes.shape[0], dtype=bool)
+        train[hold] = False
+        train_counts = CountAccumulator(specs).update(codes[train], y_codes[train])
+        m, scores = choose_m(specs, train_counts, codes[hold], y_codes[hold])
+    counts = CountAccumulator(specs).update(codes, y_codes)
+    trees = name_trees(counts, specs, encoder.feature_names_)
+    estimated = estimate_tables(config, trees, m, stacklevel=stacklevel + 1)
+    return FittedModel(
+        classes_=classes,
+        n_features_in_=frame.shape[1],
+        feature_names_in_=np.asarray(frame.columns, dtype=object) if has_names else None,
+        encoder_=encoder,
+        structure_=learned.structure,
+        tree_specs_=specs,
+        trees_=trees,
+        probability_tables_=estimated.tables,
+        selection_=learned.selection,
+        m_=m,
+        m_scores_=scores if config.estimator == "m" else None,
+        hdp_results_=estimated.hdp_results,
+        diagnostics_=estimated.diagnostics,
+    )

@@ -1,0 +1,193 @@
+"""The stages of a fit, shared by every driver (in memory, out of core, ``partial_fit``, Dask).
+
+Each stage is a function of plain data; a driver's only job is to bring it that data (a code
+matrix in memory, or statistics gathered chunk by chunk) and to return a
+:class:`~fastpath.pipeline.fitted.FittedModel`::
+
+    structure --tree_specs--> specs --(counts)--> trees --estimate_tables--> tables
+                       plan_m --(holdout rows)--> choose_m --^
+
+The choice of m follows the paper: the candidates :data:`~fastpath.estimate.M_GRID`
+are scored by the RMSE, on ``min(N/10, 5000)`` held-out rows (:mod:`fastpath.pipeline.holdout`),
+of tables counted on the other rows; the chosen m is then used on all rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..counts.context_tree import ContextTree
+from ..counts.counting import TreeSpec
+from ..estimate.diagnostics import FitDiagnostics, summarise_fit, tree_label
+from ..estimate.hdp.api import estimate_trees
+from ..estimate.hdp.results import HDPResult
+from ..estimate.mestimate import M_GRID, m_estimate_table
+from ..predict.inference import PackedModel, joint_log_likelihood, pack_model, posterior_from_joint
+from ..structure import graphs
+from ..structure.graphs import Structure
+from ..structure.selective import SelectedStructure, select_skdb
+from ..structure.specs import tree_specs
+from ..utils.validation import seed_int
+from .config import FitConfig
+from .holdout import holdout_key, holdout_size
+
+__all__ = [
+    "EstimatedTables",
+    "LearnedStructure",
+    "MPlan",
+    "TreeSource",
+    "choose_m",
+    "estimate_tables",
+    "learn_structure",
+    "name_trees",
+    "pack",
+    "plan_m",
+    "structure_from_scores",
+    "tree_specs",
+]
+
+
+class TreeSource(Protocol):
+    """Counts that give context trees: ``CountAccumulator`` or projected kDB-K counts."""
+
+    def tree(self, i: int, **names: Any) -> ContextTree: ...
+
+
+# ---------------------------------------------------------------------- structure -> specs
+@dataclass(frozen=True)
+class LearnedStructure:
+    """A structure, the attributes that get a context tree, and (SkDB) the selection record."""
+
+    structure: Structure
+    attributes: tuple[int, ...]
+    selection: SelectedStructure | None = None
+
+
+def learn_structure(config: FitConfig, codes: np.ndarray, y_codes: np.ndarray,
+                    cardinalities: Sequence[int], n_classes: int) -> LearnedStructure:
+    """The structure of ``config.structure`` learned from an in-memory code matrix."""
+    cards = tuple(cardinalities)
+    everything = tuple(range(len(cards)))
+    if config.structure == "nb":
+        return LearnedStructure(graphs.naive_bayes(len(cards)), everything)
+    if config.structure == "tan":
+        return LearnedStructure(graphs.tan(codes, y_codes, cards, n_classes), everything)
+    if config.structure == "kdb":
+        return LearnedStructure(graphs.kdb(codes, y_codes, cards, n_classes, config.k), everything)
+    selection = select_skdb(codes, y_codes, cards, n_classes, config.k)
+    return selected(selection)
+
+
+def structure_from_scores(config: FitConfig, mutual_information: np.ndarray | None,
+                          conditional_mutual_information: np.ndarray | None,
+                          n_attributes: int) -> Structure:
+    """The structure from precomputed scores (out of core); SkDB gets its kDB-K here."""
+    if config.structure == "nb":
+        return graphs.naive_bayes(n_attributes)
+    if config.structure == "tan":
+        return graphs.tan_from_scores(mutual_information, conditional_mutual_information)
+    return graphs.kdb_from_scores(mutual_information, conditional_mutual_information, config.k)
+
+
+def selected(selection: SelectedStructure) -> LearnedStructure:
+    """The learned structure of a selective kDB: only the selected attributes get a tree."""
+    return LearnedStructure(selection.structure, tuple(sorted(selection.attributes)), selection)
+
+
+
+def name_trees(counts: TreeSource, specs: Sequence[TreeSpec],
+               feature_names: Sequence[str]) -> list[ContextTree]:
+    """Every spec's context tree from ``counts``, with its variables' names."""
+    trees = []
+    for i, spec in enumerate(specs):
+        child = "class" if spec.child < 0 else feature_names[spec.child]
+        cond = tuple("class" if c < 0 else feature_names[c] for c in spec.conditioning)
+        trees.append(counts.tree(i, child_name=child, conditioning_names=cond))
+    return trees
+
+
+def pack(specs: Sequence[TreeSpec], trees: Sequence[ContextTree],
+         tables: Sequence[np.ndarray]) -> PackedModel:
+    """The prediction arrays of a fitted model (class prior first, as in ``trees``)."""
+    return pack_model(tables[0][0], list(specs[1:]), list(trees[1:]), list(tables[1:]))
+
+
+# ---------------------------------------------------------------------- m
+@dataclass(frozen=True)
+class MPlan:
+    """How m is set: a fixed ``m``, or a holdout of ``n_hold`` rows hashed with ``key``.
+
+    ``m`` is None with a holdout (chosen by :func:`choose_m`) and for HDP estimates.
+    """
+
+    m: float | None
+    key: int | None = None
+    n_hold: int = 0
+    scores: dict[float, float] = field(default_factory=dict)
+
+    @property
+    def needs_holdout(self) -> bool:
+        return self.key is not None
+
+
+def plan_m(config: FitConfig, n_rows: int, rng: np.random.Generator) -> MPlan:
+    """The m plan of a fit over ``n_rows`` rows; draws the holdout key from ``rng`` if needed."""
+    if config.estimator != "m":
+        return MPlan(None)
+    if not config.auto_m:
+        return MPlan(float(config.m))
+    n_hold = holdout_size(n_rows)
+    if n_hold < 1 or n_rows - n_hold < 1:
+        return MPlan(1.0)  # too little data to hold any out: Schurmann–Grassberger's m = 1
+    return MPlan(None, holdout_key(rng), n_hold)
+
+
+def choose_m(specs: Sequence[TreeSpec], train_counts: TreeSource, hold_codes: np.ndarray,
+             hold_y: np.ndarray) -> tuple[float, dict[float, float]]:
+    """The m of :data:`M_GRID` whose tables, counted on the training rows, give the lowest RMSE
+    on the held-out rows (ties to the smaller m), and every candidate's RMSE."""
+    trees = [train_counts.tree(i) for i in range(len(specs))]
+    rows = np.arange(hold_y.size)
+    scores = {}
+    for m in M_GRID:
+        packed = pack(specs, trees, [m_estimate_table(t, m) for t in trees])
+        proba = posterior_from_joint(joint_log_likelihood(packed, hold_codes))
+        scores[m] = float(np.sqrt(np.mean((1.0 - proba[rows, hold_y]) ** 2)))
+    return min(scores, key=lambda m: (scores[m], m)), scores
+
+
+# ---------------------------------------------------------------------- trees -> tables
+@dataclass(frozen=True)
+class EstimatedTables:
+    """Probability tables (read-only) and, for HDP estimates, the sampler's output."""
+
+    tables: list[np.ndarray]
+    hdp_results: list[HDPResult] | None = None
+    diagnostics: FitDiagnostics | None = None
+
+
+def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | None, *,
+                    stacklevel: int = 2) -> EstimatedTables:
+    """m-estimates with the chosen ``m``, or HDP estimates with ``config.hdp``.
+
+    HDP fits with ``n_chains >= 2`` warn (:class:`~fastpath.estimate.diagnostics.
+    UnconvergedWarning`, ``stacklevel`` frames above the caller) when a tree looks unconverged.
+    """
+    if config.estimator == "m":
+        tables = [m_estimate_table(t, m) for t in trees]
+        results = diagnostics = None
+    else:
+        results = estimate_trees(trees, config.hdp, seed=seed_int(config.random_state),
+                                 n_threads=config.n_threads)
+        diagnostics = summarise_fit(results, [tree_label(t, i) for i, t in enumerate(trees)])
+        if config.hdp.n_chains >= 2:
+            # with one chain R-hat only compares the chain's halves: too weak to warn on
+            diagnostics.warn_if_unconverged(stacklevel=stacklevel + 1)
+        tables = [np.array(r.probabilities, dtype=np.float64) for r in results]
+    for t in tables:
+        t.flags.writeable = False
+    return EstimatedTables(tables, results, diagnostics)

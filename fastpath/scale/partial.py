@@ -1,0 +1,228 @@
+"""``partial_fit``: counts that grow chunk by chunk, tables re-estimated on demand.
+
+The first call fixes everything but the counts (the classes, the coding of every column, the
+structure); later calls only add counts. The m holdout of the in-memory fit is the
+``min(N/10, 5000)`` rows with the smallest seeded hashes among all ``N`` rows, so it always lies
+in a *reservoir* of the 5,000 rows with the smallest hashes seen so far: re-estimation chooses m
+on the same rows as :meth:`~fastpath.BayesNetClassifier.fit` on the concatenated chunks.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..counts.counting import CountAccumulator, TreeSpec
+from ..encode.encoder import TableEncoder
+from ..pipeline.config import FitConfig
+from ..pipeline.fitted import FittedModel
+from ..pipeline.holdout import MAX_HOLDOUT, holdout_key, row_hashes
+from ..pipeline.stages import (
+    LearnedStructure,
+    choose_m,
+    estimate_tables,
+    learn_structure,
+    name_trees,
+    plan_m,
+    tree_specs,
+)
+from ..utils.validation import as_generator, check_labels
+from .errors import StreamError, first_true
+from .schema import declare_schema
+
+__all__ = ["PartialFit", "PartialState", "start_partial_fit"]
+
+
+@dataclass
+class PartialState:
+    """Counts gathered by ``partial_fit``.
+
+    ``accumulator`` counts every row except those of the *reservoir*: the (at most 5,000)
+    rows with the smallest holdout hashes seen so far, kept as codes (module docstring).
+    Without an m holdout (``key`` None) every row goes to the accumulator.
+    """
+
+    accumulator: CountAccumulator
+    key: int | None
+    n_seen: int = 0
+    stale: bool = True
+    hashes: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))
+    rows: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    codes: np.ndarray | None = None
+    y: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+
+    def add(self, codes: np.ndarray, y: np.ndarray) -> None:
+        start, n = self.n_seen, y.shape[0]
+        if self.key is None:
+            self.accumulator.update(codes, y)
+        else:
+            if self.codes is None:
+                self.codes = np.empty((0, codes.shape[1]), np.int64)
+            h = np.concatenate([self.hashes, row_hashes(start, start + n, self.key)])
+            rows = np.concatenate([self.rows, np.arange(start, start + n, dtype=np.int64)])
+            all_codes = np.concatenate([self.codes, codes])
+            all_y = np.concatenate([self.y, y])
+            if h.size > MAX_HOLDOUT:
+                part = np.argpartition(h, MAX_HOLDOUT - 1)
+                keep, out = part[:MAX_HOLDOUT], part[MAX_HOLDOUT:]
+                self.accumulator.update(all_codes[out], all_y[out])
+                h, rows, all_codes, all_y = h[keep], rows[keep], all_codes[keep], all_y[keep]
+            self.hashes, self.rows, self.codes, self.y = h, rows, all_codes, all_y
+        self.n_seen += n
+        self.stale = True
+
+    def split(self, n_hold: int) -> tuple[CountAccumulator, np.ndarray, np.ndarray]:
+        """Counts of every row but the ``n_hold`` with the smallest hashes, and those rows'
+        codes and classes in row order."""
+        by_hash = np.argsort(self.hashes, kind="stable")
+        hold, rest = by_hash[:n_hold], by_hash[n_hold:]
+        hold = hold[np.argsort(self.rows[hold], kind="stable")]
+        train = copy.deepcopy(self.accumulator)
+        train.update(self.codes[rest], self.y[rest])
+        return train, self.codes[hold], self.y[hold]
+
+    def counts(self) -> CountAccumulator:
+        """Counts of every row seen."""
+        full = copy.deepcopy(self.accumulator)
+        if self.codes is not None and self.y.size:
+            full.update(self.codes, self.y)
+        return full
+
+
+@dataclass
+class PartialFit:
+    """What ``partial_fit`` keeps between calls: the part fixed by the first call, the counts."""
+
+    config: FitConfig
+    classes: np.ndarray
+    encoder: TableEncoder
+    learned: LearnedStructure
+    specs: list[TreeSpec]
+    n_features_in: int
+    feature_names_in: np.ndarray | None
+    state: PartialState
+    n_calls: int = 0
+
+    @property
+    def stale(self) -> bool:
+        """Rows were added since the last :meth:`refresh`."""
+        return self.state.stale
+
+    def add(self, frame: pd.DataFrame, y: Any) -> None:
+        """Add a later chunk; ``StreamError`` naming the call, row and column, and nothing is
+        added, when it holds a class, a category or a missing value outside the schema."""
+        y_codes = _class_codes(self.classes, y, frame.shape[0], self.n_calls)
+        codes = _chunk_codes(self.encoder, frame, self.n_calls)
+        self.state.add(codes, y_codes)
+        self.n_calls += 1
+
+    def refresh(self, *, stacklevel: int = 2) -> FittedModel:
+        """Context trees and tables from every row seen, m chosen on the holdout rule."""
+        plan = plan_m(self.config, self.state.n_seen, as_generator(self.config.random_state))
+        m, scores = plan.m, plan.scores
+        if plan.needs_holdout:
+            # the holdout of the reservoir's hashes (drawn with the first call's key)
+            train, hold_codes, hold_y = self.state.split(plan.n_hold)
+            m, scores = choose_m(self.specs, train, hold_codes, hold_y)
+        trees = name_trees(self.state.counts(), self.specs, self.encoder.feature_names_)
+        estimated = estimate_tables(self.config, trees, m, stacklevel=stacklevel + 1)
+        self.state.stale = False
+        return FittedModel(
+            classes_=self.classes,
+            n_features_in_=self.n_features_in,
+            feature_names_in_=self.feature_names_in,
+            encoder_=self.encoder,
+            structure_=self.learned.structure,
+            tree_specs_=self.specs,
+            trees_=trees,
+            probability_tables_=estimated.tables,
+            selection_=self.learned.selection,
+            m_=m,
+            m_scores_=scores if self.config.estimator == "m" else None,
+            hdp_results_=estimated.hdp_results,
+            diagnostics_=estimated.diagnostics,
+        )
+
+
+def _chunk_codes(encoder: TableEncoder, frame: pd.DataFrame, call: int) -> np.ndarray:
+    codes = encoder.transform(frame)
+    if codes.size and codes.min() < 0:
+        r, j = (int(v) for v in np.argwhere(codes < 0)[0])
+        value = frame.iloc[r, j]
+        what = "a missing value" if pd.isna(value) else f"value {value!r}"
+        raise StreamError(
+            f"partial_fit call {call}, row {r}, column {encoder.feature_names_[j]!r}: {what} is "
+            "outside the schema fixed by the first call (declare it with "
+            "schema=declare_schema(...) on the first call)"
+        )
+    return codes
+
+
+def _class_codes(classes: np.ndarray, y: Any, n_rows: int, call: int) -> np.ndarray:
+    labels, codes = check_labels(y, n_rows, stacklevel=5)
+    index = pd.Index(classes).get_indexer(pd.Index(labels))
+    if (index < 0).any():
+        bad = labels[first_true(index < 0)]
+        raise StreamError(
+            f"partial_fit call {call}: class label {bad!r} is not one of the classes fixed by "
+            f"the first call {list(classes)} (pass classes= on the first call)"
+        )
+    return index[codes].astype(np.int64)
+
+
+def _schema_encoder(config: FitConfig, frame: pd.DataFrame, has_names: bool, schema: Any,
+                    y_codes: np.ndarray, n_classes: int) -> TableEncoder:
+    if schema is None:
+        return TableEncoder(config.categorical_features).fit(frame, y_codes, n_classes)
+    enc = schema if isinstance(schema, TableEncoder) else declare_schema(
+        schema, categorical_features=config.categorical_features
+    )
+    if not hasattr(enc, "codings_"):
+        raise ValueError("schema must be a fitted TableEncoder or a declare_schema mapping")
+    if len(enc.codings_) != frame.shape[1]:
+        raise ValueError(f"schema declares {len(enc.codings_)} columns, X has {frame.shape[1]}")
+    names = [str(c) for c in frame.columns]
+    if has_names and list(enc.feature_names_) != names:
+        raise ValueError(f"schema declares columns {list(enc.feature_names_)}, X has {names}")
+    return copy.deepcopy(enc)
+
+
+def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y: Any,
+                      classes: Any = None, schema: Any = None) -> PartialFit:
+    """The first ``partial_fit`` call: fix the classes, the schema and the structure."""
+    if classes is not None:
+        declared = np.asarray(classes).ravel()
+        class_labels, _ = check_labels(declared, declared.shape[0], stacklevel=4)
+    else:
+        class_labels, _ = check_labels(y, frame.shape[0], stacklevel=4)
+    if class_labels.size < 2:
+        raise ValueError(
+            f"the target has only 1 class ({class_labels[0]!r}); a classifier needs at "
+            "least 2 (pass every class with classes= on the first partial_fit call)"
+        )
+    n_classes = class_labels.size
+    y_codes = _class_codes(class_labels, y, frame.shape[0], 0)
+    encoder = _schema_encoder(config, frame, has_names, schema, y_codes, n_classes)
+    codes = _chunk_codes(encoder, frame, 0)
+    cards = encoder.cardinalities_
+    learned = learn_structure(config, codes, y_codes, cards, n_classes)
+    specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
+    # the reservoir's hash key: the key fit() would draw (refresh draws it again to match)
+    key = holdout_key(as_generator(config.random_state)) if config.auto_m else None
+    fit = PartialFit(
+        config=config,
+        classes=class_labels,
+        encoder=encoder,
+        learned=learned,
+        specs=specs,
+        n_features_in=frame.shape[1],
+        feature_names_in=np.asarray(frame.columns, dtype=object) if has_names else None,
+        state=PartialState(CountAccumulator(specs), key),
+    )
+    fit.state.add(codes, y_codes)
+    fit.n_calls = 1
+    return fit

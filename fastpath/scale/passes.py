@@ -1,0 +1,242 @@
+"""Out-of-core fits: a few passes over chunks of rows, in memory that does not grow with N.
+
+Paper, "Efficiency of BNC learning" and "Out-of-core capacity": BNCs learn out of core because
+every statistic they need is a *count*, and counts of chunks add up. A streaming fit of
+:class:`~fastpath.BayesNetClassifier` makes these passes over the data:
+
+1. **schema** (every structure): the columns, the class labels, the values of every nominal
+   column, missing values, and for every numeric column a class-conditional histogram
+   (:class:`fastpath.encode.ClassHistogram`) from which MDL cut points are computed without
+   holding the column;
+2. **structure statistics** (TAN, kDB, SkDB): the (attribute, class) and (attribute,
+   attribute, class) count tables, from which ``I(X_j; Y)`` and ``I(X_i; X_j | Y)`` give the
+   structure (:func:`fastpath.structure.tan_from_scores`, :func:`~fastpath.structure.graphs.
+   kdb_from_scores`);
+3. **counts** of every context tree (:class:`fastpath.counts.CountAccumulator`), with the
+   rows of the m holdout (at most 5,000) kept aside in memory;
+4. **leave-one-out** (SkDB only): the incremental leave-one-out RMSE of every ``(n*, k*)``
+   (:mod:`fastpath.structure.selective`), from the kDB-K counts of pass 3.
+
+Naive Bayes therefore reads the data twice, TAN and kDB three times, SkDB four times (the
+paper's one, two and three passes plus the discretisation pass). When the pairwise tables of
+pass 2 would not fit in ``pair_memory`` bytes, pass 2 is split into several passes over groups
+of attribute pairs.
+
+**Identical to the in-memory fit.** Counts are integers, so every count table equals the one the
+in-memory fit computes; the mutual informations are summed in the same order as
+:mod:`fastpath.structure.graphs` sums them, the leave-one-out errors in the same order as
+:mod:`fastpath.structure.selective`, and the m holdout is the same set of rows
+(:func:`fastpath.pipeline.holdout.holdout_rows`: the ``min(N/10, 5000)`` rows with the smallest
+seeded hash of their row index, used by the in-memory fit too). So on nominal data, and on numeric
+columns with at most ``max_bins`` distinct values, a streaming fit with the same ``random_state``
+gives the same model, bit for bit, as ``fit(pandas.concat(chunks))``. Numeric columns with more
+distinct values get approximate cut points (see :mod:`fastpath.encode.sketch` and
+``docs/scale.md``).
+
+**Sources.** ``fit`` streams when ``X`` is
+
+* a path (``str`` or ``os.PathLike``) to a CSV/TSV file (optionally compressed: ``.gz``,
+  ``.bz2``, ``.xz``, ``.zip``, ``.zst``, read with pandas in chunks of ``chunksize`` rows) or a
+  Parquet file (read with pyarrow in record batches of ``chunksize`` rows);
+* a callable returning a fresh iterator of DataFrame chunks (e.g.
+  ``functools.partial(pd.read_csv, path, chunksize=10**5)``): called once per pass;
+* an iterator (a generator, a ``pandas`` chunked reader) of DataFrames (or pyarrow record
+  batches). An iterator can be read only once, but a fit needs several passes: its chunks are
+  written during the first pass to a temporary directory (``tempfile.gettempdir()``, pickled
+  DataFrames, removed when the fit ends) and the later passes read them back. Memory stays
+  bounded; the disk holds a copy of the data. Pass a path or a callable to avoid the copy;
+* a ``dask.dataframe.DataFrame`` (:mod:`fastpath.scale.dask`).
+
+Every chunk holds the feature columns *and* the target column (``y`` names it; default: the
+last column). Column types are fixed by the first chunk (CSV: a column is numeric when pandas
+reads every field of its first chunk as a number, as :func:`fastpath.io.read_table` decides for
+the whole file; Parquet: by the file's schema; DataFrames: by their dtypes, and
+``categorical_features`` as for in-memory fits).
+
+**Bad input** stops the fit with a ``ValueError`` that names the chunk (0-based, with its rows),
+the row (0-based over the whole stream) and the column: a malformed CSV row, a column that is
+missing or new, a non-number in a numeric column, an infinite value, a missing class label.
+The estimator is fitted on a private copy and updated only when every pass has succeeded, so
+after an error it is exactly as before the call (unfitted, or still holding its previous fit).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..encode.sketch import DEFAULT_MAX_BINS
+from ..pipeline.config import FitConfig
+from ..pipeline.fitted import FittedModel
+from ..pipeline.holdout import holdout_threshold
+from ..pipeline.stages import (
+    choose_m,
+    estimate_tables,
+    name_trees,
+    plan_m,
+    selected,
+    structure_from_scores,
+    tree_specs,
+)
+from ..structure.selective import DEFAULT_LOO_M, SelectedStructure
+from ..utils.validation import as_generator
+from .errors import Where
+from .schema import Coder, SchemaStats, first_stats
+from .sources import Restart, Source, as_frame_chunk, check_chunksize, open_source, target_name
+from .stats import CountStats, LooStats, PairStats, ProjectedCounts, pair_groups
+
+__all__ = ["DEFAULT_PAIR_MEMORY", "LocalRunner", "fit_passes", "fit_stream"]
+
+#: memory for the pairwise (attribute, attribute, class) tables of one pass over the data
+DEFAULT_PAIR_MEMORY = 256 * 2**20
+
+
+# ====================================================================== runners
+class LocalRunner:
+    """Runs the passes over a :class:`Source` in this process, chunk after chunk."""
+
+    def __init__(self, source: Source, n_threads: int = 1) -> None:
+        self.source = source
+        self.n_threads = n_threads
+        self.n_passes = 0
+
+    def _frames(self, first_pass: bool) -> Iterator[tuple[Where, pd.DataFrame]]:
+        self.n_passes += 1
+        start = 0
+        for i, obj in enumerate(self.source.frames(first_pass)):
+            frame = as_frame_chunk(obj, Where("chunk", i, start, 0))
+            yield Where("chunk", i, start, len(frame)), frame
+            start += len(frame)
+
+    def schema(self, categorical_features: Any, y: Any, max_bins: int) -> SchemaStats:
+        for attempt in range(2):
+            try:
+                stats = None
+                for where, frame in self._frames(first_pass=True):
+                    if stats is None:
+                        stats = first_stats(frame, y, categorical_features, max_bins, where)
+                    stats.update(frame, where)
+                if stats is None:
+                    raise ValueError("the stream holds no chunk")
+                return stats
+            except Restart:
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def run(self, coder: Coder, state: Any) -> Any:
+        for where, frame in self._frames(first_pass=False):
+            if len(frame) == 0:
+                continue
+            codes, y = coder.encode(frame, where)
+            state.update(codes, y, where.start)
+        return state
+
+
+# ====================================================================== the fit
+def fit_passes(config: FitConfig, runner: Any, y: Any, *, max_bins: int = DEFAULT_MAX_BINS,
+               pair_memory: int = DEFAULT_PAIR_MEMORY, stacklevel: int = 2) -> FittedModel:
+    """The passes of a streaming fit over ``runner``; returns what the fit learned.
+
+    ``runner`` provides ``schema(categorical_features, y, max_bins)``, ``run(coder, state)``
+    and ``n_passes`` (:class:`LocalRunner`, or :class:`fastpath.scale.dask.DaskRunner`).
+    """
+    # pass 1: schema
+    stats = runner.schema(config.categorical_features, y, max_bins)
+    n = stats.n_rows
+    if n == 0:
+        raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
+    classes, class_order = stats.classes()
+    if classes.size < 2:
+        raise ValueError(
+            f"the target has only 1 class ({classes[0]!r}); a classifier needs at least 2"
+        )
+    n_classes = classes.size
+    encoder = stats.encoder(config.categorical_features, class_order)
+    cards = encoder.cardinalities_
+    p = len(cards)
+    coder = Coder(encoder, stats.target, classes)
+
+    # pass 2: structure statistics
+    mi = cmi = None
+    if config.structure != "nb":
+        if config.structure == "skdb" and n < 2:
+            raise ValueError(f"leave-one-out needs at least 2 rows, got {n}")
+        cmi = np.zeros((p, p))
+        for pairs in pair_groups(cards, n_classes, n, pair_memory):
+            ps = runner.run(coder, PairStats(cards, n_classes, n, pairs, config.n_threads))
+            if mi is None:
+                mi = ps.mutual_information()
+            values = ps.cmi_values()
+            cmi[ps.pair_i, ps.pair_j] = values
+            cmi[ps.pair_j, ps.pair_i] = values
+    structure = structure_from_scores(config, mi, cmi, p)
+
+    # pass 3: counts, with the m holdout aside (SkDB: the kDB-K trees of every attribute)
+    plan = plan_m(config, n, as_generator(config.random_state))
+    threshold = holdout_threshold(n, plan.n_hold, plan.key) if plan.needs_holdout else None
+    specs = tree_specs(structure, cards, n_classes, structure.order if config.structure ==
+                       "skdb" else range(p))
+    counted = runner.run(coder, CountStats(specs, plan.key, threshold))
+    hold_codes, hold_y = counted.holdout(p)
+    train = counted.accumulator
+    full = copy.deepcopy(train)
+    if hold_y.size:
+        full.update(hold_codes, hold_y)
+
+    # pass 4 (SkDB): leave-one-out over the kDB-K counts
+    selection = None
+    attributes = range(p)
+    if config.structure == "skdb":
+        trees = [full.tree(t) for t in range(1, len(specs))]
+        loo = runner.run(coder, LooStats(specs[1:], trees, full.tree(0).counts[0], n,
+                                         structure.k, DEFAULT_LOO_M, config.n_threads))
+        learned = selected(SelectedStructure.from_rmse(structure, loo.rmse(), DEFAULT_LOO_M))
+        selection, structure, attributes = learned.selection, learned.structure, learned.attributes
+        kdb_specs, specs = specs, tree_specs(structure, cards, n_classes, attributes)
+        train = ProjectedCounts(train, kdb_specs, specs)
+        full = ProjectedCounts(full, kdb_specs, specs)
+
+    m, scores = plan.m, plan.scores
+    if plan.needs_holdout:
+        m, scores = choose_m(specs, train, hold_codes, hold_y)
+    trees = name_trees(full, specs, encoder.feature_names_)
+    estimated = estimate_tables(config, trees, m, stacklevel=stacklevel + 1)
+    return FittedModel(
+        classes_=classes,
+        n_features_in_=len(stats.features),
+        feature_names_in_=np.asarray(stats.features, dtype=object) if stats.has_names else None,
+        encoder_=encoder,
+        structure_=structure,
+        tree_specs_=specs,
+        trees_=trees,
+        probability_tables_=estimated.tables,
+        selection_=selection,
+        m_=m,
+        m_scores_=scores if config.estimator == "m" else None,
+        hdp_results_=estimated.hdp_results,
+        diagnostics_=estimated.diagnostics,
+        n_passes_=runner.n_passes,
+    )
+
+
+def fit_stream(config: FitConfig, X: Any, y: Any = None, *, chunksize: int | None = None,
+               max_bins: int = DEFAULT_MAX_BINS, pair_memory: int = DEFAULT_PAIR_MEMORY,
+               stacklevel: int = 2) -> FittedModel:
+    """Fit from a stream in this process: a path, a callable returning an iterator of DataFrame
+    chunks, or an iterator of chunks (module doc); ``y`` names the target column (default: the
+    last column)."""
+    chunksize = check_chunksize(chunksize)
+    if y is not None and not isinstance(y, str):
+        target_name(y, [])  # raises the TypeError
+    source = open_source(X, chunksize)
+    try:
+        runner = LocalRunner(source, config.n_threads)
+        return fit_passes(config, runner, y, max_bins=max_bins, pair_memory=pair_memory,
+                          stacklevel=stacklevel + 1)
+    finally:
+        source.close()
