@@ -284,7 +284,8 @@ def study_mdl(rows: int = 1_000_000, n_test: int = 200_000, max_bins_list=(256, 
 
     from fastpath import BayesNetClassifier
     from fastpath.evaluation.cross_validation import rmse as rmse_fn
-    from fastpath.scale.passes import fit_stream
+    from fastpath.pipeline import FitConfig
+    from fastpath.scale import fit_stream
 
     model = _model(3)
     rng = np.random.default_rng(11)
@@ -328,9 +329,13 @@ def study_mdl(rows: int = 1_000_000, n_test: int = 200_000, max_bins_list=(256, 
     df = X.assign(cls=y)
     for mb in max_bins_list:
         t0 = time.perf_counter()
-        clf = fit_stream(BayesNetClassifier("kdb", 2, random_state=0),
-                         lambda: (df.iloc[s : s + 100_000] for s in range(0, rows, 100_000)),
-                         "cls", max_bins=mb)
+        # the streaming driver itself: max_bins is an option of the out-of-core fit only
+        clf = BayesNetClassifier("kdb", 2, random_state=0)
+        clf._assign(fit_stream(
+            FitConfig.from_params(clf.get_params()),
+            lambda: (df.iloc[s : s + 100_000] for s in range(0, rows, 100_000)),
+            "cls", max_bins=mb,
+        ))
         summary(clf, f"stream max_bins={mb}", time.perf_counter() - t0)
     return out
 

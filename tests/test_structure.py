@@ -18,14 +18,16 @@ from sklearn.metrics import mutual_info_score
 
 from fastpath.structure.graphs import (
     Structure,
-    conditional_mutual_information,
     kdb,
     kdb_from_scores,
-    mutual_information,
-    mutual_information_scores,
     naive_bayes,
     tan,
     tan_from_scores,
+)
+from fastpath.structure.scores import (
+    conditional_mutual_information,
+    mutual_information,
+    mutual_information_scores,
 )
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

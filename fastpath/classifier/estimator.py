@@ -227,6 +227,9 @@ class BayesNetClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any = None, *, chunksize: int | None = None) -> BayesNetClassifier:
         """Learn the discretisation, the structure and the probability tables.
 
+        The estimator is updated only when the fit succeeds: after an error it is exactly as
+        before the call.
+
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features), or a stream
@@ -242,9 +245,6 @@ class BayesNetClassifier(ClassifierMixin, BaseEstimator):
         chunksize : int, optional
             Streams only: rows per chunk read from a file (default 100,000), or per block of
             a Dask partition. Memory grows with it, not with the number of rows.
-
-        The estimator is updated only when the fit succeeds: after an error it is exactly as
-        before the call.
         """
         config = self._fit_config()
         if is_dask_frame(X):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..structure.graphs import cmi_dense, cmi_term
+from ..structure.scores import cmi_dense, cmi_term
 from ..structure.selective import loo_row_errors
 
 __all__ = ["add_errors", "loo_errors", "narrow_transpose", "pair_cmi_from_table", "pair_update"]

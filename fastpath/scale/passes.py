@@ -10,8 +10,8 @@ every statistic they need is a *count*, and counts of chunks add up. A streaming
    holding the column;
 2. **structure statistics** (TAN, kDB, SkDB): the (attribute, class) and (attribute,
    attribute, class) count tables, from which ``I(X_j; Y)`` and ``I(X_i; X_j | Y)`` give the
-   structure (:func:`fastpath.structure.tan_from_scores`, :func:`~fastpath.structure.graphs.
-   kdb_from_scores`);
+   structure (:func:`fastpath.structure.tan_from_scores`,
+   :func:`~fastpath.structure.kdb_from_scores`);
 3. **counts** of every context tree (:class:`fastpath.counts.CountAccumulator`), with the
    rows of the m holdout (at most 5,000) kept aside in memory;
 4. **leave-one-out** (SkDB only): the incremental leave-one-out RMSE of every ``(n*, k*)``
@@ -24,7 +24,7 @@ of attribute pairs.
 
 **Identical to the in-memory fit.** Counts are integers, so every count table equals the one the
 in-memory fit computes; the mutual informations are summed in the same order as
-:mod:`fastpath.structure.graphs` sums them, the leave-one-out errors in the same order as
+:mod:`fastpath.structure.scores` sums them, the leave-one-out errors in the same order as
 :mod:`fastpath.structure.selective`, and the m holdout is the same set of rows
 (:func:`fastpath.pipeline.holdout.holdout_rows`: the ``min(N/10, 5000)`` rows with the smallest
 seeded hash of their row index, used by the in-memory fit too). So on nominal data, and on numeric
@@ -56,15 +56,20 @@ the whole file; Parquet: by the file's schema; DataFrames: by their dtypes, and
 **Bad input** stops the fit with a ``ValueError`` that names the chunk (0-based, with its rows),
 the row (0-based over the whole stream) and the column: a malformed CSV row, a column that is
 missing or new, a non-number in a numeric column, an infinite value, a missing class label.
-The estimator is fitted on a private copy and updated only when every pass has succeeded, so
-after an error it is exactly as before the call (unfitted, or still holding its previous fit).
+The driver returns the learned state (:class:`~fastpath.pipeline.FittedModel`) and the estimator
+assigns it only when every pass has succeeded, so after an error it is exactly as before the call
+(unfitted, or still holding its previous fit).
+
+Every pass is a statistic of :mod:`fastpath.scale.stats` run over the chunks by a *runner*
+(:class:`LocalRunner` here, :class:`fastpath.scale.dask.DaskRunner` on Dask); the stages that turn
+the statistics into a model are those of the in-memory fit (:mod:`fastpath.pipeline.stages`).
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -87,17 +92,35 @@ from ..utils.validation import as_generator
 from .errors import Where
 from .schema import Coder, SchemaStats, first_stats
 from .sources import Restart, Source, as_frame_chunk, check_chunksize, open_source, target_name
-from .stats import CountStats, LooStats, PairStats, ProjectedCounts, pair_groups
+from .stats import (
+    CountStats,
+    LooStats,
+    PairStats,
+    PassStatistic,
+    ProjectedCounts,
+    pair_groups,
+)
 
-__all__ = ["DEFAULT_PAIR_MEMORY", "LocalRunner", "fit_passes", "fit_stream"]
+__all__ = ["DEFAULT_PAIR_MEMORY", "LocalRunner", "Runner", "fit_passes", "fit_stream"]
 
 #: memory for the pairwise (attribute, attribute, class) tables of one pass over the data
 DEFAULT_PAIR_MEMORY = 256 * 2**20
 
 
 # ====================================================================== runners
+class Runner(Protocol):
+    """What :func:`fit_passes` needs of a runner: the schema pass, then any statistic's pass."""
+
+    n_passes: int
+
+    def schema(self, categorical_features: Any, y: Any, max_bins: int) -> SchemaStats: ...
+
+    def run(self, coder: Coder, state: PassStatistic) -> PassStatistic: ...
+
+
 class LocalRunner:
-    """Runs the passes over a :class:`Source` in this process, chunk after chunk."""
+    """Runs the passes over a :class:`~fastpath.scale.sources.Source` in this process, chunk
+    after chunk."""
 
     def __init__(self, source: Source, n_threads: int = 1) -> None:
         self.source = source
@@ -128,7 +151,7 @@ class LocalRunner:
                     raise
         raise AssertionError("unreachable")
 
-    def run(self, coder: Coder, state: Any) -> Any:
+    def run(self, coder: Coder, state: PassStatistic) -> PassStatistic:
         for where, frame in self._frames(first_pass=False):
             if len(frame) == 0:
                 continue
@@ -138,7 +161,7 @@ class LocalRunner:
 
 
 # ====================================================================== the fit
-def fit_passes(config: FitConfig, runner: Any, y: Any, *, max_bins: int = DEFAULT_MAX_BINS,
+def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEFAULT_MAX_BINS,
                pair_memory: int = DEFAULT_PAIR_MEMORY, stacklevel: int = 2) -> FittedModel:
     """The passes of a streaming fit over ``runner``; returns what the fit learned.
 

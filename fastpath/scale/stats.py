@@ -19,7 +19,7 @@ import numpy as np
 from ..counts.context_tree import ContextTree
 from ..counts.counting import CountAccumulator, TreeSpec
 from ..pipeline.holdout import row_hashes
-from ..structure.graphs import mi_from_counts
+from ..structure.scores import mi_from_counts
 from ..structure.selective import loo_chunk_starts, loo_model
 from .kernels import add_errors, loo_errors, narrow_transpose, pair_cmi_from_table, pair_update
 

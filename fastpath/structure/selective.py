@@ -55,8 +55,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..counts.counting import CountAccumulator, TreeSpec
-from . import graphs as structure_mod
-from .graphs import Structure
+from .graphs import Structure, kdb
 from .specs import tree_specs
 
 __all__ = [
@@ -493,6 +492,6 @@ def select_skdb(
     """
     codes, y_codes, cards, n_classes = _check_codes(codes, y_codes, cardinalities, n_classes)
     m = _check_m(m)
-    full = structure_mod.kdb(codes, y_codes, cards, n_classes, k)
+    full = kdb(codes, y_codes, cards, n_classes, k)
     return SelectedStructure.from_rmse(full, loo_scores(codes, y_codes, cards, n_classes, full,
                                                         m=m), m)
