@@ -306,3 +306,22 @@ def test_concentration_every_reaches_the_sampler_and_model_files(small, tmp_path
     loaded = BayesNetClassifier.load(tmp_path / "every1.npz")
     assert loaded.get_params()["concentration_every"] == 1
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+
+
+def test_predict_log_proba_is_finite_where_the_posterior_underflows():
+    from scipy.special import logsumexp
+
+    # 120 attributes that each copy the class: every one favours its class by about 8 nats
+    y = np.repeat(["neg", "pos"], 100)
+    X = pd.DataFrame({f"a{j}": np.where(y == "pos", "hi", "lo") for j in range(120)})
+    clf = BayesNetClassifier("nb", m=0.05).fit(X, y)
+    rows = X.iloc[[0, 150]]
+    joint = clf.predict_joint_log_proba(rows)
+    assert np.all(np.ptp(joint, axis=1) > 750)  # exp(-750) underflows float64
+    proba = clf.predict_proba(rows)
+    assert np.any(proba == 0.0)  # the posterior of the other class underflowed
+    log_proba = clf.predict_log_proba(rows)
+    assert np.all(np.isfinite(log_proba))
+    np.testing.assert_allclose(log_proba, joint - logsumexp(joint, axis=1, keepdims=True),
+                               rtol=1e-12)
+    np.testing.assert_allclose(np.exp(log_proba), proba, rtol=1e-12, atol=0)

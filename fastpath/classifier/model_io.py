@@ -9,8 +9,12 @@ bool); others are refused at save time rather than silently changed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import zipfile
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -102,31 +106,53 @@ def save_model(params: dict[str, Any], model: FittedModel, path: str | os.PathLi
 
 
 def read_model_meta(path: str | os.PathLike) -> dict[str, Any]:
-    """The JSON document of a model file (``ValueError`` when it is not one)."""
-    if not Path(path).exists():
-        raise FileNotFoundError(f"no such file: {os.fspath(path)!r}")
-    with np.load(path, allow_pickle=False) as data:
-        return _meta(path, data)
+    """The JSON document of a model file (``ValueError`` naming the file when it is not one)."""
+    with _open(path) as (meta, _):
+        return meta
 
 
-def _meta(path: str | os.PathLike, data: Any) -> dict[str, Any]:
+@contextlib.contextmanager
+def _open(path: str | os.PathLike) -> Iterator[tuple[dict[str, Any], Any]]:
+    """The metadata and the open archive of a model file; every way a file can fail to be one
+    (missing, not a zip archive, truncated, corrupt, foreign, too new) is an error naming it."""
+    name = os.fspath(path)
+    if not Path(name).exists():
+        raise FileNotFoundError(f"no such file: {name!r}")
+    try:
+        data = np.load(name, allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile):
+        # numpy's own message would suggest allow_pickle=True: never advice for a model file
+        raise ValueError(f"{name!r} is not an hdpbn model file (not an .npz archive)") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ValueError(f"{name!r} is not an hdpbn model file (not an .npz archive)")
+    with data:
+        try:
+            meta = _meta(name, data)
+            yield meta, data
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+            raise ValueError(f"{name!r} is a damaged model file ({exc})") from None
+
+
+def _meta(name: str, data: Any) -> dict[str, Any]:
     if "meta" not in data.files:
-        raise ValueError(f"{os.fspath(path)!r} is not an hdpbn model file (no metadata)")
-    meta = json.loads(bytes(data["meta"]).decode("utf-8"))
-    if meta.get("format") != "hdpbn-model":
-        raise ValueError(f"{os.fspath(path)!r} is not an hdpbn model file")
+        raise ValueError(f"{name!r} is not an hdpbn model file (no metadata)")
+    try:
+        meta = json.loads(bytes(data["meta"]).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError(f"{name!r} is not an hdpbn model file (unreadable metadata)") from None
+    if not isinstance(meta, dict) or meta.get("format") != "hdpbn-model":
+        raise ValueError(f"{name!r} is not an hdpbn model file")
     if meta.get("version", 0) > FORMAT_VERSION:
         raise ValueError(
-            f"model file version {meta['version']} is newer than this hdpbn understands "
-            f"({FORMAT_VERSION}); upgrade hdpbn"
+            f"{name!r}: model file version {meta['version']} is newer than this hdpbn "
+            f"understands ({FORMAT_VERSION}); upgrade hdpbn"
         )
     return meta
 
 
 def read_model(path: str | os.PathLike) -> tuple[dict[str, Any], FittedModel]:
     """The parameters and the learned state written by :func:`save_model`."""
-    with np.load(path, allow_pickle=False) as data:
-        meta = _meta(path, data)
+    with _open(path) as (meta, data):
         arrays = {name: data[name] for name in data.files}
     classes = meta["classes"]
     specs, trees, tables = [], [], []

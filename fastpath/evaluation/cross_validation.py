@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..utils.validation import as_generator
+
 __all__ = [
     "FoldResult",
     "align_proba",
@@ -64,7 +66,7 @@ def stratified_folds(
         raise ValueError(f"repeats must be at least 1, got {n_repeats}")
     if len(y_codes) < n_folds:
         raise ValueError(f"cannot make {n_folds} folds from {len(y_codes)} rows")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed, "seed")
     for r in range(n_repeats):
         fold_of = np.empty(len(y_codes), dtype=np.int64)
         offset = int(rng.integers(n_folds))

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..estimate.hdp.options import HDPOptions
-from ..utils.validation import as_generator, n_threads
+from ..utils.validation import as_generator, check_int, n_threads
 
 __all__ = ["ESTIMATORS", "HDP_PARAMETERS", "STRUCTURES", "FitConfig", "hdp_options"]
 
@@ -52,8 +52,7 @@ class FitConfig:
             raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
         if estimator not in ESTIMATORS:
             raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
-            raise ValueError(f"k must be a non-negative integer, got {k!r}")
+        check_int("k", k, 0)
         if not (isinstance(m, str) and m == "auto"):
             if isinstance(m, bool) or not isinstance(m, numbers.Real) or not (
                 np.isfinite(m) and m >= 0

@@ -11,7 +11,6 @@ callable returning a fresh iterator of chunks (called once per pass), or a one-s
 from __future__ import annotations
 
 import collections.abc
-import numbers
 import os
 import pickle
 import re
@@ -28,6 +27,7 @@ import pyarrow.parquet as pq
 
 from ..io.tables import detect_format, raw_csv_header
 from ..utils.dtypes import as_nominal, duplicates, is_numeric_dtype
+from ..utils.validation import check_int
 from .errors import StreamError, Where
 
 __all__ = [
@@ -283,11 +283,8 @@ def open_source(X: Any, chunksize: int) -> Source:
 
 
 def check_chunksize(chunksize: Any) -> int:
-    if chunksize is None:
-        return DEFAULT_CHUNKSIZE
-    if isinstance(chunksize, bool) or not isinstance(chunksize, numbers.Integral) or chunksize < 1:
-        raise ValueError(f"chunksize must be a positive integer, got {chunksize!r}")
-    return int(chunksize)
+    """Rows per chunk: :data:`DEFAULT_CHUNKSIZE` for None, else a positive integer."""
+    return DEFAULT_CHUNKSIZE if chunksize is None else check_int("chunksize", chunksize, 1)
 
 
 def target_name(y: Any, columns: Sequence[str]) -> str:

@@ -1,0 +1,273 @@
+"""fastpath.encode.encoder: tables -> small integer codes.
+
+Checked against independent computations: nominal codes are the positions in the sorted
+distinct values (``np.unique``); numeric codes are the MDL intervals of the raw column
+(``mdl_cut_points``, binned with ``np.digitize``); a missing value gets a code of its own (the
+last one); values unseen in training get ``UNKNOWN`` (-1). Also: every form of
+``categorical_features`` selects the same columns, ``to_dict``/``from_dict`` survive JSON, the
+caller's frame is never modified, and bad input raises a ``ValueError`` naming the column.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fastpath.encode.discretize import mdl_cut_points
+from fastpath.encode.encoder import UNKNOWN, TableEncoder, as_frame
+
+
+def _mixed_frame(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    frame = pd.DataFrame({
+        "colour": rng.choice(["red", "green", "blue"], n),
+        "size": np.where(y == 1, rng.normal(5, 1, n), rng.normal(0, 1, n)),
+        "flag": rng.random(n) < 0.5,
+        "count": rng.integers(0, 4, n),
+        "grade": pd.Categorical(rng.choice(["lo", "mid", "hi"], n),
+                                categories=["lo", "mid", "hi", "top"]),
+    })
+    frame.loc[::7, "colour"] = None
+    frame.loc[::11, "size"] = np.nan
+    return frame, y
+
+
+# ====================================================================== nominal coding
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["b", "a", "zz", "A", "10", "9"]), min_size=1, max_size=40))
+def test_nominal_codes_are_positions_in_the_sorted_values(values):
+    frame = pd.DataFrame({"c": values})
+    enc = TableEncoder().fit(frame, np.zeros(len(values), np.int64), 1)
+    codes = enc.transform(frame)
+    ref_values, ref_codes = np.unique(np.array(values, dtype=object), return_inverse=True)
+    assert enc.codings_[0].kind == "nominal"
+    assert list(enc.codings_[0].categories) == list(ref_values)
+    np.testing.assert_array_equal(codes[:, 0], ref_codes)
+    assert enc.cardinalities_ == (len(ref_values),)
+
+
+def test_categorical_columns_keep_every_declared_category_in_order():
+    frame, y = _mixed_frame()
+    enc = TableEncoder().fit(frame, y, 2)
+    grade = enc.codings_[4]
+    assert grade.categories == ("lo", "mid", "hi", "top")  # "top" declared, never observed
+    assert grade.cardinality == 4
+    codes = enc.transform(frame)[:, 4]
+    np.testing.assert_array_equal(codes, frame["grade"].cat.codes.to_numpy())
+
+
+def test_booleans_are_nominal():
+    frame, y = _mixed_frame()
+    enc = TableEncoder().fit(frame, y, 2)
+    flag = enc.codings_[2]
+    assert flag.kind == "nominal" and flag.categories == (False, True)
+    np.testing.assert_array_equal(enc.transform(frame)[:, 2], frame["flag"].astype(int))
+
+
+# ====================================================================== numeric coding
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 2), st.integers(-20, 20)), min_size=2, max_size=60),
+    st.integers(0, 2**32 - 1),
+)
+def test_numeric_codes_are_the_mdl_intervals_of_the_raw_column(rows, seed):
+    y = np.array([c for c, _ in rows])
+    # values that mostly follow the class, so that MDL finds cut points
+    noise = np.random.default_rng(seed).normal(0, 0.3, len(rows))
+    x = np.array([10.0 * c + v / 10 for c, v in rows]) + noise
+    frame = pd.DataFrame({"x": x})
+    enc = TableEncoder().fit(frame, y, 3)
+    cuts = mdl_cut_points(x, y, 3)
+    assert enc.codings_[0].kind == "numeric"
+    np.testing.assert_array_equal(enc.codings_[0].cut_points, cuts)
+    # interval j holds cuts[j-1] < x <= cuts[j]
+    np.testing.assert_array_equal(enc.transform(frame)[:, 0], np.digitize(x, cuts, right=True))
+    assert enc.cardinalities_ == (len(cuts) + 1,)
+
+
+def test_separable_numeric_column_is_cut_between_the_classes():
+    x = np.array([0.0, 0.5, 1.0, 1.5, 4.0, 4.5, 5.0, 5.5])
+    y = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    enc = TableEncoder().fit(pd.DataFrame({"x": x}), y, 2)
+    assert enc.codings_[0].cut_points == ((1.5 + 4.0) / 2,)
+    new = pd.DataFrame({"x": [-100.0, 2.75, 2.7500001, 100.0]})
+    np.testing.assert_array_equal(enc.transform(new)[:, 0], [0, 0, 1, 1])
+
+
+# ====================================================================== missing and unknown
+def test_missing_values_get_the_last_code_of_their_column():
+    frame, y = _mixed_frame()
+    enc = TableEncoder().fit(frame, y, 2)
+    codes = enc.transform(frame)
+    colour, size = enc.codings_[0], enc.codings_[1]
+    assert colour.missing_code == len(colour.categories) == 3
+    assert size.missing_code == len(size.cut_points) + 1
+    assert colour.cardinality == 4 and size.cardinality == len(size.cut_points) + 2
+    np.testing.assert_array_equal(codes[:, 0] == 3, frame["colour"].isna())
+    np.testing.assert_array_equal(codes[:, 1] == size.missing_code, frame["size"].isna())
+    assert colour.value_labels()[-1] == "<missing>"
+    # columns without missing values in training reserve no code for it
+    assert enc.codings_[3].missing_code is None
+
+
+def test_values_unseen_in_training_are_unknown():
+    frame, y = _mixed_frame()
+    enc = TableEncoder().fit(frame, y, 2)
+    new = frame.iloc[:3].copy()
+    new["colour"] = ["purple", "red", None]  # new category; missing was seen in training
+    new["count"] = [np.nan, 9, 1]  # missing never seen in training; 9 is numeric: an interval
+    new["grade"] = pd.Categorical(["top", "lo", "mid"], categories=["lo", "mid", "hi", "top"])
+    codes = enc.transform(new)
+    assert UNKNOWN == -1
+    assert list(codes[:, 0]) == [UNKNOWN, enc.codings_[0].categories.index("red"), 3]
+    assert codes[0, 3] == UNKNOWN and codes[1, 3] >= 0
+    assert list(codes[:, 4]) == [3, 0, 1]
+
+
+def test_unknown_categorical_category_is_unknown():
+    train = pd.DataFrame({"g": pd.Categorical(["a", "b"], categories=["a", "b"])})
+    enc = TableEncoder().fit(train, np.array([0, 1]), 2)
+    test = pd.DataFrame({"g": pd.Categorical(["c", "b"], categories=["b", "c"])})
+    np.testing.assert_array_equal(enc.transform(test)[:, 0], [UNKNOWN, 1])
+
+
+def test_all_missing_column_is_one_constant_value():
+    frame = pd.DataFrame({"a": [np.nan] * 4, "b": ["x", "y", "x", "y"]})
+    with pytest.warns(UserWarning, match="'a' is missing in every training row"):
+        enc = TableEncoder().fit(frame, np.array([0, 1, 0, 1]), 2)
+    assert enc.cardinalities_[0] == 1
+    np.testing.assert_array_equal(enc.transform(frame)[:, 0], 0)
+
+
+def test_labels_typed_differently_still_match_by_text():
+    enc = TableEncoder().fit(pd.DataFrame({"c": ["3", "4"]}), np.array([0, 1]), 2)
+    np.testing.assert_array_equal(enc.transform(np.array([[4], [3], [5]], dtype=object))[:, 0],
+                                  [1, 0, UNKNOWN])
+
+
+# ====================================================================== categorical_features
+FORMS = [
+    ["colour", "count"],
+    [0, 3],
+    [0, -2],
+    [True, False, False, True, False],
+    np.array([True, False, False, True, False]),
+]
+
+
+@pytest.mark.parametrize("spec", FORMS, ids=["names", "indices", "negative", "mask", "array"])
+def test_every_form_of_categorical_features_selects_the_same_columns(spec):
+    frame, y = _mixed_frame()
+    frame = frame.drop(columns="grade").assign(extra=frame["count"] * 2)
+    enc = TableEncoder(spec)
+    np.testing.assert_array_equal(enc.nominal_mask(frame), [True, False, False, True, False])
+    enc.fit(frame, y, 2)
+    kinds = [c.kind for c in enc.codings_]
+    assert kinds == ["nominal", "numeric", "numeric", "nominal", "numeric"]
+    # the integer column coded as nominal: one code per distinct integer, sorted
+    assert enc.codings_[3].categories == tuple(sorted(frame["count"].unique()))
+    # bools are nominal under "auto" only; an explicit list makes them numeric (0/1)
+    np.testing.assert_array_equal(enc.transform(frame)[:, 3], frame["count"])
+
+
+def test_auto_and_none_pick_non_numeric_columns():
+    frame, _ = _mixed_frame()
+    expected = [not pd.api.types.is_numeric_dtype(frame[c]) or frame[c].dtype == bool
+                for c in frame.columns]
+    for spec in ("auto", None):
+        np.testing.assert_array_equal(TableEncoder(spec).nominal_mask(frame), expected)
+
+
+@pytest.mark.parametrize(
+    "spec,match",
+    [(["nope"], "names column 'nope', which is not in the data"),
+     ([7], "index 7 is out of range"),
+     ([-8], "index -8 is out of range"),
+     ([1.5], "got item 1.5")],
+)
+def test_bad_categorical_features_are_refused(spec, match):
+    frame, _ = _mixed_frame()
+    with pytest.raises(ValueError, match=match):
+        TableEncoder(spec).nominal_mask(frame)
+
+
+# ====================================================================== persistence
+@pytest.mark.parametrize("spec", ["auto", ["colour", "count"], [0, 3]])
+def test_to_dict_from_dict_round_trips_through_json(spec):
+    frame, y = _mixed_frame()
+    if spec != "auto":
+        frame = frame.drop(columns="grade")
+    enc = TableEncoder(spec).fit(frame, y, 2)
+    d = json.loads(json.dumps(enc.to_dict()))
+    back = TableEncoder.from_dict(d)
+    assert back.codings_ == enc.codings_
+    assert back.feature_names_ == enc.feature_names_
+    assert back.to_dict() == enc.to_dict()
+    other, _ = _mixed_frame(50, seed=1)
+    if spec != "auto":
+        other = other.drop(columns="grade")
+    np.testing.assert_array_equal(back.transform(other), enc.transform(other))
+
+
+# ====================================================================== the caller's data
+def test_the_callers_frame_is_not_mutated():
+    frame, y = _mixed_frame()
+    before = frame.copy(deep=True)
+    enc = TableEncoder().fit(frame, y, 2)
+    enc.transform(frame)
+    TableEncoder(["colour", "flag", "count", "grade"]).fit_transform(frame, y, 2)
+    pd.testing.assert_frame_equal(frame, before)
+    arr = frame.drop(columns="grade").to_numpy(dtype=object)
+    arr_before = arr.copy()
+    TableEncoder().fit_transform(arr, y, 2)
+    assert all(
+        (a is b) or (a == b) or (pd.isna(a) and pd.isna(b))
+        for a, b in zip(arr.ravel(), arr_before.ravel(), strict=True)
+    )
+
+
+def test_as_frame_names_arrays_and_keeps_frames():
+    arr = np.arange(6).reshape(3, 2)
+    frame, has_names = as_frame(arr)
+    assert list(frame.columns) == ["x0", "x1"] and not has_names
+    df = pd.DataFrame({"a": [1], "b": [2]})
+    out, has_names = as_frame(df)
+    assert out is df and has_names
+
+
+# ====================================================================== bad input
+def test_infinite_value_is_refused_naming_the_column_and_row():
+    frame = pd.DataFrame({"a": ["u", "v", "u"], "speed": [1.0, np.inf, 2.0]})
+    with pytest.raises(ValueError, match=r"column 'speed' contains inf \(row 1\)"):
+        TableEncoder().fit(frame, np.array([0, 1, 0]), 2)
+
+
+def test_text_in_a_numeric_column_is_refused_naming_the_column():
+    enc = TableEncoder().fit(pd.DataFrame({"w": [1.0, 2.0, 3.0]}), np.array([0, 1, 0]), 2)
+    bad = pd.DataFrame({"w": np.array([1.0, "heavy", 2.0], dtype=object)})
+    with pytest.raises(ValueError, match="column 'w' was fitted as numeric"):
+        enc.transform(bad)
+
+
+def test_text_column_declared_numeric_is_refused_naming_the_column():
+    frame = pd.DataFrame({"colour": ["red", "blue"], "n": [1, 2]})
+    with pytest.raises(ValueError, match=r"column 'colour'.*numeric.*'red'"):
+        TableEncoder(["n"]).fit(frame, np.array([0, 1]), 2)
+
+
+def test_wrong_shapes_are_refused():
+    enc = TableEncoder().fit(pd.DataFrame({"a": [1.0, 2.0]}), np.array([0, 1]), 2)
+    with pytest.raises(ValueError, match="X has 2 columns, but the encoder was fitted with 1"):
+        enc.transform(pd.DataFrame({"a": [1.0], "b": [2.0]}))
+    with pytest.raises(ValueError, match="2-D"):
+        as_frame(np.arange(3))
+    with pytest.raises(ValueError, match="duplicated column names"):
+        as_frame(pd.DataFrame([[1, 2]], columns=["a", "a"]))
+    with pytest.raises(ValueError, match="Series"):
+        as_frame(pd.Series([1, 2]))

@@ -1,0 +1,216 @@
+"""fastpath.predict.inference: packed tables -> joint log likelihoods -> class posteriors.
+
+The reference is a brute-force evaluation written from the definitions: for every row and
+class, log P(y) plus, for every attribute, the log of its table entry at the deepest node of its
+context tree whose path (class, parent values...) matches the row, found by looking the path up
+in ``tree.paths()`` (no ``child_lookup``). An unknown value (code -1) contributes no factor of
+its own and stops the descent of its children's trees (back-off). For naive Bayes this is
+exactly marginalising the value out. Posteriors are compared with ``scipy.special.softmax``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from scipy.special import logsumexp, softmax
+
+from fastpath import BayesNetClassifier
+from fastpath.predict.inference import joint_log_likelihood, pack_model, posterior_from_joint
+
+
+# ====================================================================== the reference
+def _node_index(tree):
+    """Path prefix (tuple) -> node, for every node of a context tree."""
+    paths, depth = tree.paths(), tree.node_depth
+    return {tuple(int(v) for v in paths[i, : depth[i]]): i for i in range(tree.n_nodes)}
+
+
+def brute_force_joint(specs, trees, tables, codes):
+    """log P(y, x) by hand, and how many factors backed off above their leaf."""
+    n_classes = tables[0].shape[1]
+    index = [_node_index(t) for t in trees]
+    out = np.empty((codes.shape[0], n_classes))
+    backed_off = 0
+    for r, row in enumerate(codes):
+        for c in range(n_classes):
+            s = math.log(tables[0][0, c])
+            for a in range(1, len(specs)):
+                spec, table = specs[a], tables[a]
+                x = row[spec.child]
+                if x < 0:
+                    continue  # unknown value: no factor
+                values = [c if col < 0 else int(row[col]) for col in spec.conditioning]
+                node = 0
+                for d in range(1, len(values) + 1):
+                    if values[d - 1] < 0 or tuple(values[:d]) not in index[a]:
+                        backed_off += 1
+                        break
+                    node = index[a][tuple(values[:d])]
+                with np.errstate(divide="ignore"):
+                    s += np.log(table[node, x])
+            out[r, c] = s
+    return out, backed_off
+
+
+def _packed(clf):
+    return pack_model(clf.probability_tables_[0][0], clf.tree_specs_[1:], clf.trees_[1:],
+                      clf.probability_tables_[1:])
+
+
+# ====================================================================== data
+def _nominal_data(n=300, seed=0):
+    """Four nominal attributes; a1 copies a0 most of the time, so many (class, a0, a1) paths
+    are never observed and kDB's trees have to back off on new rows."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    a0 = (y + (rng.random(n) < 0.3) * rng.integers(0, 3, n)) % 3
+    a1 = np.where(rng.random(n) < 0.9, a0, rng.integers(0, 4, n))
+    a2 = rng.integers(0, 2, n) + 2 * (y == 2)
+    a3 = (a2 + y) % 3
+    X = pd.DataFrame({f"a{j}": v.astype(str) for j, v in enumerate((a0, a1, a2, a3))})
+    return X, np.array(["lo", "mid", "hi"])[y]
+
+
+def _all_codes(clf, seed=1, n=200, p_unknown=0.0):
+    """Random code rows over the whole product space (most paths unseen), some unknown."""
+    rng = np.random.default_rng(seed)
+    cards = np.array(clf.encoder_.cardinalities_)
+    codes = (rng.random((n, cards.size)) * cards).astype(np.int64)
+    codes[rng.random(codes.shape) < p_unknown] = -1
+    return codes
+
+
+@pytest.fixture(scope="module")
+def data():
+    return _nominal_data()
+
+
+@pytest.fixture(scope="module")
+def nb(data):
+    return BayesNetClassifier("nb", m=1.0).fit(*data)
+
+
+@pytest.fixture(scope="module")
+def kdb1(data):
+    return BayesNetClassifier("kdb", k=1, m=1.0).fit(*data)
+
+
+# ====================================================================== joint log likelihood
+@pytest.mark.parametrize("model", ["nb", "kdb1"])
+def test_joint_equals_the_brute_force_product_of_table_entries(model, request):
+    clf = request.getfixturevalue(model)
+    codes = _all_codes(clf)
+    ref, _ = brute_force_joint(clf.tree_specs_, clf.trees_, clf.probability_tables_, codes)
+    np.testing.assert_allclose(joint_log_likelihood(_packed(clf), codes), ref, rtol=1e-12)
+
+
+def test_kdb1_has_attribute_parents_and_backs_off(kdb1):
+    assert any(len(p) == 1 for p in kdb1.structure_.parents)
+    codes = _all_codes(kdb1)
+    _, backed_off = brute_force_joint(kdb1.tree_specs_, kdb1.trees_,
+                                      kdb1.probability_tables_, codes)
+    assert backed_off > 0  # the previous test really exercised unseen paths
+
+
+@pytest.mark.parametrize("model", ["nb", "kdb1"])
+def test_unknown_codes_back_off_like_the_brute_force(model, request):
+    clf = request.getfixturevalue(model)
+    codes = _all_codes(clf, seed=2, p_unknown=0.3)
+    ref, _ = brute_force_joint(clf.tree_specs_, clf.trees_, clf.probability_tables_, codes)
+    np.testing.assert_allclose(joint_log_likelihood(_packed(clf), codes), ref, rtol=1e-12)
+
+
+def test_classifier_joint_is_the_packed_joint_of_its_codes(kdb1, data):
+    X, _ = data
+    new = X.iloc[:20].copy()
+    new.iloc[3, 1] = "never-seen"
+    codes = kdb1.transform_codes(new)
+    assert codes[3, 1] == -1
+    ref, _ = brute_force_joint(kdb1.tree_specs_, kdb1.trees_, kdb1.probability_tables_, codes)
+    np.testing.assert_allclose(kdb1.predict_joint_log_proba(new), ref, rtol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_naive_bayes_unknown_value_is_marginalised_out(nb, data):
+    cards = nb.encoder_.cardinalities_
+    row = np.array([data.draw(st.integers(0, k - 1)) for k in cards])
+    j = data.draw(st.integers(0, len(cards) - 1))
+    packed = _packed(nb)
+    completed = np.repeat(row[None, :], cards[j], axis=0)
+    completed[:, j] = np.arange(cards[j])
+    unknown = row.copy()
+    unknown[j] = -1
+    # sum over the values of x_j of P(y, x) = P(y, x without x_j): the tables' rows sum to 1
+    marginal = logsumexp(joint_log_likelihood(packed, completed), axis=0)
+    np.testing.assert_allclose(joint_log_likelihood(packed, unknown[None, :])[0], marginal,
+                               rtol=1e-12)
+
+
+def test_every_value_unknown_leaves_the_class_prior(kdb1):
+    codes = np.full((3, kdb1.n_features_in_), -1, dtype=np.int64)
+    joint = joint_log_likelihood(_packed(kdb1), codes)
+    np.testing.assert_allclose(joint, np.log(kdb1.probability_tables_[0][[0, 0, 0]]))
+
+
+def test_no_attribute_trees_and_no_rows():
+    prior = np.array([0.2, 0.8])
+    empty = pack_model(prior, [], [], [])
+    np.testing.assert_allclose(joint_log_likelihood(empty, np.zeros((2, 3), np.int64)),
+                               np.log([prior, prior]))
+    assert joint_log_likelihood(empty, np.zeros((0, 3), np.int64)).shape == (0, 2)
+
+
+def test_zero_table_entries_give_minus_infinity(data):
+    clf = BayesNetClassifier("kdb", k=1, m=0.0).fit(*data)
+    codes = _all_codes(clf, seed=3)
+    ref, _ = brute_force_joint(clf.tree_specs_, clf.trees_, clf.probability_tables_, codes)
+    joint = joint_log_likelihood(_packed(clf), codes)
+    assert np.isneginf(ref).any()
+    np.testing.assert_array_equal(np.isneginf(joint), np.isneginf(ref))
+    finite = np.isfinite(ref)
+    np.testing.assert_allclose(joint[finite], ref[finite], rtol=1e-12)
+
+
+# ====================================================================== posteriors
+finite_or_minus_inf = st.one_of(
+    st.floats(-5e3, 5e3, allow_nan=False), st.just(-np.inf)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, max_side=6),
+                  elements=finite_or_minus_inf))
+def test_posterior_is_the_softmax_and_rows_sum_to_one(joint):
+    p = posterior_from_joint(joint)
+    assert p.shape == joint.shape
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=1e-12)
+    assert np.all((p >= 0) & (p <= 1))
+    for r in range(joint.shape[0]):
+        if np.isfinite(joint[r]).any():
+            np.testing.assert_allclose(p[r], softmax(joint[r]), rtol=1e-9, atol=1e-300)
+            assert np.all(p[r][np.isneginf(joint[r])] == 0)
+        else:  # every class impossible: no information, uniform
+            np.testing.assert_array_equal(p[r], 1.0 / joint.shape[1])
+
+
+@settings(max_examples=50, deadline=None)
+@given(hnp.arrays(np.float64, (4, 3), elements=st.floats(-50, 50)),
+       st.floats(-1e5, 1e5))
+def test_posterior_ignores_a_constant_shift(joint, shift):
+    np.testing.assert_allclose(posterior_from_joint(joint + shift), posterior_from_joint(joint),
+                               rtol=1e-6, atol=1e-12)
+
+
+def test_classifier_posterior_is_normalised_brute_force(kdb1, data):
+    X, _ = data
+    codes = kdb1.transform_codes(X)
+    ref, _ = brute_force_joint(kdb1.tree_specs_, kdb1.trees_, kdb1.probability_tables_, codes)
+    expected = np.exp(ref - logsumexp(ref, axis=1, keepdims=True))
+    np.testing.assert_allclose(kdb1.predict_proba(X), expected, rtol=1e-10)

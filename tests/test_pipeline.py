@@ -1,0 +1,332 @@
+"""fastpath.pipeline: the checked fit configuration, the stages every driver shares, and the
+in-memory driver.
+
+* ``FitConfig.from_params`` refuses bad values with a ``ValueError`` naming the parameter.
+* ``plan_m``: a fixed m, ``m = 1`` when too few rows to hold any out, none for HDP, and the
+  holdout key as the first draw of the fit's generator (which is not touched otherwise).
+* ``choose_m`` picks the lowest holdout RMSE, ties to the smaller m; one candidate's RMSE is
+  recomputed by hand (m-estimates from the counts, posterior by enumeration).
+* ``tree_specs`` branch on the class, then on the structure's parents by decreasing CMI.
+* ``fit_in_memory`` is what ``BayesNetClassifier.fit`` assigns; the in-memory, streaming and
+  ``partial_fit`` drivers give identical counts and tables on nominal data.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fastpath import BayesNetClassifier
+from fastpath.counts.counting import CountAccumulator, TreeSpec
+from fastpath.estimate.mestimate import M_GRID
+from fastpath.io.datasets import load_dataset
+from fastpath.pipeline import FitConfig, FittedModel, fit_in_memory, stages
+from fastpath.pipeline.holdout import holdout_rows
+from fastpath.pipeline.stages import choose_m, plan_m, tree_specs
+from fastpath.scale import declare_schema, fit_stream
+from fastpath.scale.partial import start_partial_fit
+from fastpath.structure import graphs
+from fastpath.utils.validation import check_labels
+
+
+def _params(**changes):
+    return {**BayesNetClassifier().get_params(), **changes}
+
+
+# ====================================================================== FitConfig
+@pytest.mark.parametrize(
+    "changes,name",
+    [
+        ({"structure": "bn"}, "structure"),
+        ({"estimator": "mle"}, "estimator"),
+        ({"k": -1}, "k"),
+        ({"k": 1.5}, "k"),
+        ({"k": True}, "k"),
+        ({"m": -0.5}, "m"),
+        ({"m": float("nan")}, "m"),
+        ({"m": float("inf")}, "m"),
+        ({"m": "large"}, "m"),
+        ({"m": True}, "m"),
+        ({"n_jobs": 0}, "n_jobs"),
+        ({"n_jobs": 1.5}, "n_jobs"),
+        ({"random_state": -3}, "random_state"),
+        ({"random_state": "seed"}, "random_state"),
+        ({"estimator": "hdp", "n_iter": 0}, "n_iter"),
+        ({"estimator": "hdp", "tying": "levels"}, "tying"),
+        ({"estimator": "hdp", "alpha0": -1.0}, "alpha0"),
+    ],
+)
+def test_from_params_refuses_bad_values_naming_the_parameter(changes, name):
+    with pytest.raises(ValueError, match=rf"^{name}\b"):
+        FitConfig.from_params(_params(**changes))
+
+
+def test_from_params_accepts_good_values_and_keeps_them():
+    rng = np.random.default_rng(0)
+    config = FitConfig.from_params(_params(structure="tan", k=np.int64(2), m=np.float64(0.0),
+                                           n_jobs=-1, random_state=rng))
+    assert (config.structure, config.k, config.m) == ("tan", 2, 0.0)
+    assert type(config.k) is int
+    assert config.random_state is rng and config.hdp is None and not config.auto_m
+    hdp = FitConfig.from_params(_params(estimator="hdp", n_iter=50))
+    assert hdp.hdp.n_iter == 50 and not hdp.auto_m
+    assert FitConfig.from_params(_params()).auto_m
+
+
+# ====================================================================== plan_m
+def test_plan_fixed_m_does_not_touch_the_generator():
+    rng = np.random.default_rng(1)
+    before = rng.bit_generator.state
+    plan = plan_m(FitConfig.from_params(_params(m=5)), 1000, rng)
+    assert plan.m == 5.0 and type(plan.m) is float and not plan.needs_holdout
+    assert rng.bit_generator.state == before
+
+
+def test_plan_for_hdp_has_no_m_and_no_holdout():
+    rng = np.random.default_rng(1)
+    before = rng.bit_generator.state
+    plan = plan_m(FitConfig.from_params(_params(estimator="hdp")), 1000, rng)
+    assert plan.m is None and not plan.needs_holdout
+    assert rng.bit_generator.state == before
+
+
+@pytest.mark.parametrize("n_rows", [0, 1, 9])
+def test_plan_auto_with_too_few_rows_is_m_1(n_rows):
+    plan = plan_m(FitConfig.from_params(_params()), n_rows, np.random.default_rng(0))
+    assert plan.m == 1.0 and not plan.needs_holdout
+
+
+@pytest.mark.parametrize("n_rows,n_hold", [(10, 1), (99, 9), (12_345, 1234), (10**6, 5000)])
+def test_plan_auto_holds_out_min_n_over_10_and_5000_rows(n_rows, n_hold):
+    plan = plan_m(FitConfig.from_params(_params()), n_rows, np.random.default_rng(0))
+    assert plan.m is None and plan.needs_holdout and plan.n_hold == n_hold
+
+
+@pytest.mark.parametrize("seed", [0, 7, 2**40])
+def test_plan_auto_key_is_the_first_draw_of_the_generator(seed):
+    rng = np.random.default_rng(seed)
+    plan = plan_m(FitConfig.from_params(_params()), 500, rng)
+    ref = np.random.default_rng(seed)
+    assert plan.key == int(ref.integers(0, 2**63 - 1, dtype=np.int64))
+    assert rng.random() == ref.random()  # exactly one draw was taken
+
+
+# ====================================================================== choose_m
+def _node_index(tree):
+    paths, depth = tree.paths(), tree.node_depth
+    return {tuple(int(v) for v in paths[i, : depth[i]]): i for i in range(tree.n_nodes)}
+
+
+def _m_table_by_hand(tree, m):
+    """(count + m/K) / (total + m) at every node; 1/K where a value is never counted."""
+    counts = tree.counts.astype(float)
+    k = tree.n_values
+    out = np.empty_like(counts)
+    for i in range(tree.n_nodes):
+        total = counts[i].sum()
+        for v in range(k):
+            if counts[0, v] == 0 and tree.depth:
+                out[i, v] = 1 / k
+            elif total + m == 0:
+                out[i, v] = 1 / k
+            else:
+                out[i, v] = (counts[i, v] + m / k) / (total + m)
+    return out
+
+
+def _rmse_by_hand(specs, trees, m, codes, y):
+    tables = [_m_table_by_hand(t, m) for t in trees]
+    index = [_node_index(t) for t in trees]
+    n_classes = specs[0].n_values
+    sq = []
+    for row, label in zip(codes, y, strict=True):
+        joint = np.empty(n_classes)
+        for c in range(n_classes):
+            p = tables[0][0, c]
+            for a in range(1, len(specs)):
+                values = [c if col < 0 else int(row[col]) for col in specs[a].conditioning]
+                node = 0
+                for d in range(1, len(values) + 1):
+                    if tuple(values[:d]) not in index[a]:
+                        break
+                    node = index[a][tuple(values[:d])]
+                p *= tables[a][node, row[specs[a].child]]
+            joint[c] = p
+        sq.append((1 - joint[label] / joint.sum()) ** 2)
+    return float(np.sqrt(np.mean(sq)))
+
+
+@pytest.fixture(scope="module")
+def tictactoe():
+    X, y = load_dataset("tic-tac-toe")
+    classes, y_codes = check_labels(y, len(y))
+    return X, classes, y_codes
+
+
+@pytest.mark.parametrize("structure", ["nb", "kdb"])
+def test_choose_m_takes_the_lowest_holdout_rmse(tictactoe, structure):
+    X, classes, y = tictactoe
+    config = FitConfig.from_params(_params(structure=structure, k=1))
+    enc_codes = np.column_stack([pd.factorize(X[c], sort=True)[0] for c in X.columns])
+    cards = tuple(int(v) for v in enc_codes.max(axis=0) + 1)
+    learned = stages.learn_structure(config, enc_codes, y, cards, classes.size)
+    specs = tree_specs(learned.structure, cards, classes.size, learned.attributes)
+    hold = holdout_rows(len(y), 95, key=12345)
+    train = np.setdiff1d(np.arange(len(y)), hold)
+    counts = CountAccumulator(specs).update(enc_codes[train], y[train])
+    m, scores = choose_m(specs, counts, enc_codes[hold], y[hold])
+    assert list(scores) == list(M_GRID)
+    assert m == min(M_GRID, key=lambda c: (scores[c], c))
+    trees = [counts.tree(i) for i in range(len(specs))]
+    for candidate in (0.2, 5.0):
+        by_hand = _rmse_by_hand(specs, trees, candidate, enc_codes[hold], y[hold])
+        assert scores[candidate] == pytest.approx(by_hand, rel=1e-9)
+
+
+@pytest.mark.parametrize("grid", [M_GRID, tuple(reversed(M_GRID))])
+def test_choose_m_ties_go_to_the_smaller_m(monkeypatch, grid):
+    monkeypatch.setattr(stages, "M_GRID", grid)
+    # balanced classes and constant attributes: every m gives the uniform posterior
+    codes = np.zeros((40, 3), dtype=np.int64)
+    y = np.repeat([0, 1], 20)
+    specs = tree_specs(graphs.naive_bayes(3), (1, 1, 1), 2, range(3))
+    counts = CountAccumulator(specs).update(codes[:30], np.tile([0, 1], 15))
+    m, scores = choose_m(specs, counts, codes[30:], y[30:])
+    assert len(set(scores.values())) == 1
+    assert m == 0.0
+
+
+# ====================================================================== tree_specs
+@pytest.mark.parametrize("kind,k", [("nb", 0), ("kdb", 1), ("kdb", 3), ("tan", 1)])
+def test_tree_specs_branch_on_the_class_then_the_parents_by_cmi(tictactoe, kind, k):
+    X, classes, y = tictactoe
+    codes = np.column_stack([pd.factorize(X[c], sort=True)[0] for c in X.columns])
+    cards = tuple(int(v) for v in codes.max(axis=0) + 1)
+    if kind == "nb":
+        structure = graphs.naive_bayes(len(cards))
+    elif kind == "tan":
+        structure = graphs.tan(codes, y, cards, classes.size)
+    else:
+        structure = graphs.kdb(codes, y, cards, classes.size, k)
+    specs = tree_specs(structure, cards, classes.size, range(len(cards)))
+    assert specs[0] == TreeSpec(-1, (), classes.size, ())
+    assert len(specs) == len(cards) + 1
+    for i, spec in enumerate(specs[1:]):
+        parents = structure.parents[i]
+        assert spec.child == i and spec.n_values == cards[i]
+        assert spec.conditioning[0] == -1
+        assert sorted(spec.conditioning[1:]) == sorted(parents)
+        assert spec.cardinalities == (classes.size, *(cards[p] for p in spec.conditioning[1:]))
+        if kind == "nb":
+            assert spec.conditioning == (-1,)
+        else:
+            cmi = structure.conditional_mutual_information
+            ranked = [p for _, p in sorted((-cmi[i, p], p) for p in parents)]
+            assert list(spec.conditioning[1:]) == ranked
+    if kind != "nb":
+        assert any(len(s.conditioning) > 1 for s in specs[1:])
+
+
+def test_tree_specs_of_selected_attributes_only():
+    structure = graphs.naive_bayes(4)
+    specs = tree_specs(structure, (2, 3, 4, 5), 3, (1, 3))
+    assert [s.child for s in specs] == [-1, 1, 3]
+    assert specs[2] == TreeSpec(3, (-1,), 5, (3,))
+
+
+# ====================================================================== drivers
+def _assert_same_model(a: FittedModel, b: FittedModel, *, same_selection=True):
+    assert a.encoder_.to_dict() == b.encoder_.to_dict()
+    assert a.structure_ == b.structure_
+    assert a.tree_specs_ == b.tree_specs_
+    assert list(a.classes_) == list(b.classes_)
+    assert a.n_features_in_ == b.n_features_in_
+    for ta, tb in zip(a.trees_, b.trees_, strict=True):
+        np.testing.assert_array_equal(ta.counts, tb.counts)
+        np.testing.assert_array_equal(ta.parent, tb.parent)
+        np.testing.assert_array_equal(ta.branch_value, tb.branch_value)
+        assert (ta.child_name, ta.conditioning_names) == (tb.child_name, tb.conditioning_names)
+    for pa, pb in zip(a.probability_tables_, b.probability_tables_, strict=True):
+        np.testing.assert_array_equal(pa, pb)
+    assert a.m_ == b.m_ and a.m_scores_ == b.m_scores_
+    if same_selection:
+        sa, sb = a.selection_, b.selection_
+        assert (sa is None and sb is None) or sa.to_dict() == sb.to_dict()
+
+
+@pytest.fixture(scope="module")
+def credit():
+    X, y = load_dataset("credit-a")
+    return X, np.asarray(y)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [dict(structure="nb"), dict(structure="tan", m=0.2), dict(structure="kdb", k=2),
+     dict(structure="skdb", k=2), dict(structure="kdb", k=1, estimator="hdp", n_iter=30)],
+    ids=["nb", "tan", "kdb", "skdb", "kdb-hdp"],
+)
+def test_fit_in_memory_is_what_fit_assigns(credit, params):
+    X, y = credit
+    clf = BayesNetClassifier(**params, random_state=11).fit(X, y)
+    classes, y_codes = check_labels(y, len(y))
+    model = fit_in_memory(FitConfig.from_params(clf.get_params()), X, True, classes, y_codes)
+    assert isinstance(model, FittedModel)
+    assert set(model.attributes()) == {n for n in FittedModel.attribute_names()
+                                       if n in vars(clf)}
+    _assert_same_model(model, FittedModel(**{n: getattr(clf, n, None)
+                                             for n in FittedModel.attribute_names()}))
+    assert list(model.feature_names_in_) == list(X.columns)
+    if params.get("estimator") == "hdp":
+        assert model.m_ is None and model.m_scores_ is None
+        assert model.diagnostics_.to_dict() == clf.diagnostics_.to_dict()
+        for ra, rb in zip(model.hdp_results_, clf.hdp_results_, strict=True):
+            np.testing.assert_array_equal(ra.probabilities, rb.probabilities)
+
+
+@pytest.fixture(scope="module")
+def car():
+    X, y = load_dataset("car")
+    perm = np.random.default_rng(0).permutation(len(X))  # car is sorted: mix its rows
+    X, y = X.iloc[perm].reset_index(drop=True), np.asarray(y)[perm]
+    schema = declare_schema({c: sorted(X[c].unique()) for c in X.columns}, missing=False)
+    return X, y, schema
+
+
+def _chunks(frame, size):
+    return lambda: (frame.iloc[s : s + size] for s in range(0, len(frame), size))
+
+
+@pytest.mark.parametrize("structure,k", [("nb", 0), ("kdb", 2)])
+def test_in_memory_and_streaming_drivers_agree(car, structure, k):
+    X, y, schema = car
+    config = FitConfig.from_params(_params(structure=structure, k=k, random_state=3))
+    classes, y_codes = check_labels(y, len(y))
+    memory = fit_in_memory(config, X, True, classes, y_codes)
+    assert memory.encoder_.to_dict()["codings"] == schema.to_dict()["codings"]
+    assert memory.m_scores_  # m was chosen on a holdout
+    stream = fit_stream(config, _chunks(X.assign(cls=y), 250), "cls")
+    _assert_same_model(memory, stream)
+    assert stream.n_passes_ == (2 if structure == "nb" else 3)
+
+
+def test_partial_fit_driver_agrees_with_the_other_two(car):
+    X, y, schema = car
+    config = FitConfig.from_params(_params(structure="nb", random_state=3))
+    classes, y_codes = check_labels(y, len(y))
+    memory = fit_in_memory(config, X, True, classes, y_codes)
+    stream = fit_stream(config, _chunks(X.assign(cls=y), 400), "cls")
+    size = 333
+    partial = start_partial_fit(config, X.iloc[:size], True, y[:size], classes=classes,
+                                schema=schema)
+    for s in range(size, len(X), size):
+        partial.add(X.iloc[s : s + size], y[s : s + size])
+    incremental = partial.refresh()
+    _assert_same_model(memory, incremental)
+    _assert_same_model(stream, incremental)
+    # and the counts are those of the rows, counted directly
+    codes = schema.transform(X)
+    ref = CountAccumulator(memory.tree_specs_).update(codes, y_codes)
+    for i, tree in enumerate(incremental.trees_):
+        np.testing.assert_array_equal(tree.counts, ref.tree(i).counts)
