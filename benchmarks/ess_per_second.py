@@ -38,6 +38,10 @@ from pathlib import Path
 
 import numpy as np
 
+from fastpath.estimate.hdp import HDPOptions, estimate_tree
+from hdpbn_ppl import suite
+from validation import agreement as ag
+
 #: (label, concentration_every, overrelax)
 SETTINGS = (("Gibbs, every 5", 5, False), ("Gibbs, every 1", 1, False),
             ("overrelaxed, every 5", 5, True), ("overrelaxed, every 1", 1, True))
@@ -45,9 +49,6 @@ SETTINGS = (("Gibbs, every 5", 5, False), ("Gibbs, every 1", 1, False),
 
 def fast_ess_per_second(tree, tying: str, seed: int, every: int, n_iter: int,
                         overrelax: bool = False) -> dict:
-    from fastpath.estimate.hdp import HDPOptions, estimate_tree
-    from validation.agreement import _ess
-
     leaves = np.flatnonzero(tree.leaves)
     traced = leaves[np.unique(np.linspace(0, leaves.size - 1, min(120, leaves.size)).astype(int))]
 
@@ -73,8 +74,8 @@ def fast_ess_per_second(tree, tying: str, seed: int, every: int, n_iter: int,
     tr = res.trace
     conc = tr.concentrations[:, tr.kept]
     nodes = tr.node_probabilities[:, tr.kept]
-    ess_conc = float(np.nanmin(_ess(conc))) if conc.shape[2] else float("nan")
-    ess_leaf = float(np.nanmedian(_ess(nodes)))
+    ess_conc = float(np.nanmin(ag.bulk_ess(conc))) if conc.shape[2] else float("nan")
+    ess_leaf = float(np.nanmedian(ag.bulk_ess(nodes)))
     return {"seconds": seconds, "traced_seconds": traced_seconds,
             "conc": ess_conc / seconds, "leaf": ess_leaf / seconds,
             "conc_traced": ess_conc / traced_seconds, "leaf_traced": ess_leaf / traced_seconds}
@@ -85,9 +86,6 @@ def nuts_figures(name: str, args) -> dict:
     if args.agreement:
         rec = json.loads((Path(args.agreement) / f"{name}.json").read_text())["nuts"]
     else:
-        from validation import agreement as ag
-        from validation import suite
-
         entry = suite.get(name)
         rec = ag.run_nuts(entry.build(), entry.tying, ag.FULL, entry.seed).to_json()
         if args.nuts_out:
@@ -107,8 +105,6 @@ def main(argv=None) -> int:
     ap.add_argument("--trees", nargs="*", help="suite trees (default: all; with --agreement: "
                     "all with results there)")
     args = ap.parse_args(argv)
-    from validation import suite
-
     warnings.simplefilter("ignore")
     if args.trees:
         for n in args.trees:

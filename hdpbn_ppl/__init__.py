@@ -6,25 +6,30 @@
 * :mod:`hdpbn_ppl.infer`    -- NUTS, posterior means and MCSEs in fastpath's layout, ArviZ
   DataTree, diagnostics;
 * :mod:`hdpbn_ppl.worked_example` -- the paper's worked example by deterministic integration;
-* :mod:`hdpbn_ppl.testing`  -- trees drawn from the model (the acceptance suite);
+* :mod:`hdpbn_ppl.suite`    -- the validation suite: named trees drawn from the model and taken
+  from the bundled datasets;
 * ``python -m hdpbn_ppl``   -- command line.
 
-Importing the package switches JAX to double precision: deep, sparse trees put never-observed
-categories at probabilities near 1e-40, which single precision flushes to zero.
+The model runs in double precision: deep, sparse trees put never-observed categories at
+probabilities near 1e-40, which single precision flushes to zero. Importing the package changes
+neither JAX's configuration nor the environment: :func:`~hdpbn_ppl.infer.fit` switches double
+precision on for its own run only, and code that traces the model itself does so inside
+:func:`~hdpbn_ppl.model.double_precision` (or enables ``jax_enable_x64`` for its whole
+program).
 """
 
-import os
-
-# Read by JAX when it starts; the modules that use JAX also set it explicitly (jax may already be
-# running). Not importing JAX here lets ``python -m hdpbn_ppl`` configure XLA's devices first.
-os.environ.setdefault("JAX_ENABLE_X64", "true")
-
-__all__ = ["fit"]
+__all__ = ["double_precision", "fit"]
 
 
 def __getattr__(name):
+    # lazy, so that ``import hdpbn_ppl`` (and its NumPy-only suite) does not start JAX, and
+    # ``python -m hdpbn_ppl`` can still configure XLA's devices before JAX starts
     if name == "fit":
         from .infer import fit
 
         return fit
+    if name == "double_precision":
+        from .model import double_precision
+
+        return double_precision
     raise AttributeError(name)

@@ -8,8 +8,13 @@ conditioning variable, ``n``, ``p_<value>`` and ``mcse_<value>``. The diagnostic
 min_ess_tail, min_bfmi, seconds, trustworthy). The exit status is 0 for a trustworthy run and 3
 for a run that failed a convergence check (its estimates are still written).
 
-``suite`` runs NUTS on the acceptance trees of :data:`hdpbn_ppl.testing.SUITE` and prints one
+``suite`` runs NUTS on the trees of the validation suite (:data:`hdpbn_ppl.suite.SUITE`), each
+with its own tying strategy and seed unless ``--tying`` / ``--seed`` are given, and prints one
 line (or, with ``--json``, one JSON object) per tree.
+
+NUTS runs in double precision (:func:`hdpbn_ppl.infer.fit` switches it on for each run). The
+modules that need JAX are imported only when a command runs, after :func:`main` has given XLA
+its CPU devices (``XLA_FLAGS``), which XLA reads once, when JAX starts.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ import os
 import sys
 
 from fastpath.counts.context_tree import TYING_STRATEGIES
+from fastpath.estimate.table_io import node_frame, read_estimate_table, tree_from_frame
+
+from .suite import SUITE
 
 EXIT_UNTRUSTWORTHY = 3
 
@@ -35,13 +43,16 @@ def _set_host_devices(chains: int) -> None:
         os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={n}".strip()
 
 
-def _sampler_args(p: argparse.ArgumentParser) -> None:
+def _sampler_args(p: argparse.ArgumentParser, *, per_tree: bool = False) -> None:
+    """NUTS options; ``per_tree``: ``--seed`` and ``--tying`` default to each tree's own."""
     p.add_argument("--chains", type=int, default=4, help="NUTS chains (default 4)")
     p.add_argument("--warmup", type=int, default=1000, help="warmup steps per chain")
     p.add_argument("--samples", type=int, default=1000, help="kept draws per chain")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--tying", choices=TYING_STRATEGIES, default="level",
-                   help="which nodes share a concentration (default: level)")
+    p.add_argument("--seed", type=int, default=None if per_tree else 0,
+                   help="default: each tree's own" if per_tree else "default 0")
+    p.add_argument("--tying", choices=TYING_STRATEGIES, default=None if per_tree else "level",
+                   help="which nodes share a concentration (default: "
+                        + ("each tree's own)" if per_tree else "level)"))
     p.add_argument("--alpha0", type=float, default=2.0, help="root concentration (fixed)")
     p.add_argument("--target-accept", type=float, default=0.95)
     p.add_argument("--chain-method", choices=("auto", "sequential", "vectorized", "parallel"),
@@ -67,10 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="print the diagnostics as JSON on stdout (the table needs --out)")
     _sampler_args(est)
 
-    suite = sub.add_parser("suite", help="run the acceptance suite of model-drawn trees")
-    suite.add_argument("names", nargs="*", help="suite entries to run (default: all)")
+    suite = sub.add_parser("suite", help="run NUTS on the trees of the validation suite")
+    suite.add_argument("names", nargs="*", help="suite trees to run (default: all)")
     suite.add_argument("--json", action="store_true", help="one JSON object per tree")
-    _sampler_args(suite)
+    _sampler_args(suite, per_tree=True)
     return parser
 
 
@@ -86,9 +97,7 @@ def _fit_kwargs(args) -> dict:
 
 
 def _estimate(args) -> int:
-    from fastpath.estimate.table_io import node_frame, read_estimate_table, tree_from_frame
-
-    from .infer import fit
+    from .infer import fit  # starts JAX: after main() has set XLA_FLAGS
 
     frame = read_estimate_table(args.data)
     if args.columns is not None:
@@ -127,28 +136,31 @@ def _estimate(args) -> int:
 
 
 def _suite(args) -> int:
-    from .infer import fit
-    from .testing import SUITE
-
     names = set(args.names)
-    unknown = names - {e.name for e in SUITE}
+    unknown = names - {entry.name for entry in SUITE}
     if unknown:
-        print(f"unknown suite entries: {sorted(unknown)}", file=sys.stderr)
+        print(f"unknown suite trees: {sorted(unknown)}", file=sys.stderr)
         return 2
+    from .infer import fit  # starts JAX: after main() has set XLA_FLAGS
+
+    entries = [entry for entry in SUITE if not names or entry.name in names]
+    width = max(len(entry.name) for entry in entries)
     status = 0
-    for entry in SUITE:
-        if names and entry.name not in names:
-            continue
-        tree = entry.sample().tree
-        diag = fit(tree, **_fit_kwargs(args)).diagnostics
+    for entry in entries:
+        tree = entry.build()
+        kwargs = _fit_kwargs(args)
+        kwargs["tying"] = args.tying or entry.tying
+        kwargs["seed"] = entry.seed if args.seed is None else args.seed
+        diag = fit(tree, **kwargs).diagnostics
         if not diag.trustworthy:
             status = EXIT_UNTRUSTWORTHY
         if args.json:
-            print(json.dumps({"name": entry.name, "n_nodes": tree.n_nodes, "depth": tree.depth,
-                              "K": tree.n_values, "rows": tree.n_rows, **diag.as_dict()}),
+            print(json.dumps({"name": entry.name, "tying": kwargs["tying"],
+                              "n_nodes": tree.n_nodes, "depth": tree.depth, "K": tree.n_values,
+                              "rows": tree.n_rows, **diag.as_dict()}),
                   flush=True)
         else:
-            print(f"{entry.name:14s} nodes={tree.n_nodes:4d} {diag.summary()}", flush=True)
+            print(f"{entry.name:{width}s} nodes={tree.n_nodes:4d} {diag.summary()}", flush=True)
     return status
 
 

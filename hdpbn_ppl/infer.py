@@ -13,6 +13,9 @@ Typical use::
 The layout is the one of :class:`fastpath.estimate.hdp.HDPResult` (root row = phi_root,
 internal rows = phi, leaf rows = theta), so the two samplers compare array to array with z-scores.
 
+:func:`fit` runs in double precision (:func:`hdpbn_ppl.model.double_precision`) whatever the
+process's JAX setting, and leaves that setting as it was.
+
 Leaf rows are Rao-Blackwellised: each draw contributes E[theta | phi_parent, alpha, n] =
 (n + alpha phi_parent) / (N + alpha) (the leaves are integrated out, see
 :mod:`hdpbn_ppl.reparam`), whose average is the posterior mean of theta.
@@ -26,27 +29,37 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from functools import partial
 
+import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from fastpath.counts.context_tree import ContextTree
+# The plain ``import numpyro`` must run before the from-imports of its submodules: importing
+# ArviZ puts a lazy placeholder for numpyro in sys.modules (arviz_base's lazy_loader), and a
+# first import of ``numpyro.distributions`` through it leaves that package without the
+# attribute ``distribution``, which numpyro.factor uses. The plain import loads numpyro whole.
+import numpyro
+from numpyro.distributions import biject_to
+from numpyro.infer.hmc import hmc
+from numpyro.infer.util import get_potential_fn
 
-from .model import HDPTree
+from fastpath.counts.context_tree import ContextTree
+from fastpath.estimate.convergence import ESS_PER_CHAIN_MIN, RHAT_MAX, mcse_mean
+
+from .model import HDPTree, double_precision
 from .reparam import sampling_model
 
 __all__ = [
     "RETRIES",
-    "Diagnostics",
+    "NUTSDiagnostics",
     "PPLResult",
     "UntrustworthyRunWarning",
     "choose_chain_method",
     "fit",
 ]
 
-#: thresholds of :class:`Diagnostics` (Vehtari et al. 2021; Betancourt 2016)
-RHAT_MAX = 1.01
-ESS_PER_CHAIN_MIN = 100
+# thresholds of :class:`NUTSDiagnostics` (Vehtari et al. 2021; Betancourt 2016): R-hat and ESS
+# per chain are fastpath's (RHAT_MAX, ESS_PER_CHAIN_MIN), so both samplers pass the same bar
 BFMI_MIN = 0.3
 DIVERGENCE_FRACTION_MAX = 0.001
 
@@ -56,8 +69,8 @@ class UntrustworthyRunWarning(UserWarning):
 
 
 @dataclass(frozen=True)
-class Diagnostics:
-    """Convergence summary of a run; ``trustworthy`` is False when any check fails.
+class NUTSDiagnostics:
+    """Convergence summary of a NUTS run; ``trustworthy`` is False when any check fails.
 
     R-hat (rank-normalised, split) and ESS (bulk and tail) are taken over every reported
     quantity: each concentration and each node probability. Checks: divergent transitions at
@@ -118,7 +131,7 @@ class PPLResult:
     mcse : (n_nodes, K) their Monte-Carlo standard errors
     concentration_mean : (G,) posterior means of the concentrations
     concentration_mcse : (G,)
-    diagnostics : Diagnostics
+    diagnostics : NUTSDiagnostics
     datatree : arviz DataTree (posterior: alpha, p [node, value] and the sampler's sites;
         sample_stats: diverging, energy, tree_depth, n_steps, accept_prob, step_size, lp)
     """
@@ -130,7 +143,7 @@ class PPLResult:
     mcse: np.ndarray
     concentration_mean: np.ndarray
     concentration_mcse: np.ndarray
-    diagnostics: Diagnostics
+    diagnostics: NUTSDiagnostics
     datatree: object = field(repr=False)
 
     @property
@@ -210,6 +223,15 @@ def fit(
         the earlier formulation, kept for comparison.
     warn : bool
         Emit :class:`UntrustworthyRunWarning` when a check fails.
+
+    Returns
+    -------
+    PPLResult
+
+    Notes
+    -----
+    The run is in double precision (:func:`hdpbn_ppl.model.double_precision`), whatever the
+    process's JAX setting, which is left as it was.
     """
     if chains < 1 or warmup < 1 or samples < 1:
         raise ValueError("chains, warmup and samples must be >= 1")
@@ -219,24 +241,26 @@ def fit(
         tree, tying, alpha0=alpha0, prior_shape=prior_shape, prior_rate=prior_rate
     )
     method = choose_chain_method(chains) if chain_method == "auto" else chain_method
-    potential_fn, postprocess_fn, init = _prepare(model_tree, chains, seed, reparam)
-    settings = [(target_accept, 1, max_tree_depth), *retries]
-    attempts = []
-    for i, (target, factor, depth) in enumerate(settings):
-        start = time.perf_counter()
-        unconstrained, extra = _run_nuts(
-            potential_fn, init, chains=chains, warmup=int(warmup * factor), samples=samples,
-            seed=seed + i, target_accept=target, max_tree_depth=depth, method=method,
-            dense_mass=dense_mass,
-        )
-        seconds = time.perf_counter() - start
-        divergences = int(np.asarray(extra["diverging"]).sum())
-        attempts.append({"target_accept": target, "warmup": int(warmup * factor),
-                         "max_tree_depth": depth, "divergences": divergences,
-                         "seconds": round(seconds, 3)})
-        if divergences <= DIVERGENCE_FRACTION_MAX * chains * samples:
-            break
-    post = _constrain(postprocess_fn, unconstrained)
+    # scoped: the model needs double precision (hdpbn_ppl.model), the caller's setting stays
+    with double_precision():
+        potential_fn, postprocess_fn, init = _prepare(model_tree, chains, seed, reparam)
+        settings = [(target_accept, 1, max_tree_depth), *retries]
+        attempts = []
+        for i, (target, factor, depth) in enumerate(settings):
+            start = time.perf_counter()
+            unconstrained, extra = _run_nuts(
+                potential_fn, init, chains=chains, warmup=int(warmup * factor), samples=samples,
+                seed=seed + i, target_accept=target, max_tree_depth=depth, method=method,
+                dense_mass=dense_mass,
+            )
+            seconds = time.perf_counter() - start
+            divergences = int(np.asarray(extra["diverging"]).sum())
+            attempts.append({"target_accept": target, "warmup": int(warmup * factor),
+                             "max_tree_depth": depth, "divergences": divergences,
+                             "seconds": round(seconds, 3)})
+            if divergences <= DIVERGENCE_FRACTION_MAX * chains * samples:
+                break
+        post = _constrain(postprocess_fn, unconstrained)
     total = sum(a["seconds"] for a in attempts)
     return _summarise(tree, tying, model_tree, post, extra, total, depth, warn,
                       tuple(attempts))
@@ -257,8 +281,6 @@ def _run_nuts(potential_fn, init, *, chains, warmup, samples, seed, target_accep
     one after another with ``lax.map`` (same compiled body), ``parallel`` pmaps them over
     devices.
     """
-    from numpyro.infer.hmc import hmc
-
     init_kernel, sample_kernel = hmc(potential_fn=potential_fn, algo="NUTS")
     n_iter = warmup + samples
 
@@ -328,13 +350,10 @@ def _latent_sites(model_tree: HDPTree, model) -> dict:
     ``jax.eval_shape`` runs the model on abstract values: nothing is compiled or computed (an
     eager trace would compile every small operation of the model separately).
     """
-    from numpyro.handlers import seed as seed_handler
-    from numpyro.handlers import trace
-
     sites = {}
 
     def run(key):
-        tr = trace(seed_handler(model, key)).get_trace(model_tree)
+        tr = numpyro.handlers.trace(numpyro.handlers.seed(model, key)).get_trace(model_tree)
         for name, site in tr.items():
             if site["type"] == "sample" and not site["is_observed"]:
                 sites[name] = (tuple(site["value"].shape), site["fn"].support)
@@ -352,9 +371,6 @@ def _prepare(model_tree: HDPTree, chains: int, seed: int, reparam: str = "ratio"
     gradients there (the concentrations are floored, see :mod:`hdpbn_ppl.reparam`); a chain that
     nevertheless produced non-finite values is reported by the diagnostics.
     """
-    from numpyro.distributions import biject_to
-    from numpyro.infer.util import get_potential_fn
-
     model = partial(sampling_model, kind=reparam)
     sites = _latent_sites(model_tree, model)
     transforms = {name: biject_to(support) for name, (_, support) in sites.items()}
@@ -380,8 +396,6 @@ def _constrain(postprocess_fn, unconstrained: dict) -> dict:
 
 def _summarise(tree, tying, model_tree, post, extra, seconds, max_tree_depth, warn,
                attempts=()) -> PPLResult:
-    import arviz as az
-
     chains, draws = np.asarray(post["alpha"]).shape[:2]
     p = _node_draws(model_tree, post)
     alpha = np.asarray(post["alpha"])
@@ -448,9 +462,9 @@ def _summarise(tree, tying, model_tree, post, extra, seconds, max_tree_depth, wa
         problems.append(f"max R-hat {max_rhat:.3f} > {RHAT_MAX}")
     ess_min = ESS_PER_CHAIN_MIN * chains
     if not min_ess_bulk >= ess_min:
-        problems.append(f"min bulk ESS {min_ess_bulk:.0f} < {ess_min}")
+        problems.append(f"min bulk ESS {min_ess_bulk:.0f} < {ess_min:.0f}")
     if not min_ess_tail >= ess_min:
-        problems.append(f"min tail ESS {min_ess_tail:.0f} < {ess_min}")
+        problems.append(f"min tail ESS {min_ess_tail:.0f} < {ess_min:.0f}")
     if not min_bfmi >= BFMI_MIN:
         problems.append(f"min E-BFMI {min_bfmi:.2f} < {BFMI_MIN}")
     notes = []
@@ -458,7 +472,7 @@ def _summarise(tree, tying, model_tree, post, extra, seconds, max_tree_depth, wa
         # an efficiency warning (Stan's convention), not a validity failure unless frequent
         msg = f"{depth_hits} transitions hit the maximum tree depth"
         (problems if depth_hits > 0.01 * n_draws else notes).append(msg)
-    diag = Diagnostics(
+    diag = NUTSDiagnostics(
         divergences=divergences,
         n_draws=n_draws,
         max_rhat=max_rhat,
@@ -479,7 +493,7 @@ def _summarise(tree, tying, model_tree, post, extra, seconds, max_tree_depth, wa
         )
 
     probabilities = p.mean(axis=(0, 1))
-    mcse = _mcse(p)
+    mcse = mcse_mean(p)
     return PPLResult(
         tree=tree,
         tying=tying,
@@ -487,25 +501,10 @@ def _summarise(tree, tying, model_tree, post, extra, seconds, max_tree_depth, wa
         probabilities=probabilities,
         mcse=mcse,
         concentration_mean=alpha.mean(axis=(0, 1)),
-        concentration_mcse=_mcse(alpha),
+        concentration_mcse=mcse_mean(alpha),
         diagnostics=diag,
         datatree=dt,
     )
-
-
-def _mcse(x: np.ndarray) -> np.ndarray:
-    """MCSE of the mean of every component of x (chains, draws, ...); 0 where x is constant."""
-    import arviz as az
-
-    chains, draws = x.shape[:2]
-    flat = x.reshape(chains, draws, -1)
-    out = np.zeros(flat.shape[2])
-    varying = flat.std(axis=(0, 1)) > 0
-    if varying.any():
-        out[varying] = np.asarray(
-            az.mcse(flat[:, :, varying], method="mean", chain_axis=0, draw_axis=1)
-        )
-    return out.reshape(x.shape[2:])
 
 
 def _fit_root_only(tree: ContextTree, tying: str, alpha0: float) -> PPLResult:
@@ -513,7 +512,7 @@ def _fit_root_only(tree: ContextTree, tying: str, alpha0: float) -> PPLResult:
     k = tree.n_values
     post = tree.counts[0] + alpha0 / k
     # exact: no concentration is sampled and the posterior is conjugate
-    diag = Diagnostics(0, 0, math.nan, math.inf, math.inf, math.inf, 0, 0.0, True)
+    diag = NUTSDiagnostics(0, 0, math.nan, math.inf, math.inf, math.inf, 0, 0.0, True)
     return PPLResult(
         tree=tree,
         tying=tying,

@@ -21,6 +21,12 @@ two exact transformations that make NUTS reliable on deep, sparse trees -- integ
 out (:func:`hdpbn_ppl.reparam.collapse_leaves`) and a per-node split of each Dirichlet by what
 the node's subtree observed (:class:`hdpbn_ppl.reparam.RatioDirichletReparam`) -- are applied
 to it from the outside, as NumPyro effect handlers (see :func:`hdpbn_ppl.reparam.sampling_model`).
+
+Double precision is part of the model: never-observed categories of deep, sparse trees sit at
+probabilities near 1e-40, which single precision flushes to zero. The module does not switch it
+on for the whole process; :func:`hdp_model` refuses to run in single precision, and
+:func:`double_precision` switches it on for a block of code (``hdpbn_ppl.infer.fit`` runs inside
+it).
 """
 
 from __future__ import annotations
@@ -35,13 +41,55 @@ import numpyro.distributions as dist
 
 from fastpath.counts.context_tree import ContextTree, tying_groups
 
-# double precision is part of the model: never-observed categories sit near 1e-40 on deep trees
-jax.config.update("jax_enable_x64", True)
-
-__all__ = ["OBSERVED", "HDPTree", "hdp_model"]
+__all__ = ["OBSERVED", "HDPTree", "check_double_precision", "double_precision", "hdp_model"]
 
 #: default for ``hdp_model(..., counts=OBSERVED)``: condition on the tree's leaf counts
 OBSERVED = "observed"
+
+
+def double_precision():
+    """Run JAX in double precision inside a ``with`` block, whatever the process's setting.
+
+    The setting of the rest of the program is left as it was (JAX's scoped ``enable_x64``
+    context manager). :func:`hdpbn_ppl.infer.fit` runs inside it; use it to trace the model
+    yourself::
+
+        with double_precision():
+            trace = handlers.trace(handlers.seed(hdp_model, 0)).get_trace(tree)
+
+    A program that uses double precision throughout can instead switch it on once, at its
+    start: ``jax.config.update("jax_enable_x64", True)`` (or ``numpyro.enable_x64()``, or the
+    environment variable ``JAX_ENABLE_X64=1`` set before JAX starts).
+
+    Returns
+    -------
+    context manager
+    """
+    if hasattr(jax, "enable_x64"):  # recent JAX
+        return jax.enable_x64(True)
+    from jax.experimental import enable_x64  # earlier JAX: the same context manager
+
+    return enable_x64()
+
+
+def check_double_precision() -> None:
+    """Raise ``RuntimeError`` unless JAX computes in double precision here.
+
+    Raises
+    ------
+    RuntimeError
+        With the ways to switch double precision on (see :func:`double_precision`).
+    """
+    # the dtype a float64 array gets here: follows the global setting and a scoped one alike
+    if jax.dtypes.canonicalize_dtype(np.float64) != np.float64:
+        raise RuntimeError(
+            "hdpbn_ppl's model needs JAX in double precision (never-observed categories of "
+            "deep, sparse trees sit near 1e-40, which single precision flushes to zero). "
+            "hdpbn_ppl.infer.fit switches it on for its own run; to run the model yourself, "
+            "do it inside `with hdpbn_ppl.model.double_precision():`, or switch it on for the "
+            "whole program with jax.config.update('jax_enable_x64', True) (or set "
+            "JAX_ENABLE_X64=1 before JAX starts)."
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,7 +207,13 @@ def hdp_model(tree: HDPTree, counts=OBSERVED):
     counts : array (n_leaves, K), None, or OBSERVED
         Leaf counts to condition on; ``OBSERVED`` (default) uses the tree's own counts and
         ``None`` samples them (prior predictive, with the tree's leaf totals).
+
+    Raises
+    ------
+    RuntimeError
+        When JAX runs in single precision (see :func:`double_precision`).
     """
+    check_double_precision()  # at trace time: a Python check, not part of the compiled model
     if isinstance(counts, str) and counts == OBSERVED:
         counts = tree.leaf_counts
     K, n = tree.n_values, tree.depth

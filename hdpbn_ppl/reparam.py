@@ -58,7 +58,7 @@ from numpyro.distributions import constraints
 from numpyro.infer.reparam import Reparam
 from numpyro.primitives import Messenger
 
-from .model import HDPTree, hdp_model
+from .model import OBSERVED, HDPTree, hdp_model
 
 __all__ = [
     "CONC_FLOOR",
@@ -498,8 +498,6 @@ def reparam_config(tree: HDPTree, kind: str = "ratio") -> dict[str, Reparam]:
 
 def sampling_model(tree: HDPTree, counts="observed", kind: str = "ratio"):
     """The model NUTS runs: :func:`hdp_model` with the leaves collapsed and the split applied."""
-    from .model import OBSERVED
-
     if isinstance(counts, str) and counts == OBSERVED:
         counts = tree.leaf_counts
     model = partial(hdp_model, tree, counts)

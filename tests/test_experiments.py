@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import json
+from fractions import Fraction
+from math import comb
 
 import numpy as np
 import pandas as pd
@@ -31,23 +33,28 @@ from validation.experiments.runner import (
 
 
 # ---------------------------------------------------------------------- sign test
+def _exact_sign_test(wins: int, losses: int) -> float:
+    """min(1, 2 P(W <= min(wins, losses))), W ~ Binomial(wins + losses, 1/2), in exact
+    arithmetic: the reference for scipy.stats.binomtest, which sign_test calls."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    tail = Fraction(sum(comb(n, i) for i in range(min(wins, losses) + 1)), 2**n)
+    return float(min(Fraction(1), 2 * tail))
+
+
 @pytest.mark.parametrize(
     ("wins", "losses"),
     [(0, 0), (1, 0), (0, 5), (3, 3), (40, 28), (52, 15), (25, 43), (60, 6), (7, 3), (13, 42)],
 )
-def test_sign_test_matches_scipy_binomtest(wins, losses):
-    from scipy.stats import binomtest
-
-    expected = 1.0 if wins + losses == 0 else binomtest(wins, wins + losses, 0.5).pvalue
+def test_sign_test_is_the_exact_binomial_tail(wins, losses):
+    expected = _exact_sign_test(wins, losses)
     assert sign_test(wins, losses) == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
-def test_sign_test_all_small_counts_match_scipy():
-    from scipy.stats import binomtest
-
+def test_sign_test_all_small_counts_are_exact():
     for w, lo in itertools.product(range(13), repeat=2):
-        if w + lo:
-            assert sign_test(w, lo) == pytest.approx(binomtest(w, w + lo).pvalue, rel=1e-12)
+        assert sign_test(w, lo) == pytest.approx(_exact_sign_test(w, lo), rel=1e-12)
 
 
 def test_sign_test_reproduces_the_papers_bold_entries():
@@ -216,6 +223,17 @@ def test_runner_reports_a_failing_cell(tmp_path):
     report = run_cells(discover_datasets([folder / "tiny.csv"]), ["nb-m"], CrossValidation(2, 1, 0),
                        RunSettings(), tmp_path / "cache", jobs=1, progress=False)
     assert report.failures and "class" in report.failures[0]["error"]
+
+
+def test_runner_progress_bar_on_request_only(tmp_path, capsys):
+    refs = discover_datasets([dataset_path("car")])
+    args = (refs, ["nb-m"], CrossValidation(2, 1, 0), RunSettings(), tmp_path / "cache")
+    run_cells(*args, jobs=1, progress=False)
+    assert capsys.readouterr().err == ""
+    run_cells(*args, jobs=1, progress=None)  # None: only on a terminal, which pytest's is not
+    assert capsys.readouterr().err == ""
+    run_cells(*args, jobs=1, progress=True)  # the cells are cached now: the bar still shows
+    assert "2/2" in capsys.readouterr().err
 
 
 def test_runner_in_two_processes_matches_one(small_data, tmp_path):

@@ -1,4 +1,7 @@
-"""NUTS on the model: the worked example against exact integration, layout, diagnostics, CLI."""
+"""NUTS on the model: the worked example against exact integration, layout, diagnostics, CLI.
+
+No test here switches double precision on: fit must run in it by itself.
+"""
 
 import json
 
@@ -10,7 +13,10 @@ pytest.importorskip("numpyro")
 pytest.importorskip("arviz")
 pytestmark = pytest.mark.ppl
 
-from hdpbn_ppl.infer import PPLResult, fit  # noqa: E402
+import jax  # noqa: E402
+
+from hdpbn_ppl import suite  # noqa: E402
+from hdpbn_ppl.infer import NUTSDiagnostics, PPLResult, fit  # noqa: E402
 from hdpbn_ppl.worked_example import (  # noqa: E402
     DATASETS,
     exact_posterior,
@@ -44,7 +50,17 @@ def test_reference_root_shortcut_explains_the_java_numbers():
 # ----------------------------------------------------------------------------- NUTS
 @pytest.fixture(scope="module")
 def ds1_fit() -> PPLResult:
-    return fit(worked_example_tree("DS1"), chains=4, warmup=500, samples=1000, seed=2)
+    before = jax.config.jax_enable_x64
+    res = fit(worked_example_tree("DS1"), chains=4, warmup=500, samples=1000, seed=2)
+    assert jax.config.jax_enable_x64 == before  # the run's double precision was scoped
+    return res
+
+
+def test_fit_runs_in_double_precision(ds1_fit):
+    post = ds1_fit.datatree["posterior"].to_dataset()
+    assert post["p"].dtype == post["alpha"].dtype == np.float64
+    assert ds1_fit.probabilities.dtype == ds1_fit.mcse.dtype == np.float64
+    assert isinstance(ds1_fit.diagnostics, NUTSDiagnostics)
 
 
 def test_nuts_matches_quadrature_within_3_mcse(ds1_fit):
@@ -98,13 +114,11 @@ def test_untrustworthy_run_is_flagged_loudly():
 # ----------------------------------------------------------------------------- command line
 def test_cli_estimate_writes_fastpath_columns_and_json(tmp_path, capsys):
     from hdpbn_ppl.cli import main
-    from hdpbn_ppl.testing import sample_tree
 
     # a depth-2 table in the child-first convention, drawn from the model
-    s = sample_tree((2, 3), 3, 300, seed=5, alpha0=3.0)
+    tree = suite.model_tree((2, 3), 3, 300, seed=5, alpha=(2.0, 1.5), alpha0=3.0)
     rows = []
-    for path, counts in zip(s.tree.paths()[s.tree.leaves], s.tree.counts[s.tree.leaves],
-                            strict=True):
+    for path, counts in zip(tree.paths()[tree.leaves], tree.counts[tree.leaves], strict=True):
         for k, c in enumerate(counts):
             rows += [(k, int(path[0]), int(path[1]))] * int(c)
     data = tmp_path / "table.csv"
@@ -121,5 +135,5 @@ def test_cli_estimate_writes_fastpath_columns_and_json(tmp_path, capsys):
     expected = ["depth", "y", "x1", "n"] + [f"p_{v}" for v in values] + [
         f"mcse_{v}" for v in values]
     assert list(table.columns) == expected
-    assert len(table) == s.tree.n_nodes
+    assert len(table) == tree.n_nodes
     np.testing.assert_allclose(table[[f"p_{v}" for v in values]].sum(axis=1), 1.0)

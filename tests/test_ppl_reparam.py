@@ -24,7 +24,7 @@ from numpyro import handlers  # noqa: E402
 from numpyro.infer.util import log_density  # noqa: E402
 
 from fastpath.counts.context_tree import ContextTree  # noqa: E402
-from hdpbn_ppl.model import HDPTree, hdp_model  # noqa: E402
+from hdpbn_ppl.model import HDPTree, double_precision, hdp_model  # noqa: E402
 from hdpbn_ppl.reparam import (  # noqa: E402
     DirichletALR,
     LogGamma,
@@ -34,6 +34,13 @@ from hdpbn_ppl.reparam import (  # noqa: E402
     collapse_leaves,
     sampling_model,
 )
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    # the model and its transformations are written for double precision (hdpbn_ppl.model)
+    with double_precision():
+        yield
 
 
 def _sparse_tree() -> ContextTree:

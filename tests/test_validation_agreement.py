@@ -17,8 +17,9 @@ import math
 import numpy as np
 import pytest
 
+from fastpath.estimate.convergence import effective_sample_size
+from hdpbn_ppl import suite
 from validation import agreement as ag
-from validation import suite
 
 
 def test_expected_max_abs_z_closed_forms_and_simulation():
@@ -37,6 +38,15 @@ def test_z_scores_edges():
                     [0.0, 0.0, 0.0, 0.4])
     assert z[0] == 0.0 and z[1] == np.inf and z[2] == np.inf
     assert z[3] == pytest.approx(0.4 / 0.5)
+
+
+def test_bulk_ess_is_fastpath_ess_of_each_varying_quantity():
+    x = np.random.default_rng(0).standard_normal((4, 300, 2, 2))
+    x[:, :, 0, 1] = 0.5  # constant: left out
+    flat = x.reshape(4, 300, 4)
+    expected = [effective_sample_size(flat[:, :, i]) for i in (0, 2, 3)]
+    np.testing.assert_array_equal(ag.bulk_ess(x), expected)
+    assert ag.bulk_ess(np.ones((2, 50, 3))).shape == (0,)
 
 
 def test_khat_sees_a_heavy_tail_beside_a_point_mass():

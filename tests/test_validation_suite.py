@@ -1,4 +1,4 @@
-"""The validation tree suite (validation.suite): coverage, reproducibility, draws from the model.
+"""The validation tree suite (hdpbn_ppl.suite): coverage, reproducibility, draws from the model.
 
 * the suite covers what issue 5 asks (>= 20 named trees, depth 1-5, K 2-6, 10 to 10^5 rows,
   sparse and dense, every tying strategy, model and data trees);
@@ -16,7 +16,7 @@ import pytest
 from scipy import special, stats
 
 from fastpath.counts.context_tree import TYING_STRATEGIES, ContextTree
-from validation import suite
+from hdpbn_ppl import suite
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,10 @@ def test_suite_covers_the_issue(shapes):
     assert sum(s["sparse_share"] > 0.5 for s in shapes.values()) >= 3
     assert sum(s["sparse_share"] == 0 and s["median_leaf_rows"] >= 100
                for s in shapes.values()) >= 3
+    assert max(s["nodes"] for s in shapes.values()) >= 200
     assert 3 <= len(suite.quick_names()) <= 4
+    # every tree has at least two observed child values at the root
+    assert all((t.build().counts[0] > 0).sum() >= 2 for t in entries)
     for t in entries:
         if t.source == "model":
             assert len(t.true_alpha) == len(t.spec["cardinalities"])

@@ -23,11 +23,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from fastpath.io.datasets import load_dataset
+from hdpbn_ppl import suite
+
+from . import agreement as ag
+from . import classifier_agreement as ca
+from . import sbc
+
 
 def _agreement(args: argparse.Namespace) -> int:
-    from . import agreement as ag
-    from . import suite
-
     cfg = ag.FULL if args.full else ag.QUICK
     if args.no_variants:
         cfg = ag.AgreementConfig(**{**cfg.__dict__, "variants": False})
@@ -73,8 +77,6 @@ def _agreement(args: argparse.Namespace) -> int:
 
 
 def _sbc(args: argparse.Namespace) -> int:
-    from . import sbc
-
     cases = sbc.FULL_CASES if args.full else sbc.QUICK_CASES
     if args.cases:
         known = {c.name: c for c in sbc.ALL_CASES}
@@ -106,10 +108,6 @@ def _sbc(args: argparse.Namespace) -> int:
 
 
 def _classifier_agreement(args: argparse.Namespace) -> int:
-    from fastpath.io.datasets import load_dataset
-
-    from . import classifier_agreement as ca
-
     try:
         X, y = load_dataset(args.dataset)
     except ValueError as exc:  # unknown name: the message lists the bundled ones

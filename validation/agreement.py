@@ -1,6 +1,6 @@
 """Agreement of the fast collapsed sampler with NUTS on the NumPyro model, tree by tree.
 
-For every tree of the suite (:mod:`validation.suite`) both samplers run under identical priors
+For every tree of the suite (:mod:`hdpbn_ppl.suite`) both samplers run under identical priors
 (concentrations ~ Gamma(2, 1) per tying group, alpha_0 = 2 fixed, the same tying):
 
 * fastpath, ``update="exact"``, ``root="exact"``, >= 4 chains: posterior means of every node's
@@ -25,6 +25,9 @@ ESS per second is reported for both samplers (bulk ESS, rank-normalised; concent
 smallest over tying groups; leaves: the median over leaf probabilities; seconds: the whole run,
 burn-in / warm-up and, for NUTS, JIT compilation included; fastpath runs its chains one after
 another on one thread). Fastpath's ESS comes from its thinned traces, so it is a lower bound.
+
+Both samplers' R-hat, ESS and MCSEs of the compared means are computed by the same functions,
+:mod:`fastpath.estimate.convergence`'s.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import platform
 import time
 import warnings
@@ -39,17 +43,25 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+from scipy import integrate
+from scipy.special import log_ndtr, ndtri
 
 from fastpath.counts.context_tree import ContextTree
+from fastpath.estimate.convergence import (
+    RHAT_MAX,
+    effective_sample_size,
+    mcse_mean,
+    split_rhat,
+)
 from fastpath.estimate.hdp import HDPOptions, HDPResult, estimate_tree
-
-from . import suite as suite_mod
+from hdpbn_ppl import suite as suite_mod
 
 __all__ = [
     "FULL",
     "QUICK",
     "AgreementConfig",
     "TreeAgreement",
+    "bulk_ess",
     "expected_max_abs_z",
     "fastpath_summary",
     "nuts_summary",
@@ -62,7 +74,6 @@ __all__ = [
 ]
 
 Z_MAX = 4.0
-RHAT_MAX = 1.01
 KHAT_MAX = 0.7
 
 
@@ -117,9 +128,6 @@ def expected_max_abs_z(m: int) -> tuple[float, float]:
 
     P(max |z| <= x) = (2 Phi(x) - 1)^m, so E[max |z|] = int_0^inf 1 - (2 Phi(x) - 1)^m dx.
     """
-    from scipy import integrate
-    from scipy.special import log_ndtr, ndtri
-
     if m < 1:
         return math.nan, math.nan
 
@@ -155,37 +163,27 @@ def _varying(flat: np.ndarray) -> np.ndarray:
 
 def _rhat(x: np.ndarray) -> np.ndarray:
     """Rank-normalised split R-hat of every varying component of x (chains, draws, ...)."""
-    import arviz as az
-
     flat = _flat(x)
-    v = _varying(flat)
-    if not v.any():
-        return np.zeros(0)
-    return np.asarray(az.rhat(flat[:, :, v], chain_axis=0, draw_axis=1), dtype=float)
+    return np.array([split_rhat(flat[:, :, i]) for i in np.flatnonzero(_varying(flat))])
 
 
-def _ess(x: np.ndarray) -> np.ndarray:
-    """Bulk ESS of every varying component of x (chains, draws, ...)."""
-    import arviz as az
+def bulk_ess(x: np.ndarray) -> np.ndarray:
+    """Bulk ESS of every quantity of ``x`` that varies.
 
+    Parameters
+    ----------
+    x : array_like, shape (chains, draws, ...)
+        Draws of any number of quantities (trailing axes).
+
+    Returns
+    -------
+    ndarray, shape (n_varying,)
+        :func:`fastpath.estimate.convergence.effective_sample_size` of each quantity whose
+        draws are not constant, in C order of the trailing axes (NaN where not finite).
+    """
     flat = _flat(x)
-    v = _varying(flat)
-    if not v.any():
-        return np.zeros(0)
-    return np.asarray(az.ess(flat[:, :, v], method="bulk", chain_axis=0, draw_axis=1),
-                      dtype=float)
-
-
-def _mcse(x: np.ndarray) -> np.ndarray:
-    """MCSE of the mean of every component of x (chains, draws, ...); 0 where constant."""
-    import arviz as az
-
-    flat = _flat(x)
-    out = np.zeros(flat.shape[2])
-    v = _varying(flat)
-    if v.any():
-        out[v] = np.asarray(az.mcse(flat[:, :, v], method="mean", chain_axis=0, draw_axis=1))
-    return out.reshape(np.shape(x)[2:])
+    return np.array([effective_sample_size(flat[:, :, i])
+                     for i in np.flatnonzero(_varying(flat))])
 
 
 def _khat(x: np.ndarray) -> np.ndarray:
@@ -297,10 +295,10 @@ def fastpath_summary(res: HDPResult, *, khat: bool = True) -> SamplerSummary:
         mcse=np.array(res.mcse),
         # concentrations: mean and MCSE from the same (thinned) trace
         concentration_mean=conc.mean(axis=(0, 1)),
-        concentration_mcse=_mcse(conc),
+        concentration_mcse=mcse_mean(conc),
         max_rhat=_max(np.concatenate([np.ravel(r) for r in rhats])),
-        min_ess_conc=_min(_ess(conc)),
-        median_ess_leaf=_median(_ess(nodes[:, :, leaf_pos])),
+        min_ess_conc=_min(bulk_ess(conc)),
+        median_ess_leaf=_median(bulk_ess(nodes[:, :, leaf_pos])),
         seconds=float(res.seconds),
         khat_prob=_khat(nodes) if khat else None,
         khat_conc=_khat(conc) if khat else None,
@@ -359,8 +357,8 @@ def nuts_summary(res) -> SamplerSummary:
         concentration_mean=np.array(res.concentration_mean),
         concentration_mcse=np.array(res.concentration_mcse),
         max_rhat=_max(np.concatenate([_rhat(alpha), _rhat(p)])),
-        min_ess_conc=_min(_ess(alpha)),
-        median_ess_leaf=_median(_ess(p[:, :, leaves])),
+        min_ess_conc=_min(bulk_ess(alpha)),
+        median_ess_leaf=_median(bulk_ess(p[:, :, leaves])),
         seconds=float(diag.seconds),
         divergences=int(diag.divergences),
         khat_prob=_khat(p),
@@ -678,8 +676,6 @@ def load_results(out_dir: str | Path, names: list[str] | None = None) -> list[Tr
 
 # ---------------------------------------------------------------------------- report
 def machine_description() -> str:
-    import os
-
     cpu = platform.processor() or platform.machine()
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():

@@ -23,6 +23,17 @@ from typing import Any
 
 import numpy as np
 
+from fastpath.classifier.estimator import BayesNetClassifier
+from fastpath.evaluation.cross_validation import (
+    align_proba,
+    label_codes,
+    log_loss,
+    rmse,
+    stratified_folds,
+    take_rows,
+    zero_one_loss,
+)
+
 __all__ = [
     "ClassifierAgreement",
     "FoldAgreement",
@@ -82,9 +93,11 @@ def nuts_tables(classifier: Any, *, chains: int = 4, warmup: int = 1000, samples
                 seed: int = 0) -> tuple[list[np.ndarray], list[Any]]:
     """NUTS posterior means of every context tree of a classifier fitted with
     ``estimator="hdp"`` (same tying, root concentration and concentration prior), and each run's
-    :class:`hdpbn_ppl.infer.Diagnostics`. Tree ``i`` runs with seed ``(seed, i)``; a run with
+    :class:`hdpbn_ppl.infer.NUTSDiagnostics`. Tree ``i`` runs with seed ``(seed, i)``; a run with
     more divergent transitions than 0.1 % of its draws is repeated with smaller steps and a
     longer warm-up (``hdpbn_ppl.infer.RETRIES``, as ``python -m hdpbn_ppl`` does)."""
+    # hdpbn_ppl.infer needs JAX (the ppl extra): imported on use, so that the Gibbs-only parts
+    # of this module work without it
     from hdpbn_ppl.infer import RETRIES
     from hdpbn_ppl.infer import fit as nuts_fit
 
@@ -127,17 +140,6 @@ def run_classifier_agreement(
     :func:`fastpath.evaluation.stratified_folds` with ``seed``; NUTS's seeds derive from
     ``(seed, repeat, fold)``.
     """
-    from fastpath.classifier.estimator import BayesNetClassifier
-    from fastpath.evaluation.cross_validation import (
-        align_proba,
-        label_codes,
-        log_loss,
-        rmse,
-        stratified_folds,
-        take_rows,
-        zero_one_loss,
-    )
-
     classes, y_codes = label_codes(y)
     common = {"structure": structure, "k": k, "random_state": seed}
     result = ClassifierAgreement(

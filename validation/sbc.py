@@ -6,7 +6,7 @@ conditions on the conditioning values), each replication
 
 1. draws the concentrations from their Gamma(2, 1) prior, every node's probability vector from
    the HDP (root Dirichlet(alpha_0 / K), alpha_0 = 2) and the leaf counts from the multinomial
-   (:func:`validation.suite.draw_from_prior`);
+   (:func:`hdpbn_ppl.suite.draw_from_prior`);
 2. runs fastpath on the simulated tree (one chain) keeping ``L`` thinned posterior draws of the
    concentrations and of the node probability vectors (``HDPOptions.record_draws``);
 3. records, for each checked quantity, the rank of the true value among its ``L`` draws.
@@ -30,12 +30,12 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import stats
 
 from fastpath.counts.context_tree import ContextTree
 from fastpath.estimate.convergence import effective_sample_size
 from fastpath.estimate.hdp import HDPOptions, estimate_trees
-
-from .suite import draw_from_prior
+from hdpbn_ppl.suite import draw_from_prior
 
 __all__ = [
     "ALL_CASES",
@@ -183,8 +183,6 @@ class SBCResult:
 
 def rank_pvalue(ranks: np.ndarray, n_draws: int, bins: int) -> float:
     """Chi-square test of uniformity of ranks in {0..n_draws}, grouped into ``bins`` bins."""
-    from scipy import stats
-
     if (n_draws + 1) % bins:
         raise ValueError(f"bins ({bins}) must divide the {n_draws + 1} possible ranks")
     counts = np.bincount(np.asarray(ranks) * bins // (n_draws + 1), minlength=bins)
@@ -327,7 +325,6 @@ def plot_ranks(result: SBCResult, path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from scipy import stats
 
     case = result.case
     names = list(result.ranks)

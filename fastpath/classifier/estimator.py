@@ -99,10 +99,10 @@ class BayesNetClassifier(ClassifierMixin, BaseEstimator):
         The m used (``estimator="m"``).
     m_scores_ : dict
         Holdout RMSE of each candidate m (when ``m="auto"``).
-    hdp_results_ : list of fastpath.estimate.hdp.api.HDPResult
+    hdp_results_ : list of fastpath.estimate.HDPResult
         ``estimator="hdp"``: the sampler's output for every tree (posterior means, MCSE,
         traces, ``to_arviz()``). Not saved in model files.
-    diagnostics_ : fastpath.estimate.diagnostics.Diagnostics
+    diagnostics_ : fastpath.estimate.FitDiagnostics
         ``estimator="hdp"``: R-hat and bulk ESS of the concentrations and the log joint of
         every tree (``diagnostics_.summary()``, ``diagnostics_.to_frame()``). With
         ``n_chains >= 2`` an :class:`~fastpath.estimate.UnconvergedWarning` is raised when a

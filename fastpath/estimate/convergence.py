@@ -1,10 +1,12 @@
-"""Convergence statistics of MCMC draws: rank-normalised split R-hat and bulk ESS.
+"""Convergence statistics of MCMC draws: rank-normalised split R-hat, bulk ESS, MCSE of the mean.
 
 Vehtari, Gelman, Simpson, Carpenter & Bürkner (2021), "Rank-normalization, folding, and
-localization: an improved R-hat for assessing convergence of MCMC", Bayesian Analysis 16. Both
-functions take draws shaped ``(chains, draws)`` (or one chain as a 1-D array) and return NaN when
-the draws are too few, constant or not finite. The thresholds the project warns on are
-:data:`RHAT_MAX` and :data:`ESS_PER_CHAIN_MIN`.
+localization: an improved R-hat for assessing convergence of MCMC", Bayesian Analysis 16.
+:func:`split_rhat` and :func:`effective_sample_size` take the draws of one quantity shaped
+``(chains, draws)`` (or one chain as a 1-D array) and return NaN when the draws are too few,
+constant or not finite; :func:`mcse_mean` takes any number of quantities at once,
+``(chains, draws, ...)``. The thresholds the project warns on are :data:`RHAT_MAX` and
+:data:`ESS_PER_CHAIN_MIN`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import numpy as np
 from scipy.special import ndtri
 from scipy.stats import rankdata
 
-__all__ = ["ESS_PER_CHAIN_MIN", "RHAT_MAX", "effective_sample_size", "split_rhat"]
+__all__ = ["ESS_PER_CHAIN_MIN", "RHAT_MAX", "effective_sample_size", "mcse_mean",
+           "split_rhat"]
 
 #: largest R-hat of a converged chain (Vehtari et al. 2021)
 RHAT_MAX = 1.01
@@ -114,3 +117,41 @@ def effective_sample_size(x: np.ndarray) -> float:
     if x.shape[1] < 8 or not np.all(np.isfinite(x)) or np.ptp(x) == 0:
         return math.nan
     return _ess_raw(_z_scale(_split(x)))
+
+
+def mcse_mean(x: np.ndarray) -> np.ndarray:
+    """Monte-Carlo standard error of the posterior mean of every quantity in ``x``.
+
+    The estimator of ArviZ's ``mcse(method="mean")`` (Vehtari et al. 2021):
+    ``sd / sqrt(ESS)``, with ``sd`` the standard deviation of all draws and ``ESS`` the
+    split-chain effective sample size of the draws themselves -- not rank-normalised, because
+    the error of a mean depends on the values, not only on their order.
+
+    Parameters
+    ----------
+    x : array_like, shape (chains, draws, ...)
+        Draws of any number of quantities (trailing axes); a 1-D array is one chain of one
+        quantity.
+
+    Returns
+    -------
+    ndarray, shape ``x.shape[2:]``
+        The MCSE of each quantity's mean: 0 where its draws are constant (the mean is exact),
+        NaN where they are not finite or fewer than 8 per chain.
+    """
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 1:
+        x = x[None, :]
+    if x.ndim < 2:
+        raise ValueError(f"draws must be shaped (chains, draws, ...), got shape {x.shape}")
+    chains, draws = x.shape[:2]
+    flat = x.reshape(chains, draws, -1)
+    out = np.zeros(flat.shape[2])
+    # one quantity at a time: the autocorrelation sum stops at a different lag for each
+    for i in range(flat.shape[2]):
+        d = flat[:, :, i]
+        if not np.all(np.isfinite(d)):
+            out[i] = math.nan
+        elif np.ptp(d) > 0:
+            out[i] = d.std(ddof=1) / math.sqrt(_ess_raw(_split(d)))
+    return out.reshape(x.shape[2:])

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.ensemble import RandomForestClassifier
 
 from fastpath.classifier.estimator import BayesNetClassifier
 from fastpath.encode.encoder import TableEncoder
@@ -131,8 +132,6 @@ class DiscretisedBaseline:
 
     def _model(self, n_attributes: int, n_classes: int):
         if self.kind in ("rf", "rf-onehot"):
-            from sklearn.ensemble import RandomForestClassifier
-
             return RandomForestClassifier(
                 n_estimators=100,
                 max_features=max(1, int(math.log2(max(n_attributes, 1)) + 1)),

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import plots
 from .classifiers import DEFAULT_CLASSIFIERS, QUICK_CLASSIFIERS, parse_classifier
 from .reporting import (
     PAPER_TABLE2,
@@ -45,6 +46,7 @@ from .runner import (
     RunSettings,
     bundled_datasets,
     discover_datasets,
+    load_dataset,
     run_cells,
     settings_dict,
 )
@@ -65,10 +67,13 @@ def _classifier_list(text: str | None, default: Sequence[str]) -> list[str]:
 
 
 def _available(names: list[str]) -> list[str]:
-    """Drop baselines whose library is not installed (with a note on stderr)."""
+    """Drop baselines whose library is not installed (with a note on stderr).
+
+    Only XGBoost is optional; scikit-learn (the random forests) is a core dependency.
+    """
     out = []
     for n in names:
-        module = {"rf": "sklearn", "rf-onehot": "sklearn", "xgboost": "xgboost"}.get(n)
+        module = {"xgboost": "xgboost"}.get(n)
         if module is not None:
             try:
                 __import__(module)
@@ -103,8 +108,6 @@ def _structures(classifiers: Sequence[str]) -> list[str]:
 
 def write_report(results: pd.DataFrame, out: Path, *, header: str = "") -> Path:
     """means.csv, tables.md and the figures under ``out``; returns the tables' path."""
-    from . import plots
-
     out.mkdir(parents=True, exist_ok=True)
     means = dataset_means(results)
     means.to_csv(out / "means.csv", index=False)
@@ -248,8 +251,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(f"{report.computed} cells computed, {report.cached} cached, {len(report.failures)} "
           f"failed, {wall:.1f} s; results in {out}", file=sys.stderr)
     if quick:
-        from .runner import load_dataset
-
         labels = {r.name: load_dataset(r, args.typing)[1] for r in refs}
         failed = quick_checks(results, labels) if not results.empty else ["no results"]
         for f in failed:
@@ -272,8 +273,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_learning_curves(args: argparse.Namespace) -> int:
-    from .plots import learning_curve_plot
-
     refs = discover_datasets(args.data)
     classifiers = _available(
         _classifier_list(args.classifiers, ("tan-m", "tan-hdp", "skdb5-m", "skdb5-hdp"))
@@ -294,7 +293,7 @@ def _cmd_learning_curves(args: argparse.Namespace) -> int:
                .agg(["mean", "std", "count"]).reset_index())
     summary.to_csv(out / "learning_curves_summary.csv", index=False)
     img = Path(args.img) if args.img else out / "img" / "learning_curves.png"
-    learning_curve_plot(report.results, img)
+    plots.learning_curve_plot(report.results, img)
     meta = {**settings_dict(protocol, settings), "wall_seconds": wall,
             "cells_computed": report.computed, "cells_cached": report.cached,
             "failures": report.failures, "command": args.command_line}

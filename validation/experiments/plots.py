@@ -28,6 +28,16 @@ def _pyplot():
     return plt
 
 
+def _save(plt, fig, path: str | Path) -> Path:
+    """Write ``fig`` as a PNG at ``path`` (creating its folder), close it, return the path."""
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def scatter_plot(
     means: pd.DataFrame, x: str, y: str, path: str | Path, metric: str = "rmse",
     *, title: str | None = None,
@@ -57,12 +67,7 @@ def scatter_plot(
     ax.set_xlabel(f"{metric} {x}")
     ax.set_ylabel(f"{metric} {y}")
     ax.set_title(title or f"{y} vs {x}: W-D-L {wdl} (p={wdl.p_value:.2g})", fontsize=9)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def win_loss_bars(
@@ -103,12 +108,7 @@ def win_loss_bars(
     ax.set_ylim(-1.05, 1.15)
     ax.set_title(f"HDP vs m-estimates, {metric} (* p <= 0.05, sign test)", fontsize=9)
     ax.legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def learning_curve_plot(results: pd.DataFrame, path: str | Path, metric: str = "rmse") -> Path:
@@ -129,9 +129,4 @@ def learning_curve_plot(results: pd.DataFrame, path: str | Path, metric: str = "
         ax.set_title(f"{name} (mean of {runs} runs)", fontsize=9)
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)

@@ -4,21 +4,21 @@ Comparisons follow the paper ("Experimental design and setting"): for each datas
 is averaged over the folds of the protocol (2-fold cross-validation repeated 5 times); a
 classifier *wins* on a dataset when its mean is lower (0-1 loss, RMSE and log loss are losses),
 and the win/draw/loss counts over datasets are tested with the two-tailed binomial sign test at
-``p <= 0.05``. **Draws are excluded** from the test (the usual convention of the Monash BNC work):
-``p = P(|W - n/2| >= |w - n/2|)`` for ``W ~ Binomial(n = wins + losses, 1/2)``. A draw is a
-difference of at most :data:`DRAW_TOLERANCE` between the two means (exact ties of the 0-1 loss
-are common on small datasets; the tolerance only absorbs floating-point noise).
+``p <= 0.05`` (:func:`scipy.stats.binomtest`). **Draws are excluded** from the test (the usual
+convention of the Monash BNC work): ``p = P(|W - n/2| >= |w - n/2|)`` for
+``W ~ Binomial(n = wins + losses, 1/2)``. A draw is a difference of at most
+:data:`DRAW_TOLERANCE` between the two means (exact ties of the 0-1 loss are common on small
+datasets; the tolerance only absorbs floating-point noise).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
-from math import comb
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binomtest
 
 __all__ = [
     "DRAW_TOLERANCE",
@@ -62,19 +62,26 @@ PAPER_TABLE3: dict[tuple[str, str], tuple[str, str]] = {
 def sign_test(wins: int, losses: int) -> float:
     """Two-tailed binomial sign test of ``wins`` against ``losses`` (draws already excluded).
 
-    Exact: ``min(1, 2 * P(W <= min(wins, losses)))`` for ``W ~ Binomial(wins + losses, 1/2)``,
-    which for p = 1/2 equals the two-sided p-value of ``scipy.stats.binomtest``. Returns 1.0
-    when there is nothing to test.
+    Parameters
+    ----------
+    wins, losses : int
+        Non-negative counts.
+
+    Returns
+    -------
+    float
+        The exact two-sided p-value of :func:`scipy.stats.binomtest` with success probability
+        1/2, ``min(1, 2 P(W <= min(wins, losses)))`` for ``W ~ Binomial(wins + losses, 1/2)``;
+        1.0 when there is nothing to test.
     """
     for name, v in (("wins", wins), ("losses", losses)):
+        # bool is an int subclass: reject it, a flag is not a count
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
             raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
     n = int(wins) + int(losses)
     if n == 0:
         return 1.0
-    low = min(int(wins), int(losses))
-    tail = Fraction(sum(comb(n, i) for i in range(low + 1)), 2**n)
-    return float(min(Fraction(1), 2 * tail))
+    return float(binomtest(int(wins), n, 0.5).pvalue)
 
 
 @dataclass(frozen=True)
@@ -172,22 +179,9 @@ def table2_markdown(
             {c[: -len("-hdp")] for c in have if c.endswith("-hdp")} - set(PAPER_TABLE2)
         )
         structures = [*structures, *(s for s in extra if f"{s}-m" in have)]
-    head = "| Classifier | datasets | 0-1 loss | RMSE | log loss |"
-    sep = "|---|---|---|---|---|"
-    if paper:
-        head += " paper 0-1 loss | paper RMSE |"
-        sep += "---|---|"
-    lines = [head, sep]
-    for s in structures:
-        cells = [win_draw_loss(means, f"{s}-hdp", f"{s}-m", m) for m in METRICS]
-        row = f"| {_structure_label(s)} | {cells[0].n} | " + " | ".join(
-            c.markdown() for c in cells
-        ) + " |"
-        if paper:
-            p01, prmse = PAPER_TABLE2.get(s, ("", ""))
-            row += f" {p01} | {prmse} |"
-        lines.append(row)
-    return "\n".join(lines) + "\n"
+    rows = [(_structure_label(s), f"{s}-hdp", f"{s}-m", PAPER_TABLE2.get(s, ("", "")))
+            for s in structures]
+    return _wdl_table(means, "Classifier", rows, paper)
 
 
 def table3_markdown(
@@ -199,17 +193,23 @@ def table3_markdown(
         bncs = ("tan-m", "skdb5-m", "tan-hdp", "skdb5-hdp")
         pairs = [(a, b) for b in ("rf", "rf-onehot", "xgboost") for a in bncs
                  if a in have and b in have]
-    head = "| Compared classifiers | datasets | 0-1 loss | RMSE | log loss |"
+    rows = [(f"{a} vs {b}", a, b, PAPER_TABLE3.get((a, b), ("", ""))) for a, b in pairs]
+    return _wdl_table(means, "Compared classifiers", rows, paper)
+
+
+def _wdl_table(means: pd.DataFrame, first: str,
+               rows: Sequence[tuple[str, str, str, tuple[str, str]]], paper: bool) -> str:
+    """W/D/L on every metric, one row per ``(label, a, b, paper's (0-1 loss, RMSE))``."""
+    head = f"| {first} | datasets | 0-1 loss | RMSE | log loss |"
     sep = "|---|---|---|---|---|"
     if paper:
         head += " paper 0-1 loss | paper RMSE |"
         sep += "---|---|"
     lines = [head, sep]
-    for a, b in pairs:
+    for label, a, b, (p01, prmse) in rows:
         cells = [win_draw_loss(means, a, b, m) for m in METRICS]
-        row = f"| {a} vs {b} | {cells[0].n} | " + " | ".join(c.markdown() for c in cells) + " |"
+        row = f"| {label} | {cells[0].n} | " + " | ".join(c.markdown() for c in cells) + " |"
         if paper:
-            p01, prmse = PAPER_TABLE3.get((a, b), ("", ""))
             row += f" {p01} | {prmse} |"
         lines.append(row)
     return "\n".join(lines) + "\n"

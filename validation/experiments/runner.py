@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing as mp
 import os
-import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -37,10 +37,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numba
 import numpy as np
 import pandas as pd
 
+from fastpath.cli.progress import Progress
 from fastpath.evaluation.cross_validation import log_loss, rmse, stratified_folds, zero_one_loss
+from fastpath.io import read_table
+from fastpath.io.datasets import dataset_path, list_datasets
 
 from .classifiers import ClassifierSpec, fitted_details, make_classifier, parse_classifier
 
@@ -146,8 +150,6 @@ def discover_datasets(paths: Iterable[str | os.PathLike]) -> list[DatasetRef]:
 
 def bundled_datasets() -> list[DatasetRef]:
     """The datasets shipped with :mod:`fastpath.io.datasets`."""
-    from fastpath.io.datasets import dataset_path, list_datasets
-
     return discover_datasets([Path(str(dataset_path(n))) for n in list_datasets()])
 
 
@@ -188,8 +190,6 @@ def load_dataset(ref: DatasetRef, typing: str = "file") -> tuple[pd.DataFrame, n
     read as nominal until the counts agree. ``"int<=N"``: every integer-valued column with at
     most N distinct values is nominal.
     """
-    from fastpath.io import read_table
-
     typing = _check_typing(typing)
     frame = read_table(ref.path).frame
     if frame.shape[1] < 2:
@@ -413,8 +413,6 @@ def _warm_up() -> None:
 
 
 def _worker_init() -> None:
-    import numba
-
     numba.set_num_threads(1)
     _warm_up()
 
@@ -423,33 +421,6 @@ def _run_one(cell: Cell, protocol, settings: RunSettings, cache: str) -> tuple[C
     record = compute_cell(cell, protocol, settings)
     _write_json(cell.path(Path(cache), protocol, settings), record)
     return cell, record
-
-
-# ====================================================================== progress
-class ProgressBar:
-    """``[#####.....] done/total cells, elapsed, ETA`` on stderr, only on a terminal."""
-
-    def __init__(self, total: int, label: str = "cells", enabled: bool | None = None) -> None:
-        self.total = total
-        self.label = label
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self.start = time.perf_counter()
-        self.done = 0
-
-    def update(self, done: int, note: str = "") -> None:
-        self.done = done
-        if not self.enabled or self.total == 0:
-            return
-        elapsed = time.perf_counter() - self.start
-        frac = done / self.total
-        width = 30
-        bar = "#" * int(width * frac) + "." * (width - int(width * frac))
-        eta = f", ETA {elapsed / frac - elapsed:5.0f} s" if 0 < frac < 1 else ""
-        end = "\n" if done >= self.total else ""
-        print(
-            f"\r[{bar}] {done}/{self.total} {self.label}, {elapsed:5.0f} s{eta} {note[:30]:30s}",
-            end=end, file=sys.stderr, flush=True,
-        )
 
 
 # ====================================================================== running
@@ -496,6 +467,8 @@ def run_cells(
 
     ``jobs <= 1`` runs in this process (models still single-threaded). A cell that raises is
     reported in ``failures`` (dataset, classifier, split, error) and left uncached.
+    ``progress``: show a progress bar of the cells on standard error (None: only on a terminal;
+    :class:`fastpath.cli.progress.Progress`).
     """
     start = time.perf_counter()
     cache = Path(cache)
@@ -519,8 +492,9 @@ def run_cells(
                 pass  # a damaged cell is recomputed
         todo.append(cell)
     cached = len(records)
-    bar = ProgressBar(len(cells), enabled=progress)
-    bar.update(cached)
+    bar = Progress("cells", enabled=progress, unit="cell")
+    if cells:
+        bar(cached, len(cells))
     failures: list[dict[str, str]] = []
 
     def done(cell: Cell, record: dict | None, error: BaseException | None) -> None:
@@ -531,11 +505,9 @@ def run_cells(
         else:
             failures.append({"dataset": cell.dataset.name, "classifier": cell.classifier,
                              "split": cell.split, "error": f"{type(error).__name__}: {error}"})
-        bar.update(len(records) + len(failures), f"{cell.dataset.name} {cell.classifier}")
+        bar(len(records) + len(failures), len(cells), f"{cell.dataset.name} {cell.classifier}")
 
     if jobs <= 1:
-        import numba
-
         threads = numba.get_num_threads()
         numba.set_num_threads(1)
         try:
@@ -550,8 +522,6 @@ def run_cells(
         finally:
             numba.set_num_threads(threads)
     elif todo:
-        import multiprocessing as mp
-
         ctx = mp.get_context("spawn")  # no fork of a process that may hold numba threads
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx,
                                  initializer=_worker_init) as pool:
@@ -568,6 +538,7 @@ def run_cells(
                     cell = pending.pop(fut)
                     exc = fut.exception()
                     done(cell, None if exc else fut.result()[1], exc)
+    bar.close()
     return RunReport(
         results=_record_frame(records),
         computed=len(records) - cached,

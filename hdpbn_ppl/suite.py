@@ -15,6 +15,11 @@ Each tree has a name, a seed (the one the validation runs use) and a tying strat
 suite covers depth 1 to 5, K from 2 to 6, 10 to 10^5 rows, sparse (most leaves with 0-2 rows)
 and dense trees and all four tying strategies. ``quick`` marks the small trees of the CI check.
 
+The suite is defined here, beside the model it is drawn from, because both
+``python -m hdpbn_ppl suite`` and the :mod:`validation` package run it (hdpbn_ppl never imports
+validation). :func:`draw_from_prior` is the model's prior simulator in NumPy, which
+simulation-based calibration (:mod:`validation.sbc`) uses as well.
+
 Everything here is plain NumPy (no JAX), so the fast-path-only checks import it cheaply.
 """
 
@@ -26,7 +31,9 @@ from functools import cache, lru_cache
 
 import numpy as np
 
+from fastpath.classifier.estimator import BayesNetClassifier
 from fastpath.counts.context_tree import ContextTree, tying_groups
+from fastpath.io.datasets import load_dataset
 
 __all__ = [
     "SUITE",
@@ -158,9 +165,6 @@ def model_tree(
 # ---------------------------------------------------------------------------- data trees
 @lru_cache(maxsize=32)
 def _classifier_trees(dataset: str, structure: str, k: int) -> tuple[ContextTree, ...]:
-    from fastpath.classifier.estimator import BayesNetClassifier
-    from fastpath.io.datasets import load_dataset
-
     X, y = load_dataset(dataset)
     # m fixed: the m-estimate holdout is irrelevant to the trees and would cost a split
     clf = BayesNetClassifier(structure=structure, k=k, estimator="m", m=1.0, random_state=0)
@@ -202,6 +206,7 @@ class SuiteTree:
     quick: bool = False
 
     def build(self) -> ContextTree:
+        """The tree (built once per process, then cached)."""
         return _build(self.name)
 
     @property
@@ -210,11 +215,13 @@ class SuiteTree:
         return tuple(self.spec["alpha"]) if self.source == "model" else None
 
     def describe(self) -> str:
+        """One line for reports: how the tree was drawn, or which table it is."""
         s = self.spec
         if self.source == "model":
             return (f"HDP draw, cards {tuple(s['cardinalities'])}, alpha {tuple(s['alpha'])}, "
                     f"path conc. {s.get('path_concentration', 1.0)}")
-        return f"{s['dataset']} {s['structure']}{'-' + str(s['k']) if s['structure'] == 'kdb' else ''}: P({s['child']} | ...)"  # noqa: E501
+        structure = f"kdb-{s['k']}" if s["structure"] == "kdb" else s["structure"]
+        return f"{s['dataset']} {structure}: P({s['child']} | ...)"
 
 
 def _m(name, cards, k, rows, alpha, tying, seed, path=1.0, quick=False) -> SuiteTree:
@@ -287,10 +294,12 @@ def get(name: str) -> SuiteTree:
 
 
 def names() -> list[str]:
+    """Every tree's name, in suite order."""
     return [t.name for t in SUITE]
 
 
 def quick_names() -> list[str]:
+    """The names of the CI check's trees (``quick``), in suite order."""
     return [t.name for t in SUITE if t.quick]
 
 

@@ -1,0 +1,62 @@
+"""MCSE of the mean (fastpath.estimate.convergence.mcse_mean), shared by hdpbn_ppl and validation.
+
+* on AR(1) chains it is the spread of the chain mean over independent replications (the
+  definition, with no library in between);
+* it is ArviZ's ``mcse(method="mean")`` to rounding (an independent implementation);
+* shapes and edges: any number of quantities in trailing axes, one chain as a 1-D array,
+  0 for constant draws, NaN for non-finite or too few draws.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from fastpath.estimate.convergence import mcse_mean
+
+
+def _ar1(rng: np.random.Generator, shape: tuple[int, ...], rho: float) -> np.ndarray:
+    """Stationary AR(1) draws with unit variance along axis 1 of ``shape``."""
+    x = np.empty(shape)
+    x[:, 0] = rng.standard_normal((shape[0], *shape[2:]))
+    innovation = math.sqrt(1 - rho**2)
+    for t in range(1, shape[1]):
+        x[:, t] = rho * x[:, t - 1] + innovation * rng.standard_normal((shape[0], *shape[2:]))
+    return x
+
+
+def test_mcse_is_the_spread_of_the_mean_over_replications():
+    rng = np.random.default_rng(0)
+    rho, chains, draws, reps = 0.8, 4, 1000, 400
+    x = _ar1(rng, (chains, draws, reps), rho)  # reps independent quantities
+    spread = x.mean(axis=(0, 1)).std(ddof=1)
+    # the asymptotic value: sd * sqrt((1 + rho) / (1 - rho) / N)
+    assert spread == pytest.approx(math.sqrt((1 + rho) / (1 - rho) / (chains * draws)), rel=0.1)
+    assert np.median(mcse_mean(x)) == pytest.approx(spread, rel=0.1)
+
+
+def test_mcse_matches_arviz():
+    az = pytest.importorskip("arviz")
+    rng = np.random.default_rng(1)
+    x = _ar1(rng, (4, 500, 2, 3), 0.5) * [[1.0, 3.0, 0.1]] + 7.0
+    ours = mcse_mean(x)
+    theirs = np.asarray(az.mcse(x, method="mean", chain_axis=0, draw_axis=1))
+    assert ours.shape == (2, 3)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-9)
+
+
+def test_mcse_shapes_and_edges():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 200))
+    assert mcse_mean(x).shape == ()
+    assert float(mcse_mean(x)) == pytest.approx(float(mcse_mean(x.reshape(2, 200, 1))[0]))
+    assert float(mcse_mean(x[0])) == pytest.approx(float(mcse_mean(x[:1])))  # one chain
+    draws = np.stack([x, np.full_like(x, 0.3), x], axis=-1)
+    draws[0, 5, 2] = np.nan
+    out = mcse_mean(draws)
+    assert out[0] > 0 and out[1] == 0.0 and np.isnan(out[2])
+    assert np.isnan(mcse_mean(x[:, :7]))  # fewer than 8 draws per chain
+    with pytest.raises(ValueError, match="chains, draws"):
+        mcse_mean(np.float64(1.0))
