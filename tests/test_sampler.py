@@ -383,33 +383,38 @@ def test_invariants_after_every_sweep_on_a_deep_tree():
     paths = rng.integers(0, 3, size=(60, 3))
     counts = rng.integers(0, 30, size=(60, 3))
     tree = ContextTree.from_leaf_counts(paths, counts, [3, 3, 3])
-    opt = HDPOptions(window=2)
+    opt = HDPOptions(window=2)  # alpha0 2, exact root and update, Gamma(2, 1) prior, cap 4000
     prep = hdp._prepare(0, tree, opt)
     table = hdp.LogStirlingTable()
     table.ensure(int(tree.counts.max()))
-    nr, r1, r2 = hdp._ratio_tables(table, int(tree.counts.max()))
+    ratios = hdp._ratio_tables(table, int(tree.counts.max()))
+    model = hdp._tree_model(prep, table.kernel_args, ratios)
+    assert np.all(model.band_slot == -1)  # every count within the ratio tables: no band cache
+    cfg = hdp._config(opt, prep)
+    assert (cfg.alpha0, cfg.root, cfg.update, cfg.window, cfg.reflect) == (
+        2.0, S.ROOT_EXACT, S.UPDATE_EXACT, 2, 0.0)
+    assert (cfg.shape0, cfg.rate0, cfg.cap, cfg.adler) == (2.0, 1.0, 4000.0, 0.0)
     nn, K = tree.n_nodes, tree.n_values
-    n = np.zeros((nn, K), np.int64)
-    t = np.zeros((nn, K), np.int64)
-    N = np.zeros(nn, np.int64)
-    T = np.zeros(nn, np.int64)
-    alpha = prep.alpha_init.copy()
-    S.init_state(tree.parent, prep.leaf_start, tree.counts, prep.groups, alpha, 0, n, t, N, T)
-    _check_state(tree, t, n)
-    state = hdp._seed_state(1, (0, 0, 0))
-    buf = np.zeros(5)
-    band = np.full((nn, K), -1, np.int64)
+    G = prep.alpha_init.size
+    state = S.ChainState(
+        n=np.zeros((nn, K), np.int64), t=np.zeros((nn, K), np.int64), N=np.zeros(nn, np.int64),
+        T=np.zeros(nn, np.int64), alpha=prep.alpha_init.copy(),
+        rng=hdp._seed_state(1, (0, 0, 0)), rng_draw=hdp._seed_state(1, (0, 0, 1)),
+    )
+    S.init_state(model, cfg, state)
+    _check_state(tree, state.t, state.n)
+    scratch = S.Scratch(
+        buf=np.zeros(5), sh=np.zeros(G), rt=np.zeros(G), phi=np.zeros((nn, K)),
+        conc=np.zeros(K), band_b0=np.zeros(0, np.int64), band_vals=np.zeros((0, S.BAND)),
+    )
     for it in range(200):
-        S.sweep(tree.parent, prep.groups, *prep.pairs, n, t, N, T, alpha, 2.0, 0,
-                S.UPDATE_EXACT, 2, table.kernel_args, r1, r2, nr, band, np.zeros(0, np.int64),
-                np.zeros((0, S.BAND)), state, buf)
-        _check_state(tree, t, n)
-        np.testing.assert_array_equal(N, n.sum(axis=1))
-        np.testing.assert_array_equal(T[1:], t[1:].sum(axis=1))
+        S.sweep(model, cfg, state, scratch)
+        _check_state(tree, state.t, state.n)
+        np.testing.assert_array_equal(state.N, state.n.sum(axis=1))
+        np.testing.assert_array_equal(state.T[1:], state.t[1:].sum(axis=1))
         if it % 5 == 3:
-            S.sample_concentrations(prep.groups, N, T, alpha, 2.0, 1.0, 4000.0, state,
-                                    np.zeros(alpha.size), np.zeros(alpha.size))
-            assert np.all(alpha > 0)
+            S.sample_concentrations(model, cfg, state, scratch)
+            assert np.all(state.alpha > 0)
 
 
 # ---------------------------------------------------------------------------- random variates

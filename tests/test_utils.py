@@ -308,3 +308,34 @@ def test_python_scalar_unwraps_numpy_scalars_only():
     assert type(python_scalar(np.bool_(True))) is bool
     obj = object()
     assert python_scalar(obj) is obj
+
+
+# ---------------------------------------------------------------------- numba_cache
+def test_flush_stale_cache_flushes_when_a_dependency_changes(tmp_path, monkeypatch):
+    import importlib
+    import sys
+
+    from fastpath.utils.numba_cache import flush_stale_cache
+
+    (tmp_path / "dep_for_cache.py").write_text("from numba import njit\n\n\n"
+                                               "@njit(cache=True)\ndef f(x):\n    return x + 1\n")
+    (tmp_path / "kern_for_cache.py").write_text(
+        "from numba import njit\n\nfrom dep_for_cache import f\n\n\n"
+        "@njit(cache=True)\ndef g(x):\n    return f(x) * 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    dep = importlib.import_module("dep_for_cache")
+    kern = importlib.import_module("kern_for_cache")
+    try:
+        assert kern.g(1) == 4  # compiled and written to the cache
+        (index,) = (tmp_path / "__pycache__").glob("kern_for_cache.g-*.nbi")
+        written = index.read_bytes()
+        assert flush_stale_cache(vars(kern), [dep])  # no digest yet: flushed, digest stored
+        assert index.read_bytes() != written  # numba rewrites a flushed index without entries
+        assert kern.g(1) == 4
+        assert not flush_stale_cache(vars(kern), [dep])  # unchanged dependency: cache kept
+        (tmp_path / "dep_for_cache.py").write_text(
+            (tmp_path / "dep_for_cache.py").read_text().replace("x + 1", "x + 2"))
+        assert flush_stale_cache(vars(kern), [dep])  # changed dependency: flushed
+    finally:
+        sys.modules.pop("kern_for_cache", None)
+        sys.modules.pop("dep_for_cache", None)

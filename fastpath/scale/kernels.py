@@ -9,8 +9,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..structure import scores, selective
 from ..structure.scores import cmi_dense, cmi_term
 from ..structure.selective import loo_row_errors
+from ..utils.numba_cache import flush_stale_cache
 
 __all__ = ["add_errors", "loo_errors", "narrow_transpose", "pair_cmi_from_table", "pair_update"]
 
@@ -101,3 +103,8 @@ def add_errors(errors, r0, seg_lo, seg_hi, seg_id, sse):
             for a in range(errors.shape[1]):
                 for k in range(errors.shape[2]):
                     sse[h, a, k] += errors[r - r0, a, k]
+
+
+# The kernels above compile the CMI term and the leave-one-out row kernel of
+# fastpath.structure into themselves: a change there must not leave them on numba's cache.
+flush_stale_cache(globals(), [scores, selective])

@@ -190,94 +190,140 @@ def _seed_state(entropy: int, key: tuple[int, ...]) -> np.ndarray:
     return st
 
 
-def _ipar_fpar(opt: HDPOptions, prep: _Prepared) -> tuple[np.ndarray, np.ndarray]:
-    ipar = np.zeros(_s.IPAR_SIZE, dtype=np.int64)
-    ipar[_s.I_N_ITER] = opt.n_iter
-    ipar[_s.I_BURN_IN] = opt.burn_in_iterations
-    ipar[_s.I_UPDATE] = _s.UPDATE_EXACT if opt.update == "exact" else _s.UPDATE_WINDOW
-    ipar[_s.I_ROOT] = _s.ROOT_EXACT if opt.root == "exact" else _s.ROOT_REFERENCE
-    ipar[_s.I_CONC_EVERY] = opt.concentration_every
-    ipar[_s.I_WINDOW] = opt.window
-    ipar[_s.I_FIX_CONC] = int(opt.fix_concentrations)
-    ipar[_s.I_THIN] = opt.thin
-    ipar[_s.I_BATCH_SIZE] = prep.batch_size
-    ipar[_s.I_N_BATCHES] = prep.n_batches
-    fpar = np.zeros(_s.FPAR_SIZE, dtype=np.float64)
-    fpar[_s.F_SHAPE] = opt.concentration_shape
-    fpar[_s.F_RATE] = opt.concentration_rate
-    fpar[_s.F_CAP] = opt.concentration_max
-    if opt.overrelax:
-        fpar[_s.F_OVERRELAX_TABLES] = _s.OVERRELAX_TABLES
-        fpar[_s.F_OVERRELAX_CONC] = _s.OVERRELAX_CONC
-    fpar[_s.F_ALPHA0] = opt.alpha0
-    return ipar, fpar
+def _config(opt: HDPOptions, prep: _Prepared) -> _s.SamplerConfig:
+    """The kernels' options record; every field converted to its Python type, since numba
+    compiles (and caches) one specialisation per combination of field types."""
+    return _s.SamplerConfig(
+        n_iter=int(opt.n_iter),
+        burn_in=int(opt.burn_in_iterations),
+        update=_s.UPDATE_EXACT if opt.update == "exact" else _s.UPDATE_WINDOW,
+        root=_s.ROOT_EXACT if opt.root == "exact" else _s.ROOT_REFERENCE,
+        conc_every=int(opt.concentration_every),
+        window=int(opt.window),
+        fix_conc=bool(opt.fix_concentrations),
+        thin=int(opt.thin),
+        batch_size=int(prep.batch_size),
+        n_batches=int(prep.n_batches),
+        alpha0=float(opt.alpha0),
+        shape0=float(opt.concentration_shape),
+        rate0=float(opt.concentration_rate),
+        cap=float(opt.concentration_max),
+        reflect=float(_s.OVERRELAX_TABLES) if opt.overrelax else 0.0,
+        adler=float(_s.OVERRELAX_CONC) if opt.overrelax else 0.0,
+    )
+
+
+def _fixed(a: np.ndarray) -> np.ndarray:
+    """``a`` as a C-contiguous int64 read-only array (a view, or a copy only when needed).
+
+    numba types an array by its dtype, layout and writeable flag; pinning all three keeps the
+    record's type, and so the compiled kernels, independent of where the array came from.
+    """
+    if a.dtype == np.int64 and a.flags.c_contiguous and not a.flags.writeable:
+        return a
+    out = np.ascontiguousarray(a, dtype=np.int64).view()
+    out.flags.writeable = False
+    return out
+
+
+def _tree_model(prep: _Prepared, stir: tuple, ratios: tuple[int, np.ndarray, np.ndarray]
+                ) -> _s.TreeModel:
+    """The kernels' record of what stays fixed during the chains of ``prep``'s tree (built once
+    per tree and shared read-only by its chains)."""
+    tree = prep.tree
+    nr, r1, r2 = ratios
+    # band caches of log S(n, .) for leaf values whose fixed count is beyond the ratio tables
+    band_slot = np.full((tree.n_nodes, tree.n_values), -1, dtype=np.int64)
+    big = np.argwhere(tree.counts[prep.leaf_start:] > nr)
+    band_slot[big[:, 0] + prep.leaf_start, big[:, 1]] = np.arange(big.shape[0])
+    pair_node, pair_value = prep.pairs
+    return _s.TreeModel(
+        parent=_fixed(tree.parent),
+        group=_fixed(prep.groups),
+        leaf_start=int(prep.leaf_start),
+        counts=_fixed(tree.counts),
+        pair_node=_fixed(pair_node),
+        pair_value=_fixed(pair_value),
+        band_slot=_fixed(band_slot),
+        stir=stir,
+        r1=r1,
+        r2=r2,
+        nr=int(nr),
+    )
+
+
+def _init_chain(
+    prep: _Prepared, model: _s.TreeModel, cfg: _s.SamplerConfig, entropy: int, chain: int
+) -> tuple[_s.ChainState, _s.Accumulators, _s.Traces, _s.Scratch]:
+    """A chain's records: its state initialised (Algorithm 2), zeroed sums, traces and buffers.
+
+    The chain draws from ``SeedSequence(entropy, spawn_key=(tree, chain, 0))``, its posterior
+    draws from ``(tree, chain, 1)``.
+    """
+    nn, K = prep.tree.n_nodes, prep.tree.n_values
+    G = prep.alpha_init.shape[0]
+    state = _s.ChainState(
+        n=np.zeros((nn, K), dtype=np.int64),
+        t=np.zeros((nn, K), dtype=np.int64),
+        N=np.zeros(nn, dtype=np.int64),
+        T=np.zeros(nn, dtype=np.int64),
+        alpha=prep.alpha_init.copy(),
+        rng=_seed_state(entropy, (prep.index, chain, 0)),
+        rng_draw=_seed_state(entropy, (prep.index, chain, 1)),
+    )
+    _s.init_state(model, cfg, state)
+    accum = _s.Accumulators(
+        phat=np.zeros((nn, K)),
+        acc_sum=np.zeros((nn, K)),
+        acc_batch=np.zeros((nn, K)),
+        bm_s1=np.zeros((nn, K)),
+        bm_s2=np.zeros((nn, K)),
+        alpha_sum=np.zeros(G),
+    )
+    traces = _s.Traces(
+        conc_tr=np.zeros((prep.n_trace, G)),
+        lj_tr=np.zeros(prep.n_trace),
+        trace_ids=prep.trace_ids,
+        node_tr=np.zeros((prep.n_trace, prep.trace_ids.size, K)),
+        draw_ids=prep.draw_ids,
+        draws=np.zeros((prep.n_draws, prep.draw_ids.size, K)),
+    )
+    n_bands = int(np.count_nonzero(model.band_slot >= 0))
+    scratch = _s.Scratch(
+        buf=np.empty(2 * cfg.window + 1, dtype=np.float64),
+        sh=np.zeros(G),
+        rt=np.zeros(G),
+        phi=np.zeros((nn, K)),
+        conc=np.zeros(K),
+        band_b0=np.zeros(n_bands, dtype=np.int64),
+        band_vals=np.zeros((n_bands, _s.BAND)),
+    )
+    return state, accum, traces, scratch
 
 
 def _run_chain(
     prep: _Prepared,
     chain: int,
-    opt: HDPOptions,
     entropy: int,
-    stir: tuple,
-    ratios: tuple[int, np.ndarray, np.ndarray],
+    model: _s.TreeModel,
+    cfg: _s.SamplerConfig,
     chunk: int,
     on_chunk: Callable[[int], None] | None,
 ) -> _ChainOut:
-    tree = prep.tree
-    nn, K = tree.n_nodes, tree.n_values
-    G = prep.alpha_init.shape[0]
-    ipar, fpar = _ipar_fpar(opt, prep)
-    rng = _seed_state(entropy, (prep.index, chain, 0))
-    rng_draw = _seed_state(entropy, (prep.index, chain, 1))
-    n = np.zeros((nn, K), dtype=np.int64)
-    t = np.zeros((nn, K), dtype=np.int64)
-    N = np.zeros(nn, dtype=np.int64)
-    T = np.zeros(nn, dtype=np.int64)
-    alpha = prep.alpha_init.copy()
-    parent = np.ascontiguousarray(tree.parent)
-    groups = prep.groups
+    """Run chain ``chain`` of ``prep``'s tree in calls of ``chunk`` iterations (``on_chunk`` is
+    told the iterations done after each call, and may raise to stop the chain)."""
     start = time.perf_counter()
-    _s.init_state(parent, prep.leaf_start, tree.counts, groups, alpha, int(ipar[_s.I_ROOT]),
-                  n, t, N, T)
-    buf = np.empty(2 * opt.window + 1, dtype=np.float64)
-    phat = np.zeros((nn, K))
-    acc_sum = np.zeros((nn, K))
-    acc_batch = np.zeros((nn, K))
-    s1 = np.zeros((nn, K))
-    s2 = np.zeros((nn, K))
-    alpha_sum = np.zeros(G)
-    sh = np.zeros(G)
-    rt = np.zeros(G)
-    conc_tr = np.zeros((prep.n_trace, G))
-    lj_tr = np.zeros(prep.n_trace)
-    node_tr = np.zeros((prep.n_trace, prep.trace_ids.size, K))
-    draws = np.zeros((prep.n_draws, prep.draw_ids.size, K))
-    phi = np.zeros((nn, K))
-    conc = np.zeros(K)
-    nr, r1, r2 = ratios
-    # band caches of log S(n, .) for leaf values whose fixed count is beyond the ratio tables
-    band_slot = np.full((nn, K), -1, dtype=np.int64)
-    leaf_counts = tree.counts[prep.leaf_start:]
-    big = np.argwhere(leaf_counts > nr)
-    band_slot[big[:, 0] + prep.leaf_start, big[:, 1]] = np.arange(big.shape[0])
-    band_b0 = np.zeros(big.shape[0], dtype=np.int64)
-    band_vals = np.zeros((big.shape[0], _s.BAND))
+    state, accum, traces, scratch = _init_chain(prep, model, cfg, entropy, chain)
     it = 1
-    pair_node, pair_value = prep.pairs
-    while it <= opt.n_iter:
-        stop = min(opt.n_iter + 1, it + chunk)
-        _s.run_iterations(
-            it, stop, ipar, fpar, parent, groups, pair_node, pair_value, n, t, N, T, alpha, stir,
-            r1, r2, nr,
-            band_slot, band_b0, band_vals, rng, buf, phat,
-            acc_sum, acc_batch, s1, s2, alpha_sum, sh, rt, conc_tr, lj_tr, prep.trace_ids,
-            node_tr, prep.draw_ids, draws, phi, conc, rng_draw,
-        )
+    while it <= cfg.n_iter:
+        stop = min(cfg.n_iter + 1, it + chunk)
+        _s.run_iterations(it, stop, model, cfg, state, accum, traces, scratch)
         if on_chunk is not None:
             on_chunk(stop - it)
         it = stop
     seconds = time.perf_counter() - start
-    return _ChainOut(acc_sum, s1, s2, alpha_sum, conc_tr, lj_tr, node_tr, draws, t, n, seconds)
+    return _ChainOut(accum.acc_sum, accum.bm_s1, accum.bm_s2, accum.alpha_sum, traces.conc_tr,
+                     traces.lj_tr, traces.node_tr, traces.draws, state.t, state.n, seconds)
 
 
 def _assemble(prep: _Prepared, opt: HDPOptions, outs: list[_ChainOut], entropy: int) -> HDPResult:
@@ -393,6 +439,8 @@ def estimate_trees(
         table.ensure(max_count)
         ratios = _ratio_tables(table, max_count)
         stir = table.kernel_args
+    # the kernels' records of each tree, shared read-only by its chains
+    records = {p.index: (_tree_model(p, stir, ratios), _config(opt, p)) for p in preps}
 
     total = len(trees) * opt.n_chains * opt.n_iter
     lock = threading.Lock()
@@ -415,14 +463,14 @@ def estimate_trees(
     outs: dict[tuple[int, int], _ChainOut] = {}
     if n_threads == 1 or len(tasks) <= 1:
         for p, c in tasks:
-            outs[(p.index, c)] = _run_chain(p, c, opt, entropy, stir, ratios,
-                                            _chunk(p, opt), on_chunk)
+            outs[(p.index, c)] = _run_chain(p, c, entropy, *records[p.index], _chunk(p, opt),
+                                            on_chunk)
     else:
         ex = ThreadPoolExecutor(max_workers=min(n_threads, len(tasks)))
         try:
             futs = {
                 (p.index, c): ex.submit(
-                    _run_chain, p, c, opt, entropy, stir, ratios, _chunk(p, opt), on_chunk
+                    _run_chain, p, c, entropy, *records[p.index], _chunk(p, opt), on_chunk
                 )
                 for p, c in tasks
             }
