@@ -46,6 +46,7 @@ __all__ = [
     "name_trees",
     "pack",
     "plan_m",
+    "selected",
     "structure_from_scores",
     "tree_specs",
 ]
