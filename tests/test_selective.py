@@ -12,6 +12,8 @@ from fastpath.counts.counting import CountAccumulator, TreeSpec
 from fastpath.estimate.mestimate import m_estimate_table
 from fastpath.predict.inference import joint_log_likelihood, pack_model, posterior_from_joint
 from fastpath.structure import graphs as structure_mod
+from fastpath.structure.orders import sample_order
+from fastpath.structure.scores import mi_order, mutual_information_scores
 from fastpath.structure.selective import (
     SelectedStructure,
     _best,
@@ -221,3 +223,72 @@ def test_select_skdb_rejects_bad_data():
     original = codes.copy()
     select_skdb(codes, y, (3, 2), 2, 1)
     assert np.array_equal(codes, original)  # callers' data is not mutated
+
+
+# ---------------------------------------------------------------- ESKDB: a given order
+# Zhang, Petitjean & Buntine (KAIS 2020): each member runs SkDB over the prefixes of an order
+# sampled in proportion to I(X_j; Y) instead of the MI order.
+def _same_selection(a: SelectedStructure, b: SelectedStructure) -> bool:
+    return (
+        a.full_structure == b.full_structure
+        and a.structure == b.structure
+        and a.attributes == b.attributes
+        and a.n_selected == b.n_selected
+        and a.k_selected == b.k_selected
+        and (a.max_k, a.m) == (b.max_k, b.m)
+        and np.array_equal(a.rmse, b.rmse)
+    )
+
+
+def test_select_skdb_with_the_mi_order_equals_the_default():
+    cards = (3, 2, 4, 3, 2, 3)
+    codes, y = _random_data(4, 120, cards, 3)
+    mi, _ = mutual_information_scores(codes, y, cards, 3)
+    default = select_skdb(codes, y, cards, 3, 3)
+    assert _same_selection(select_skdb(codes, y, cards, 3, 3, order=mi_order(mi)), default)
+    assert _same_selection(select_skdb(codes, y, cards, 3, 3, order=None), default)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_select_skdb_with_a_sampled_order_selects_a_prefix_of_it(seed):
+    cards = (3, 2, 4, 3, 2, 3)
+    codes, y = _random_data(20 + seed, 120, cards, 3)
+    mi, _ = mutual_information_scores(codes, y, cards, 3)
+    order = sample_order(mi, seed)
+    if order == mi_order(mi):
+        order = order[::-1]  # make sure the order differs from the default
+    sel = select_skdb(codes, y, cards, 3, 2, order=order)
+    full = structure_mod.kdb(codes, y, cards, 3, 2, order)
+    assert sel.full_structure == full and full.order == order
+    np.testing.assert_array_equal(sel.rmse, loo_scores(codes, y, cards, 3, full))
+    assert sel.attributes == order[: sel.n_selected]
+    assert sel.structure.order == order
+    for i in range(len(cards)):
+        if i in sel.attributes:
+            assert sel.structure.parents[i] == full.parents[i][: sel.k_selected]
+            assert set(sel.structure.parents[i]) <= set(sel.attributes)
+        else:
+            assert sel.structure.parents[i] == ()
+    # the order survives a model file's round trip
+    again = SelectedStructure.from_dict(sel.to_dict())
+    assert _same_selection(again, sel)
+
+
+def test_incremental_loo_in_a_given_order_equals_brute_force_refit():
+    """The kernel's prefixes follow the structure's order, not the MI ranking."""
+    cards = (3, 2, 4, 3, 2)
+    codes, y = _random_data(0, 40, cards, 3)
+    mi, _ = mutual_information_scores(codes, y, cards, 3)
+    order = mi_order(mi)[::-1]
+    full = structure_mod.kdb(codes, y, cards, 3, 2, order)
+    fast = loo_scores(codes, y, cards, 3, full)
+    slow = _brute_force_rmse(codes, y, cards, 3, full, 1.0)
+    np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-12)
+
+
+def test_select_skdb_rejects_a_bad_order():
+    codes, y = _random_data(6, 30, (3, 2), 2)
+    with pytest.raises(ValueError, match="order must be a permutation"):
+        select_skdb(codes, y, (3, 2), 2, 1, order=[0, 0])
+    with pytest.raises(ValueError, match="order must list all 2 attributes"):
+        select_skdb(codes, y, (3, 2), 2, 1, order=[1])

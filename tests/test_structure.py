@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy.stats import chisquare
 from sklearn.metrics import mutual_info_score
 
+import fastpath.structure as structure_pkg
 from fastpath.structure.graphs import (
     Structure,
     kdb,
@@ -24,8 +26,10 @@ from fastpath.structure.graphs import (
     tan,
     tan_from_scores,
 )
+from fastpath.structure.orders import sample_order
 from fastpath.structure.scores import (
     conditional_mutual_information,
+    mi_order,
     mutual_information,
     mutual_information_scores,
 )
@@ -570,3 +574,219 @@ def test_structure_is_immutable():
         s.mutual_information[0] = 1.0
     assert hash(s) == hash(Structure.from_dict(s.to_dict()))
     assert "kDB-2" in repr(s)
+
+
+# ---------------------------------------------------------------- ESKDB: sampled orders
+# Zhang, Petitjean & Buntine (KAIS 2020): each ensemble member's kDB uses an attribute order
+# sampled without replacement with probability proportional to I(X_j; Y).
+
+# The chi-square tests below use fixed seeds, so they are deterministic; the threshold says how
+# unlucky a correct sampler would have to be to fail under some other seed (1 in 1000).
+CHI2_P_MIN = 1e-3
+
+
+def exact_order_probability(weights, perm) -> float:
+    """P(perm) under sequential sampling without replacement, with the zero-weight policy.
+
+    Positive weights: prod_t w[perm[t]] / (sum of the weights not yet drawn). Zero weights
+    come after every positive one, each of their orders with probability 1 / n_zero!.
+    """
+    w = [float(weights[j]) for j in perm]
+    n_pos = sum(v > 0 for v in w)
+    if any(v == 0 for v in w[:n_pos]):
+        return 0.0  # a zero-weight attribute before a positive one
+    p = 1.0
+    for t in range(n_pos):
+        p *= w[t] / sum(w[t:])
+    return p / math.factorial(len(w) - n_pos)
+
+
+def order_frequencies(weights, n_draws, seed):
+    rng = np.random.default_rng(seed)  # one Generator, advanced: an ensemble's orders
+    return Counter(sample_order(weights, rng) for _ in range(n_draws))
+
+
+def chisquare_against(weights, counts, probability) -> tuple[float, set]:
+    """p-value of the observed permutation counts against ``probability(perm)``; and the
+    permutations seen outside the support."""
+    perms = list(itertools.permutations(range(len(weights))))
+    support = [q for q in perms if probability(weights, q) > 0]
+    n = sum(counts.values())
+    observed = np.array([counts.get(q, 0) for q in support], dtype=float)
+    expected = np.array([n * probability(weights, q) for q in support])
+    assert expected.min() >= 5, "too few draws for the chi-square approximation"
+    return float(chisquare(observed, expected).pvalue), set(counts) - set(support)
+
+
+@pytest.mark.parametrize(
+    ("weights", "seed"),
+    [
+        ([0.5, 0.3, 0.15, 0.05], 11),  # 24 permutations, rarest expected ~59 of 20000
+        ([0.2, 0.2, 0.6], 12),  # ties in weight
+        ([0.6, 0.0, 0.4, 0.0], 13),  # zero MI: last, both orders of the zeros equally likely
+        ([0.0, 0.0, 0.0], 14),  # all zero: uniform permutation
+        ([1e-300, 3e-300, 2e-300], 15),  # tiny weights: only ratios matter
+    ],
+)
+def test_sample_order_follows_sequential_sampling_chi_square(weights, seed):
+    counts = order_frequencies(weights, 20_000, seed)
+    pvalue, outside = chisquare_against(weights, counts, exact_order_probability)
+    assert not outside, f"orders with probability 0 drawn: {outside}"
+    assert pvalue > CHI2_P_MIN, pvalue
+
+
+def test_sample_order_chi_square_rejects_a_wrong_sampler():
+    """Power check: the same 20000 draws are rejected, with overwhelming confidence, against
+    uniformly random orders and against sampling proportional to sqrt(MI), so passing the
+    test above means something."""
+    weights = [0.5, 0.3, 0.15, 0.05]
+    counts = order_frequencies(weights, 20_000, 11)
+
+    def uniform(w, perm):
+        return 1.0 / math.factorial(len(w))
+
+    def square_root(w, perm):  # sampling proportional to sqrt(MI)
+        return exact_order_probability([math.sqrt(v) for v in w], perm)
+
+    for wrong in (uniform, square_root):
+        pvalue, _ = chisquare_against(weights, counts, wrong)
+        assert pvalue < 1e-12, wrong.__name__
+
+
+def test_sample_order_first_position_is_proportional_to_mi():
+    weights = np.array([0.05, 0.4, 0.0, 0.25, 0.3])
+    n = 20_000
+    first = np.bincount([o[0] for o in (sample_order(weights, s) for s in range(n))],
+                        minlength=weights.size)
+    assert first[2] == 0  # zero MI is never first while a positive one remains
+    positive = weights > 0
+    expected = n * weights[positive] / weights.sum()
+    assert chisquare(first[positive], expected).pvalue > CHI2_P_MIN
+
+
+def test_sample_order_seeds_reproduce():
+    mi = np.array([0.3, 0.1, 0.0, 0.25, 0.05, 0.0, 0.2])
+    a = sample_order(mi, 7)
+    assert a == sample_order(mi, 7) == sample_order(mi, np.random.default_rng(7))
+    assert sorted(a) == list(range(7))
+    assert all(type(j) is int for j in a)
+    assert set(a[-2:]) == {2, 5}  # zero MI last
+    assert len({sample_order(mi, s) for s in range(30)}) > 5  # seeds give different orders
+    rng = np.random.default_rng(3)
+    successive = [sample_order(mi, rng) for _ in range(5)]  # a Generator is advanced
+    rng = np.random.default_rng(3)
+    assert successive == [sample_order(mi, rng) for _ in range(5)]
+    assert len(set(successive)) > 1
+    assert sample_order(mi, np.random.RandomState(1)) == sample_order(
+        mi, np.random.RandomState(1)
+    )
+    assert sample_order([], 0) == ()
+    assert sample_order([0.4], 0) == (0,)
+    assert sample_order((0.0, 0.1), 0) == (1, 0)
+
+
+@pytest.mark.parametrize(
+    ("mi", "match"),
+    [
+        ([0.1, -0.2, 0.3], "mutual_information must be non-negative.*attribute 1"),
+        ([0.1, float("nan")], "mutual_information must be finite"),
+        ([0.1, float("inf")], "mutual_information must be finite"),
+        ([[0.1, 0.2]], "mutual_information must be 1-D"),
+        (0.3, "mutual_information must be 1-D"),
+        (["a", "b"], "mutual_information must be a 1-D array of numbers"),
+    ],
+)
+def test_sample_order_rejects_bad_mutual_information(mi, match):
+    with pytest.raises(ValueError, match=match):
+        sample_order(mi, 0)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "seed", True])
+def test_sample_order_rejects_bad_random_state(seed):
+    with pytest.raises(ValueError, match="random_state"):
+        sample_order([0.1, 0.2], seed)
+
+
+def test_sample_order_is_exported():
+    assert structure_pkg.sample_order is sample_order
+    assert "sample_order" in structure_pkg.__all__
+
+
+def brute_kdb_in_order(cmi, k, order):
+    """Parents of each attribute: the k earlier attributes *in order* with the highest CMI,
+    ties by index, by enumerating and sorting every earlier attribute."""
+    parents = {}
+    for pos, i in enumerate(order):
+        earlier = sorted(order[:pos], key=lambda p: (-cmi[i, p], p))
+        parents[i] = tuple(earlier[:k])
+    return parents
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kdb_with_the_mi_order_equals_the_default(seed):
+    rng = np.random.default_rng(100 + seed)
+    cards = [3, 2, 4, 3, 2, 3, 2]
+    X, y = random_data(rng, 200, cards, 3)
+    mi, cmi = mutual_information_scores(X, y, cards, 3)
+    for k in range(5):
+        default = kdb_from_scores(mi, cmi, k)
+        for order in (mi_order(mi), list(mi_order(mi)), np.array(mi_order(mi))):
+            assert kdb_from_scores(mi, cmi, k, order) == default
+        assert kdb_from_scores(mi, cmi, k, order=None) == default
+        assert kdb(X, y, cards, 3, k, order=mi_order(mi)) == kdb(X, y, cards, 3, k)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_kdb_with_a_given_order_matches_brute_force(seed):
+    rng = np.random.default_rng(200 + seed)
+    n = int(rng.integers(1, 8))
+    mi = rng.random(n)
+    cmi = rng.random((n, n))
+    cmi = np.round(cmi + cmi.T, 1)  # rounded: ties exercise the index rule
+    np.fill_diagonal(cmi, 0.0)
+    orders = [sample_order(mi, seed), tuple(int(j) for j in rng.permutation(n))]
+    for order in orders:
+        for k in range(n + 1):
+            s = kdb_from_scores(mi, cmi, k, order)
+            assert s.order == order and s.kind == "kdb" and s.k == k
+            want = brute_kdb_in_order(cmi, k, order)
+            for i in range(n):
+                assert s.parents[i] == want[i], (order, k, i)
+                assert s.branching_order(i) == s.parents[i]
+            # the structure round-trips with its order
+            assert Structure.from_dict(s.to_dict()) == s
+            assert Structure.from_json(s.to_json()).order == order
+
+
+def test_kdb_with_a_sampled_order_from_data():
+    rng = np.random.default_rng(5)
+    cards = [3, 2, 4, 3, 2]
+    X, y = random_data(rng, 150, cards, 2)
+    mi, cmi = mutual_information_scores(X, y, cards, 2)
+    order = sample_order(mi, 1)
+    s = kdb(X, y, cards, 2, 2, order)
+    assert s == kdb_from_scores(mi, cmi, 2, order)
+    assert s.order == order
+    rank = {j: r for r, j in enumerate(order)}
+    assert all(rank[p] < rank[i] for i, ps in enumerate(s.parents) for p in ps)
+
+
+@pytest.mark.parametrize(
+    ("order", "match"),
+    [
+        ([0, 1], "order must list all 3 attributes once, got 2"),
+        ([0, 1, 2, 3], "order must list all 3 attributes once, got 4"),
+        ([0, 1, 1], r"order must be a permutation of range\(3\): repeats \[1\]"),
+        ([0, 1, 3], r"order holds attribute 3, out of range \[0, 3\)"),
+        ([0, -1, 2], r"order holds attribute -1"),
+        ([0.0, 1.0, 2.0], "order must hold integer attribute indices"),
+        ([True, False, True], "order must hold integer attribute indices"),
+        ([[0, 1, 2]], "order must be a 1-D sequence"),
+        ("012", "order must be a 1-D sequence"),
+        (np.array(["0", "1", "2"]), "order must hold integer attribute indices"),
+    ],
+)
+def test_kdb_rejects_bad_orders(order, match):
+    mi = np.array([0.3, 0.2, 0.1])
+    with pytest.raises(ValueError, match=match):
+        kdb_from_scores(mi, np.zeros((3, 3)), 1, order)

@@ -1,8 +1,9 @@
 """Codes -> structure: naive Bayes, TAN, kDB and selective kDB, and the tree specs they give.
 
 :mod:`.scores` computes the mutual informations, :mod:`.graphs` holds :class:`Structure` and its
-factories, :mod:`.selective` the leave-one-out search of selective kDB, and :mod:`.specs` turns a
-structure into the :class:`~fastpath.counts.TreeSpec` of every factor.
+factories, :mod:`.orders` samples attribute orders in proportion to the mutual information (ESKDB),
+:mod:`.selective` the leave-one-out search of selective kDB, and :mod:`.specs` turns a structure
+into the :class:`~fastpath.counts.TreeSpec` of every factor.
 """
 
 from .graphs import (
@@ -14,6 +15,7 @@ from .graphs import (
     tan,
     tan_from_scores,
 )
+from .orders import sample_order
 from .scores import conditional_mutual_information, mutual_information
 from .selective import SelectedStructure, loo_scores, select_skdb, selective_structure
 from .specs import tree_specs
@@ -28,6 +30,7 @@ __all__ = [
     "loo_scores",
     "mutual_information",
     "naive_bayes",
+    "sample_order",
     "select_skdb",
     "selective_structure",
     "tan",

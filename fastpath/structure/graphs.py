@@ -10,7 +10,9 @@ of every attribute (the usual BNC choice), and adds attribute-to-attribute edges
   parent;
 * kDB (:func:`kdb`, Sahami 1996): attributes ranked by ``I(X_j; Y)``; each attribute takes the
   ``k`` earlier attributes with the highest ``I(X_i; X_j | Y)`` as parents (all earlier ones
-  when fewer than ``k`` exist).
+  when fewer than ``k`` exist). :func:`kdb_from_scores` also takes the order as a parameter:
+  ESKDB (Zhang, Petitjean & Buntine, KAIS 2020) learns each ensemble member's kDB in an order
+  sampled in proportion to ``I(X_j; Y)`` (:func:`fastpath.structure.orders.sample_order`).
 
 The statistics come from :mod:`fastpath.structure.scores` (``I(X_j; Y)`` and
 ``I(X_i; X_j | Y)`` in nats, plug-in estimates from the empirical counts).
@@ -95,7 +97,9 @@ class Structure:
         of every attribute), in branching order.
     order : tuple of int
         Attributes by decreasing mutual information with the class (ties by index); the
-        identity for a naive Bayes built without data.
+        identity for a naive Bayes built without data. A kDB built with an explicit ``order``
+        (:func:`kdb_from_scores`; ESKDB's sampled orders) records that order instead: kDB
+        parents come earlier in it, and selective kDB selects prefixes of it.
     k : int
         Maximum number of attribute parents: 0 for naive Bayes, 1 for TAN, ``k`` for kDB.
     mutual_information : ndarray (n_attributes,) or None
@@ -504,11 +508,59 @@ def tan(X, y, cardinalities: Sequence[int], n_classes: int) -> Structure:
     return tan_from_scores(mi, cmi)
 
 
-def kdb_from_scores(mutual_information, conditional_mutual_information, k: int) -> Structure:
-    """kDB from precomputed ``I(X_j; Y)`` and ``I(X_i; X_j | Y)`` (see :func:`kdb`)."""
+def _check_order(order, n: int) -> tuple[int, ...]:
+    """``order`` as a tuple of ints after checking it is a permutation of ``range(n)``."""
+    a = np.asarray(order)
+    if a.ndim != 1:
+        raise ValueError(f"order must be a 1-D sequence of attribute indices, got shape {a.shape}")
+    if a.size and not np.issubdtype(a.dtype, np.integer):
+        # bool is rejected too: True/False are not attribute indices
+        raise ValueError(f"order must hold integer attribute indices, got dtype {a.dtype}")
+    if a.size != n:
+        raise ValueError(f"order must list all {n} attributes once, got {a.size} entries")
+    out = tuple(int(j) for j in a)
+    bad = [j for j in out if not 0 <= j < n]
+    if bad:
+        raise ValueError(f"order holds attribute {bad[0]}, out of range [0, {n})")
+    if len(set(out)) != n:
+        repeated = sorted({j for j in out if out.count(j) > 1})
+        raise ValueError(f"order must be a permutation of range({n}): repeats {repeated}")
+    return out
+
+
+def kdb_from_scores(
+    mutual_information,
+    conditional_mutual_information,
+    k: int,
+    order: Sequence[int] | None = None,
+) -> Structure:
+    """kDB from precomputed ``I(X_j; Y)`` and ``I(X_i; X_j | Y)`` (see :func:`kdb`).
+
+    Parameters
+    ----------
+    mutual_information : array-like of float, shape (n_attributes,)
+    conditional_mutual_information : array-like of float, shape (n_attributes, n_attributes)
+        Symmetric.
+    k : int
+        Maximum number of attribute parents (>= 0).
+    order : sequence of int, optional
+        The order in which attributes may take parents: a permutation of
+        ``range(n_attributes)``. Default: decreasing ``I(X_j; Y)``, ties by index
+        (:func:`~fastpath.structure.scores.mi_order`; Sahami 1996). ESKDB (Zhang, Petitjean &
+        Buntine, KAIS 2020) passes an order drawn by
+        :func:`~fastpath.structure.orders.sample_order` instead. Each attribute's parents are
+        the ``k`` attributes *earlier in this order* with the highest CMI (ties by index), and
+        the structure records it as :attr:`Structure.order`, so selective kDB's prefixes
+        follow it too.
+
+    Returns
+    -------
+    Structure
+        kind ``"kdb"``.
+    """
     k = check_int("k", k, 0)
     mi, cmi = _check_scores(mutual_information, conditional_mutual_information)
-    order = mi_order(mi)
+    order = mi_order(mi) if order is None else _check_order(order, mi.shape[0])
     parents: list[tuple[int, ...]] = [()] * len(order)
     for pos, i in enumerate(order):
         if pos == 0 or k == 0:
@@ -527,7 +579,14 @@ def kdb_from_scores(mutual_information, conditional_mutual_information, k: int) 
     )
 
 
-def kdb(X, y, cardinalities: Sequence[int], n_classes: int, k: int) -> Structure:
+def kdb(
+    X,
+    y,
+    cardinalities: Sequence[int],
+    n_classes: int,
+    k: int,
+    order: Sequence[int] | None = None,
+) -> Structure:
     """k-dependence Bayesian classifier (Sahami 1996).
 
     Attributes are ranked by ``I(X_j; Y)`` (descending, ties by index). Each attribute takes as
@@ -536,7 +595,10 @@ def kdb(X, y, cardinalities: Sequence[int], n_classes: int, k: int) -> Structure
     branching order. Parents are added even when their CMI is 0 (no threshold). ``k = 0`` gives
     the naive Bayes graph (kind stays "kdb"). Parent sets are nested: those for ``k - 1`` are
     the first ``k - 1`` of those for ``k``.
+
+    ``order`` (a permutation of the attributes) replaces the MI ranking, e.g. an order drawn by
+    :func:`~fastpath.structure.orders.sample_order` (ESKDB; see :func:`kdb_from_scores`).
     """
     k = check_int("k", k, 0)
     mi, cmi = mutual_information_scores(X, y, cardinalities, n_classes)
-    return kdb_from_scores(mi, cmi, k)
+    return kdb_from_scores(mi, cmi, k, order)

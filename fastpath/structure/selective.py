@@ -19,7 +19,8 @@ Pass 3 scores every candidate ``(n*, k*)`` at once, because both families are ne
   are the first ``k*`` of those for ``K``, which is also the branching order), so the context
   tree of kDB-k* is the top ``1 + k*`` levels of the kDB-K tree, and one descent along a row's
   path yields the estimate of every ``k*``;
-* the models over the first ``n*`` attributes (MI order) are prefixes of one product, so the
+* the models over the first ``n*`` attributes of the structure's order (MI order, or the order
+  passed to :func:`select_skdb`, e.g. ESKDB's sampled one) are prefixes of one product, so the
   log-joint of every ``n*`` is a running sum over the attributes.
 
 For each training row and each class the numba kernel :func:`_loo_kernel` therefore descends each
@@ -86,8 +87,8 @@ class SelectedStructure:
         have no attribute parents and are *dropped from the model*: only ``attributes`` get a
         context tree.
     attributes : tuple of int
-        The selected attributes, in decreasing mutual information with the class
-        (``structure.order[:n_selected]``).
+        The selected attributes, in the order of ``full_structure.order`` (decreasing mutual
+        information with the class unless an order was given): ``structure.order[:n_selected]``.
     n_selected : int
         ``n*``, the number of attributes kept (``1 <= n* <= n``).
     k_selected : int
@@ -175,12 +176,13 @@ def loo_row_errors(
 ):
     """Squared leave-one-out errors of row ``r``: out[a, k*] for n* = a + 1, every k*.
 
-    Trees are in MI order; tree ``a`` conditions on the class then ``cond_cols[cond_ptr[a]:
-    cond_ptr[a + 1]]`` (its kDB-K parents in branching order). ``totals`` holds each node's
-    row count; ``counts`` each node's child-value counts (flat, node-major); ``n_rows`` is the
-    number of rows the counts were taken from. ``cum`` (n_classes, max_k + 1) and ``logp``
-    (max_k + 2) are scratch. Shared by the in-memory kernel below and the streaming pass
-    (:mod:`fastpath.scale.passes`), so both compute the same floating-point numbers.
+    Trees are in the structure's order; tree ``a`` conditions on the class then
+    ``cond_cols[cond_ptr[a]:cond_ptr[a + 1]]`` (its kDB-K parents in branching order).
+    ``totals`` holds each node's row count; ``counts`` each node's child-value counts (flat,
+    node-major); ``n_rows`` is the number of rows the counts were taken from. ``cum``
+    (n_classes, max_k + 1) and ``logp`` (max_k + 2) are scratch. Shared by the in-memory
+    kernel below and the streaming pass (:mod:`fastpath.scale.passes`), so both compute the
+    same floating-point numbers.
     """
     n_classes = class_counts.shape[0]
     n_trees = child_col.shape[0]
@@ -271,7 +273,7 @@ def _loo_kernel(
 
 # ====================================================================== python API
 class LooModel(NamedTuple):
-    """The kDB-K trees as the flat arrays the leave-one-out kernels read (trees in MI order)."""
+    """The kDB-K trees as the flat arrays the leave-one-out kernels read (in structure order)."""
 
     child_col: np.ndarray
     cond_ptr: np.ndarray
@@ -470,6 +472,7 @@ def select_skdb(
     k: int,
     *,
     m: float = DEFAULT_LOO_M,
+    order: Sequence[int] | None = None,
 ) -> SelectedStructure:
     """Selective kDB: kDB-k structure, then (n*, k*) by incremental leave-one-out RMSE.
 
@@ -485,6 +488,12 @@ def select_skdb(
         ``K``, the largest number of attribute parents considered.
     m : float, default=1.0
         m of the m-estimates used for the leave-one-out scores (fixed, positive).
+    order : sequence of int, optional
+        A permutation of the attributes, passed to :func:`fastpath.structure.kdb`: the kDB-k
+        parents come earlier in it and the candidates are its prefixes. Default: decreasing
+        ``I(X_j; Y)`` (Martinez et al. 2016). ESKDB (Zhang, Petitjean & Buntine, KAIS 2020)
+        gives each ensemble member an order from
+        :func:`~fastpath.structure.orders.sample_order`.
 
     Returns
     -------
@@ -492,6 +501,6 @@ def select_skdb(
     """
     codes, y_codes, cards, n_classes = _check_codes(codes, y_codes, cardinalities, n_classes)
     m = _check_m(m)
-    full = kdb(codes, y_codes, cards, n_classes, k)
+    full = kdb(codes, y_codes, cards, n_classes, k, order)
     return SelectedStructure.from_rmse(full, loo_scores(codes, y_codes, cards, n_classes, full,
                                                         m=m), m)
