@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from scipy.stats import chi2
 
-from fastpath.encode.discretize import apply_cut_points, mdl_cut_points
+from fastpath.encode.discretize import (
+    apply_cut_points,
+    mdl_cut_points,
+    stochastic_mdl_cut_points,
+)
 
 DATA = Path(__file__).parent / "data"
 
@@ -146,11 +152,11 @@ def _textbook_reference(x, y, n_classes, tol=1e-9):
 
 
 @st.composite
-def labelled_columns(draw, discrete=None):
+def labelled_columns(draw, discrete=None, sizes=((0, 12), (12, 80), (80, 400))):
     """Random (x, y, n_classes): y depends on x through thresholds, plus label noise/NaNs."""
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
-    n = int(rng.integers(*draw(st.sampled_from([(0, 12), (12, 80), (80, 400)]))))
+    n = int(rng.integers(*draw(st.sampled_from(sizes))))
     k = draw(st.sampled_from([1, 2, 2, 3, 3, 4]))
     if discrete is None:
         discrete = draw(st.booleans())
@@ -365,3 +371,248 @@ def test_speed_100k_rows():
     elapsed = time.perf_counter() - t0
     assert cuts.size > 0
     assert elapsed < 3.0, f"6 x 100k rows took {elapsed:.2f} s"  # ~0.1 s on a dev machine
+
+
+# ----------------------------------------------------------------------------- stochastic MDL
+
+
+def _stochastic_tools(x, y, n_classes, tol=1e-9):
+    """Plain-Python stochastic MDL (ESKDB) from the definition, independent of the kernel.
+
+    Works on the sorted rows with probabilities and ``log2``. ``candidates(a, b)`` lists
+    ``(cut, i, gain, threshold)`` for every value change of rows ``a..b-1``; a cut is
+    admissible iff ``gain > 0`` and ``gain > threshold``. ``near_tie[0]`` becomes True when a
+    gain comes within ``tol`` of its threshold or of 0, where rounding legitimately decides.
+    """
+    pairs = sorted((float(a), int(b)) for a, b in zip(x, y, strict=True) if not math.isnan(a))
+    xs = [p[0] for p in pairs]
+    ys = [p[1] for p in pairs]
+    near_tie = [False]
+
+    def ent(labels):
+        n = len(labels)
+        counts = [labels.count(j) for j in range(n_classes)]
+        return -sum(c / n * math.log2(c / n) for c in counts if c) if n else 0.0
+
+    def candidates(a, b):
+        labels = ys[a:b]
+        n = b - a
+        if n < 2:
+            return []
+        e_s, k = ent(labels), len(set(labels))
+        out = []
+        for i in range(a, b - 1):
+            if xs[i] == xs[i + 1]:
+                continue
+            s1, s2 = ys[a : i + 1], ys[i + 1 : b]
+            e1, e2 = ent(s1), ent(s2)
+            gain = e_s - (len(s1) * e1 + len(s2) * e2) / n
+            delta = math.log2(3**k - 2) - (k * e_s - len(set(s1)) * e1 - len(set(s2)) * e2)
+            threshold = (math.log2(n - 1) + delta) / n
+            if abs(gain - threshold) < tol or 0 < abs(gain) < tol:
+                near_tie[0] = True
+            out.append(((xs[i] + xs[i + 1]) / 2, i, gain, threshold))
+        return out
+
+    def admissible(a, b):
+        return [(c, i, g - t) for c, i, g, t in candidates(a, b) if g > 0 and g > t]
+
+    return xs, candidates, admissible, near_tie
+
+
+def _exact_distribution(x, y, n_classes, weight="excess"):
+    """Exact distribution {sorted cut tuple: probability} by recursing over every outcome.
+
+    ``weight="uniform"`` draws uniformly among admissible cuts instead (an alternative the
+    enumeration test must be able to tell apart). Also returns the admissible cuts of every
+    subset reachable with positive probability, keyed by ``(first row, end row)``.
+    """
+    xs, _, admissible, near_tie = _stochastic_tools(x, y, n_classes)
+    memo, reached = {}, {}
+
+    def dist(a, b):
+        if (a, b) not in memo:
+            adm = admissible(a, b)
+            reached[a, b] = [c for c, _, _ in adm]
+            res = {}
+            if not adm:
+                res[()] = 1.0
+            else:
+                ws = [w if weight == "excess" else 1.0 for _, _, w in adm]
+                for (c, i, _), w in zip(adm, ws, strict=True):
+                    for lo_cuts, pl in dist(a, i + 1).items():
+                        for hi_cuts, ph in dist(i + 1, b).items():
+                            key = (*lo_cuts, c, *hi_cuts)  # already sorted
+                            res[key] = res.get(key, 0.0) + w / sum(ws) * pl * ph
+            memo[a, b] = res
+        return memo[a, b]
+
+    out = dist(0, len(xs))
+    assert not near_tie[0], "pick a column without near-ties"
+    return out, reached
+
+
+def _feasible(x, y, n_classes, cuts):
+    """Whether the stochastic recursion can output ``cuts`` (None: a near-tie decides)."""
+    xs, _, admissible, near_tie = _stochastic_tools(x, y, n_classes)
+    cuts = [float(c) for c in cuts]
+
+    def ok(a, b):
+        inside = [c for c in cuts if xs[a] < c < xs[b - 1]] if b - a >= 2 else []
+        adm = admissible(a, b)
+        if not inside:
+            return not adm
+        for c, i, _ in adm:  # any admissible cut of the set may have been drawn first here
+            if c in inside and ok(a, i + 1) and ok(i + 1, b):
+                return True
+        return False
+
+    result = ok(0, len(xs))
+    return None if near_tie[0] else result
+
+
+# sorted columns (x, y, n_classes) with several outcomes of probability >= 2 % and splits
+# below the first; found by searching random columns with _exact_distribution
+ENUMERATION_COLUMNS = [
+    ([2, 3, 3, 4, 5, 5, 7, 8, 8, 8, 9, 11, 11, 12], [0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2], 3),
+    ([0, 1, 3, 3, 4, 4, 5, 6, 9, 9, 11, 12, 13, 13], [0, 0, 1, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2], 3),
+    ([2, 10, 1, 3, 7, 8, 7, 9, 0, 4, 6], [0, 1, 0, 0, 1, 1, 1, 1, 0, 0, 1], 2),
+]
+
+
+@pytest.mark.parametrize("column", range(len(ENUMERATION_COLUMNS)))
+def test_stochastic_matches_exact_enumeration(column):
+    x, y, k = ENUMERATION_COLUMNS[column]
+    x, y = np.array(x, dtype=np.float64), np.array(y)
+    exact, _ = _exact_distribution(x, y, k)
+    assert math.isclose(sum(exact.values()), 1.0) and len(exact) >= 3
+    n_draws = 4000
+    seen = {}
+    for seed in range(n_draws):  # fixed seeds: the test is deterministic
+        key = tuple(stochastic_mdl_cut_points(x, y, k, seed).tolist())
+        seen[key] = seen.get(key, 0) + 1
+    assert set(seen) <= set(exact)  # only outcomes of positive probability
+    keys = sorted(exact)
+    observed = np.array([seen.get(c, 0) for c in keys])
+    # Pearson's chi-square: every expected count is >= 80 here, so the chi2(len - 1) law is
+    # accurate; a correct sampler fails p < 1e-3 once in a thousand seed sets.
+    expected = np.array([exact[c] for c in keys]) * n_draws
+    assert expected.min() >= 80
+    assert chi2.sf(((observed - expected) ** 2 / expected).sum(), len(keys) - 1) > 1e-3
+    # power: drawing uniformly among admissible cuts would be rejected with these draws
+    uniform, _ = _exact_distribution(x, y, k, weight="uniform")
+    alt = np.array([uniform.get(c, 0.0) for c in keys]) * n_draws
+    assert chi2.sf(((observed - alt) ** 2 / np.maximum(alt, 1e-12)).sum(), len(keys) - 1) < 1e-6
+
+
+def test_stochastic_one_admissible_cut_per_split_is_deterministic():
+    # classes 0, 1, 2, 0 in blocks of 8 over 8 distinct values: three splits, each with
+    # exactly one admissible cut among several candidates
+    y = np.repeat([0, 1, 2, 0], 8)
+    x = np.repeat(np.arange(8.0), 5)[:32]
+    exact, reached = _exact_distribution(x, y, 3)
+    assert all(len(cuts) <= 1 for cuts in reached.values())
+    assert sum(len(cuts) for cuts in reached.values()) == 3
+    (only,) = exact
+    for seed in range(30):
+        assert stochastic_mdl_cut_points(x, y, 3, seed).tolist() == list(only)
+    assert mdl_cut_points(x, y, 3).tolist() == list(only)
+    # a single candidate (two distinct values), admissible
+    assert stochastic_mdl_cut_points(np.repeat([1.0, 2.0], 10), np.repeat([0, 1], 10), 2, 5
+                                     ).tolist() == [1.5]
+
+
+def test_stochastic_no_admissible_cut_no_split():
+    y = np.repeat([0, 1, 0], 6)  # 0, 1, 0 blocks: no cut pays for itself
+    x = np.repeat(np.arange(6.0), 3)
+    exact, reached = _exact_distribution(x, y, 2)
+    assert exact == {(): 1.0} and reached == {(0, 18): []}
+    for seed in range(30):
+        assert stochastic_mdl_cut_points(x, y, 2, seed).size == 0
+    assert stochastic_mdl_cut_points(np.arange(30.0), np.zeros(30, int), 1, 0).size == 0
+    assert stochastic_mdl_cut_points(np.full(50, 3.0), np.arange(50) % 2, 2, 0).size == 0
+    assert stochastic_mdl_cut_points(np.array([]), np.array([], dtype=int), 2, 0).size == 0
+    assert stochastic_mdl_cut_points(np.full(9, np.nan), np.zeros(9, int), 1, 0).size == 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(labelled_columns(sizes=((0, 12), (12, 40))), st.integers(0, 2**32 - 1))
+def test_stochastic_outcome_is_feasible_and_covers_deterministic(data, seed):
+    x, y, k = data
+    cuts = stochastic_mdl_cut_points(x, y, k, seed)
+    feasible = _feasible(x, y, k, cuts)
+    assume(feasible is not None)
+    assert feasible
+    assert cuts.dtype == np.float64 and np.all(np.diff(cuts) > 0)
+    # the deterministic MDL's first cut, when accepted, is admissible
+    xs, candidates, admissible, _ = _stochastic_tools(x, y, k)
+    det = mdl_cut_points(x, y, k)
+    cands = candidates(0, len(xs))
+    if cands:
+        gains = sorted((g for _, _, g, _ in cands), reverse=True)
+        assume(len(gains) == 1 or gains[0] - gains[1] > 1e-9)  # a unique best cut
+        best = max(cands, key=lambda c: c[2])[0]
+        admissible_cuts = [c for c, _, _ in admissible(0, len(xs))]
+        assert (best in admissible_cuts) == (det.size > 0)
+        if det.size:
+            assert best in det.tolist() and cuts.size > 0
+    else:
+        assert det.size == 0 and cuts.size == 0
+    # rows' order and NaN rows do not matter for a given seed
+    perm = np.random.default_rng(seed).permutation(len(x))
+    assert stochastic_mdl_cut_points(x[perm], y[perm], k, seed).tolist() == cuts.tolist()
+    keep = ~np.isnan(x)
+    assert stochastic_mdl_cut_points(x[keep], y[keep], k, seed).tolist() == cuts.tolist()
+
+
+def test_stochastic_seeds_reproduce_and_differ():
+    x, y, k = ENUMERATION_COLUMNS[0]
+    x = np.array(x, dtype=np.float64)
+    runs = [tuple(stochastic_mdl_cut_points(x, y, k, s).tolist()) for s in range(10)]
+    assert runs == [tuple(stochastic_mdl_cut_points(x, y, k, s).tolist()) for s in range(10)]
+    assert len(set(runs)) > 1
+    # an int seed and the generator it names draw the same cuts; a generator advances by one
+    # draw per call (so two calls on one generator are two independent draws)
+    assert stochastic_mdl_cut_points(x, y, k, np.random.default_rng(3)).tolist() == list(runs[3])
+    rng = np.random.default_rng(3)
+    stochastic_mdl_cut_points(x, y, k, rng)
+    ref = np.random.default_rng(3)
+    ref.integers(0, 2**64, dtype=np.uint64)
+    assert rng.bit_generator.state == ref.bit_generator.state
+    # pinned outcomes: the draws are integer hashing of the seed, the same on every platform
+    a, b, c = (4.5, 10.0), (6.0, 10.0), (6.0, 8.5, 10.0)
+    assert runs == [a, b, a, b, a, b, a, b, b, c]
+    assert stochastic_mdl_cut_points(x, y, k, None).size >= 1  # fresh entropy still works
+
+
+def test_stochastic_input_errors_are_those_of_mdl_cut_points():
+    bad = [
+        (np.array([1.0, 2.0, np.inf]), np.array([0, 1, 1]), 2),
+        (np.arange(3.0), np.array([0, 1, 2]), 2),
+        (np.arange(3.0), np.array([0, np.nan, 1]), 2),
+        (np.arange(3.0), np.array([0, 1]), 2),
+        (np.array(["a", "b"]), np.array([0, 1]), 2),
+        (np.arange(3.0), np.array([0, 1, 0]), 0),
+    ]
+    for x, y, k in bad:
+        with pytest.raises(ValueError) as det:
+            mdl_cut_points(x, y, k, name="age")
+        with pytest.raises(ValueError) as sto:
+            stochastic_mdl_cut_points(x, y, k, 0, name="age")
+        assert str(sto.value) == str(det.value)
+    for seed in (-1, 1.5, "0"):
+        with pytest.raises(ValueError, match="random_state"):
+            stochastic_mdl_cut_points(np.arange(3.0), np.array([0, 1, 0]), 2, seed)
+
+
+def test_stochastic_same_cuts_from_threads():
+    # the kernel releases the GIL and keeps no state: threads draw what a serial loop draws
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=3000).round(2)
+    y = (x + rng.normal(size=3000) > 0).astype(np.int64) + (x > 1)
+    serial = [stochastic_mdl_cut_points(x, y, 3, s).tolist() for s in range(16)]
+    with ThreadPoolExecutor(4) as pool:
+        threaded = list(pool.map(lambda s: stochastic_mdl_cut_points(x, y, 3, s).tolist(),
+                                 range(16)))
+    assert threaded == serial
+    assert len({tuple(c) for c in serial}) > 1

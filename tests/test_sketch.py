@@ -18,8 +18,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastpath.encode.discretize import mdl_cut_points
-from fastpath.encode.sketch import ClassHistogram, mdl_cut_points_from_counts
+from fastpath.encode.discretize import mdl_cut_points, stochastic_mdl_cut_points
+from fastpath.encode.sketch import (
+    ClassHistogram,
+    mdl_cut_points_from_counts,
+    stochastic_mdl_cut_points_from_counts,
+)
 
 MAX_BINS = 64
 
@@ -206,3 +210,81 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="sorted and disjoint"):
         mdl_cut_points_from_counts([0.0, 1.0], [1.5, 2.0], [[1, 0], [0, 1]])
     assert h.n_rows == 0 and h.n_bins == 0 and h.cut_points().size == 0
+
+
+# ====================================================================== stochastic MDL (ESKDB)
+def _stochastic(h, seed):
+    return stochastic_mdl_cut_points_from_counts(h.lo, h.hi, h.counts, seed)
+
+
+@settings(max_examples=150, deadline=None)
+@given(labelled_rows(), st.integers(0, 2**32 - 1))
+def test_stochastic_exact_histogram_equals_stochastic_mdl_on_the_raw_column(rows, seed):
+    # fewer distinct values than max_bins: one range per value, the draws are keyed the same
+    x, y, k = rows
+    h = _hist(x, y, k)
+    assert h.exact
+    np.testing.assert_array_equal(_stochastic(h, seed), stochastic_mdl_cut_points(x, y, k, seed))
+
+
+def test_stochastic_from_counts_finds_several_outcomes_like_the_column():
+    # five outcomes of probability 4-52 % (tests/test_discretize.py enumerates them)
+    x = np.array([2.0, 3, 3, 4, 5, 5, 7, 8, 8, 8, 9, 11, 11, 12])
+    y = np.array([0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2])
+    h = _hist(x[::-1], y[::-1], 3)
+    outcomes = {tuple(_stochastic(h, s).tolist()) for s in range(40)}
+    assert len(outcomes) > 1
+    for s in range(40):
+        np.testing.assert_array_equal(_stochastic(h, s), stochastic_mdl_cut_points(x, y, 3, s))
+
+
+@settings(max_examples=100, deadline=None)
+@given(labelled_rows(n_classes=3), st.data(), st.integers(0, 2**32 - 1))
+def test_stochastic_cut_points_do_not_depend_on_chunking(rows, data, seed):
+    x, y, k = rows
+    whole = _stochastic(_hist(x, y, k), seed)
+    chunked = ClassHistogram(k, MAX_BINS)
+    for xc, yc in _split(data, 6, x, y):
+        chunked.update(xc, yc)
+    np.testing.assert_array_equal(_stochastic(chunked, seed), whole)
+    parts = [_hist(xc, yc, k) for xc, yc in _split(data, 4, x, y)]
+    merged = parts[0]
+    for part in parts[1:]:
+        merged.merge(part)
+    np.testing.assert_array_equal(_stochastic(merged, seed), whole)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(-1e6, 1e6, allow_nan=False), st.integers(0, 2)),
+                min_size=1, max_size=400), st.integers(0, 2**32 - 1))
+def test_stochastic_compressed_cuts_are_range_boundaries_and_reproduce(rows, seed):
+    x = np.array([r[0] for r in rows])
+    y = np.array([r[1] for r in rows], dtype=np.int64)
+    h = _hist(x, y, 3, max_bins=8)
+    cuts = _stochastic(h, seed)
+    np.testing.assert_array_equal(cuts, _stochastic(h, seed))  # same seed, same cuts
+    assert np.all(np.diff(cuts) > 0)
+    boundaries = (h.hi[:-1] + h.lo[1:]) / 2
+    assert np.isin(cuts, boundaries).all()
+    # the deterministic MDL's split is always admissible: whenever it cuts, so does this
+    if mdl_cut_points_from_counts(h.lo, h.hi, h.counts).size:
+        assert cuts.size > 0
+
+
+def test_stochastic_from_counts_refuses_what_the_deterministic_refuses():
+    bad = [
+        ([0.0, 1.0], [1.5, 2.0], [[1, 0], [0, 1]]),
+        ([0.0, np.inf], [0.0, np.inf], [[1, 0], [0, 1]]),
+        ([0.0, 1.0], [0.0, 1.0], [[1, 0], [0, -1]]),
+        ([0.0, 1.0], [0.0, 1.0], [[1, 0]]),
+        ([0.0, 1.0], [0.0, 1.0], np.zeros((2, 0), dtype=np.int64)),
+    ]
+    for lo, hi, counts in bad:
+        with pytest.raises(ValueError) as det:
+            mdl_cut_points_from_counts(lo, hi, counts, name="age")
+        with pytest.raises(ValueError) as sto:
+            stochastic_mdl_cut_points_from_counts(lo, hi, counts, 0, name="age")
+        assert str(sto.value) == str(det.value)
+    with pytest.raises(ValueError, match="random_state"):
+        stochastic_mdl_cut_points_from_counts([0.0, 1.0], [0.0, 1.0], [[1, 0], [0, 1]], -3)
+    assert stochastic_mdl_cut_points_from_counts([0.0], [1.0], [[3, 4]], 0).size == 0

@@ -2,12 +2,18 @@
 
 :class:`TableEncoder` codes nominal columns by their categories and numeric columns by MDL cut
 points (:mod:`.discretize`, Fayyad & Irani); :mod:`.sketch` computes the same cut points from
-bounded class-conditional histograms when a column cannot be held in memory.
+bounded class-conditional histograms when a column cannot be held in memory. The
+``stochastic_*`` variants draw each cut among the admissible ones, as ESKDB's members do.
 """
 
-from .discretize import apply_cut_points, mdl_cut_points
+from .discretize import apply_cut_points, mdl_cut_points, stochastic_mdl_cut_points
 from .encoder import UNKNOWN, AttributeCoding, TableEncoder, as_frame
-from .sketch import DEFAULT_MAX_BINS, ClassHistogram, mdl_cut_points_from_counts
+from .sketch import (
+    DEFAULT_MAX_BINS,
+    ClassHistogram,
+    mdl_cut_points_from_counts,
+    stochastic_mdl_cut_points_from_counts,
+)
 
 __all__ = [
     "DEFAULT_MAX_BINS",
@@ -19,4 +25,6 @@ __all__ = [
     "as_frame",
     "mdl_cut_points",
     "mdl_cut_points_from_counts",
+    "stochastic_mdl_cut_points",
+    "stochastic_mdl_cut_points_from_counts",
 ]

@@ -37,6 +37,15 @@ Infinite values: :func:`mdl_cut_points` raises ``ValueError`` naming ``+inf``/``
 column, when ``name=`` is given). :func:`apply_cut_points` accepts them (``-inf`` -> bin 0,
 ``+inf`` -> the last bin). Class labels must be integers in ``[0, n_classes)``: rows with a
 missing class must be dropped by the caller (Weka's filter refuses them too).
+
+Stochastic MDL (:func:`stochastic_mdl_cut_points`), as each member of ESKDB discretises
+(Zhang, Petitjean & Buntine, 2020): the same recursion, but at each subset every candidate
+whose own gain passes its own MDL threshold is *admissible*, and the cut is drawn among the
+admissible ones with probability proportional to ``gain - threshold`` (no admissible cut: no
+split). :func:`stochastic_mdl_kernel` documents how the randomness is drawn.
+
+Zhang, H., Petitjean, F. & Buntine, W. (2020). Bayesian network classifiers using ensembles
+and smoothing. Knowledge and Information Systems 62, 3457-3480.
 """
 
 from __future__ import annotations
@@ -46,8 +55,16 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["apply_cut_points", "mdl_cut_points"]
+from ..utils.validation import as_generator
 
+__all__ = [
+    "apply_cut_points",
+    "mdl_bins_kernel",
+    "mdl_cut_points",
+    "stochastic_mdl_cut_points",
+    "stochastic_mdl_kernel",
+    "stochastic_seed",
+]
 
 
 # ``c ln c`` is evaluated on the fly (as Weka's lnFunc does) rather than tabulated, so a column
@@ -95,6 +112,58 @@ def _cond_entropy(left, right, k):
 
 
 @njit(cache=True, nogil=True)
+def _load_subset(counts, first, last, left, right, k):
+    """Zero ``left``, put the class totals of ranges ``first..last-1`` in ``right``; return N."""
+    for j in range(k):
+        left[j] = 0
+        right[j] = 0
+    m = 0
+    for i in range(first, last):
+        for j in range(k):
+            right[j] += counts[i, j]
+            m += counts[i, j]
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _n_present(counts, k):
+    n = 0
+    for j in range(k):
+        if counts[j] > 0:
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _midpoint(hi, lo, i):
+    """The cut between ranges ``i`` and ``i + 1``: midpoint of the two observed values."""
+    mid = (hi[i] + lo[i + 1]) / 2.0
+    if not math.isfinite(mid):  # overflow of hi + lo
+        mid = hi[i] / 2.0 + lo[i + 1] / 2.0
+    return mid
+
+
+@njit(cache=True, nogil=True)
+def _mdl_threshold(prior_ent, k_all, left, right, m, k):
+    """Fayyad & Irani's MDL threshold of one cut of a subset of ``m`` rows (Weka's operations).
+
+    ``(log2(m - 1) + log2(3^k - 2) - (k Ent(S) - k1 Ent(S1) - k2 Ent(S2))) / m``, with the
+    floating-point operations in Weka's order, so that the deterministic kernel stays bit for
+    bit equal to Weka and both kernels judge a cut identically.
+    """
+    log2 = math.log(2.0)
+    k_left = _n_present(left, k)
+    k_right = _n_present(right, k)
+    ent_left = _entropy(left, k)
+    ent_right = _entropy(right, k)
+    delta = math.log(math.pow(3.0, k_all) - 2.0) / log2 - (
+        (k_all * prior_ent) - (k_right * ent_right) - (k_left * ent_left)
+    )
+    num_cut_points = m - 1
+    return (math.log(num_cut_points) / log2 + delta) / m
+
+
+@njit(cache=True, nogil=True)
 def mdl_bins_kernel(lo, hi, counts):
     """Weka's MDL recursion (iterative) over sorted disjoint value ranges with class counts.
 
@@ -105,7 +174,6 @@ def mdl_bins_kernel(lo, hi, counts):
     """
     n_bins = counts.shape[0]
     k = counts.shape[1]
-    log2 = math.log(2.0)
     cuts = np.empty(max(n_bins - 1, 1), dtype=np.float64)
     n_cuts = 0
     stack = np.empty((2 * n_bins + 2, 2), dtype=np.int64)
@@ -121,14 +189,7 @@ def mdl_bins_kernel(lo, hi, counts):
         top -= 1
         first = stack[top, 0]
         last = stack[top, 1]  # exclusive
-        for j in range(k):
-            left[j] = 0
-            right[j] = 0
-        m = 0
-        for i in range(first, last):
-            for j in range(k):
-                right[j] += counts[i, j]
-                m += counts[i, j]
+        m = _load_subset(counts, first, last, left, right, k)
         if m < 2:
             continue
         for j in range(k):
@@ -145,10 +206,7 @@ def mdl_bins_kernel(lo, hi, counts):
             if e < best_ent:
                 best_ent = e
                 best_idx = i
-                mid = (hi[i] + lo[i + 1]) / 2.0
-                if not math.isfinite(mid):  # overflow of hi + lo
-                    mid = hi[i] / 2.0 + lo[i + 1] / 2.0
-                best_cut = mid
+                best_cut = _midpoint(hi, lo, i)
                 for j in range(k):
                     best_left[j] = left[j]
                     best_right[j] = right[j]
@@ -157,23 +215,8 @@ def mdl_bins_kernel(lo, hi, counts):
             continue
         ent = _cond_entropy(best_left, best_right, k)
         gain = prior_ent - ent
-        k_all = 0
-        k_left = 0
-        k_right = 0
-        for j in range(k):
-            if prior[j] > 0:
-                k_all += 1
-            if best_left[j] > 0:
-                k_left += 1
-            if best_right[j] > 0:
-                k_right += 1
-        ent_left = _entropy(best_left, k)
-        ent_right = _entropy(best_right, k)
-        delta = math.log(math.pow(3.0, k_all) - 2.0) / log2 - (
-            (k_all * prior_ent) - (k_right * ent_right) - (k_left * ent_left)
-        )
-        num_cut_points = m - 1
-        if gain > (math.log(num_cut_points) / log2 + delta) / m:
+        k_all = _n_present(prior, k)
+        if gain > _mdl_threshold(prior_ent, k_all, best_left, best_right, m, k):
             cuts[n_cuts] = best_cut
             n_cuts += 1
             stack[top, 0] = first
@@ -187,32 +230,127 @@ def mdl_bins_kernel(lo, hi, counts):
     return out
 
 
+# SplitMix64 (Steele, Lea & Flood 2014): a bijective 64-bit mixer whose output passes BigCrush;
+# integer-only, so the draws are the same on every platform.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+@njit(cache=True, nogil=True)
+def _splitmix64(z):
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def _subset_uniform(seed, first, last):
+    """A uniform in [0, 1) that depends only on the seed and the subset ``[first, last)``.
+
+    Keying the draw on the subset (a counter-based generator) rather than taking the next number
+    of a stream makes the cuts independent of the order in which subsets are processed.
+    """
+    z = _splitmix64(seed + _GOLDEN * np.uint64(first + 1))
+    z = _splitmix64(z + _GOLDEN * np.uint64(last + 1))
+    return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)  # 53 bits / 2^53
+
+
+@njit(cache=True, nogil=True)
+def stochastic_mdl_kernel(lo, hi, counts, seed):
+    """ESKDB's stochastic MDL recursion over sorted disjoint value ranges with class counts.
+
+    For a subset of ranges ``[first, last)`` holding ``N >= 2`` rows, the candidate after range
+    ``i`` is admissible iff its gain ``Ent(S) - E(A, T; S)`` is ``> 0`` and ``>`` its own MDL
+    threshold (:func:`_mdl_threshold`, the deterministic criterion applied to that cut). The cut
+    is the admissible candidate ``i`` with ``W(i-1) <= u W < W(i)``, ``W`` the running sum of
+    ``gain - threshold`` over admissible candidates from the left and ``u`` uniform in [0, 1):
+    so it is drawn with probability proportional to ``gain - threshold``. Both halves recurse.
+
+    Randomness: ``u`` of subset ``[first, last)`` is SplitMix64 of ``(seed, first, last)``
+    (``seed`` a ``uint64``), a function of the subset alone. Subsets are processed from a LIFO
+    stack (after a split the upper half first), but because each draw is keyed by its subset,
+    the cuts would be the same in any order; integer hashing makes them the same on every
+    platform and thread count. Range indices key the draws, so an exact histogram (one range
+    per distinct value) gives the same cuts as the column for the same seed.
+    """
+    n_bins = counts.shape[0]
+    k = counts.shape[1]
+    cuts = np.empty(max(n_bins - 1, 1), dtype=np.float64)
+    n_cuts = 0
+    stack = np.empty((2 * n_bins + 2, 2), dtype=np.int64)
+    stack[0, 0] = 0
+    stack[0, 1] = n_bins
+    top = 1
+    left = np.zeros(k, dtype=np.int64)
+    right = np.zeros(k, dtype=np.int64)
+    prior = np.zeros(k, dtype=np.int64)
+    running = np.empty(max(n_bins - 1, 1), dtype=np.float64)  # W(i) - W(first - 1)
+    while top > 0:
+        top -= 1
+        first = stack[top, 0]
+        last = stack[top, 1]  # exclusive
+        m = _load_subset(counts, first, last, left, right, k)
+        if m < 2:
+            continue
+        for j in range(k):
+            prior[j] = right[j]
+        prior_ent = _entropy(prior, k)
+        k_all = _n_present(prior, k)
+        total = 0.0
+        last_admissible = -1
+        for i in range(first, last - 1):
+            for j in range(k):
+                left[j] += counts[i, j]
+                right[j] -= counts[i, j]
+            gain = prior_ent - _cond_entropy(left, right, k)
+            if gain > 0.0:
+                threshold = _mdl_threshold(prior_ent, k_all, left, right, m, k)
+                if gain > threshold:
+                    total += gain - threshold
+                    last_admissible = i
+            running[i - first] = total
+        if last_admissible < 0:
+            continue
+        target = _subset_uniform(seed, first, last) * total
+        # the running sum only rises at admissible candidates, so the first index where it
+        # exceeds the target is admissible; rounding of u * total up to total falls to the last
+        chosen = last_admissible
+        for i in range(first, last_admissible):
+            if running[i - first] > target:
+                chosen = i
+                break
+        cuts[n_cuts] = _midpoint(hi, lo, chosen)
+        n_cuts += 1
+        stack[top, 0] = first
+        stack[top, 1] = chosen + 1
+        top += 1
+        stack[top, 0] = chosen + 1
+        stack[top, 1] = last
+        top += 1
+    out = cuts[:n_cuts].copy()
+    out.sort()
+    return out
+
+
+def stochastic_seed(random_state) -> np.uint64:
+    """The kernel seed: one 64-bit draw from ``as_generator(random_state)``.
+
+    Exactly one draw per call, whatever the data, so a shared generator advances the same way
+    for every column.
+    """
+    rng = as_generator(random_state)
+    return np.uint64(rng.integers(0, 2**64, dtype=np.uint64))
+
+
 def _label(name: str | None) -> str:
     return f"column {name!r}" if name is not None else "x"
 
 
-def mdl_cut_points(
-    x: np.ndarray, y: np.ndarray, n_classes: int, *, name: str | None = None
-) -> np.ndarray:
-    """Fayyad & Irani MDL cut points of ``x`` for the class ``y`` (Weka's default filter).
-
-    Parameters
-    ----------
-    x : array of float, shape (n,)
-        Values; NaN means missing and is ignored. ``+inf``/``-inf`` raise ``ValueError``.
-    y : array of int, shape (n,)
-        Class codes in ``[0, n_classes)``.
-    n_classes : int
-        Number of classes (codes absent from ``y`` are allowed).
-    name : str, optional
-        Column name, only used in error messages.
-
-    Returns
-    -------
-    ndarray of float64
-        Strictly increasing cut points, possibly empty (the column is then a single bin).
-        Each is the midpoint of two consecutive distinct observed values.
-    """
+def _value_table(
+    x: np.ndarray, y: np.ndarray, n_classes: int, name: str | None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Check a column; its distinct values and their class counts, or None if < 2 values."""
     x = np.asarray(x)
     y = np.asarray(y)
     if x.ndim != 1 or y.ndim != 1:
@@ -248,7 +386,7 @@ def mdl_cut_points(
         x = x[keep]
         y = y[keep]
     if x.shape[0] < 2:
-        return np.empty(0, dtype=np.float64)
+        return None
     order = np.argsort(x, kind="stable")
     xs = x[order]
     ys = y[order]
@@ -258,8 +396,80 @@ def mdl_cut_points(
     counts = np.bincount(run * n_classes + ys, minlength=starts.size * n_classes)
     values = np.ascontiguousarray(xs[starts])
     if values.size < 2:
+        return None
+    return values, counts.reshape(starts.size, n_classes)
+
+
+def mdl_cut_points(
+    x: np.ndarray, y: np.ndarray, n_classes: int, *, name: str | None = None
+) -> np.ndarray:
+    """Fayyad & Irani MDL cut points of ``x`` for the class ``y`` (Weka's default filter).
+
+    Parameters
+    ----------
+    x : array of float, shape (n,)
+        Values; NaN means missing and is ignored. ``+inf``/``-inf`` raise ``ValueError``.
+    y : array of int, shape (n,)
+        Class codes in ``[0, n_classes)``.
+    n_classes : int
+        Number of classes (codes absent from ``y`` are allowed).
+    name : str, optional
+        Column name, only used in error messages.
+
+    Returns
+    -------
+    ndarray of float64
+        Strictly increasing cut points, possibly empty (the column is then a single bin).
+        Each is the midpoint of two consecutive distinct observed values.
+    """
+    table = _value_table(x, y, n_classes, name)
+    if table is None:
         return np.empty(0, dtype=np.float64)
-    return mdl_bins_kernel(values, values, counts.reshape(starts.size, n_classes))
+    values, counts = table
+    return mdl_bins_kernel(values, values, counts)
+
+
+def stochastic_mdl_cut_points(
+    x: np.ndarray, y: np.ndarray, n_classes: int, random_state, *, name: str | None = None
+) -> np.ndarray:
+    """Stochastic MDL cut points of ``x`` for the class ``y``, as ESKDB's members draw them.
+
+    Zhang, Petitjean & Buntine (2020), Bayesian network classifiers using ensembles and
+    smoothing, KAIS 62: each ensemble member discretises with a randomised Fayyad & Irani MDL.
+    The recursion over sorted rows is the one of :func:`mdl_cut_points`, but at each subset
+    ``S`` of ``N >= 2`` rows, instead of testing only the cut of least class entropy:
+
+    * a candidate cut ``T`` (a midpoint between consecutive distinct values) is *admissible*
+      iff ``Gain(T) = Ent(S) - E(A, T; S) > 0`` and ``Gain(T) > (log2(N - 1) + delta(T)) / N``
+      with ``delta(T) = log2(3^k - 2) - (k Ent(S) - k1 Ent(S1) - k2 Ent(S2))`` for *that* cut's
+      halves ``S1``, ``S2`` (the deterministic criterion, applied to every candidate);
+    * the cut is drawn among the admissible ones with probability proportional to
+      ``Gain(T) - threshold(T)``; both halves then recurse;
+    * no admissible cut: ``S`` is not split.
+
+    Whenever the deterministic MDL accepts its cut, that cut is admissible here, so a subset
+    the deterministic version splits is always split.
+
+    Parameters
+    ----------
+    x, y, n_classes, name
+        As in :func:`mdl_cut_points` (same checks, same errors).
+    random_state : None, int or numpy.random.Generator
+        Source of randomness (:func:`fastpath.utils.validation.as_generator`). Exactly one
+        64-bit integer is drawn from it per call; the same seed gives the same cuts on every
+        platform (see :func:`stochastic_mdl_kernel`).
+
+    Returns
+    -------
+    ndarray of float64
+        Strictly increasing cut points, possibly empty.
+    """
+    seed = stochastic_seed(random_state)  # drawn first: one draw per call, whatever the data
+    table = _value_table(x, y, n_classes, name)
+    if table is None:
+        return np.empty(0, dtype=np.float64)
+    values, counts = table
+    return stochastic_mdl_kernel(values, values, counts, seed)
 
 
 def apply_cut_points(x: np.ndarray, cuts: np.ndarray) -> np.ndarray:

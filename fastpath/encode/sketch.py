@@ -11,6 +11,9 @@ cumulative class counts at those candidates. So a table
 is a sufficient statistic, and :func:`mdl_cut_points_from_counts` computes, from it, exactly the
 cut points :func:`~fastpath.encode.mdl_cut_points` computes from the rows (same
 floating-point operations in the same order, so bit for bit).
+:func:`stochastic_mdl_cut_points_from_counts` does the same for ESKDB's stochastic MDL
+(:func:`~fastpath.encode.stochastic_mdl_cut_points`): its draws are keyed by range index, so
+on the exact table it gives the column's cut points for the same seed.
 
 :class:`ClassHistogram` is that table with a memory bound: a sorted list of at most
 ``max_bins`` disjoint value ranges ``[lo, hi]`` with the class counts of the rows in each range.
@@ -49,15 +52,44 @@ from __future__ import annotations
 
 import numpy as np
 
-from .discretize import mdl_bins_kernel
+from .discretize import mdl_bins_kernel, stochastic_mdl_kernel, stochastic_seed
 
-__all__ = ["DEFAULT_MAX_BINS", "ClassHistogram", "mdl_cut_points_from_counts"]
+__all__ = [
+    "DEFAULT_MAX_BINS",
+    "ClassHistogram",
+    "mdl_cut_points_from_counts",
+    "stochastic_mdl_cut_points_from_counts",
+]
 
 #: default bound on the number of ranges of a :class:`ClassHistogram`
 DEFAULT_MAX_BINS = 4096
 
 
 # ====================================================================== MDL over counts
+def _checked_ranges(
+    lo: np.ndarray, hi: np.ndarray, counts: np.ndarray, name: str | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``lo``, ``hi``, ``counts`` as contiguous float64/int64 arrays, or ``ValueError``."""
+    label = f"column {name!r}" if name is not None else "histogram"
+    lo = np.ascontiguousarray(lo, dtype=np.float64)
+    hi = np.ascontiguousarray(hi, dtype=np.float64)
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    if lo.ndim != 1 or lo.shape != hi.shape or counts.ndim != 2 or counts.shape[0] != lo.size:
+        raise ValueError(
+            f"{label}: lo and hi must be (B,) and counts (B, n_classes), got {lo.shape}, "
+            f"{hi.shape} and {counts.shape}"
+        )
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        raise ValueError(f"{label}: range bounds must be finite")
+    if np.any(lo > hi) or np.any(hi[:-1] >= lo[1:]):
+        raise ValueError(f"{label}: ranges must be sorted and disjoint")
+    if counts.size and counts.min() < 0:
+        raise ValueError(f"{label}: counts must be non-negative")
+    if counts.shape[1] < 1:
+        raise ValueError(f"{label}: counts needs at least one class column")
+    return lo, hi, counts
+
+
 def mdl_cut_points_from_counts(
     lo: np.ndarray, hi: np.ndarray, counts: np.ndarray, *, name: str | None = None
 ) -> np.ndarray:
@@ -80,26 +112,50 @@ def mdl_cut_points_from_counts(
         neighbouring ranges. When every range is one distinct value (``lo == hi``) this is
         exactly :func:`fastpath.encode.mdl_cut_points` of the underlying rows.
     """
-    label = f"column {name!r}" if name is not None else "histogram"
-    lo = np.ascontiguousarray(lo, dtype=np.float64)
-    hi = np.ascontiguousarray(hi, dtype=np.float64)
-    counts = np.ascontiguousarray(counts, dtype=np.int64)
-    if lo.ndim != 1 or lo.shape != hi.shape or counts.ndim != 2 or counts.shape[0] != lo.size:
-        raise ValueError(
-            f"{label}: lo and hi must be (B,) and counts (B, n_classes), got {lo.shape}, "
-            f"{hi.shape} and {counts.shape}"
-        )
-    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
-        raise ValueError(f"{label}: range bounds must be finite")
-    if np.any(lo > hi) or np.any(hi[:-1] >= lo[1:]):
-        raise ValueError(f"{label}: ranges must be sorted and disjoint")
-    if counts.size and counts.min() < 0:
-        raise ValueError(f"{label}: counts must be non-negative")
-    if counts.shape[1] < 1:
-        raise ValueError(f"{label}: counts needs at least one class column")
+    lo, hi, counts = _checked_ranges(lo, hi, counts, name)
     if lo.size < 2:
         return np.empty(0, dtype=np.float64)
     return mdl_bins_kernel(lo, hi, counts)
+
+
+def stochastic_mdl_cut_points_from_counts(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    counts: np.ndarray,
+    random_state,
+    *,
+    name: str | None = None,
+) -> np.ndarray:
+    """ESKDB's stochastic MDL cut points from sorted value ranges and their class counts.
+
+    Zhang, Petitjean & Buntine (2020), Bayesian network classifiers using ensembles and
+    smoothing, KAIS 62. At each subset every candidate cut (a range boundary) whose gain
+    ``Ent(S) - E(A, T; S)`` is positive and exceeds its own MDL threshold
+    ``(log2(N - 1) + delta(T)) / N`` is admissible; the cut is drawn among the admissible ones
+    with probability proportional to gain minus threshold, and both halves recurse; with no
+    admissible cut the subset is not split (:func:`fastpath.encode.stochastic_mdl_cut_points`
+    states the criterion in full).
+
+    Parameters
+    ----------
+    lo, hi, counts, name
+        As in :func:`mdl_cut_points_from_counts` (same checks, same errors).
+    random_state : None, int or numpy.random.Generator
+        Source of randomness; one 64-bit integer is drawn from it per call.
+
+    Returns
+    -------
+    ndarray of float64
+        Strictly increasing cut points. The draws are keyed by range index, so when every
+        range is one distinct value this equals
+        :func:`fastpath.encode.stochastic_mdl_cut_points` of the underlying rows for the same
+        ``random_state`` (and, in that regime, does not depend on how the rows were chunked).
+    """
+    seed = stochastic_seed(random_state)  # drawn first: one draw per call, whatever the data
+    lo, hi, counts = _checked_ranges(lo, hi, counts, name)
+    if lo.size < 2:
+        return np.empty(0, dtype=np.float64)
+    return stochastic_mdl_kernel(lo, hi, counts, seed)
 
 
 # ====================================================================== the histogram
