@@ -271,3 +271,52 @@ def test_wrong_shapes_are_refused():
         as_frame(pd.DataFrame([[1, 2]], columns=["a", "a"]))
     with pytest.raises(ValueError, match="Series"):
         as_frame(pd.Series([1, 2]))
+
+
+# ====================================================================== stochastic discretisation
+def test_stochastic_discretization_draws_each_numeric_column_in_column_order():
+    from fastpath.encode.discretize import stochastic_mdl_cut_points
+
+    rng = np.random.default_rng(3)
+    n = 300
+    y = rng.integers(0, 3, n)
+    frame = pd.DataFrame({
+        "u": y + rng.normal(0, 0.8, n),
+        "colour": rng.choice(["red", "blue"], n),
+        "v": np.round(2 * y + rng.normal(0, 1.5, n), 1),
+    })
+    frame.loc[::9, "v"] = np.nan
+    enc = TableEncoder(discretization="stochastic", random_state=11).fit(frame, y, 3)
+    # independent reading of the definition: one generator, one draw per numeric column in order
+    gen = np.random.default_rng(11)
+    for j, name in ((0, "u"), (2, "v")):
+        x = frame[name].to_numpy()
+        ok = ~np.isnan(x)
+        expected = stochastic_mdl_cut_points(x[ok], y[ok], 3, gen)
+        np.testing.assert_array_equal(enc.codings_[j].cut_points, expected)
+    again = TableEncoder(discretization="stochastic", random_state=11).fit(frame, y, 3)
+    assert again.to_dict() == enc.to_dict()
+    draws = {TableEncoder(discretization="stochastic", random_state=s).fit(frame, y, 3)
+             .codings_[0].cut_points for s in range(20)}
+    assert len(draws) > 1  # the cuts are drawn, not fixed
+
+
+def test_default_discretization_is_weka_mdl_and_round_trips():
+    frame, y = _mixed_frame()
+    enc = TableEncoder().fit(frame, y, 2)
+    x = frame["size"].to_numpy()
+    ok = ~np.isnan(x)
+    np.testing.assert_array_equal(enc.codings_[1].cut_points, mdl_cut_points(x[ok], y[ok], 2))
+    back = TableEncoder.from_dict(json.loads(json.dumps(enc.to_dict())))
+    assert back.discretization == "mdl"
+    old = {k: v for k, v in enc.to_dict().items() if k != "discretization"}  # older model files
+    assert TableEncoder.from_dict(old).discretization == "mdl"
+
+
+@pytest.mark.parametrize("kw, match", [({"discretization": "random"}, "discretization must be"),
+                                       ({"discretization": "stochastic", "random_state": -1},
+                                        "random_state")])
+def test_bad_discretization_options_are_refused_naming_them(kw, match):
+    frame, y = _mixed_frame()
+    with pytest.raises(ValueError, match=match):
+        TableEncoder(**kw).fit(frame, y, 2)

@@ -30,7 +30,8 @@ import numpy as np
 import pandas as pd
 
 from ..utils.dtypes import is_numeric_dtype, python_scalar
-from .discretize import apply_cut_points, mdl_cut_points
+from ..utils.validation import as_generator
+from .discretize import apply_cut_points, mdl_cut_points, stochastic_mdl_cut_points
 
 __all__ = ["UNKNOWN", "AttributeCoding", "TableEncoder", "as_frame"]
 
@@ -143,10 +144,24 @@ class TableEncoder:
         Which columns are nominal. ``"auto"``: non-numeric dtypes (strings, booleans, object,
         category) are nominal, numeric dtypes are discretised. A list names (or indexes) the
         nominal columns explicitly: use it for integer-coded categories.
+    discretization : {"mdl", "stochastic"}, default="mdl"
+        How numeric columns are cut: Fayyad & Irani's MDL as Weka computes it
+        (:func:`~fastpath.encode.discretize.mdl_cut_points`), or its stochastic variant
+        (:func:`~fastpath.encode.discretize.stochastic_mdl_cut_points`), which draws every cut
+        among the admissible ones -- the discretisation of an ensemble member in ESKDB (Zhang,
+        Petitjean & Buntine, KAIS 2020).
+    random_state : int, numpy Generator or None, default=None
+        Seed of the stochastic discretisation (one draw per numeric column, in column order);
+        unused with ``"mdl"``.
     """
 
-    def __init__(self, categorical_features: Any = "auto") -> None:
+    DISCRETIZATIONS: tuple[str, ...] = ("mdl", "stochastic")
+
+    def __init__(self, categorical_features: Any = "auto", *, discretization: str = "mdl",
+                 random_state: Any = None) -> None:
         self.categorical_features = categorical_features
+        self.discretization = discretization
+        self.random_state = random_state
 
     # ------------------------------------------------------------------ fit
     def nominal_mask(self, frame: pd.DataFrame) -> np.ndarray:
@@ -181,6 +196,11 @@ class TableEncoder:
 
     def fit(self, X: Any, y_codes: np.ndarray, n_classes: int) -> TableEncoder:
         """Learn the coding of every column from training rows (MDL uses the class)."""
+        if self.discretization not in self.DISCRETIZATIONS:
+            raise ValueError(f"discretization must be one of {self.DISCRETIZATIONS}, got "
+                             f"{self.discretization!r}")
+        # checked (and, for an int, seeded) before any work; only drawn from when stochastic
+        rng = as_generator(self.random_state) if self.discretization == "stochastic" else None
         frame, _ = as_frame(X)
         y_codes = np.asarray(y_codes, dtype=np.int64)
         nominal = self.nominal_mask(frame)
@@ -226,11 +246,13 @@ class TableEncoder:
             else:
                 values = self._numeric_values(col, name)
                 finite = ~np.isnan(values)
-                cuts = (
-                    mdl_cut_points(values[finite], y_codes[finite], n_classes)
-                    if finite.any()
-                    else np.empty(0)
-                )
+                if not finite.any():
+                    cuts = np.empty(0)
+                elif rng is None:
+                    cuts = mdl_cut_points(values[finite], y_codes[finite], n_classes)
+                else:
+                    cuts = stochastic_mdl_cut_points(values[finite], y_codes[finite], n_classes,
+                                                     rng)
                 codings.append(
                     AttributeCoding(
                         name=str(name),
@@ -316,12 +338,14 @@ class TableEncoder:
     def to_dict(self) -> dict:
         return {
             "categorical_features": _jsonable_spec(self.categorical_features),
+            "discretization": self.discretization,
             "codings": [c.to_dict() for c in self.codings_],
         }
 
     @classmethod
     def from_dict(cls, d: dict) -> TableEncoder:
-        enc = cls(d["categorical_features"])
+        # model files written before the stochastic discretisation have no "discretization"
+        enc = cls(d["categorical_features"], discretization=d.get("discretization", "mdl"))
         enc.codings_ = tuple(AttributeCoding.from_dict(c) for c in d["codings"])
         enc.feature_names_ = tuple(c.name for c in enc.codings_)
         return enc
