@@ -1,6 +1,11 @@
 """The hdpbn command line: fit -> predict round trip, evaluate --json, errors."""
 
+import gzip
 import json
+import subprocess
+import sys
+import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -102,3 +107,165 @@ def test_fit_passes_overrelax(credit_csv, tmp_path):
     assert main(["fit", str(credit_csv), "--structure", "nb", "--estimator", "hdp",
                  "--iterations", "300", "--overrelax", "--model", str(model), "--quiet"]) == 0
     assert BayesNetClassifier.load(model).get_params()["overrelax"] is True
+
+
+# ---------------------------------------------------------------------- issue 17: clean failures
+def _hdpbn(*argv: str, **kw) -> subprocess.Popen:
+    """``hdpbn ARGV`` in a fresh interpreter (what the ``hdpbn`` entry point runs)."""
+    script = "import sys; from fastpath.cli.main import main; sys.exit(main())"
+    return subprocess.Popen([sys.executable, "-c", script, *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+
+def assert_quiet_broken_pipe(proc: subprocess.Popen, read_first_line: bool) -> None:
+    """Close the reading end of ``proc``'s stdout (after one line, or at once) and check that
+    the command ends quietly: exit 0 or 141 (128 + SIGPIPE), no traceback, no
+    'Exception ignored' message."""
+    if read_first_line:
+        assert proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    rc = proc.wait(timeout=120)
+    assert rc in (0, 141), (rc, err)
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert "BrokenPipe" not in err, err
+
+
+def test_broken_pipe_ends_quietly(credit_csv, tmp_path):
+    # hdpbn predict ... | head -1, with more output than a pipe holds
+    model = tmp_path / "m.npz"
+    assert main(["fit", str(credit_csv), "--structure", "nb", "--model", str(model),
+                 "--quiet"]) == 0
+    big = tmp_path / "big.csv"
+    frame = pd.read_csv(credit_csv)
+    pd.concat([frame] * 30, ignore_index=True).to_csv(big, index=False)
+    assert_quiet_broken_pipe(_hdpbn("predict", str(big), "--model", str(model)), True)
+    # the reader is gone before anything is printed: the error comes at the last flush
+    assert_quiet_broken_pipe(_hdpbn("evaluate", str(credit_csv), "--structure", "nb",
+                                    "--folds", "2", "--repeats", "1", "--json"), False)
+
+
+@pytest.mark.parametrize("make", ["not-gzip", "truncated", "corrupt"])
+def test_unreadable_compressed_table_is_an_error_naming_it(credit_csv, tmp_path, capsys, make):
+    raw = gzip.compress(credit_csv.read_bytes())
+    bad = tmp_path / "bad.csv.gz"
+    if make == "not-gzip":
+        bad.write_bytes(credit_csv.read_bytes())
+    elif make == "truncated":
+        bad.write_bytes(raw[: len(raw) // 2])
+    else:
+        damaged = bytearray(raw)
+        for i in range(len(raw) // 2, len(raw) // 2 + 64):
+            damaged[i] ^= 0xFF
+        bad.write_bytes(bytes(damaged))
+    model = tmp_path / "m.npz"
+    assert main(["fit", str(credit_csv), "--model", str(model), "--quiet"]) == 0
+    for argv in (["fit", str(bad), "--model", str(tmp_path / "x.npz")],
+                 ["fit", str(bad), "--model", str(tmp_path / "x.npz"), "--chunksize", "100"],
+                 ["predict", str(bad), "--model", str(model)],
+                 ["evaluate", str(bad)]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"hdpbn {argv[0]}: error: {str(bad)!r}"), err
+        assert "gzip" in err
+
+
+def test_output_paths_are_checked_before_the_work(credit_csv, tmp_path, capsys, monkeypatch):
+    def no_fit(*args, **kwargs):
+        raise AssertionError("the fit ran before the output path was checked")
+
+    monkeypatch.setattr(BayesNetClassifier, "fit", no_fit)
+    missing = tmp_path / "no-such-folder" / "m.npz"
+    t0 = time.perf_counter()
+    assert main(["fit", str(credit_csv), "--model", str(missing), "--estimator", "hdp",
+                 "--quiet"]) == 2
+    assert time.perf_counter() - t0 < 1.0
+    err = capsys.readouterr().err
+    assert err.startswith("hdpbn fit: error: --model") and str(missing.parent) in err
+    a_file = tmp_path / "plain"
+    a_file.write_text("x")
+    assert main(["fit", str(credit_csv), "--model", str(a_file / "m.npz")]) == 2
+    err = capsys.readouterr().err
+    assert "--model" in err and "not a folder" in err
+    assert main(["fit", str(credit_csv), "--model", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+    monkeypatch.undo()
+    model = tmp_path / "m.npz"
+    assert main(["fit", str(credit_csv), "--model", str(model), "--quiet"]) == 0
+    out = tmp_path / "nope" / "p.csv"
+    assert main(["predict", str(credit_csv), "--model", str(model), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hdpbn predict: error: --out") and str(out.parent) in err
+
+
+@pytest.mark.parametrize("damage", ["truncated", "corrupt", "foreign", "garbage", "pickled"])
+def test_damaged_model_files_are_errors_naming_them(credit_csv, tmp_path, capsys, damage):
+    good = tmp_path / "good.npz"
+    assert main(["fit", str(credit_csv), "--model", str(good), "--quiet"]) == 0
+    raw = good.read_bytes()
+    bad = tmp_path / f"{damage}.npz"
+    if damage == "truncated":
+        bad.write_bytes(raw[: len(raw) // 2])
+    elif damage == "corrupt":
+        damaged = bytearray(raw)
+        for i in range(len(raw) // 2, len(raw) // 2 + 200):
+            damaged[i] ^= 0xFF
+        bad.write_bytes(bytes(damaged))
+    elif damage == "foreign":
+        np.savez(bad, x=np.arange(3))
+    elif damage == "garbage":
+        bad.write_bytes(np.random.default_rng(0).bytes(5000))
+    else:
+        with open(bad, "wb") as fh:
+            np.save(fh, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    for argv in (["predict", str(credit_csv), "--model", str(bad)], ["diagnose", str(bad)]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"hdpbn {argv[0]}: error: {str(bad)!r}"), err
+        assert "pickl" not in err.replace(str(bad), "").lower() and "Traceback" not in err
+
+
+def test_threads_and_seed_flags(credit_csv, tmp_path, capsys):
+    model = tmp_path / "m.npz"
+    assert main(["fit", str(credit_csv), "--structure", "nb", "--threads", "2",
+                 "--model", str(model), "--quiet"]) == 0
+    assert BayesNetClassifier.load(model).get_params()["n_jobs"] == 2
+    assert main(["fit", str(credit_csv), "--structure", "nb", "--threads", "-1",
+                 "--model", str(model), "--quiet"]) == 0
+    assert BayesNetClassifier.load(model).get_params()["n_jobs"] == -1
+    assert main(["evaluate", str(credit_csv), "--structure", "nb", "--threads", "1",
+                 "--folds", "2", "--repeats", "1", "--json"]) == 0
+    capsys.readouterr()
+    for cmd in ("fit", "evaluate"):
+        extra = ["--model", str(model)] if cmd == "fit" else []
+        assert main([cmd, str(credit_csv), "--seed", "-1", *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"hdpbn {cmd}: error: --seed"), err
+        assert "random_state" not in err
+        assert main([cmd, str(credit_csv), "--threads", "0", *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"hdpbn {cmd}: error: --threads"), err
+        assert "n_jobs" not in err
+
+
+def test_warnings_are_one_line_naming_the_command(credit_csv, tmp_path):
+    # two short chains: the fit warns that the sampler looks unconverged
+    proc = _hdpbn("fit", str(credit_csv), "--structure", "nb", "--estimator", "hdp",
+                  "--chains", "2", "--iterations", "40", "--model", str(tmp_path / "h.npz"),
+                  "--quiet")
+    _, err = proc.communicate(timeout=120)
+    err = err.decode()
+    assert proc.returncode == 0, err
+    lines = err.splitlines()
+    assert lines and all(line.startswith("hdpbn fit: warning: ") for line in lines), err
+    assert "unconverged" in err and "model.fit" not in err and ".py:" not in err
+
+
+def test_warning_display_is_restored_after_main(credit_csv, tmp_path, capsys):
+    before = warnings.showwarning
+    assert main(["fit", str(credit_csv), "--structure", "nb", "--estimator", "hdp",
+                 "--chains", "2", "--iterations", "40", "--model", str(tmp_path / "h.npz"),
+                 "--quiet"]) == 0
+    assert warnings.showwarning is before
+    assert "hdpbn fit: warning: " in capsys.readouterr().err

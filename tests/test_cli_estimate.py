@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import subprocess
+import sys
 from contextlib import redirect_stdout
 
 import numpy as np
@@ -139,3 +141,32 @@ def test_through_the_hdpbn_entry_point(data, capsys):
     assert "overrelax" in capsys.readouterr().err
     assert main(["estimate", str(d / "t.csv"), "--iterations", "50", "--overrelax", "--json",
                  "--quiet"]) == 0
+
+
+def test_broken_pipe_ends_quietly(data):
+    # hdpbn estimate ... | head -0: the reader is gone before anything is printed
+    d, _ = data
+    script = "import sys; from fastpath.cli.main import main; sys.exit(main())"
+    proc = subprocess.Popen([sys.executable, "-c", script, "estimate", str(d / "t.csv"),
+                             "--iterations", "50", "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) in (0, 141), err
+    assert "Traceback" not in err and "Exception ignored" not in err and "BrokenPipe" not in err
+
+
+def test_out_and_table_are_checked(data, tmp_path, capsys):
+    main = pytest.importorskip("fastpath.cli.main").main
+
+    d, _ = data
+    out = tmp_path / "missing" / "t.csv"
+    assert main(["estimate", str(d / "t.csv"), "--iterations", "50", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hdpbn estimate: error: --out") and str(out.parent) in err
+    bad = tmp_path / "bad.csv.gz"
+    bad.write_bytes((d / "t.csv").read_bytes())
+    assert main(["estimate", str(bad), "--iterations", "50"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"hdpbn estimate: error: {str(bad)!r}") and "gzip" in err

@@ -13,6 +13,8 @@ import argparse
 import io
 import json
 import math
+import subprocess
+import sys
 import warnings
 from contextlib import redirect_stdout
 
@@ -221,3 +223,16 @@ def test_diagnose_errors(tmp_path):
     np.savez(tmp_path / "junk.npz", x=np.zeros(2))
     with pytest.raises(ValueError, match="not an hdpbn model"):
         _diagnose([str(tmp_path / "junk.npz")])
+
+
+def test_diagnose_broken_pipe_ends_quietly(saved_model):
+    # hdpbn diagnose MODEL | head -0: the reader is gone before anything is printed
+    _, path = saved_model
+    script = "import sys; from fastpath.cli.main import main; sys.exit(main())"
+    proc = subprocess.Popen([sys.executable, "-c", script, "diagnose", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) in (0, 141), err
+    assert "Traceback" not in err and "Exception ignored" not in err and "BrokenPipe" not in err

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import bz2
 import gzip
+import io
+import lzma
 import math
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -538,3 +542,38 @@ def test_nan_strings_and_math_helpers():
     assert fio._arff_quote("plain") == "plain"
     assert fio._arff_quote("?") == "'?'"
     assert fio._arff_quote("") == "''"
+
+
+_COMPRESSORS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "arff"])
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zip"])
+@pytest.mark.parametrize("damage", ["not-compressed", "truncated", "corrupt"])
+def test_unreadable_compressed_file_is_a_value_error_naming_it(tmp_path, fmt, suffix, damage):
+    sep = "\t" if fmt == "tsv" else ","
+    rows = "".join(f"{i % 7}{sep}v{i % 3}\n" for i in range(3000))
+    text = ("@relation r\n@attribute a numeric\n@attribute b string\n@data\n"
+            + rows.replace("\t", ",")) if fmt == "arff" else f"a{sep}b\n{rows}"
+    path = tmp_path / f"t.{fmt}{suffix}"
+    raw = text.encode()
+    if suffix == ".zip":
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr(f"t.{fmt}", raw)
+        packed = buf.getvalue()
+    else:
+        packed = _COMPRESSORS[suffix](raw)
+    if damage == "not-compressed":
+        packed = raw
+    elif damage == "truncated":
+        packed = packed[: len(packed) // 2]
+    else:
+        damaged = bytearray(packed)
+        for i in range(len(packed) // 3, len(packed) // 3 + 64):
+            damaged[i] ^= 0xFF
+        packed = bytes(damaged)
+    path.write_bytes(packed)
+    with pytest.raises(ValueError) as exc:
+        read_table(path)
+    assert str(path) in str(exc.value)

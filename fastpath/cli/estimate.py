@@ -21,6 +21,7 @@ import time
 
 from ..estimate.hdp import HDPOptions, estimate_tree
 from ..estimate.table_io import node_frame, read_estimate_table, tree_from_frame
+from ..io.tables import decompression_error
 from .progress import Progress
 
 __all__ = ["add_estimate_parser", "run_estimate"]
@@ -98,7 +99,13 @@ def run_estimate(args: argparse.Namespace) -> int:
         raise ValueError(f"--threads must be >= 1, got {args.threads}")
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
-    frame = read_estimate_table(args.data)
+    try:
+        frame = read_estimate_table(args.data)
+    except Exception as exc:  # a damaged or mislabelled compressed file: name it
+        err = decompression_error(args.data, exc)
+        if err is None:
+            raise
+        raise err from exc
     coded = tree_from_frame(frame)
     tree = coded.tree
     progress = Progress("sampling", enabled=None if not args.quiet else False)

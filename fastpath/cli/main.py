@@ -9,15 +9,24 @@
 ``hdpbn demo``      the README's demo: structures x estimators on a bundled dataset.
 
 Run ``hdpbn SUBCOMMAND --help`` for the options of each.
+
+Every failure is one line ``hdpbn COMMAND: error: ...`` on standard error with exit status 2
+(no traceback); output paths are checked before the work starts; warnings are one line
+``hdpbn COMMAND: warning: ...``; a closed pipe on standard output (``hdpbn predict ... | head``)
+ends the command quietly with exit status 141 (128 + SIGPIPE, as a shell reports it).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,7 +35,8 @@ import pandas as pd
 from ..classifier.estimator import BayesNetClassifier
 from ..evaluation.cross_validation import cross_validate, summarise
 from ..io.datasets import load_dataset
-from ..io.tables import read_table
+from ..io.tables import decompression_error, read_table
+from ..pipeline.config import FitConfig
 from ..version import __version__
 from .diagnose import add_diagnose_parser
 from .estimate import add_estimate_parser
@@ -79,6 +89,16 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help="overrelaxed table-count and concentration updates (still exact; "
                    "faster mixing; not the reference's sampler)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads for the HDP sampler (default: all cores; -1: all cores, "
+                   "-2: all but one); results do not depend on it")
+
+
+# the classifier's parameters that a flag of this command line sets, with the flag's message
+_FLAG_ERRORS = {
+    "random_state": "--seed must be a non-negative integer, got {seed}",
+    "n_jobs": "--threads must be a non-zero integer (-1: all cores), got {threads}",
+}
 
 
 def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None):
@@ -97,7 +117,7 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None):
                 raise ValueError(f"--categorical names columns not in the data: {unknown}")
             categorical = [c for c in frame.columns if c in names or not
                            pd.api.types.is_numeric_dtype(frame[c].dtype)]
-    return BayesNetClassifier(
+    model = BayesNetClassifier(
         structure=args.structure,
         k=args.k,
         estimator=args.estimator,
@@ -109,8 +129,19 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None):
         n_chains=args.chains,
         concentration_every=args.concentration_every,
         overrelax=args.overrelax,
+        n_jobs=args.threads,
         random_state=args.seed,
     )
+    try:  # every parameter is checked here, before any work
+        FitConfig.from_params(model.get_params())
+    except ValueError as exc:  # name the command-line flag, not the Python parameter
+        msg = str(exc)
+        for param, flag_msg in _FLAG_ERRORS.items():
+            if msg.startswith(param + " "):
+                msg = flag_msg.format(seed=args.seed, threads=args.threads)
+                break
+        raise ValueError(msg) from None
+    return model
 
 
 # ---------------------------------------------------------------------- subcommands
@@ -126,7 +157,13 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             model.set_params(categorical_features=[
                 c.strip() for c in args.categorical.split(",") if c.strip()
             ])
-        model.fit(args.data, args.target, chunksize=args.chunksize)
+        try:
+            model.fit(args.data, args.target, chunksize=args.chunksize)
+        except Exception as exc:  # the streamed reader's decompression errors name the file
+            err = decompression_error(args.data, exc)
+            if err is None:
+                raise
+            raise err from exc
         what = f"{args.data} (streamed in chunks of {args.chunksize} rows)"
     else:
         frame = _read(args.data)
@@ -298,19 +335,98 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 
+# the output file of each command: (attribute of the parsed arguments, flag)
+_OUTPUTS = {"fit": ("model", "--model"), "predict": ("out", "--out"),
+            "estimate": ("out", "--out")}
+_ERRORS = (ValueError, TypeError, OSError, NotImplementedError, KeyError, ImportError)
+
+
+def _check_output(path: str, flag: str) -> None:
+    """An output file can be written: its folder exists and is writable (before any work)."""
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{flag} {path!r} is a folder; give a file name")
+    folder = p.parent
+    if not folder.exists():
+        raise ValueError(f"{flag} {path!r}: the folder {str(folder)!r} does not exist")
+    if not folder.is_dir():
+        raise ValueError(f"{flag} {path!r}: {str(folder)!r} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise ValueError(f"{flag} {path!r} is not writable")
+
+
+def _describe(exc: BaseException) -> str:
+    """The one-line message of an error (an ``OSError``: the file and the reason)."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.filename!r}: {exc.strerror}"
+    return str(exc)
+
+
+@contextlib.contextmanager
+def _one_line_warnings(command: str) -> Iterator[None]:
+    """Show warnings as ``hdpbn COMMAND: warning: MESSAGE`` (no source line) while a command
+    runs; the previous ``warnings.showwarning`` is restored after."""
+    saved = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        try:
+            print(f"hdpbn {command}: warning: {message}",
+                  file=sys.stderr if file is None else file)
+        except (OSError, ValueError, AttributeError):  # no usable stream: drop it, as Python
+            pass
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = saved
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device after a broken pipe, so that the flush at exit
+    does not fail again ("Exception ignored ... BrokenPipeError")."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (e.g. captured): nothing to do
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def _run(command: str, work: Callable[[], Any]) -> int:
+    with _one_line_warnings(command):
+        try:
+            status = int(work() or 0)
+            sys.stdout.flush()  # a closed pipe shows here, not at exit
+            return status
+        except BrokenPipeError:  # the reader went away (hdpbn predict ... | head): end quietly
+            _silence_stdout()
+            return 141
+        except _ERRORS as exc:
+            print(f"hdpbn {command}: error: {_describe(exc)}", file=sys.stderr)
+            return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["experiments"]:
         # the runner has its own parser (and --help): hand it every remaining argument
-        return _cmd_experiments(argparse.Namespace(rest=argv[1:]))
+        return _run("experiments", lambda: _cmd_experiments(argparse.Namespace(rest=argv[1:])))
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except (ValueError, TypeError, FileNotFoundError, NotImplementedError, KeyError) as exc:
-        print(f"hdpbn {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+
+    def work() -> Any:
+        if args.command in _OUTPUTS:
+            attr, flag = _OUTPUTS[args.command]
+            if getattr(args, attr, None) is not None:
+                _check_output(getattr(args, attr), flag)
+        return args.func(args)
+
+    return _run(args.command, work)
 
 
 if __name__ == "__main__":  # pragma: no cover

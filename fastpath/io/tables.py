@@ -65,14 +65,19 @@ errors with their line number (1-based, counted in the decompressed file).
 
 Errors: a missing file raises :class:`FileNotFoundError` naming the path; an unsupported
 extension raises :class:`ValueError` listing the supported formats; malformed ARFF raises
-:class:`ValueError` naming the line; duplicated column names raise :class:`ValueError` naming
+:class:`ValueError` naming the line; a compressed file that cannot be decompressed (not in the
+format its name says, truncated, corrupt) raises :class:`ValueError` naming it
+(:func:`decompression_error`); duplicated column names raise :class:`ValueError` naming
 them (CSV headers are checked before pandas can rename ``a`` to ``a.1``).
 """
 
 from __future__ import annotations
 
+import lzma
 import os
 import warnings
+import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -85,10 +90,14 @@ from ..utils.dtypes import as_nominal, duplicates, is_numeric_dtype, to_float64
 from .arff import read_arff
 from .typed_table import NOMINAL, NUMERIC, TableWithTypes
 
-__all__ = ["SUPPORTED_FORMATS", "detect_format", "raw_csv_header", "read_table"]
+__all__ = [
+    "SUPPORTED_FORMATS", "decompression_error", "detect_format", "raw_csv_header", "read_table"
+]
 
 
 _COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zip", ".zst")
+_COMPRESSION_NAMES = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zip": "zip",
+                      ".zst": "Zstandard"}
 _FORMAT_SUFFIXES = {
     ".csv": "csv",
     ".tsv": "tsv",
@@ -182,13 +191,44 @@ def read_table(
         if format not in ("csv", "tsv", "parquet", "arff"):
             raise ValueError(f"format must be one of csv, tsv, parquet, arff; got {format!r}")
         fmt = format
-    if fmt in ("csv", "tsv"):
-        return _read_csv(
-            p, sep="," if fmt == "csv" else "\t", columns=columns, nrows=nrows, fmt=fmt
-        )
-    if fmt == "parquet":
-        return _read_parquet(p, columns=columns, nrows=nrows)
-    return read_arff(p, compression=compression, columns=columns, nrows=nrows)
+    try:
+        if fmt in ("csv", "tsv"):
+            return _read_csv(
+                p, sep="," if fmt == "csv" else "\t", columns=columns, nrows=nrows, fmt=fmt
+            )
+        if fmt == "parquet":
+            return _read_parquet(p, columns=columns, nrows=nrows)
+        return read_arff(p, compression=compression, columns=columns, nrows=nrows)
+    except Exception as exc:
+        err = decompression_error(p, exc)
+        if err is None:
+            raise
+        raise err from exc
+
+
+def decompression_error(path: str | os.PathLike, exc: BaseException) -> ValueError | None:
+    """A ``ValueError`` naming ``path`` when ``exc`` is what decompressing a damaged or
+    mislabelled compressed file raises, else ``None``.
+
+    ``path`` is compressed when its name ends in .gz, .bz2, .xz, .zip or .zst. The errors are
+    gzip's ``BadGzipFile`` and bz2's ``OSError`` (both ``OSError`` without an ``errno``; a
+    missing or unreadable file has one), ``EOFError`` (a truncated stream), ``zlib.error``,
+    ``lzma.LZMAError``, ``zipfile.BadZipFile`` and Zstandard's errors.
+    """
+    name = os.fspath(path)
+    suffix = next((s for s in _COMPRESSION_SUFFIXES if name.lower().endswith(s)), None)
+    if suffix is None:
+        return None
+    decompression = isinstance(exc, EOFError | zlib.error | lzma.LZMAError | zipfile.BadZipFile)
+    decompression |= isinstance(exc, OSError) and exc.errno is None
+    decompression |= type(exc).__module__.partition(".")[0] in ("zstandard", "compression")
+    if not decompression:
+        return None
+    kind = _COMPRESSION_NAMES[suffix]
+    return ValueError(
+        f"{name!r} is not a readable {kind} file ({exc}); is it damaged, or not {kind} "
+        f"compressed as its name ({suffix}) says?"
+    )
 
 
 # ----------------------------------------------------------------------------- helpers
