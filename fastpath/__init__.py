@@ -21,6 +21,7 @@ _EXPORTS = {
     "BayesNetClassifier": "classifier",
     "ContextTree": "counts",
     "CountAccumulator": "counts",
+    "ESKDBClassifier": "classifier",
     "HDPOptions": "estimate",
     "TableEncoder": "encode",
     "TreeSpec": "counts",

@@ -1,5 +1,7 @@
-"""The estimator (:class:`BayesNetClassifier`) and its model files (:mod:`.model_io`)."""
+"""The estimators (:class:`BayesNetClassifier`, :class:`ESKDBClassifier`) and their model files
+(:mod:`.model_io`)."""
 
+from .ensemble import ESKDBClassifier
 from .estimator import STRUCTURES, BayesNetClassifier, NotFittedError
 
-__all__ = ["STRUCTURES", "BayesNetClassifier", "NotFittedError"]
+__all__ = ["STRUCTURES", "BayesNetClassifier", "ESKDBClassifier", "NotFittedError"]

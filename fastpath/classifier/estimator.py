@@ -9,17 +9,14 @@ returns (:class:`~fastpath.pipeline.FittedModel`) and predicts with it
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from ..encode.encoder import as_frame
 from ..estimate.hdp.options import HDPOptions
 from ..pipeline.config import STRUCTURES, FitConfig, hdp_options
 from ..pipeline.fitted import FittedModel
@@ -31,6 +28,7 @@ from ..scale.partial import PartialFit, start_partial_fit
 from ..scale.passes import fit_stream
 from ..scale.sources import is_dask_frame, is_stream_source
 from ..utils.validation import check_labels
+from .base import TabularInput
 from .model_io import read_model, save_model
 
 __all__ = ["STRUCTURES", "BayesNetClassifier", "NotFittedError"]
@@ -39,7 +37,7 @@ __all__ = ["STRUCTURES", "BayesNetClassifier", "NotFittedError"]
 _PRIVATE_STATE = ("_packed", "_partial_state")
 
 
-class BayesNetClassifier(ClassifierMixin, BaseEstimator):
+class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
     """Bayesian network classifier with m-estimates or HDP estimates of its tables.
 
     Parameters
@@ -164,64 +162,6 @@ class BayesNetClassifier(ClassifierMixin, BaseEstimator):
     def hdp_options(self) -> HDPOptions:
         """The sampler options these parameters give (``ValueError`` naming a bad one)."""
         return hdp_options(self.get_params())
-
-    # ------------------------------------------------------------------ input checks
-    @staticmethod
-    def _frame(X: Any) -> tuple[pd.DataFrame, bool]:
-        """``X`` as a DataFrame, and whether its columns are names; refuses empty data."""
-        frame, has_names = as_frame(X)
-        if frame.shape[0] == 0:
-            raise ValueError(
-                f"Found array with 0 sample(s) (shape={frame.shape}) while a minimum of 1 is "
-                "required."
-            )
-        if frame.shape[1] == 0:
-            raise ValueError(
-                f"Found array with 0 feature(s) (shape={frame.shape}) while a minimum of 1 is "
-                "required."
-            )
-        return frame, has_names
-
-    def _validate_X(self, X: Any) -> pd.DataFrame:
-        """``X`` to predict on, its columns matched to those seen in fit."""
-        frame, has_names = self._frame(X)
-        fitted_names = getattr(self, "feature_names_in_", None)
-        if fitted_names is not None and has_names:
-            names = list(frame.columns)
-            missing = [c for c in fitted_names if c not in names]
-            extra = [c for c in names if c not in set(fitted_names)]
-            if missing or extra:
-                parts = []
-                if missing:
-                    parts.append(f"missing columns {missing}")
-                if extra:
-                    parts.append(f"unexpected columns {extra}")
-                raise ValueError(
-                    "The feature names should match those that were passed during fit: "
-                    + "; ".join(parts)
-                )
-            if names != list(fitted_names):
-                # same columns in another order: matched by name (documented)
-                frame = frame[list(fitted_names)]
-        elif fitted_names is not None and not has_names:
-            warnings.warn(
-                "X does not have valid feature names, but BayesNetClassifier was fitted with "
-                "feature names; columns are matched by position",
-                UserWarning,
-                stacklevel=3,
-            )
-        elif fitted_names is None and has_names:
-            warnings.warn(
-                "X has feature names, but BayesNetClassifier was fitted without feature names",
-                UserWarning,
-                stacklevel=3,
-            )
-        if frame.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {frame.shape[1]} features, but BayesNetClassifier is expecting "
-                f"{self.n_features_in_} features as input"
-            )
-        return frame
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None, *, chunksize: int | None = None) -> BayesNetClassifier:

@@ -24,13 +24,26 @@ from ..counts.context_tree import ContextTree
 from ..counts.counting import TreeSpec
 from ..encode.encoder import TableEncoder
 from ..estimate.diagnostics import FitDiagnostics
+from ..pipeline.ensemble import FittedEnsemble, Member
 from ..pipeline.fitted import FittedModel
 from ..structure.graphs import Structure
 from ..structure.selective import SelectedStructure
 
-__all__ = ["FORMAT_VERSION", "read_model", "read_model_meta", "save_model"]
+__all__ = [
+    "ENSEMBLE",
+    "FORMAT_VERSION",
+    "MODEL",
+    "read_ensemble",
+    "read_model",
+    "read_model_meta",
+    "save_ensemble",
+    "save_model",
+]
 
 FORMAT_VERSION = 1
+#: the ``format`` of a single classifier's file and of an ensemble's
+MODEL = "hdpbn-model"
+ENSEMBLE = "hdpbn-ensemble"
 
 
 def _label(v: Any) -> Any:
@@ -54,18 +67,15 @@ def _jsonable_params(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def save_model(params: dict[str, Any], model: FittedModel, path: str | os.PathLike) -> None:
-    """Write a fitted classifier (its parameters and learned state) to ``path`` (``.npz``)."""
-    arrays: dict[str, np.ndarray] = {}
-    trees_meta = []
-    for i, (spec, tree, table) in enumerate(
-        zip(model.tree_specs_, model.trees_, model.probability_tables_, strict=True)
-    ):
+def _write_trees(prefix: str, specs, trees, tables, arrays: dict[str, np.ndarray]) -> list[dict]:
+    """Every tree's leaf paths, leaf counts and table into ``arrays``; their metadata."""
+    meta = []
+    for i, (spec, tree, table) in enumerate(zip(specs, trees, tables, strict=True)):
         leaves = tree.leaves
-        arrays[f"tree{i}_paths"] = tree.paths()[leaves]
-        arrays[f"tree{i}_counts"] = np.asarray(tree.counts[leaves])
-        arrays[f"tree{i}_table"] = np.asarray(table)
-        trees_meta.append(
+        arrays[f"{prefix}tree{i}_paths"] = tree.paths()[leaves]
+        arrays[f"{prefix}tree{i}_counts"] = np.asarray(tree.counts[leaves])
+        arrays[f"{prefix}tree{i}_table"] = np.asarray(table)
+        meta.append(
             {
                 "child": spec.child,
                 "conditioning": list(spec.conditioning),
@@ -75,44 +85,106 @@ def save_model(params: dict[str, Any], model: FittedModel, path: str | os.PathLi
                 "conditioning_names": list(tree.conditioning_names or ()),
             }
         )
-    meta = {
-        "format": "hdpbn-model",
+    return meta
+
+
+def _read_trees(prefix: str, trees_meta: list[dict], arrays: dict[str, np.ndarray]):
+    """The specs, context trees and (read-only) tables written by :func:`_write_trees`."""
+    specs, trees, tables = [], [], []
+    for i, t in enumerate(trees_meta):
+        spec = TreeSpec(t["child"], tuple(t["conditioning"]), t["n_values"],
+                        tuple(t["cardinalities"]))
+        specs.append(spec)
+        trees.append(
+            ContextTree.from_leaf_counts(
+                arrays[f"{prefix}tree{i}_paths"], arrays[f"{prefix}tree{i}_counts"],
+                spec.cardinalities, spec.n_values, child_name=t["child_name"],
+                conditioning_names=t["conditioning_names"],
+            )
+        )
+        table = np.array(arrays[f"{prefix}tree{i}_table"], dtype=np.float64)
+        if table.shape != (trees[-1].n_nodes, spec.n_values):
+            raise ValueError(f"model file is corrupt: table {i} does not match its tree")
+        table.flags.writeable = False
+        tables.append(table)
+    return specs, trees, tables
+
+
+def _encoder_dict(encoder: TableEncoder) -> dict:
+    out = encoder.to_dict()
+    for c in out["codings"]:
+        c["categories"] = [_label(v) for v in c["categories"]]
+    return out
+
+
+def _header(kind: str, params: dict[str, Any], model: Any) -> dict[str, Any]:
+    names = model.feature_names_in_
+    return {
+        "format": kind,
         "version": FORMAT_VERSION,
         "params": _jsonable_params(params),
         "classes": [_label(c) for c in model.classes_],
         "n_features_in": int(model.n_features_in_),
-        "feature_names_in": (
-            [str(c) for c in model.feature_names_in_]
-            if model.feature_names_in_ is not None
-            else None
-        ),
-        "encoder": model.encoder_.to_dict(),
-        "structure": model.structure_.to_dict(),
-        "trees": trees_meta,
-        "m": model.m_,
+        "feature_names_in": None if names is None else [str(c) for c in names],
         "diagnostics": (
             model.diagnostics_.to_dict() if model.diagnostics_ is not None else None
         ),
-        "m_scores": {str(k): v for k, v in (model.m_scores_ or {}).items()},
-        "selection": (
-            model.selection_.to_dict() if model.selection_ is not None else None
-        ),
     }
-    for c in meta["encoder"]["codings"]:
-        c["categories"] = [_label(v) for v in c["categories"]]
+
+
+def _write(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray]) -> None:
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
     with open(path, "wb") as fh:
         np.savez_compressed(fh, **arrays)
 
 
+def save_model(params: dict[str, Any], model: FittedModel, path: str | os.PathLike) -> None:
+    """Write a fitted classifier (its parameters and learned state) to ``path`` (``.npz``)."""
+    arrays: dict[str, np.ndarray] = {}
+    meta = _header(MODEL, params, model)
+    meta.update({
+        "encoder": _encoder_dict(model.encoder_),
+        "structure": model.structure_.to_dict(),
+        "trees": _write_trees("", model.tree_specs_, model.trees_, model.probability_tables_,
+                              arrays),
+        "m": model.m_,
+        "m_scores": {str(k): v for k, v in (model.m_scores_ or {}).items()},
+        "selection": (
+            model.selection_.to_dict() if model.selection_ is not None else None
+        ),
+    })
+    _write(path, meta, arrays)
+
+
+def save_ensemble(params: dict[str, Any], model: FittedEnsemble,
+                  path: str | os.PathLike) -> None:
+    """Write a fitted ensemble: the shared header, then every member's encoder, selection,
+    trees and tables (arrays prefixed ``member<e>_``)."""
+    arrays: dict[str, np.ndarray] = {}
+    meta = _header(ENSEMBLE, params, model)
+    meta["members"] = [
+        {
+            "encoder": _encoder_dict(member.encoder),
+            "selection": member.selection.to_dict(),
+            "trees": _write_trees(f"member{e}_", member.tree_specs, member.trees,
+                                  member.probability_tables, arrays),
+            "m": member.m,
+            "m_scores": {str(k): v for k, v in (member.m_scores or {}).items()},
+        }
+        for e, member in enumerate(model.members_)
+    ]
+    _write(path, meta, arrays)
+
+
 def read_model_meta(path: str | os.PathLike) -> dict[str, Any]:
     """The JSON document of a model file (``ValueError`` naming the file when it is not one)."""
-    with _open(path) as (meta, _):
+    with _open(path, (MODEL, ENSEMBLE)) as (meta, _):
         return meta
 
 
 @contextlib.contextmanager
-def _open(path: str | os.PathLike) -> Iterator[tuple[dict[str, Any], Any]]:
+def _open(path: str | os.PathLike,
+          kinds: tuple[str, ...]) -> Iterator[tuple[dict[str, Any], Any]]:
     """The metadata and the open archive of a model file; every way a file can fail to be one
     (missing, not a zip archive, truncated, corrupt, foreign, too new) is an error naming it."""
     name = os.fspath(path)
@@ -127,21 +199,25 @@ def _open(path: str | os.PathLike) -> Iterator[tuple[dict[str, Any], Any]]:
         raise ValueError(f"{name!r} is not an hdpbn model file (not an .npz archive)")
     with data:
         try:
-            meta = _meta(name, data)
+            meta = _meta(name, data, kinds)
             yield meta, data
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
             raise ValueError(f"{name!r} is a damaged model file ({exc})") from None
 
 
-def _meta(name: str, data: Any) -> dict[str, Any]:
+def _meta(name: str, data: Any, kinds: tuple[str, ...]) -> dict[str, Any]:
     if "meta" not in data.files:
         raise ValueError(f"{name!r} is not an hdpbn model file (no metadata)")
     try:
         meta = json.loads(bytes(data["meta"]).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise ValueError(f"{name!r} is not an hdpbn model file (unreadable metadata)") from None
-    if not isinstance(meta, dict) or meta.get("format") != "hdpbn-model":
+    if not isinstance(meta, dict) or meta.get("format") not in (MODEL, ENSEMBLE):
         raise ValueError(f"{name!r} is not an hdpbn model file")
+    if meta["format"] not in kinds:
+        what = "an ensemble" if meta["format"] == ENSEMBLE else "a single classifier"
+        raise ValueError(f"{name!r} holds {what} ({meta['format']}); load it with the "
+                         "estimator that saved it")
     if meta.get("version", 0) > FORMAT_VERSION:
         raise ValueError(
             f"{name!r}: model file version {meta['version']} is newer than this hdpbn "
@@ -150,34 +226,34 @@ def _meta(name: str, data: Any) -> dict[str, Any]:
     return meta
 
 
+def _classes(meta: dict) -> np.ndarray:
+    classes = meta["classes"]
+    return np.asarray(classes, dtype=object if any(isinstance(c, str) for c in classes) else None)
+
+
+def _feature_names(meta: dict) -> np.ndarray | None:
+    names = meta["feature_names_in"]
+    return None if names is None else np.asarray(names, dtype=object)
+
+
+def _diagnostics(meta: dict) -> FitDiagnostics | None:
+    stored = meta.get("diagnostics")
+    return None if stored is None else FitDiagnostics.from_dict(stored)
+
+
+def _m_scores(entry: dict) -> dict[float, float] | None:
+    return None if entry["m"] is None else {float(k): v for k, v in entry["m_scores"].items()}
+
+
 def read_model(path: str | os.PathLike) -> tuple[dict[str, Any], FittedModel]:
     """The parameters and the learned state written by :func:`save_model`."""
-    with _open(path) as (meta, data):
+    with _open(path, (MODEL,)) as (meta, data):
         arrays = {name: data[name] for name in data.files}
-    classes = meta["classes"]
-    specs, trees, tables = [], [], []
-    for i, t in enumerate(meta["trees"]):
-        spec = TreeSpec(t["child"], tuple(t["conditioning"]), t["n_values"],
-                        tuple(t["cardinalities"]))
-        specs.append(spec)
-        trees.append(
-            ContextTree.from_leaf_counts(
-                arrays[f"tree{i}_paths"], arrays[f"tree{i}_counts"], spec.cardinalities,
-                spec.n_values, child_name=t["child_name"],
-                conditioning_names=t["conditioning_names"],
-            )
-        )
-        table = np.array(arrays[f"tree{i}_table"], dtype=np.float64)
-        if table.shape != (trees[-1].n_nodes, spec.n_values):
-            raise ValueError(f"model file is corrupt: table {i} does not match its tree")
-        table.flags.writeable = False
-        tables.append(table)
-    names = meta["feature_names_in"]
+    specs, trees, tables = _read_trees("", meta["trees"], arrays)
     model = FittedModel(
-        classes_=np.asarray(classes, dtype=object if any(isinstance(c, str) for c in classes)
-                            else None),
+        classes_=_classes(meta),
         n_features_in_=meta["n_features_in"],
-        feature_names_in_=None if names is None else np.asarray(names, dtype=object),
+        feature_names_in_=_feature_names(meta),
         encoder_=TableEncoder.from_dict(meta["encoder"]),
         structure_=Structure.from_dict(meta["structure"]),
         tree_specs_=specs,
@@ -186,9 +262,35 @@ def read_model(path: str | os.PathLike) -> tuple[dict[str, Any], FittedModel]:
         selection_=(None if meta.get("selection") is None
                     else SelectedStructure.from_dict(meta["selection"])),
         m_=meta["m"],
-        m_scores_=(None if meta["m"] is None
-                   else {float(k): v for k, v in meta["m_scores"].items()}),
-        diagnostics_=(None if meta.get("diagnostics") is None
-                      else FitDiagnostics.from_dict(meta["diagnostics"])),
+        m_scores_=_m_scores(meta),
+        diagnostics_=_diagnostics(meta),
+    )
+    return meta["params"], model
+
+
+def read_ensemble(path: str | os.PathLike) -> tuple[dict[str, Any], FittedEnsemble]:
+    """The parameters and the learned state written by :func:`save_ensemble`."""
+    with _open(path, (ENSEMBLE,)) as (meta, data):
+        arrays = {name: data[name] for name in data.files}
+    members = []
+    for e, entry in enumerate(meta["members"]):
+        specs, trees, tables = _read_trees(f"member{e}_", entry["trees"], arrays)
+        selection = SelectedStructure.from_dict(entry["selection"])
+        members.append(Member(
+            encoder=TableEncoder.from_dict(entry["encoder"]),
+            order=tuple(selection.full_structure.order),
+            selection=selection,
+            tree_specs=specs,
+            trees=trees,
+            probability_tables=tables,
+            m=entry["m"],
+            m_scores=_m_scores(entry),
+        ))
+    model = FittedEnsemble(
+        classes_=_classes(meta),
+        n_features_in_=meta["n_features_in"],
+        feature_names_in_=_feature_names(meta),
+        members_=members,
+        diagnostics_=_diagnostics(meta),
     )
     return meta["params"], model

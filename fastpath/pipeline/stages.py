@@ -172,11 +172,13 @@ class EstimatedTables:
 
 
 def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | None, *,
+                    tree_names: Sequence[str] | None = None,
                     stacklevel: int = 2) -> EstimatedTables:
     """m-estimates with the chosen ``m``, or HDP estimates with ``config.hdp``.
 
     HDP fits with ``n_chains >= 2`` warn (:class:`~fastpath.estimate.diagnostics.
-    UnconvergedWarning`, ``stacklevel`` frames above the caller) when a tree looks unconverged.
+    UnconvergedWarning`, ``stacklevel`` frames above the caller) when a tree looks unconverged;
+    ``tree_names`` name the trees in the diagnostics (default: ``P(child | parents)``).
     """
     if config.estimator == "m":
         tables = [m_estimate_table(t, m) for t in trees]
@@ -184,7 +186,9 @@ def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | 
     else:
         results = estimate_trees(trees, config.hdp, seed=seed_int(config.random_state),
                                  n_threads=config.n_threads)
-        diagnostics = summarise_fit(results, [tree_label(t, i) for i, t in enumerate(trees)])
+        if tree_names is None:
+            tree_names = [tree_label(t, i) for i, t in enumerate(trees)]
+        diagnostics = summarise_fit(results, tree_names)
         if config.hdp.n_chains >= 2:
             # with one chain R-hat only compares the chain's halves: too weak to warn on
             diagnostics.warn_if_unconverged(stacklevel=stacklevel + 1)

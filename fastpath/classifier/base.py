@@ -1,0 +1,76 @@
+"""What every estimator of fastpath does with ``X``: tables in, columns matched to the fit's."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pandas as pd
+
+from ..encode.encoder import as_frame
+
+__all__ = ["TabularInput"]
+
+
+class TabularInput:
+    """``X`` checks shared by the estimators (a mixin; the class sets ``n_features_in_`` and,
+    for named columns, ``feature_names_in_`` when it is fitted)."""
+
+    @staticmethod
+    def _frame(X: Any) -> tuple[pd.DataFrame, bool]:
+        """``X`` as a DataFrame, and whether its columns are names; refuses empty data."""
+        frame, has_names = as_frame(X)
+        if frame.shape[0] == 0:
+            raise ValueError(
+                f"Found array with 0 sample(s) (shape={frame.shape}) while a minimum of 1 is "
+                "required."
+            )
+        if frame.shape[1] == 0:
+            raise ValueError(
+                f"Found array with 0 feature(s) (shape={frame.shape}) while a minimum of 1 is "
+                "required."
+            )
+        return frame, has_names
+
+    def _validate_X(self, X: Any) -> pd.DataFrame:
+        """``X`` to predict on, its columns matched to those seen in fit."""
+        frame, has_names = self._frame(X)
+        fitted_names = getattr(self, "feature_names_in_", None)
+        if fitted_names is not None and has_names:
+            names = list(frame.columns)
+            missing = [c for c in fitted_names if c not in names]
+            extra = [c for c in names if c not in set(fitted_names)]
+            if missing or extra:
+                parts = []
+                if missing:
+                    parts.append(f"missing columns {missing}")
+                if extra:
+                    parts.append(f"unexpected columns {extra}")
+                raise ValueError(
+                    "The feature names should match those that were passed during fit: "
+                    + "; ".join(parts)
+                )
+            if names != list(fitted_names):
+                # same columns in another order: matched by name (documented)
+                frame = frame[list(fitted_names)]
+        elif fitted_names is not None and not has_names:
+            warnings.warn(
+                f"X does not have valid feature names, but {type(self).__name__} was fitted with "
+                "feature names; columns are matched by position",
+                UserWarning,
+                stacklevel=3,
+            )
+        elif fitted_names is None and has_names:
+            warnings.warn(
+                f"X has feature names, but {type(self).__name__} was fitted without feature "
+                "names",
+                UserWarning,
+                stacklevel=3,
+            )
+        if frame.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {frame.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input"
+            )
+        return frame
+

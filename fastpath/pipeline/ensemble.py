@@ -1,0 +1,174 @@
+"""Ensembles of selective kDB (ESKDB), in memory: every member through the same stages.
+
+Zhang, Petitjean & Buntine, *Bayesian network classifiers using ensembles and smoothing*,
+Knowledge and Information Systems 62 (2020). Member ``e`` of ``E``:
+
+1. codes the table with its own encoder: Weka's MDL cut points, or (``stochastic=True``) cut
+   points drawn by :func:`~fastpath.encode.stochastic_mdl_cut_points`;
+2. orders the attributes: member 0 by ``I(X_j; Y)`` (as selective kDB does), the others by an
+   order drawn with probability proportional to ``I(X_j; Y)`` (:func:`~fastpath.structure.
+   sample_order`);
+3. runs selective kDB in that order (kDB-K parents, then n* and k* by leave-one-out RMSE);
+4. counts its context trees and estimates their tables (m-estimates with the member's own m
+   choice, or HDP: one sampler call over every member's trees, spread over threads).
+
+The ensemble's ``P(y | x)`` is the mean of the members' posteriors. Member ``e`` draws from the
+``e``-th child of one ``SeedSequence``, so an integer ``random_state`` reproduces the whole
+ensemble; member 0 without stochastic discretisation is exactly the selective kDB that
+:func:`~fastpath.pipeline.memory.fit_in_memory` fits with the same parameters (same holdout
+for m, same sampler streams for its trees).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..counts.context_tree import ContextTree
+from ..counts.counting import CountAccumulator, TreeSpec
+from ..encode.encoder import TableEncoder
+from ..estimate.diagnostics import FitDiagnostics, tree_label
+from ..estimate.hdp.results import HDPResult
+from ..predict.inference import PackedModel, joint_log_likelihood, posterior_from_joint
+from ..structure.graphs import Structure
+from ..structure.orders import sample_order
+from ..structure.scores import mutual_information
+from ..structure.selective import SelectedStructure, select_skdb
+from ..utils.validation import as_generator, seed_int
+from .config import FitConfig
+from .holdout import holdout_rows
+from .stages import (
+    choose_m,
+    estimate_tables,
+    name_trees,
+    pack,
+    plan_m,
+    selected,
+    tree_specs,
+)
+
+__all__ = ["FittedEnsemble", "Member", "ensemble_proba", "fit_ensemble_in_memory"]
+
+
+@dataclass
+class Member:
+    """One member of a fitted ensemble: its coding, structure, trees and tables."""
+
+    encoder: TableEncoder
+    order: tuple[int, ...]
+    selection: SelectedStructure
+    tree_specs: list[TreeSpec]
+    trees: list[ContextTree]
+    probability_tables: list[np.ndarray]
+    m: float | None = None
+    m_scores: dict[float, float] | None = None
+    packed: PackedModel | None = field(default=None, repr=False)
+
+    @property
+    def structure(self) -> Structure:
+        return self.selection.structure
+
+    def pack(self) -> PackedModel:
+        """The member's prediction arrays (built once)."""
+        if self.packed is None:
+            self.packed = pack(self.tree_specs, self.trees, self.probability_tables)
+        return self.packed
+
+    def predict_proba(self, frame: pd.DataFrame) -> np.ndarray:
+        """The member's ``P(y | x)`` of every row of ``frame`` (columns as in fit)."""
+        codes = self.encoder.transform(frame)
+        return posterior_from_joint(joint_log_likelihood(self.pack(), codes))
+
+
+@dataclass
+class FittedEnsemble:
+    """What an ensemble fit learns (the ensemble estimator's ``*_`` attributes)."""
+
+    classes_: np.ndarray
+    n_features_in_: int
+    feature_names_in_: np.ndarray | None
+    members_: list[Member]
+    hdp_results_: list[HDPResult] | None = None
+    diagnostics_: FitDiagnostics | None = None
+
+
+def member_streams(random_state, n_members: int) -> list[np.random.Generator]:
+    """One generator per member, children of one ``SeedSequence`` (reproducible for an int)."""
+    root = np.random.SeedSequence(seed_int(random_state))
+    return [np.random.default_rng(child) for child in root.spawn(n_members)]
+
+
+def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
+                           frame: pd.DataFrame, has_names: bool, classes: np.ndarray,
+                           y_codes: np.ndarray, *, stacklevel: int = 2) -> FittedEnsemble:
+    """Fit ``n_members`` selective kDB members (module docstring) on a checked frame.
+
+    ``config`` holds the members' shared parameters (``k`` is the K of selective kDB).
+    """
+    n_classes = classes.size
+    streams = member_streams(config.random_state, n_members)
+    members: list[Member] = []
+    all_trees: list[ContextTree] = []
+    names: list[str] = []
+    for e, rng in enumerate(streams):
+        encoder = TableEncoder(
+            config.categorical_features,
+            discretization="stochastic" if stochastic else "mdl",
+            random_state=rng,
+        ).fit(frame, y_codes, n_classes)
+        codes = encoder.transform(frame)
+        cards = encoder.cardinalities_
+        order = None
+        if e > 0:
+            order = sample_order(mutual_information(codes, y_codes, cards, n_classes), rng)
+        learned = selected(select_skdb(codes, y_codes, cards, n_classes, config.k, order=order))
+        specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
+        # member 0 holds out the rows a single selective kDB holds out (same generator)
+        plan = plan_m(config, codes.shape[0], as_generator(config.random_state) if e == 0 else rng)
+        m, scores = plan.m, plan.scores
+        if plan.needs_holdout:
+            hold = holdout_rows(codes.shape[0], plan.n_hold, plan.key)
+            train = np.ones(codes.shape[0], dtype=bool)
+            train[hold] = False
+            train_counts = CountAccumulator(specs).update(codes[train], y_codes[train])
+            m, scores = choose_m(specs, train_counts, codes[hold], y_codes[hold])
+        trees = name_trees(CountAccumulator(specs).update(codes, y_codes), specs,
+                           encoder.feature_names_)
+        members.append(Member(encoder, learned.structure.order, learned.selection, specs,
+                              trees, [], m, scores if config.estimator == "m" else None))
+        all_trees += trees
+        names += [f"member {e}: {tree_label(t, i)}" for i, t in enumerate(trees)]
+
+    results = diagnostics = None
+    if config.estimator == "m":
+        for member in members:
+            member.probability_tables = estimate_tables(config, member.trees, member.m).tables
+    else:
+        # one sampler call over every member's trees: threads over all of them, and member 0's
+        # trees keep the stream keys (their positions) of a single selective kDB fit
+        estimated = estimate_tables(config, all_trees, None, tree_names=names,
+                                    stacklevel=stacklevel + 1)
+        results, diagnostics = estimated.hdp_results, estimated.diagnostics
+        start = 0
+        for member in members:
+            stop = start + len(member.trees)
+            member.probability_tables = estimated.tables[start:stop]
+            start = stop
+    return FittedEnsemble(
+        classes_=classes,
+        n_features_in_=frame.shape[1],
+        feature_names_in_=np.asarray(frame.columns, dtype=object) if has_names else None,
+        members_=members,
+        hdp_results_=results,
+        diagnostics_=diagnostics,
+    )
+
+
+def ensemble_proba(members: list[Member], frame: pd.DataFrame) -> np.ndarray:
+    """The mean of the members' posteriors (ESKDB's combination)."""
+    total = members[0].predict_proba(frame)
+    for member in members[1:]:
+        total += member.predict_proba(frame)
+    return total / len(members)

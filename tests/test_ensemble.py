@@ -1,0 +1,150 @@
+"""ESKDBClassifier and fastpath.pipeline.ensemble: an ensemble of selective kDB members.
+
+The reference for one member without stochastic discretisation is the selective kDB of
+BayesNetClassifier (same tables, same predictions, bit for bit); the ensemble's posterior is the
+mean of its members' (recomputed member by member); seeds reproduce, thread counts do not
+matter, model files round-trip.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fastpath import BayesNetClassifier, ESKDBClassifier
+from fastpath.io import load_dataset
+from fastpath.structure.scores import mi_order, mutual_information
+
+
+@pytest.fixture(scope="module")
+def credit():
+    X, y = load_dataset("credit-a")  # 6 numeric and 9 nominal columns, missing values
+    return X, np.asarray(y)
+
+
+@pytest.mark.parametrize("estimator", ["m", "hdp"])
+def test_one_member_without_stochastic_cuts_is_selective_kdb(credit, estimator):
+    X, y = credit
+    ref = BayesNetClassifier("skdb", 3, estimator, n_iter=200, random_state=4).fit(X, y)
+    ens = ESKDBClassifier(1, 3, estimator, stochastic_discretization=False, n_iter=200,
+                          random_state=4).fit(X, y)
+    (member,) = ens.members_
+    assert member.selection.n_selected == ref.selection_.n_selected
+    assert member.selection.k_selected == ref.selection_.k_selected
+    for a, b in zip(member.probability_tables, ref.probability_tables_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ens.predict_proba(X), ref.predict_proba(X))
+
+
+def test_the_posterior_is_the_mean_of_the_members(credit):
+    X, y = credit
+    ens = ESKDBClassifier(4, 2, "m", random_state=0).fit(X, y)
+    by_member = []
+    for member in ens.members_:
+        # each member is a selective kDB on its own codes: rebuild it as a single classifier
+        clf = BayesNetClassifier("skdb", 2, "m")
+        clf.encoder_, clf.tree_specs_, clf.trees_ = member.encoder, member.tree_specs, member.trees
+        clf.probability_tables_ = member.probability_tables
+        clf.classes_, clf.n_features_in_ = ens.classes_, ens.n_features_in_
+        clf.feature_names_in_ = ens.feature_names_in_
+        from fastpath.pipeline.stages import pack
+
+        clf._packed = pack(clf.tree_specs_, clf.trees_, clf.probability_tables_)
+        by_member.append(clf.predict_proba(X))
+    np.testing.assert_allclose(ens.predict_proba(X), np.mean(by_member, axis=0), rtol=0,
+                               atol=1e-15)
+    np.testing.assert_allclose(np.exp(ens.predict_log_proba(X)), ens.predict_proba(X),
+                               rtol=1e-12, atol=1e-15)
+
+
+def test_members_differ_by_order_and_cut_points(credit):
+    X, y = credit
+    ens = ESKDBClassifier(6, 3, "m", random_state=2).fit(X, y)
+    codes = ens.members_[0].encoder.transform(X)
+    y_codes = np.searchsorted(ens.classes_, y)
+    mi = mutual_information(codes, y_codes, ens.members_[0].encoder.cardinalities_, 2)
+    assert ens.members_[0].order == mi_order(mi)  # member 0 keeps the MI order
+    orders = {m.order for m in ens.members_}
+    assert len(orders) > 1
+    for m in ens.members_:
+        assert sorted(m.order) == list(range(X.shape[1]))
+        assert set(m.selection.attributes) == set(m.order[: m.selection.n_selected])
+    numeric = [j for j, c in enumerate(ens.members_[0].encoder.codings_) if c.kind == "numeric"]
+    cuts = {tuple(m.encoder.codings_[j].cut_points for j in numeric) for m in ens.members_}
+    assert len(cuts) > 1  # stochastic discretisation: members cut differently
+    plain = ESKDBClassifier(6, 3, "m", stochastic_discretization=False, random_state=2).fit(X, y)
+    assert len({tuple(m.encoder.codings_[j].cut_points for j in numeric)
+                for m in plain.members_}) == 1
+
+
+def test_seeds_reproduce_and_threads_do_not_matter(credit):
+    X, y = credit
+    params = dict(n_estimators=3, k=2, n_iter=150, random_state=9)
+    a = ESKDBClassifier(**params, n_jobs=1).fit(X, y).predict_proba(X)
+    b = ESKDBClassifier(**params, n_jobs=2).fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(a, b)
+    c = ESKDBClassifier(**{**params, "random_state": 10}).fit(X, y).predict_proba(X)
+    assert not np.array_equal(a, c)
+
+
+def test_save_and_load_give_identical_predictions(credit, tmp_path):
+    X, y = credit
+    ens = ESKDBClassifier(3, 2, "hdp", n_iter=100, random_state=1).fit(X, y)
+    ens.save(tmp_path / "e.npz")
+    back = ESKDBClassifier.load(tmp_path / "e.npz")
+    assert back.get_params() == ens.get_params()
+    np.testing.assert_array_equal(back.predict_proba(X), ens.predict_proba(X))
+    assert [m.order for m in back.members_] == [m.order for m in ens.members_]
+    assert back.diagnostics_.to_dict() == ens.diagnostics_.to_dict()
+    with pytest.raises(ValueError, match=r"e\.npz.*ensemble"):
+        BayesNetClassifier.load(tmp_path / "e.npz")
+    single = BayesNetClassifier("nb").fit(X, y)
+    single.save(tmp_path / "s.npz")
+    with pytest.raises(ValueError, match=r"s\.npz.*single classifier"):
+        ESKDBClassifier.load(tmp_path / "s.npz")
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"n_estimators": 0}, "n_estimators"),
+    ({"stochastic_discretization": "yes"}, "stochastic_discretization"),
+    ({"k": -1}, "k must be"),
+    ({"estimator": "mle"}, "estimator must be"),
+    ({"random_state": -3}, "random_state"),
+])
+def test_bad_parameters_are_refused_naming_them(credit, params, match):
+    X, y = credit
+    with pytest.raises(ValueError, match=match):
+        ESKDBClassifier(**params).fit(X, y)
+
+
+def test_unseen_values_and_missing_columns_are_handled_like_the_single_classifier(credit):
+    X, y = credit
+    ens = ESKDBClassifier(3, 2, "m", random_state=0).fit(X, y)
+    new = X.head(5).copy()
+    nominal = [j for j, c in enumerate(ens.members_[0].encoder.codings_) if c.kind == "nominal"]
+    new.iloc[0, nominal[0]] = "never seen"
+    proba = ens.predict_proba(new)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    with pytest.raises(ValueError, match="missing columns"):
+        ens.predict_proba(new.drop(columns=X.columns[-1]))
+
+
+def test_check_estimator():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(ESKDBClassifier(n_estimators=2, k=1, n_iter=30), on_fail=None)
+    failed = [(r["check_name"], r["exception"]) for r in results if r["status"] == "failed"]
+    assert not failed
+
+
+def test_numeric_array_input(credit):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(200, 4)), columns=list("abcd"))
+    y = np.where(X["a"] + X["b"] > 0, "p", "q")
+    ens = ESKDBClassifier(5, 2, "m", random_state=0).fit(X.to_numpy(), y)
+    assert ens.score(X.to_numpy(), y) > 0.8
