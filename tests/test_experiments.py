@@ -114,9 +114,56 @@ def test_classifier_names():
     assert parse_classifier("rf").family == "rf"
     assert parse_classifier("RF-onehot").label == "RF (one-hot)"
     assert parse_classifier("kdb3-hdp").cache_tag(500) == "kdb3-hdp-it500"
-    for bad in ("kdb-m", "tan-x", "svm", "skdb-hdp"):
+    for bad in ("kdb-m", "tan-x", "svm", "skdb-hdp", "eskdb-x", "eskdb-mdl"):
         with pytest.raises(ValueError, match="unknown classifier"):
             parse_classifier(bad)
+
+
+def test_ensemble_and_raw_forest_names():
+    e = parse_classifier("eskdb-hdp")
+    assert (e.family, e.n_members, e.k, e.stochastic, e.label) == (
+        "eskdb", 20, 5, True, "ESKDB-20-HDP")
+    d = parse_classifier("ESKDB5-mdl-m")
+    assert (d.n_members, d.stochastic, d.estimator) == (5, False, "m")
+    assert e.cache_tag(1000) == "eskdb-hdp-it1000"
+    assert parse_classifier("rf-raw").label == "RF (raw columns)"
+    with pytest.raises(ValueError, match="at least one member"):
+        parse_classifier("eskdb0-m")
+
+
+def test_ensemble_classifier_is_eskdb_with_the_specs_settings():
+    from fastpath import ESKDBClassifier
+    from validation.experiments.classifiers import fitted_details, make_classifier
+
+    model = make_classifier(parse_classifier("eskdb3-mdl-m"), seed=4)
+    assert isinstance(model, ESKDBClassifier)
+    assert (model.n_estimators, model.k, model.stochastic_discretization) == (3, 5, False)
+    X, y = load_dataset("car")
+    details = fitted_details(model.fit(X, y))
+    assert details["n_members"] == 3 and 1 <= details["mean_n_selected"] <= X.shape[1]
+
+
+def test_raw_forest_keeps_numbers_and_one_hot_levels_with_missing():
+    from validation.experiments.classifiers import make_classifier
+
+    rng = np.random.default_rng(0)
+    n = 300
+    X = pd.DataFrame({
+        "x": rng.normal(size=n),
+        "c": rng.choice(["a", "b", "c"], n).astype(object),
+    })
+    y = np.where(X["x"] > 0, "p", "q")
+    X.loc[::10, "x"] = np.nan
+    X.loc[::7, "c"] = None
+    model = make_classifier(parse_classifier("rf-raw")).fit(X, y)
+    # one numeric feature (kept as a number) + levels a, b, c and missing
+    assert model.model_.n_features_in_ == 1 + 4
+    test = X.head(20).copy()
+    test.loc[0, "c"] = "never-seen"  # all-zero block, not an error
+    proba = model.predict_proba(test)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    ok = X["x"].notna().to_numpy()
+    assert (model.classes_[model.predict_proba(X).argmax(1)][ok] == y[ok]).mean() > 0.95
 
 
 def test_onehot_forest_sees_indicators_and_handles_unseen_values():

@@ -18,12 +18,21 @@ Names
 ``xgboost``
     XGBoost, ``max_depth=6``, 50 boosting rounds (the paper's Splice experiment), histogram
     trees, other parameters at their defaults.
+``eskdb-hdp``, ``eskdb-m``, ``eskdb10-hdp``, ``eskdb-mdl-hdp``, ...
+    ``eskdb[E][-mdl]-<estimator>``: the ensemble of ``E`` (default 20) selective kDB-5 members
+    (:class:`fastpath.ESKDBClassifier`, Zhang, Petitjean & Buntine 2020), each with its own
+    stochastic MDL discretisation, or with Weka's MDL for every member (``-mdl``).
+``rf-raw``
+    The same forest on the *raw* columns, what a practitioner runs: numeric columns as they are
+    (missing values left to scikit-learn's forest), nominal columns one-hot with a missing value
+    as a level of its own (``max_features`` counted in the resulting features).
 
-The baselines see exactly the data the BNCs see: the BNC encoder (:class:`TableEncoder`, MDL
-discretisation fitted on the training fold) turns every column into *ordinal integer codes*
-(MDL intervals keep their order; nominal values are coded in sorted order; a missing value is a
-code of its own; a value unseen in training is ``-1``). The codes are given to the trees as
-ordinal numbers, not one-hot: this keeps ``max_features`` counted in attributes, as in Weka.
+Except ``rf-raw``, the baselines see exactly the data the BNCs see: the BNC encoder
+(:class:`TableEncoder`, MDL discretisation fitted on the training fold) turns every column into
+*ordinal integer codes* (MDL intervals keep their order; nominal values are coded in sorted
+order; a missing value is a code of its own; a value unseen in training is ``-1``). The codes
+are given to the trees as ordinal numbers, not one-hot: this keeps ``max_features`` counted in
+attributes, as in Weka.
 """
 
 from __future__ import annotations
@@ -34,16 +43,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sklearn.ensemble import RandomForestClassifier
 
+from fastpath.classifier.ensemble import ESKDBClassifier
 from fastpath.classifier.estimator import BayesNetClassifier
-from fastpath.encode.encoder import TableEncoder
+from fastpath.encode.encoder import TableEncoder, as_frame
 
 __all__ = [
     "DEFAULT_CLASSIFIERS",
     "QUICK_CLASSIFIERS",
     "ClassifierSpec",
     "DiscretisedBaseline",
+    "RawForest",
     "fitted_details",
     "make_classifier",
     "parse_classifier",
@@ -61,6 +73,10 @@ DEFAULT_CLASSIFIERS: tuple[str, ...] = (
 QUICK_CLASSIFIERS: tuple[str, ...] = ("nb-m", "tan-m", "kdb3-m", "kdb3-hdp", "skdb3-m", "rf")
 
 _NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(m|hdp)$")
+_ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl)?-(m|hdp)$")
+#: ESKDB's members' K and default number of members (the authors' settings)
+ESKDB_K = 5
+ESKDB_MEMBERS = 20
 
 
 @dataclass(frozen=True)
@@ -68,10 +84,12 @@ class ClassifierSpec:
     """A parsed classifier name."""
 
     name: str
-    family: str  # "bnc", "rf", "rf-onehot" or "xgboost"
+    family: str  # "bnc", "eskdb", "rf", "rf-onehot", "rf-raw" or "xgboost"
     structure: str | None = None  # "nb", "tan", "kdb", "skdb"
     k: int = 0
     estimator: str | None = None  # "m" or "hdp"
+    n_members: int = 0  # eskdb
+    stochastic: bool = True  # eskdb: stochastic MDL per member
 
     def cache_tag(self, iterations: int) -> str:
         """Directory name of this classifier's cached cells (HDP tags carry the iterations)."""
@@ -84,6 +102,11 @@ class ClassifierSpec:
             return "RF"
         if self.family == "rf-onehot":
             return "RF (one-hot)"
+        if self.family == "rf-raw":
+            return "RF (raw columns)"
+        if self.family == "eskdb":
+            det = "" if self.stochastic else " (MDL)"
+            return f"ESKDB-{self.n_members}{det}-{'HDP' if self.estimator == 'hdp' else 'm'}"
         if self.family == "xgboost":
             return "XGBoost"
         base = {"nb": "NB", "tan": "TAN"}.get(self.structure or "")
@@ -93,18 +116,26 @@ class ClassifierSpec:
 
 
 def parse_classifier(name: str) -> ClassifierSpec:
-    """Parse ``nb-m``, ``kdb5-hdp``, ``skdb5-m``, ``rf``, ``xgboost`` (case-insensitive)."""
+    """Parse ``nb-m``, ``kdb5-hdp``, ``skdb5-m``, ``eskdb-hdp``, ``rf``, ``rf-raw``, ``xgboost``
+    (case-insensitive)."""
     if not isinstance(name, str):
         raise TypeError(f"a classifier name must be a string, got {name!r}")
     key = name.strip().lower()
-    if key in ("rf", "rf-onehot", "xgboost"):
+    if key in ("rf", "rf-onehot", "rf-raw", "xgboost"):
         return ClassifierSpec(name=key, family=key)
+    ensemble = _ENSEMBLE.match(key)
+    if ensemble is not None:
+        members, mdl, estimator = ensemble.groups()
+        n_members = ESKDB_MEMBERS if members is None else int(members)
+        if n_members < 1:
+            raise ValueError(f"{name!r}: an ensemble needs at least one member")
+        return ClassifierSpec(key, "eskdb", "skdb", ESKDB_K, estimator, n_members, mdl is None)
     match = _NAME.match(key)
     if match is None:
         raise ValueError(
             f"unknown classifier {name!r}: expected <structure>-<estimator> with structure "
-            "nb, tan, kdb<K> or skdb<K> and estimator m or hdp (e.g. kdb3-hdp), or rf, rf-onehot, "
-            "xgboost"
+            "nb, tan, kdb<K> or skdb<K> and estimator m or hdp (e.g. kdb3-hdp), "
+            "eskdb[E][-mdl]-<estimator>, or rf, rf-onehot, rf-raw, xgboost"
         )
     head, kdb_k, skdb_k, estimator = match.groups()
     if kdb_k is not None:
@@ -182,6 +213,63 @@ class DiscretisedBaseline:
         return out
 
 
+class RawForest:
+    """The forest of ``rf`` on the raw columns (``rf-raw``): numeric columns as numbers (NaN for
+    a missing value, which scikit-learn's forest routes itself), nominal columns one-hot with a
+    missing value as a level of its own; a value unseen in training is all zeros."""
+
+    def __init__(self, *, categorical_features: Any = "auto", seed: int = 0,
+                 n_jobs: int = 1) -> None:
+        self.categorical_features = categorical_features
+        self.seed = seed
+        self.n_jobs = n_jobs
+
+    def _features(self, X) -> np.ndarray:
+        frame, _ = as_frame(X)
+        blocks = []
+        for j, column in enumerate(frame.columns):
+            col = frame[column]
+            if self.nominal_[j]:
+                text = col.astype(object).where(col.notna(), _MISSING).astype(str).to_numpy()
+                blocks.append((text[:, None] == self.levels_[j][None, :]).astype(np.float32))
+            else:
+                values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)
+                blocks.append(values[:, None].astype(np.float32))
+        return np.concatenate(blocks, axis=1)
+
+    def fit(self, X, y) -> RawForest:
+        frame, _ = as_frame(X)
+        self.classes_, y_codes = np.unique(np.asarray(y), return_inverse=True)
+        self.nominal_ = TableEncoder(self.categorical_features).nominal_mask(frame)
+        self.levels_ = {}
+        for j, column in enumerate(frame.columns):
+            if self.nominal_[j]:
+                col = frame[column]
+                text = col.astype(object).where(col.notna(), _MISSING).astype(str)
+                self.levels_[j] = np.unique(text.to_numpy())
+        features = self._features(frame)
+        self.model_ = RandomForestClassifier(
+            n_estimators=100,
+            max_features=max(1, int(math.log2(max(features.shape[1], 1)) + 1)),
+            min_samples_leaf=1,
+            max_depth=None,
+            bootstrap=True,
+            n_jobs=self.n_jobs,
+            random_state=self.seed,
+        ).fit(features, y_codes)
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        proba = np.asarray(self.model_.predict_proba(self._features(X)), dtype=np.float64)
+        out = np.zeros((proba.shape[0], self.classes_.size))
+        out[:, np.asarray(self.model_.classes_, int)] = proba
+        return out
+
+
+#: the level of a missing nominal value in ``rf-raw`` (not a value any table holds)
+_MISSING = "\x00missing"
+
+
 def make_classifier(
     spec: ClassifierSpec,
     *,
@@ -194,6 +282,14 @@ def make_classifier(
     if spec.family in ("rf", "rf-onehot", "xgboost"):
         return DiscretisedBaseline(
             spec.family, categorical_features=categorical_features, seed=seed, n_jobs=n_jobs
+        )
+    if spec.family == "rf-raw":
+        return RawForest(categorical_features=categorical_features, seed=seed, n_jobs=n_jobs)
+    if spec.family == "eskdb":
+        return ESKDBClassifier(
+            n_estimators=spec.n_members, k=spec.k, estimator=spec.estimator,
+            stochastic_discretization=spec.stochastic, categorical_features=categorical_features,
+            n_iter=iterations, n_jobs=n_jobs, random_state=seed,
         )
     kwargs: dict[str, Any] = dict(
         estimator=spec.estimator,
@@ -211,6 +307,11 @@ def fitted_details(model) -> dict[str, Any]:
     m = getattr(model, "m_", None)
     if m is not None:
         out["m"] = float(m)
+    members = getattr(model, "members_", None)
+    if members is not None:
+        out["n_members"] = len(members)
+        out["mean_n_selected"] = float(np.mean([mb.selection.n_selected for mb in members]))
+        out["mean_k_selected"] = float(np.mean([mb.selection.k_selected for mb in members]))
     selection = getattr(model, "selection_", None)
     if selection is not None:
         out["n_selected"] = int(selection.n_selected)

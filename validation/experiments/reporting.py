@@ -190,8 +190,8 @@ def table3_markdown(
     """The paper's Table 3: BNCs vs random forest (and any other pairs), W/D/L."""
     have = set(means["classifier"])
     if pairs is None:
-        bncs = ("tan-m", "skdb5-m", "tan-hdp", "skdb5-hdp")
-        pairs = [(a, b) for b in ("rf", "rf-onehot", "xgboost") for a in bncs
+        bncs = ("tan-m", "skdb5-m", "tan-hdp", "skdb5-hdp", "eskdb-m", "eskdb-hdp")
+        pairs = [(a, b) for b in ("rf", "rf-onehot", "rf-raw", "xgboost") for a in bncs
                  if a in have and b in have]
     rows = [(f"{a} vs {b}", a, b, PAPER_TABLE3.get((a, b), ("", ""))) for a, b in pairs]
     return _wdl_table(means, "Compared classifiers", rows, paper)
