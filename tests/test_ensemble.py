@@ -148,3 +148,18 @@ def test_numeric_array_input(credit):
     y = np.where(X["a"] + X["b"] > 0, "p", "q")
     ens = ESKDBClassifier(5, 2, "m", random_state=0).fit(X.to_numpy(), y)
     assert ens.score(X.to_numpy(), y) > 0.8
+
+
+def test_members_share_identical_trees_and_their_hdp_fit(credit):
+    X, y = credit
+    ens = ESKDBClassifier(4, 2, "hdp", stochastic_discretization=False, n_iter=100,
+                          random_state=3).fit(X, y)
+    keys = {}
+    for member in ens.members_:
+        for spec, table in zip(member.tree_specs, member.probability_tables, strict=True):
+            key = (spec.child, spec.conditioning)  # one coding for every member here
+            if key in keys:
+                assert table is keys[key]  # the same fitted table, not a refit
+            keys[key] = table
+    assert len(ens.hdp_results_) == len(keys) < sum(len(m.trees) for m in ens.members_)
+    assert len(ens.diagnostics_.trees) == len(keys)

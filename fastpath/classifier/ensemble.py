@@ -65,8 +65,9 @@ concentration_every, alpha0, overrelax
         Every member's encoder (its cut points), attribute order, selection (``n*``, ``k*``,
         leave-one-out RMSE), context trees and probability tables.
     hdp_results_ : list of fastpath.estimate.HDPResult
-        ``estimator="hdp"``: the sampler's output for every tree of every member, in member
-        order. Not saved in model files.
+        ``estimator="hdp"``: the sampler's output for every distinct tree of the members (a
+        tree that several members share -- same child, parents and coding -- is sampled once),
+        in member order. Not saved in model files.
     diagnostics_ : fastpath.estimate.FitDiagnostics
         ``estimator="hdp"``: R-hat and bulk ESS of every tree (named ``member e: P(...)``).
     """

@@ -10,7 +10,8 @@ Knowledge and Information Systems 62 (2020). Member ``e`` of ``E``:
    sample_order`);
 3. runs selective kDB in that order (kDB-K parents, then n* and k* by leave-one-out RMSE);
 4. counts its context trees and estimates their tables (m-estimates with the member's own m
-   choice, or HDP: one sampler call over every member's trees, spread over threads).
+   choice, or HDP: one sampler call over every distinct tree of the members, spread over
+   threads; members whose child, parents and coding coincide share one tree and its fit).
 
 The ensemble's ``P(y | x)`` is the mean of the members' posteriors. Member ``e`` draws from the
 ``e``-th child of one ``SeedSequence``, so an integer ``random_state`` reproduces the whole
@@ -110,7 +111,6 @@ def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
     n_classes = classes.size
     streams = member_streams(config.random_state, n_members)
     members: list[Member] = []
-    all_trees: list[ContextTree] = []
     names: list[str] = []
     for e, rng in enumerate(streams):
         encoder = TableEncoder(
@@ -138,24 +138,34 @@ def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
                            encoder.feature_names_)
         members.append(Member(encoder, learned.structure.order, learned.selection, specs,
                               trees, [], m, scores if config.estimator == "m" else None))
-        all_trees += trees
-        names += [f"member {e}: {tree_label(t, i)}" for i, t in enumerate(trees)]
 
     results = diagnostics = None
     if config.estimator == "m":
         for member in members:
             member.probability_tables = estimate_tables(config, member.trees, member.m).tables
     else:
-        # one sampler call over every member's trees: threads over all of them, and member 0's
-        # trees keep the stream keys (their positions) of a single selective kDB fit
-        estimated = estimate_tables(config, all_trees, None, tree_names=names,
+        # members whose (child, parents, coding of those columns) coincide count the same tree:
+        # it is sampled once and shared (the class prior, every nominal-only factor that two
+        # orders give the same parents). One sampler call over the distinct trees spreads them
+        # over threads; member 0's trees come first, so they keep the stream keys (positions)
+        # of a single selective kDB fit.
+        position: dict[tuple, int] = {}
+        distinct: list[ContextTree] = []
+        slots: list[list[int]] = []
+        for e, member in enumerate(members):
+            slots.append([])
+            for i, (spec, tree) in enumerate(zip(member.tree_specs, member.trees, strict=True)):
+                key = _tree_key(spec, member.encoder)
+                if key not in position:
+                    position[key] = len(distinct)
+                    distinct.append(tree)
+                    names.append(f"member {e}: {tree_label(tree, i)}")
+                slots[-1].append(position[key])
+        estimated = estimate_tables(config, distinct, None, tree_names=names,
                                     stacklevel=stacklevel + 1)
         results, diagnostics = estimated.hdp_results, estimated.diagnostics
-        start = 0
-        for member in members:
-            stop = start + len(member.trees)
-            member.probability_tables = estimated.tables[start:stop]
-            start = stop
+        for member, slot in zip(members, slots, strict=True):
+            member.probability_tables = [estimated.tables[j] for j in slot]
     return FittedEnsemble(
         classes_=classes,
         n_features_in_=frame.shape[1],
@@ -164,6 +174,12 @@ def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
         hdp_results_=results,
         diagnostics_=diagnostics,
     )
+
+
+def _tree_key(spec: TreeSpec, encoder: TableEncoder) -> tuple:
+    """What determines a member's context tree: its variables and how they are coded."""
+    columns = [c for c in (spec.child, *spec.conditioning) if c >= 0]
+    return spec.child, spec.conditioning, tuple(encoder.codings_[c] for c in columns)
 
 
 def ensemble_proba(members: list[Member], frame: pd.DataFrame) -> np.ndarray:
