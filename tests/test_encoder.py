@@ -11,6 +11,7 @@ caller's frame is never modified, and bad input raises a ``ValueError`` naming t
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -255,10 +256,11 @@ def test_text_in_a_numeric_column_is_refused_naming_the_column():
         enc.transform(bad)
 
 
-def test_text_column_declared_numeric_is_refused_naming_the_column():
+def test_a_text_column_left_out_of_a_list_stays_nominal():
+    # a list of categorical_features adds nominal columns: it never makes text numeric (issue 17)
     frame = pd.DataFrame({"colour": ["red", "blue"], "n": [1, 2]})
-    with pytest.raises(ValueError, match=r"column 'colour'.*numeric.*'red'"):
-        TableEncoder(["n"]).fit(frame, np.array([0, 1]), 2)
+    enc = TableEncoder(["n"]).fit(frame, np.array([0, 1]), 2)
+    assert [c.kind for c in enc.codings_] == ["nominal", "nominal"]
 
 
 def test_wrong_shapes_are_refused():
@@ -320,3 +322,79 @@ def test_bad_discretization_options_are_refused_naming_them(kw, match):
     frame, y = _mixed_frame()
     with pytest.raises(ValueError, match=match):
         TableEncoder(**kw).fit(frame, y, 2)
+
+
+# ====================================================================== stray tokens (issue 17)
+def _radius(n=200, seed=1):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    radius = np.where(y == 1, rng.normal(17, 2, n), rng.normal(12, 2, n)).astype(object)
+    return pd.DataFrame({"mean radius": radius, "colour": rng.choice(["a", "b"], n)}), y
+
+
+def test_numeric_column_with_one_question_mark_stays_numeric_and_warns():
+    frame, y = _radius()
+    frame.loc[3, "mean radius"] = "?"
+    with pytest.warns(UserWarning, match=r"column 'mean radius' is read as numbers: 1 of its "
+                                         r"200 .*'\?' \(1x\).*categorical_features"):
+        enc = TableEncoder().fit(frame, y, 2)
+    radius = enc.codings_[0]
+    assert radius.kind == "numeric" and radius.missing_tokens == ("?",)
+    clean = frame.assign(**{"mean radius": frame["mean radius"].where(frame.index != 3)})
+    ref = mdl_cut_points(clean["mean radius"].dropna().to_numpy(float), y[clean.index != 3], 2)
+    np.testing.assert_allclose(radius.cut_points, ref)
+    codes = enc.transform(frame)
+    assert codes[3, 0] == radius.missing_code == len(ref) + 1
+    # the "?" is missing in new rows too, and survives a model file (JSON)
+    back = TableEncoder.from_dict(json.loads(json.dumps(enc.to_dict())))
+    np.testing.assert_array_equal(back.transform(frame), codes)
+    # listing the column keeps it nominal, without the warning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        listed = TableEncoder(["mean radius"]).fit(frame, y, 2)
+    assert not [w for w in caught if "read as numbers" in str(w.message)]
+    assert listed.codings_[0].kind == "nominal" and "?" in listed.codings_[0].categories
+
+
+def test_codings_without_stray_tokens_are_written_as_before():
+    frame, y = _mixed_frame()
+    d = TableEncoder().fit(frame, y, 2).to_dict()
+    assert all("missing_tokens" not in c for c in d["codings"])
+    for c in d["codings"]:
+        c.pop("missing_tokens", None)
+    assert TableEncoder.from_dict(d).codings_[1].missing_tokens == ()
+
+
+@pytest.mark.parametrize("n_stray,kind", [(1, "numeric"), (2, "nominal")])
+def test_a_text_column_is_numeric_from_95_percent_numbers(n_stray, kind):
+    values = [*np.linspace(0, 1, 20 - n_stray), *["?"] * n_stray]  # 95 % or 90 % numbers
+    frame = pd.DataFrame({"x": pd.Series(values, dtype=object)})
+    y = np.arange(20) % 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        enc = TableEncoder().fit(frame, y, 2)
+    assert enc.codings_[0].kind == kind
+    assert len([w for w in caught if "read as numbers" in str(w.message)]) == (kind == "numeric")
+
+
+def test_a_list_of_categorical_features_adds_nominal_columns():
+    frame, y = _mixed_frame()
+    frame["flag"] = frame["flag"].astype(str)  # text, not bool
+    enc = TableEncoder(["count"])
+    np.testing.assert_array_equal(enc.nominal_mask(frame), [True, False, True, True, True])
+    enc.fit(frame, y, 2)
+    assert [c.kind for c in enc.codings_] == ["nominal", "numeric", "nominal", "nominal",
+                                               "nominal"]
+    assert enc.codings_[4].categories == ("lo", "mid", "hi", "top")
+    np.testing.assert_array_equal(enc.transform(frame), TableEncoder(
+        [True, False, False, True, False]).fit(frame, y, 2).transform(frame))
+
+
+def test_a_string_in_a_numeric_column_is_named_with_its_value():
+    train = pd.DataFrame({"alc": [1.0, 2.0, 3.0, 4.0], "alc_cat": ["low", "high", "low", "high"]})
+    enc = TableEncoder(["alc_cat"]).fit(train, np.array([0, 1, 0, 1]), 2)
+    assert enc.codings_[1].kind == "nominal"
+    bad = train.assign(alc=pd.Series([1.0, "high", 2.0, 3.0], dtype=object))
+    with pytest.raises(ValueError, match=r"column 'alc' was fitted as numeric but holds 'high' "
+                                         r"\(row 1\), which is not a number"):
+        enc.transform(bad)

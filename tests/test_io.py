@@ -8,6 +8,7 @@ import io
 import lzma
 import math
 import time
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -577,3 +578,44 @@ def test_unreadable_compressed_file_is_a_value_error_naming_it(tmp_path, fmt, su
     with pytest.raises(ValueError) as exc:
         read_table(path)
     assert str(path) in str(exc.value)
+
+
+# ----------------------------------------------------------------------------- stray tokens
+
+
+def _radius_csv(tmp_path: Path, n_stray: int, n: int = 40) -> Path:
+    rows = ["radius,cls"] + [f"{10 + i / 7:.3f},{'ab'[i % 2]}" for i in range(n - n_stray)]
+    rows += [f"?,{'ab'[i % 2]}" for i in range(n_stray)]
+    return _write(tmp_path / "radius.csv", "\n".join(rows) + "\n")
+
+
+def test_csv_column_with_a_stray_token_is_numeric_with_a_warning(tmp_path):
+    path = _radius_csv(tmp_path, n_stray=2)  # 95 % numbers
+    with pytest.warns(UserWarning, match=r"column 'radius' is read as numbers: 2 of its 40 .*"
+                                         r"'\?' \(2x\).*na_values=\['\?'\]"):
+        t = read_table(path)
+    assert t.types == {"radius": NUMERIC, "cls": NOMINAL}
+    assert t.frame["radius"].dtype == np.float64
+    assert t.frame["radius"].isna().sum() == 2
+    np.testing.assert_allclose(t.frame["radius"][:3], [10.0, 10.143, 10.286])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        declared = read_table(path, na_values=["?"])
+    pd.testing.assert_frame_equal(declared.frame, t.frame)
+
+
+def test_csv_column_under_95_percent_numbers_stays_nominal(tmp_path):
+    path = _radius_csv(tmp_path, n_stray=3)  # 92.5 %
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = read_table(path)
+    assert t.types["radius"] == NOMINAL
+    assert "?" in list(t.frame["radius"].cat.categories)
+
+
+def test_na_values_is_for_csv_only(tmp_path):
+    path = _write(tmp_path / "a.arff", "@relation r\n@attribute x numeric\n@data\n1\n")
+    with pytest.raises(ValueError, match="na_values applies to CSV/TSV files only"):
+        read_table(path, na_values=["?"])
+    with pytest.raises(ValueError, match="na_values must be a sequence of strings"):
+        read_table(path, na_values=[0])

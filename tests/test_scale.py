@@ -523,3 +523,35 @@ def test_partial_fit_first_chunk_needs_two_classes():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         BayesNetClassifier().partial_fit(X[one].iloc[:20], y[one][:20], classes=np.unique(y))
+
+
+# ---------------------------------------------------------------- stray tokens (issue 17, item 3)
+def _stray_csv(tmp_path, later_token="?"):
+    df = _bad_frame()
+    b = df["b"].astype(object)
+    b[[3, 150, 390]] = ["?", "?", later_token]  # "?" in the first chunk: 1 of 100 values
+    path = tmp_path / "stray.csv"
+    df.assign(b=b).to_csv(path, index=False)
+    return path
+
+
+def test_streamed_fit_reads_stray_tokens_of_the_first_chunk_as_missing(tmp_path):
+    path = _stray_csv(tmp_path)
+    with pytest.warns(UserWarning, match=r"column 'b' is read as numbers: 3 of its 400 .*"
+                                         r"'\?' \(3x\).*first chunk"):
+        streamed = BayesNetClassifier(m=1).fit(path, chunksize=100)
+    b = streamed.encoder_.codings_[1]
+    assert b.kind == "numeric" and b.missing_tokens == ("?",) and b.missing_code is not None
+    with pytest.warns(UserWarning, match="column 'b' is read as numbers"):
+        table = read_table(path).frame
+    X, y = table.drop(columns="cls"), table["cls"]
+    in_memory = BayesNetClassifier(m=1).fit(X, y)
+    assert in_memory.encoder_.codings_[1].cut_points == b.cut_points
+    np.testing.assert_array_equal(streamed.predict_proba(X), in_memory.predict_proba(X))
+
+
+def test_streamed_fit_refuses_a_new_token_after_the_first_chunk(tmp_path):
+    path = _stray_csv(tmp_path, later_token="oops")
+    with pytest.raises(StreamError, match=r"chunk 3 \(rows 300-399\), row 390, column 'b': value "
+                                          r"'oops' is not a number.*only \['\?'\]"):
+        BayesNetClassifier().fit(path, chunksize=100)

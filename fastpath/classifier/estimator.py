@@ -58,7 +58,10 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         holdout is the rows with the smallest seeded hash of their index
         (:func:`fastpath.scale.passes.holdout_rows`), so streaming fits hold out the same rows.
     categorical_features : "auto", list of names/indices or boolean mask, default="auto"
-        Nominal columns; the others are discretised with MDL. ``"auto"``: non-numeric dtypes.
+        Nominal columns; the others are discretised with MDL. ``"auto"``: non-numeric dtypes
+        (a text column that is at least 95 % numbers is numeric, its other values missing, with
+        a warning). A list or mask *adds* nominal columns (e.g. integer-coded categories): text
+        and categorical columns stay nominal (see :class:`~fastpath.encode.TableEncoder`).
     n_iter, burn_in, tying, update, root, n_chains
         Options of the HDP sampler (``estimator="hdp"``); see
         :class:`fastpath.estimate.HDPOptions` (:meth:`hdp_options` builds it).

@@ -9,7 +9,11 @@ codes, one column per attribute:
 * **numeric** columns are discretised with MDL (Fayyad & Irani 1993) fitted on the training rows
   only; the codes are the intervals between cut points;
 * a **missing value** is a value of its own (paper, "Experimental design and setting"): if a column
-  has missing values in training, missing gets the last code of that column.
+  has missing values in training, missing gets the last code of that column;
+* a text column that is at least 95 % numbers (such as a numeric column with a few ``"?"``) is
+  numeric, its other values are missing, with a warning
+  (:func:`~fastpath.utils.dtypes.stray_tokens`; :func:`~fastpath.io.read_table` and streamed
+  fits follow the same rule).
 
 Values never seen in training (a new category, or a missing value in a column that had none) are
 coded ``-1`` (*unknown*). Downstream, an unknown value is treated as unobserved: its own factor is
@@ -29,7 +33,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..utils.dtypes import is_numeric_dtype, python_scalar
+from ..utils.dtypes import (
+    count_tokens,
+    is_numeric_dtype,
+    parse_numbers,
+    python_scalar,
+    stray_message,
+    stray_tokens,
+)
 from ..utils.validation import as_generator
 from .discretize import apply_cut_points, mdl_cut_points, stochastic_mdl_cut_points
 
@@ -53,6 +64,10 @@ class AttributeCoding:
         Numeric: sorted MDL cut points; interval ``j`` is code ``j``. Nominal: empty.
     missing_code : int or None
         Code of a missing value, when missing values were seen in training.
+    missing_tokens : tuple of str
+        Numeric: the values (as text) that are not numbers and were read as missing in training
+        (the stray tokens of :func:`~fastpath.utils.dtypes.stray_tokens`); they are missing
+        when transforming too. Usually empty.
     """
 
     name: str
@@ -60,6 +75,7 @@ class AttributeCoding:
     categories: tuple = ()
     cut_points: tuple[float, ...] = ()
     missing_code: int | None = None
+    missing_tokens: tuple[str, ...] = ()
 
     @property
     def cardinality(self) -> int:
@@ -78,13 +94,16 @@ class AttributeCoding:
         return labels
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "name": self.name,
             "kind": self.kind,
             "categories": [python_scalar(c) for c in self.categories],
             "cut_points": [float(c) for c in self.cut_points],
             "missing_code": self.missing_code,
         }
+        if self.missing_tokens:  # only then: other codings are written as before
+            out["missing_tokens"] = list(self.missing_tokens)
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> AttributeCoding:
@@ -94,6 +113,7 @@ class AttributeCoding:
             categories=tuple(d["categories"]),
             cut_points=tuple(d["cut_points"]),
             missing_code=d["missing_code"],
+            missing_tokens=tuple(str(t) for t in d.get("missing_tokens", ())),
         )
 
 
@@ -142,8 +162,22 @@ class TableEncoder:
     ----------
     categorical_features : "auto", sequence of str or int, or boolean mask
         Which columns are nominal. ``"auto"``: non-numeric dtypes (strings, booleans, object,
-        category) are nominal, numeric dtypes are discretised. A list names (or indexes) the
-        nominal columns explicitly: use it for integer-coded categories.
+        category) are nominal, numeric dtypes are discretised. A list names (or indexes, or a
+        boolean mask marks) columns to make nominal *in addition*: use it for integer-coded
+        categories. It never makes a column numeric: an unlisted string, object or categorical
+        column stays nominal (an unlisted bool column is coded as the numbers 0/1).
+
+    Column types
+    ------------
+    A string or object column whose non-missing values are at least 95 % numbers, and not all
+    numbers (a numeric column with a stray ``"?"``), is **numeric**: the values that are not
+    numbers become missing values, and ``fit`` warns with a ``UserWarning`` naming the column,
+    those values and their counts. They are remembered (``AttributeCoding.missing_tokens``) and
+    are missing in ``transform`` too; any other text in a numeric column raises a ``ValueError``
+    naming the column, the value and its row. To keep such a column nominal, list it in
+    ``categorical_features``; to say up front that a token means missing, make it ``NaN``
+    (``read_table(..., na_values=[...])`` for files). Below 95 % the column stays nominal; a
+    text column that is all numbers keeps its text type (nominal).
     discretization : {"mdl", "stochastic"}, default="mdl"
         How numeric columns are cut: Fayyad & Irani's MDL as Weka computes it
         (:func:`~fastpath.encode.discretize.mdl_cut_points`), or its stochastic variant
@@ -165,13 +199,29 @@ class TableEncoder:
 
     # ------------------------------------------------------------------ fit
     def nominal_mask(self, frame: pd.DataFrame) -> np.ndarray:
-        """Which columns of ``frame`` are nominal under ``categorical_features``."""
+        """Which columns of ``frame`` are nominal under ``categorical_features``.
+
+        The columns chosen by the data (non-numeric dtypes, less the text columns that are
+        almost all numbers: see the class docstring), plus those ``categorical_features`` lists.
+        """
+        listed = self.listed_mask(frame)
+        out = np.empty(len(frame.columns), dtype=bool)
+        for j in range(len(frame.columns)):
+            col = frame.iloc[:, j]
+            if listed is None or not listed[j]:
+                out[j] = not is_numeric_dtype(col.dtype) and stray_tokens(col) is None
+                if listed is not None and pd.api.types.is_bool_dtype(col.dtype):
+                    out[j] = False  # a list makes an unlisted bool column numeric (0/1)
+            else:
+                out[j] = True
+        return out
+
+    def listed_mask(self, frame: pd.DataFrame) -> np.ndarray | None:
+        """The columns ``categorical_features`` lists (``None`` for ``"auto"``/``None``)."""
         spec = self.categorical_features
         names = list(frame.columns)
-        if isinstance(spec, str) and spec == "auto":
-            return np.array([not is_numeric_dtype(frame[c].dtype) for c in names], dtype=bool)
-        if spec is None:
-            return np.array([not is_numeric_dtype(frame[c].dtype) for c in names], dtype=bool)
+        if spec is None or (isinstance(spec, str) and spec == "auto"):
+            return None
         items = list(spec)
         if len(items) == len(names) and all(isinstance(b, bool | np.bool_) for b in items):
             return np.asarray(items, dtype=bool)
@@ -208,6 +258,21 @@ class TableEncoder:
         for j, name in enumerate(frame.columns):
             col = frame.iloc[:, j]
             missing = col.isna().to_numpy()
+            values = tokens = None
+            if not nominal[j]:
+                values, stray = self._numeric_values(col, name, None)
+                if stray.any():
+                    tokens = count_tokens(col[stray])
+                    warnings.warn(
+                        stray_message(
+                            name, tokens, int((~missing).sum()),
+                            "list the column in categorical_features to keep it nominal, or "
+                            "make those values NaN before fitting",
+                        ),
+                        UserWarning,
+                        stacklevel=3,
+                    )
+                    missing = missing | stray
             if missing.all():
                 warnings.warn(
                     f"column {name!r} is missing in every training row; it is kept as a "
@@ -244,7 +309,6 @@ class TableEncoder:
                     )
                 )
             else:
-                values = self._numeric_values(col, name)
                 finite = ~np.isnan(values)
                 if not finite.any():
                     cuts = np.empty(0)
@@ -259,6 +323,7 @@ class TableEncoder:
                         kind="numeric",
                         cut_points=tuple(float(c) for c in cuts),
                         missing_code=len(cuts) + 1 if missing.any() else None,
+                        missing_tokens=tuple(tokens or ()),
                     )
                 )
         self.codings_ = tuple(codings)
@@ -266,18 +331,35 @@ class TableEncoder:
         return self
 
     @staticmethod
-    def _numeric_values(col: pd.Series, name: Any) -> np.ndarray:
+    def _numeric_values(col: pd.Series, name: Any,
+                        known: tuple[str, ...] | None) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, stray)`` of a numeric column: NaN where missing or a stray token.
+
+        ``known``: the tokens that may stand for missing (``None`` when fitting: any may).
+        """
         try:
-            values = pd.to_numeric(col, errors="raise").to_numpy(dtype=float, na_value=np.nan)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"column {name!r} was fitted as numeric but holds {exc}") from None
+            values, stray = parse_numbers(col)
+        except (TypeError, ValueError) as exc:  # e.g. a list in a cell
+            raise ValueError(f"column {name!r} is numeric but holds {exc}") from None
+        if known is not None and stray.any():
+            text = col[stray].astype(str).to_numpy()
+            bad = ~np.isin(text, np.asarray(known, dtype=object))
+            if bad.any():
+                row = int(np.flatnonzero(stray)[np.flatnonzero(bad)[0]])
+                allowed = (f" (only {list(known)} stood for missing values in training)"
+                           if known else "")
+                raise ValueError(
+                    f"column {name!r} was fitted as numeric but holds {col.iloc[row]!r} (row "
+                    f"{row}), which is not a number{allowed}; fix the value, make it NaN, or "
+                    "list the column in categorical_features when fitting"
+                )
         if np.isinf(values).any():
             row = int(np.flatnonzero(np.isinf(values))[0])
             raise ValueError(
                 f"column {name!r} contains {values[row]} (row {row}); infinite values are not "
                 "allowed: use NaN for a missing value or a finite number"
             )
-        return values
+        return values, stray
 
     # ------------------------------------------------------------------ transform
     @property
@@ -302,7 +384,8 @@ class TableEncoder:
             if coding.kind == "nominal":
                 out[:, j] = self._nominal_codes(col, coding)
             else:
-                values = self._numeric_values(col, coding.name)
+                values, stray = self._numeric_values(col, coding.name, coding.missing_tokens)
+                missing = missing | stray
                 cuts = np.asarray(coding.cut_points, dtype=float)
                 out[~missing, j] = apply_cut_points(values[~missing], cuts)
             out[missing, j] = UNKNOWN if coding.missing_code is None else coding.missing_code

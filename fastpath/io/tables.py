@@ -30,10 +30,15 @@ The format is taken from the file name (or the ``format=`` argument):
 =============================  ==========================================================
 
 CSV / TSV: a column is numeric when pandas' C parser reads every non-empty field of it as a
-number; every other column is nominal and keeps its fields as the exact strings of the file
-(``"t"``/``"f"``, ``"True"``, ``"01"`` in a column with a non-number stay strings). Only an
-empty field is missing (``"NA"``, ``"?"``, ``"nan"`` are ordinary strings). A column of numeric
-codes is therefore read as numeric: callers that know better override the type. A blank header
+number, or when at least 95 % of its non-empty fields are numbers: then the other fields (the
+*stray tokens*, such as ``"?"``) are missing values and a ``UserWarning`` names the column, the
+tokens and their counts (the rule of :func:`fastpath.utils.dtypes.stray_tokens`, which
+:class:`~fastpath.encode.TableEncoder` and streamed fits follow too); ``na_values=[...]`` declares
+tokens missing up front, without the warning. Every other column is nominal and keeps its fields
+as the exact strings of the file (``"t"``/``"f"``, ``"True"``, ``"01"`` in a column with a
+non-number stay strings). Only an empty field, and the ``na_values``, are missing (by default
+``"NA"``, ``"?"``, ``"nan"`` are ordinary strings). A column of numeric codes is therefore read as
+numeric: callers that know better override the type. A blank header
 cell is named ``"Unnamed: <position>"`` (as pandas does); a row with fewer fields than the
 header is padded with missing values, one with more raises ``ValueError``. The file is decoded
 as UTF-8, falling back to Latin-1 (ARFF too).
@@ -86,7 +91,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..utils.dtypes import as_nominal, duplicates, is_numeric_dtype, to_float64
+from ..utils.dtypes import (
+    as_nominal,
+    duplicates,
+    is_numeric_dtype,
+    parse_numbers,
+    stray_message,
+    stray_tokens,
+    to_float64,
+)
 from .arff import read_arff
 from .typed_table import NOMINAL, NUMERIC, TableWithTypes
 
@@ -144,6 +157,7 @@ def read_table(
     columns: Sequence[str] | None = None,
     nrows: int | None = None,
     format: str | None = None,
+    na_values: Sequence[str] | None = None,
 ) -> TableWithTypes:
     """Read a CSV/TSV, Parquet or ARFF file with the type of each column.
 
@@ -156,6 +170,8 @@ def read_table(
         Read only the first ``nrows`` data rows.
     format : {"csv", "tsv", "parquet", "arff"}, optional
         Overrides the format inferred from the file name (compression is still inferred).
+    na_values : sequence of str, optional
+        CSV/TSV only: fields that are missing values besides the empty field (e.g. ``["?"]``).
 
     Returns
     -------
@@ -178,6 +194,10 @@ def read_table(
         dup = duplicates(columns)
         if dup:
             raise ValueError(f"columns lists these names more than once: {dup}")
+    if na_values is not None:
+        na_values = [na_values] if isinstance(na_values, str) else list(na_values)
+        if not all(isinstance(v, str) for v in na_values):
+            raise ValueError(f"na_values must be a sequence of strings, got {na_values!r}")
     try:
         fmt, compression = detect_format(p)
     except ValueError:
@@ -191,10 +211,13 @@ def read_table(
         if format not in ("csv", "tsv", "parquet", "arff"):
             raise ValueError(f"format must be one of csv, tsv, parquet, arff; got {format!r}")
         fmt = format
+    if na_values and fmt not in ("csv", "tsv"):
+        raise ValueError(f"na_values applies to CSV/TSV files only, not to {fmt} ({str(p)!r})")
     try:
         if fmt in ("csv", "tsv"):
             return _read_csv(
-                p, sep="," if fmt == "csv" else "\t", columns=columns, nrows=nrows, fmt=fmt
+                p, sep="," if fmt == "csv" else "\t", columns=columns, nrows=nrows, fmt=fmt,
+                na_values=na_values or [],
             )
         if fmt == "parquet":
             return _read_parquet(p, columns=columns, nrows=nrows)
@@ -258,18 +281,21 @@ def _check_columns(available: Sequence[str], columns: Sequence[str] | None, path
 # ----------------------------------------------------------------------------- CSV
 
 
-def _read_csv(path: Path, *, sep: str, columns, nrows, fmt: str) -> TableWithTypes:
+def _read_csv(path: Path, *, sep: str, columns, nrows, fmt: str, na_values) -> TableWithTypes:
     try:
         return _read_csv_encoded(
-            path, sep=sep, columns=columns, nrows=nrows, fmt=fmt, encoding="utf-8"
+            path, sep=sep, columns=columns, nrows=nrows, fmt=fmt, encoding="utf-8",
+            na_values=na_values,
         )
     except UnicodeDecodeError:
         return _read_csv_encoded(
-            path, sep=sep, columns=columns, nrows=nrows, fmt=fmt, encoding="latin-1"
+            path, sep=sep, columns=columns, nrows=nrows, fmt=fmt, encoding="latin-1",
+            na_values=na_values,
         )
 
 
-def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding) -> TableWithTypes:
+def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding,
+                      na_values) -> TableWithTypes:
     common = dict(sep=sep, compression="infer", encoding=encoding)
     raw_header = raw_csv_header(path, common)
     dup = duplicates(h for h in raw_header if h != "")
@@ -285,7 +311,7 @@ def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding) -> Tabl
         usecols=columns,
         nrows=nrows,
         keep_default_na=False,
-        na_values=[""],
+        na_values=["", *na_values],
         low_memory=False,
         index_col=False,
     )
@@ -314,9 +340,23 @@ def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding) -> Tabl
     types = {}
     for c in order:
         col = df[c]
+        tokens = None if is_numeric_dtype(col.dtype) else stray_tokens(col)
         if is_numeric_dtype(col.dtype):
             data[c] = to_float64(col)
             types[c] = NUMERIC
+        elif tokens is not None:
+            data[c] = parse_numbers(col)[0]
+            types[c] = NUMERIC
+            warnings.warn(
+                stray_message(
+                    c, tokens, int(col.notna().sum()),
+                    f"pass na_values={list(tokens)[:5]!r} to read_table to read them as missing "
+                    "without this warning, or fix the file; declare the column categorical "
+                    "(categorical_features, hdpbn --categorical) to code it as nominal",
+                ),
+                UserWarning,
+                stacklevel=5,
+            )
         else:
             data[c] = as_nominal(col)
             types[c] = NOMINAL

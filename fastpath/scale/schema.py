@@ -1,5 +1,12 @@
 """Pass 1 of a fit out of core: the schema (columns, classes, categories, cut points).
 
+Column types are fixed by the first chunk, by the rule of in-memory fits
+(:meth:`~fastpath.encode.TableEncoder.nominal_mask`): a text column whose first chunk is at least
+95 % numbers is numeric, and the other values of that first chunk (its *stray tokens*, such as
+``"?"``) are missing values in every chunk; the warning naming them, with their counts over the
+whole stream, comes at the end of pass 1. Any other non-number in a numeric column, in any chunk,
+stops the fit with an error naming the chunk, the row, the column and the value.
+
 Also the coder that turns later chunks into integer codes with it, and
 :func:`declare_schema`, a schema declared up front for ``partial_fit``.
 """
@@ -17,7 +24,14 @@ import pandas as pd
 
 from ..encode.encoder import AttributeCoding, TableEncoder
 from ..encode.sketch import DEFAULT_MAX_BINS, ClassHistogram
-from ..utils.dtypes import is_numeric_dtype, python_scalar
+from ..utils.dtypes import (
+    count_tokens,
+    is_numeric_dtype,
+    parse_numbers,
+    python_scalar,
+    stray_message,
+    stray_tokens,
+)
 from ..utils.validation import check_labels
 from .errors import Where, check_columns, fail, first_true
 from .sources import target_name
@@ -61,22 +75,30 @@ def labels_of(y: pd.Series, where: Where, numeric: bool) -> tuple[np.ndarray, li
     return codes.astype(np.int64), [python_scalar(u) for u in list(uniques)]
 
 
-def numeric_column(col: pd.Series, where: Where) -> np.ndarray:
-    """float64 values of a numeric column (NaN = missing), naming the first bad value."""
+def numeric_column(col: pd.Series, where: Where,
+                   known: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, stray)`` of a numeric column: float64 values (NaN = missing, or one of the
+    ``known`` stray tokens, which ``stray`` marks); names the first other non-number."""
+    stray = np.zeros(len(col), dtype=bool)
     if not is_numeric_dtype(col.dtype):
-        coerced = pd.to_numeric(col, errors="coerce")
-        bad = (coerced.isna() & ~col.isna()).to_numpy()
+        values, stray = parse_numbers(col)
+        bad = stray.copy()
+        if known and stray.any():
+            bad[stray] = ~np.isin(col[stray].astype(str).to_numpy(),
+                                  np.asarray(known, dtype=object))
         if pd.api.types.is_bool_dtype(col.dtype) or bad.any():
             row = first_true(bad) if bad.any() else 0
+            missing = f" (only {list(known)} are read as missing)" if known else ""
             raise fail(
                 where, col.name, row,
-                f"value {col.iloc[row]!r} is not a number, but the column is numeric (column "
-                "types are fixed by the first chunk: a CSV column whose first chunk is all "
-                "numbers is read as numbers; read it as text with a callable returning "
-                "pandas.read_csv(path, dtype={column: str}, chunksize=...), or fix the data)",
+                f"value {col.iloc[row]!r} is not a number, but the column is numeric{missing} "
+                "(column types are fixed by the first chunk: a CSV column whose first chunk is "
+                "all numbers is read as numbers; list the column in categorical_features, read "
+                "it as text with a callable returning pandas.read_csv(path, dtype={column: str}, "
+                "chunksize=...), or fix the data)",
             )
-        col = coerced
-    values = col.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        values = col.to_numpy(dtype=np.float64, na_value=np.nan)
     inf = np.isinf(values)
     if inf.any():
         row = first_true(inf)
@@ -84,7 +106,7 @@ def numeric_column(col: pd.Series, where: Where) -> np.ndarray:
             where, col.name, row,
             f"value {values[row]} is infinite; use NaN for a missing value or a finite number",
         )
-    return values
+    return values, stray
 
 
 class SchemaStats:
@@ -116,6 +138,10 @@ class SchemaStats:
         self.lengths: dict[int, int] = {}
         self.target_numeric = False  # set from the first chunk (or the Dask meta)
         self.has_names = True  # the columns are strings (else feature_names_in_ is not set)
+        # numeric columns: the stray tokens of the first chunk (missing values), and how often
+        # each occurred
+        self.known_tokens: list[tuple[str, ...]] = [() for _ in self.features]
+        self.token_counts: list[dict[str, int]] = [{} for _ in self.features]
 
     def fresh(self) -> SchemaStats:
         """An empty copy with the same columns."""
@@ -123,6 +149,7 @@ class SchemaStats:
         out.hists = [None if h is None else ClassHistogram(0, h.max_bins) for h in self.hists]
         out.has_names = self.has_names
         out.target_numeric = self.target_numeric
+        out.known_tokens = list(self.known_tokens)
         return out
 
     # ------------------------------------------------------------------ chunks
@@ -145,7 +172,11 @@ class SchemaStats:
                 self.n_missing[j] += int(missing.sum())
                 self._add_nominal(j, col, missing)
             else:
-                values = numeric_column(col, where)
+                values, stray = numeric_column(col, where, self.known_tokens[j])
+                if stray.any():
+                    counts = self.token_counts[j]
+                    for t, c in count_tokens(col[stray]).items():
+                        counts[t] = counts.get(t, 0) + c
                 finite = ~np.isnan(values)
                 self.n_missing[j] += int(n - finite.sum())
                 self.hists[j].update(values[finite], y_ids[finite])
@@ -191,6 +222,9 @@ class SchemaStats:
                 theirs.grow(len(other.labels))
                 theirs.remap_classes(mapping, len(self.labels))
                 self.hists[j].merge(theirs)
+        for mine, theirs in zip(self.token_counts, other.token_counts, strict=True):
+            for t, c in theirs.items():
+                mine[t] = mine.get(t, 0) + c
         self.n_missing += other.n_missing
         self.n_rows += other.n_rows
         for k, v in other.lengths.items():
@@ -249,6 +283,20 @@ class SchemaStats:
                     )
                 )
             else:
+                tokens = self.token_counts[j]
+                if tokens:
+                    tokens = dict(sorted(tokens.items(), key=lambda kv: (-kv[1], kv[0])))
+                    warnings.warn(
+                        stray_message(
+                            name, tokens, n - n_missing + sum(tokens.values()),
+                            "the first chunk decided this; list the column in "
+                            "categorical_features to keep it nominal, or make those values "
+                            "NaN (e.g. a callable source returning pandas.read_csv(path, "
+                            "na_values=[...], chunksize=...))",
+                        ),
+                        UserWarning,
+                        stacklevel=3,
+                    )
                 hist = self.hists[j]
                 hist.grow(len(self.labels))
                 cuts = hist.cut_points(class_order, name=name)
@@ -258,6 +306,7 @@ class SchemaStats:
                         kind="numeric",
                         cut_points=tuple(float(c) for c in cuts),
                         missing_code=len(cuts) + 1 if n_missing else None,
+                        missing_tokens=tuple(t for t in self.known_tokens[j] if t in tokens),
                     )
                 )
         enc = TableEncoder(categorical_features)
@@ -315,6 +364,10 @@ def first_stats(frame: pd.DataFrame, y: Any, categorical_features: Any, max_bins
     X = frame.set_axis(names, axis=1)[features]
     nominal = TableEncoder(categorical_features).nominal_mask(X)
     stats = SchemaStats(features, target, nominal, max_bins)
+    for j, name in enumerate(features):
+        if not nominal[j]:
+            # a text column that is almost all numbers in the first chunk: its stray tokens
+            stats.known_tokens[j] = tuple(stray_tokens(X[name]) or ())
     stats.has_names = all(isinstance(c, str) for c in frame.columns)
     stats.target_numeric = is_numeric_dtype(frame.iloc[:, names.index(target)].dtype)
     return stats
