@@ -88,7 +88,47 @@ def test_experiments_subcommand_hands_over_its_arguments(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["experiments", "--help"])
     assert exc.value.code == 0
-    assert "learning-curves" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "learning-curves" in out
+    # the usage names the command that was typed, not the module behind it
+    assert out.startswith("usage: hdpbn experiments") and "python -m" not in out.split("\n")[0]
+    with pytest.raises(SystemExit):
+        main(["experiments", "learning-curves", "--help"])
+    assert capsys.readouterr().out.startswith("usage: hdpbn experiments learning-curves")
+
+
+def test_fit_and_evaluate_accept_a_bundled_dataset_name(credit_csv, tmp_path, capsys,
+                                                        monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no file named credit-a here
+    argv = ["--structure", "nb", "--folds", "2", "--repeats", "1", "--json", "--quiet"]
+    assert main(["evaluate", "credit-a", *argv]) == 0
+    by_name = json.loads(capsys.readouterr().out)
+    assert main(["evaluate", str(credit_csv), *argv]) == 0
+    by_file = json.loads(capsys.readouterr().out)
+    for key in ("zero_one_loss", "rmse", "log_loss"):
+        assert by_name[key] == by_file[key]
+    model = tmp_path / "m.npz"
+    assert main(["fit", "credit-a", "--structure", "nb", "--model", str(model), "--quiet"]) == 0
+    X, _ = load_dataset("credit-a")
+    assert list(BayesNetClassifier.load(model).feature_names_in_) == list(X.columns)
+    assert main(["fit", "credit-a", "--model", str(tmp_path / "s.npz"), "--chunksize", "200",
+                 "--quiet"]) == 0
+    # a file of that name comes first (here: one without a known extension); an unknown name
+    # is still a missing file
+    capsys.readouterr()
+    (tmp_path / "credit-a").write_text("a,class\nx,1\ny,2\n")
+    assert main(["fit", "credit-a", "--model", str(model), "--quiet"]) == 2
+    assert "unsupported file type for 'credit-a'" in capsys.readouterr().err
+    assert main(["evaluate", "mushroom"]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cmd", ["fit", "evaluate"])
+def test_help_says_bundled_names_are_accepted(cmd, capsys):
+    with pytest.raises(SystemExit):
+        main([cmd, "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "bundled dataset" in out and "kr-vs-kp" in out
 
 
 def test_fit_passes_the_concentration_schedule(credit_csv, tmp_path, capsys):

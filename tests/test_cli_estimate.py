@@ -81,6 +81,15 @@ def test_other_formats(data, name):
     assert out == out2
 
 
+@pytest.mark.parametrize("name", ["t.csv", "t.csv.gz", "t.parquet"])
+def test_small_chunks_give_the_whole_tables_output(data, name):
+    # 400 rows in chunks of 7, 64 and 400: the same codes, nodes and estimates (seed 5)
+    d, _ = data
+    outs = {_run([str(d / name), "--iterations", "100", "--seed", "5", "--chunksize", c,
+                  "--quiet"]) for c in ("7", "64", "400")}
+    assert outs == {_run([str(d / "t.csv"), "--iterations", "100", "--seed", "5", "--quiet"])}
+
+
 def test_chains_add_mcse_and_json_summary(data, tmp_path):
     d, _ = data
     target = tmp_path / "out.csv"
@@ -116,6 +125,7 @@ def test_json_without_out_prints_only_json(data):
         (["--chains", "0"], "--chains"),
         (["--threads", "0"], "--threads"),
         (["--seed", "-1"], "--seed"),
+        (["--chunksize", "0"], "--chunksize"),
     ],
 )
 def test_bad_arguments_name_the_flag(data, argv, flag):

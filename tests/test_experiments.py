@@ -336,6 +336,16 @@ def test_quick_mode_end_to_end(tmp_path):
     assert table2_markdown(dataset_means(res)) in (tmp_path / "rep" / "tables.md").read_text()
 
 
+def test_usage_names_the_command_it_was_run_as(capsys):
+    for prog in (None, "hdpbn experiments"):
+        kw = {} if prog is None else {"prog": prog}
+        with pytest.raises(SystemExit) as exc:
+            main(["--help"], **kw)
+        assert exc.value.code == 0
+        usage = capsys.readouterr().out.split("\n")[0]
+        assert usage.startswith(f"usage: {prog or 'python -m validation.experiments'} ")
+
+
 def test_cli_errors_are_clear(tmp_path, capsys):
     assert main(["run", str(tmp_path / "nowhere")]) == 2
     assert "no such file" in capsys.readouterr().err

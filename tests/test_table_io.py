@@ -4,8 +4,9 @@
 context tree: the counts of every node equal ``pandas`` groupby counts of the rows with that
 path prefix, and there is one node per observed prefix. A table written as CSV, TSV
 (optionally compressed) or Parquet and read back with ``read_estimate_table`` gives the same
-tree. ``node_frame`` lays out one row per node (depth, path labels, n, p_<value>, mcse_<value>)
-and survives a Parquet/CSV round trip.
+tree, and so does ``count_estimate_table``, which reads the file in chunks (same codes, labels
+and label types, whatever the chunks see). ``node_frame`` lays out one row per node (depth, path
+labels, n, p_<value>, mcse_<value>) and survives a Parquet/CSV round trip.
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fastpath.estimate.mestimate import m_estimate_table
-from fastpath.estimate.table_io import node_frame, read_estimate_table, tree_from_frame
+from fastpath.estimate.table_io import (
+    count_estimate_table,
+    node_frame,
+    read_estimate_table,
+    tree_from_frame,
+)
 
 COLUMN_KINDS = {
     "str": st.sampled_from(["x", "y", "zz", None]),
@@ -130,6 +136,68 @@ def test_file_round_trip_gives_the_same_tree(tmp_path, name, frame):
         np.testing.assert_array_equal(getattr(a.tree, name_), getattr(b.tree, name_))
     assert a.child_labels == b.child_labels
     assert a.conditioning_labels == b.conditioning_labels
+
+
+def _assert_same_coded_tree(a, b):
+    for name_ in ("level_offsets", "parent", "branch_value", "counts"):
+        np.testing.assert_array_equal(getattr(a.tree, name_), getattr(b.tree, name_))
+    assert a.tree.n_rows == b.tree.n_rows
+    assert (a.child_name, a.conditioning_names) == (b.child_name, b.conditioning_names)
+    assert a.child_labels == b.child_labels
+    assert a.conditioning_labels == b.conditioning_labels
+    # the labels have the same types (1 and 1.0 would print differently in the node table)
+    assert [type(v) for v in a.child_labels] == [type(v) for v in b.child_labels]
+    for la, lb in zip(a.conditioning_labels, b.conditioning_labels, strict=True):
+        assert [type(v) for v in la] == [type(v) for v in lb]
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.tsv", "t.csv.gz", "t.parquet"])
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(frame=child_first_frames(), chunksize=st.integers(1, 7))
+def test_chunked_count_equals_the_whole_table(tmp_path, name, frame, chunksize):
+    path = tmp_path / name
+    _write(frame, path)
+    whole = tree_from_frame(read_estimate_table(str(path)))
+    _assert_same_coded_tree(count_estimate_table(str(path), chunksize=chunksize), whole)
+
+
+def test_chunked_count_fixes_codes_across_chunks(tmp_path):
+    # the chunks disagree on what they see: whole numbers in one, a missing value or a decimal
+    # in another, text only later; the codes are those of the whole column in every chunk
+    rng = np.random.default_rng(1)
+    n = 1000
+    frame = pd.DataFrame({
+        "child": rng.choice(["b", "a", "c"], n),
+        "ints": rng.integers(-3, 20, n).astype(float),
+        "text": rng.choice(["x", "10", "2"], n).astype(object),
+        "later_nan": np.r_[rng.integers(0, 3, n - 1), np.nan],
+    })
+    frame.loc[:499, "text"] = "2"  # the first chunks see only a number-like text
+    frame.loc[n - 1, "ints"] = 2.5
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    whole = tree_from_frame(read_estimate_table(str(path)))
+    assert whole.conditioning_labels[1] == ("10", "2", "x")
+    for chunksize in (1, 97, 250, n, 10 * n):
+        _assert_same_coded_tree(count_estimate_table(str(path), chunksize=chunksize), whole)
+    parquet = tmp_path / "t.parquet"
+    frame.assign(i=pd.array(np.r_[np.arange(n - 1), -1], dtype="Int64").astype("Int64")).to_parquet(
+        parquet)
+    whole = tree_from_frame(read_estimate_table(str(parquet)))
+    for chunksize in (1, 97, 10 * n):
+        _assert_same_coded_tree(count_estimate_table(str(parquet), chunksize=chunksize), whole)
+
+
+def test_chunked_count_refuses_what_the_whole_table_refuses(tmp_path):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("a,b\n")
+    with pytest.raises(ValueError, match="at least one column"):
+        count_estimate_table(str(empty))
+    with pytest.raises(ValueError, match="chunksize"):
+        count_estimate_table(str(empty), chunksize=0)
+    with pytest.raises(FileNotFoundError, match="nope"):
+        count_estimate_table(str(tmp_path / "nope.csv"))
 
 
 def test_tsv_is_read_with_tabs(tmp_path):

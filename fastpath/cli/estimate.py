@@ -7,6 +7,10 @@ context tree (:func:`fastpath.estimate.table_io.node_frame`): ``depth``, one col
 variable, ``n``, ``p_<value>`` (posterior means) and, with ``--chains C`` (C >= 2),
 ``mcse_<value>`` (batch-means Monte-Carlo standard errors pooled over chains).
 
+DATA is read and counted in chunks of ``--chunksize`` rows
+(:func:`fastpath.estimate.table_io.count_estimate_table`), so memory does not grow with the
+number of rows; the codes, nodes and estimates are those of reading the whole table.
+
 The parser is added to the ``hdpbn`` command line by :func:`add_estimate_parser`;
 :func:`run_estimate` runs it.
 """
@@ -20,7 +24,7 @@ import sys
 import time
 
 from ..estimate.hdp import HDPOptions, estimate_tree
-from ..estimate.table_io import node_frame, read_estimate_table, tree_from_frame
+from ..estimate.table_io import DEFAULT_CHUNKSIZE, count_estimate_table, node_frame
 from ..io.tables import decompression_error
 from .progress import Progress
 
@@ -58,6 +62,9 @@ def add_estimate_parser(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--threads", type=int, default=None,
                    help="worker threads for the chains (default: all cores)")
+    p.add_argument("--chunksize", type=int, default=DEFAULT_CHUNKSIZE,
+                   help="read and count DATA in chunks of this many rows; memory does not grow "
+                   f"with the number of rows (default: {DEFAULT_CHUNKSIZE})")
     p.add_argument("--out", default=None,
                    help="output CSV (default: standard output; with --json the table is only "
                    "written when --out is given)")
@@ -99,14 +106,16 @@ def run_estimate(args: argparse.Namespace) -> int:
         raise ValueError(f"--threads must be >= 1, got {args.threads}")
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    chunksize = getattr(args, "chunksize", DEFAULT_CHUNKSIZE)
+    if chunksize < 1:
+        raise ValueError(f"--chunksize must be a positive number of rows, got {chunksize}")
     try:
-        frame = read_estimate_table(args.data)
+        coded = count_estimate_table(args.data, chunksize=chunksize)
     except Exception as exc:  # a damaged or mislabelled compressed file: name it
         err = decompression_error(args.data, exc)
         if err is None:
             raise
         raise err from exc
-    coded = tree_from_frame(frame)
     tree = coded.tree
     progress = Progress("sampling", enabled=None if not args.quiet else False)
     t0 = time.perf_counter()

@@ -34,7 +34,7 @@ import pandas as pd
 
 from ..classifier.estimator import BayesNetClassifier
 from ..evaluation.cross_validation import cross_validate, summarise
-from ..io.datasets import load_dataset
+from ..io.datasets import dataset_path, list_datasets, load_dataset
 from ..io.tables import decompression_error, read_table
 from ..pipeline.config import FitConfig
 from ..version import __version__
@@ -48,6 +48,17 @@ __all__ = ["build_parser", "main"]
 # ---------------------------------------------------------------------- helpers
 def _read(path: str) -> pd.DataFrame:
     return read_table(path).frame
+
+
+def _data_path(data: str) -> str:
+    """DATA of fit and evaluate: a file, or, when no such file exists, a bundled dataset's name
+    (``car``, ``credit-a``, ...: its bundled ``.csv.gz``, class column last)."""
+    if not Path(data).exists() and data in list_datasets():
+        return str(dataset_path(data))
+    return data
+
+
+_BUNDLED_HELP = "or the name of a bundled dataset ({}) when no such file exists"
 
 
 def _split_target(frame: pd.DataFrame, target: str | None) -> tuple[pd.DataFrame, pd.Series]:
@@ -147,6 +158,7 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None):
 # ---------------------------------------------------------------------- subcommands
 def _cmd_fit(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
+    data = _data_path(args.data)
     if args.chunksize is not None:
         # out of core: the file is read in chunks, in a few passes (fastpath.scale.passes)
         if args.chunksize < 1:
@@ -158,15 +170,15 @@ def _cmd_fit(args: argparse.Namespace) -> int:
                 c.strip() for c in args.categorical.split(",") if c.strip()
             ])
         try:
-            model.fit(args.data, args.target, chunksize=args.chunksize)
+            model.fit(data, args.target, chunksize=args.chunksize)
         except Exception as exc:  # the streamed reader's decompression errors name the file
-            err = decompression_error(args.data, exc)
+            err = decompression_error(data, exc)
             if err is None:
                 raise
             raise err from exc
         what = f"{args.data} (streamed in chunks of {args.chunksize} rows)"
     else:
-        frame = _read(args.data)
+        frame = _read(data)
         X, y = _split_target(frame, args.target)
         model = _make_model(args, X)
         model.fit(X, y)
@@ -202,7 +214,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    frame = _read(args.data)
+    frame = _read(_data_path(args.data))
     X, y = _split_target(frame, args.target)
     _make_model(args, X)  # validate options before the first fold
     progress = Progress("folds", enabled=None if not (args.quiet or args.json) else False,
@@ -260,7 +272,7 @@ def _cmd_experiments(args: argparse.Namespace) -> int:
         from validation.experiments.cli import main as experiments_main
     except ImportError as exc:  # pragma: no cover - the validation package ships with hdpbn
         raise NotImplementedError(f"the experiment runner is not installed: {exc}") from None
-    return int(experiments_main(args.rest) or 0)
+    return int(experiments_main(args.rest, prog="hdpbn experiments") or 0)
 
 
 
@@ -277,8 +289,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("fit", help="learn a classifier from a table and save it",
                        description="Learn the discretisation, structure and probability tables "
-                       "from DATA (CSV, CSV.gz, Parquet or ARFF) and save the model.")
-    p.add_argument("data", metavar="DATA", help="training table")
+                       "from DATA (CSV, CSV.gz, Parquet or ARFF, or a bundled dataset's name) "
+                       "and save the model.")
+    p.add_argument("data", metavar="DATA",
+                   help="training table, " + _BUNDLED_HELP.format(", ".join(list_datasets())))
     p.add_argument("--target", default=None, help="class column (default: the last column)")
     p.add_argument("--model", required=True, help="where to save the model (.npz)")
     p.add_argument("--chunksize", type=int, default=None,
@@ -302,7 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "structure are learned inside each training fold. Prints 0-1 loss, RMSE "
                        "(sqrt(mean (1 - P(true class))^2)) and log loss, mean and sd over folds, "
                        "and fit/predict seconds per fold.")
-    p.add_argument("data", metavar="DATA", help="table with the class column")
+    p.add_argument("data", metavar="DATA",
+                   help="table with the class column, "
+                   + _BUNDLED_HELP.format(", ".join(list_datasets())))
     p.add_argument("--target", default=None, help="class column (default: the last column)")
     p.add_argument("--folds", type=int, default=2, help="folds per repeat (default: 2)")
     p.add_argument("--repeats", type=int, default=5, help="repeats (default: 5)")

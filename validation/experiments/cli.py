@@ -320,9 +320,14 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar, no tables on stdout")
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: how the runner is invoked by default; ``hdpbn experiments`` passes its own name
+PROG = "python -m validation.experiments"
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    """The runner's parser; ``prog`` is the command its usage and help name."""
     parser = argparse.ArgumentParser(
-        prog="python -m validation.experiments",
+        prog=prog,
         description="The paper's experiments: HDP vs m-estimates for BNCs, vs RF and XGBoost.",
     )
     sub = parser.add_subparsers(dest="command")
@@ -360,13 +365,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status."""
+def main(argv: Sequence[str] | None = None, *, prog: str = PROG) -> int:
+    """Entry point; returns the exit status. ``prog`` names the command in usage, help and the
+    recorded command line (``hdpbn experiments`` when run through ``hdpbn``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help")):
         argv = ["run", *argv]
-    args = build_parser().parse_args(argv)
-    args.command_line = "python -m validation.experiments " + " ".join(argv)
+    args = build_parser(prog).parse_args(argv)
+    args.command_line = f"{prog} " + " ".join(argv)
     try:
         return int(args.func(args))
     except (ValueError, FileNotFoundError) as exc:
