@@ -1,6 +1,7 @@
 """The hdpbn command line: fit -> predict round trip, evaluate --json, errors."""
 
 import gzip
+import io
 import json
 import subprocess
 import sys
@@ -309,3 +310,34 @@ def test_warning_display_is_restored_after_main(credit_csv, tmp_path, capsys):
                  "--quiet"]) == 0
     assert warnings.showwarning is before
     assert "hdpbn fit: warning: " in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- ensembles
+def test_eskdb_fit_predict_diagnose_and_evaluate(credit_csv, tmp_path, capsys):
+    from fastpath import ESKDBClassifier
+
+    model = tmp_path / "e.npz"
+    args = ["--structure", "eskdb", "--n-estimators", "3", "--estimator", "hdp",
+            "--iterations", "100", "--seed", "5"]
+    assert main(["fit", str(credit_csv), "--model", str(model), *args, "--quiet"]) == 0
+    loaded = ESKDBClassifier.load(model)
+    assert (loaded.n_estimators, loaded.k, loaded.stochastic_discretization) == (3, 5, True)
+    capsys.readouterr()
+    assert main(["predict", "--model", str(model), str(credit_csv)]) == 0
+    out = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    X, _ = load_dataset("credit-a")
+    np.testing.assert_allclose(out.filter(like="p_").to_numpy(), loaded.predict_proba(X))
+    status = main(["diagnose", str(model)])
+    assert status in (0, 1) and "stored in the model file" in capsys.readouterr().out
+    assert main(["diagnose", str(model), "--rerun"]) == 2
+    assert "ensemble" in capsys.readouterr().err
+    assert main(["evaluate", str(credit_csv), "--structure", "eskdb", "--n-estimators", "2",
+                 "--mdl-cuts", "--folds", "2", "--repeats", "1", "--json"]) == 0
+    assert 0 <= json.loads(capsys.readouterr().out)["rmse"]["mean"] <= 1
+
+
+def test_eskdb_is_refused_out_of_core(credit_csv, tmp_path, capsys):
+    status = main(["fit", str(credit_csv), "--structure", "eskdb", "--chunksize", "100",
+                   "--model", str(tmp_path / "x.npz")])
+    assert status == 2
+    assert "in memory only" in capsys.readouterr().err

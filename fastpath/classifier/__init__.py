@@ -3,5 +3,12 @@
 
 from .ensemble import ESKDBClassifier
 from .estimator import STRUCTURES, BayesNetClassifier, NotFittedError
+from .loading import load_classifier
 
-__all__ = ["STRUCTURES", "BayesNetClassifier", "ESKDBClassifier", "NotFittedError"]
+__all__ = [
+    "STRUCTURES",
+    "BayesNetClassifier",
+    "ESKDBClassifier",
+    "NotFittedError",
+    "load_classifier",
+]

@@ -122,7 +122,7 @@ concentration_every, alpha0, overrelax
         tags.input_tags.categorical = True
         return tags
 
-    def _fit_config(self) -> FitConfig:
+    def fit_config(self) -> FitConfig:
         """The members' checked parameters (``ValueError`` naming a bad one, before any work)."""
         params = self.get_params()
         check_int("n_estimators", params.pop("n_estimators"), 1)
@@ -140,7 +140,7 @@ concentration_every, alpha0, overrelax
         """Fit every member on ``X`` (a table, nominal and numeric columns, missing values as a
         value of their own) and the class labels ``y``. The estimator is updated only when the
         fit succeeds."""
-        config = self._fit_config()
+        config = self.fit_config()
         frame, has_names = self._frame(X)
         classes, y_codes = check_labels(y, frame.shape[0])
         if classes.size < 2:

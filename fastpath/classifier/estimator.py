@@ -158,7 +158,7 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         tags.input_tags.categorical = True
         return tags
 
-    def _fit_config(self) -> FitConfig:
+    def fit_config(self) -> FitConfig:
         """The checked parameters (``ValueError`` naming a bad one, before any work)."""
         return FitConfig.from_params(self.get_params())
 
@@ -189,7 +189,7 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
             Streams only: rows per chunk read from a file (default 100,000), or per block of
             a Dask partition. Memory grows with it, not with the number of rows.
         """
-        config = self._fit_config()
+        config = self.fit_config()
         if is_dask_frame(X):
             model = fit_dask(config, X, y, chunksize=chunksize, stacklevel=2)
         elif is_stream_source(X):
@@ -240,7 +240,7 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         if partial is not None:
             partial.add(self._validate_X(X), y)
             return self
-        config = self._fit_config()
+        config = self.fit_config()
         frame, has_names = self._frame(X)
         partial = start_partial_fit(config, frame, has_names, y, classes, schema)
         self._clear_fit()

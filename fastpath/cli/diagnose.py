@@ -10,7 +10,7 @@ import sys
 import pandas as pd
 
 from ..classifier.estimator import BayesNetClassifier
-from ..classifier.model_io import read_model_meta
+from ..classifier.model_io import ENSEMBLE, read_model_meta
 from ..estimate.diagnostics import FitDiagnostics, summarise_fit, tree_label
 from ..estimate.hdp import estimate_trees
 
@@ -63,9 +63,7 @@ def _rerun(path: str, chains: int | None) -> tuple[FitDiagnostics, str]:
 
 def run_diagnose(args: argparse.Namespace) -> int:
     """Run ``hdpbn diagnose``; returns 0 when every tree looks converged, else 1."""
-    meta = read_model_meta(args.model)
-    if meta.get("format") != "hdpbn-model":
-        raise ValueError(f"{args.model!r} is not an hdpbn model file")
+    meta = read_model_meta(args.model)  # a single classifier's or an ensemble's file
     params = meta.get("params", {})
     if params.get("estimator") != "hdp":
         raise ValueError(f"{args.model!r} was fitted with estimator={params.get('estimator')!r}: "
@@ -76,6 +74,9 @@ def run_diagnose(args: argparse.Namespace) -> int:
     if stored is not None and not args.rerun and args.chains is None:
         diag = FitDiagnostics.from_dict(stored)
         note = "stored in the model file at fit time"
+    elif meta["format"] == ENSEMBLE:
+        raise ValueError(f"{args.model!r} is an ensemble: its stored diagnostics are shown "
+                         "without --rerun/--chains (re-sampling an ensemble is not available)")
     else:
         diag, note = _rerun(args.model, args.chains)
     if args.json:

@@ -32,11 +32,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..classifier.ensemble import ESKDBClassifier
 from ..classifier.estimator import BayesNetClassifier
+from ..classifier.loading import load_classifier
 from ..evaluation.cross_validation import cross_validate, summarise
 from ..io.datasets import dataset_path, list_datasets, load_dataset
 from ..io.tables import decompression_error, read_table
-from ..pipeline.config import FitConfig
 from ..version import __version__
 from .diagnose import add_diagnose_parser
 from .estimate import add_estimate_parser
@@ -75,11 +76,16 @@ def _split_target(frame: pd.DataFrame, target: str | None) -> tuple[pd.DataFrame
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model")
-    g.add_argument("--structure", default="kdb", choices=["nb", "tan", "kdb", "skdb"],
-                   help="naive Bayes, tree-augmented naive Bayes, kDB-k, or selective kDB "
-                   "(default: kdb)")
-    g.add_argument("--k", type=int, default=1,
-                   help="max attribute parents for kdb and skdb (default: 1)")
+    g.add_argument("--structure", default="kdb", choices=["nb", "tan", "kdb", "skdb", "eskdb"],
+                   help="naive Bayes, tree-augmented naive Bayes, kDB-k, selective kDB, or an "
+                   "ensemble of selective kDB members (ESKDB; in memory) (default: kdb)")
+    g.add_argument("--k", type=int, default=None,
+                   help="max attribute parents for kdb, skdb and eskdb (default: 1; eskdb: 5)")
+    g.add_argument("--n-estimators", type=int, default=20, metavar="E",
+                   help="eskdb: members of the ensemble (default: 20)")
+    g.add_argument("--mdl-cuts", action="store_true",
+                   help="eskdb: every member cuts numeric columns at Weka's MDL cut points "
+                   "(default: each member draws its own, the stochastic MDL)")
     g.add_argument("--estimator", default="m", choices=["m", "hdp"],
                    help="m-estimates with back-off, or HDP estimates (default: m)")
     g.add_argument("--m", default="auto",
@@ -128,9 +134,7 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None):
                 raise ValueError(f"--categorical names columns not in the data: {unknown}")
             categorical = [c for c in frame.columns if c in names or not
                            pd.api.types.is_numeric_dtype(frame[c].dtype)]
-    model = BayesNetClassifier(
-        structure=args.structure,
-        k=args.k,
+    common: dict[str, Any] = dict(
         estimator=args.estimator,
         m=m,
         categorical_features=categorical,
@@ -143,8 +147,16 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None):
         n_jobs=args.threads,
         random_state=args.seed,
     )
+    if args.structure == "eskdb":
+        model: Any = ESKDBClassifier(
+            n_estimators=args.n_estimators, k=5 if args.k is None else args.k,
+            stochastic_discretization=not args.mdl_cuts, **common,
+        )
+    else:
+        model = BayesNetClassifier(structure=args.structure,
+                                   k=1 if args.k is None else args.k, **common)
     try:  # every parameter is checked here, before any work
-        FitConfig.from_params(model.get_params())
+        model.fit_config()
     except ValueError as exc:  # name the command-line flag, not the Python parameter
         msg = str(exc)
         for param, flag_msg in _FLAG_ERRORS.items():
@@ -164,6 +176,9 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         if args.chunksize < 1:
             raise ValueError(f"--chunksize must be a positive number of rows, got {args.chunksize}")
         model = _make_model(args)
+        if args.structure == "eskdb":
+            raise ValueError("--chunksize: ensembles (--structure eskdb) are fitted in memory "
+                             "only for now; drop --chunksize")
         if args.categorical:
             # streamed columns are typed by the first chunk; the names make these nominal
             model.set_params(categorical_features=[
@@ -192,7 +207,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
-    model = BayesNetClassifier.load(args.model)
+    model = load_classifier(args.model)
     frame = _read(args.data)
     names = getattr(model, "feature_names_in_", None)
     if names is not None:
