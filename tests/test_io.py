@@ -619,3 +619,20 @@ def test_na_values_is_for_csv_only(tmp_path):
         read_table(path, na_values=["?"])
     with pytest.raises(ValueError, match="na_values must be a sequence of strings"):
         read_table(path, na_values=[0])
+
+
+@pytest.mark.parametrize("writer, what", [
+    (lambda frame, path: frame.to_parquet(path), "a Parquet file"),
+    (lambda frame, path: path.write_bytes(gzip.compress(frame.to_csv(index=False).encode())),
+     "a gzip-compressed file"),
+])
+def test_a_binary_file_named_as_csv_is_refused_naming_it(tmp_path, writer, what):
+    from fastpath import BayesNetClassifier
+
+    frame = pd.DataFrame({"a": ["x", "y"] * 10, "class": ["p", "q"] * 10})
+    path = tmp_path / "named.csv"
+    writer(frame, path)
+    with pytest.raises(ValueError, match=rf"named\.csv.*{what}"):
+        read_table(path)
+    with pytest.raises(ValueError, match=rf"named\.csv.*{what}"):
+        BayesNetClassifier().fit(str(path), chunksize=5)  # the streamed reader too

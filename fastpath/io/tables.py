@@ -104,7 +104,12 @@ from .arff import read_arff
 from .typed_table import NOMINAL, NUMERIC, TableWithTypes
 
 __all__ = [
-    "SUPPORTED_FORMATS", "decompression_error", "detect_format", "raw_csv_header", "read_table"
+    "SUPPORTED_FORMATS",
+    "check_not_binary",
+    "decompression_error",
+    "detect_format",
+    "raw_csv_header",
+    "read_table",
 ]
 
 
@@ -213,6 +218,8 @@ def read_table(
         fmt = format
     if na_values and fmt not in ("csv", "tsv"):
         raise ValueError(f"na_values applies to CSV/TSV files only, not to {fmt} ({str(p)!r})")
+    if compression is None and fmt != "parquet":
+        check_not_binary(p, fmt)
     try:
         if fmt in ("csv", "tsv"):
             return _read_csv(
@@ -227,6 +234,29 @@ def read_table(
         if err is None:
             raise
         raise err from exc
+
+
+#: leading bytes of binary formats a text reader would otherwise tokenise into nonsense
+_MAGIC = {
+    b"PAR1": "a Parquet file",
+    b"PK\x03\x04": "a zip archive",
+    b"\x1f\x8b": "a gzip-compressed file",
+    b"\xfd7zXZ\x00": "an xz-compressed file",
+    b"\x28\xb5\x2f\xfd": "a Zstandard file",
+}
+
+
+def check_not_binary(path: Path, fmt: str) -> None:
+    """A file named as text that is binary (a Parquet file named .csv, a .csv.gz without its
+    suffix): a ``ValueError`` naming the file and what it is, not a tokenizer error."""
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    for magic, what in _MAGIC.items():
+        if head.startswith(magic):
+            raise ValueError(
+                f"{str(path)!r} is named as {fmt.upper()} but is {what}; rename it with the right "
+                "suffix (.parquet, .csv.gz, ...) or pass format="
+            )
 
 
 def decompression_error(path: str | os.PathLike, exc: BaseException) -> ValueError | None:

@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..io.tables import detect_format, raw_csv_header
+from ..io.tables import check_not_binary, detect_format, raw_csv_header
 from ..utils.dtypes import as_nominal, duplicates, is_numeric_dtype
 from ..utils.validation import check_int
 from .errors import StreamError, Where
@@ -266,8 +266,10 @@ def open_source(X: Any, chunksize: int) -> Source:
             raise FileNotFoundError(f"no such file: {str(p)!r}")
         if p.is_dir():
             raise ValueError(f"{str(p)!r} is a directory, not a data file")
-        fmt, _ = detect_format(p)
+        fmt, compression = detect_format(p)
         if fmt in ("csv", "tsv"):
+            if compression is None:
+                check_not_binary(p, fmt)
             return _CsvSource(p, "," if fmt == "csv" else "\t", chunksize)
         if fmt == "parquet":
             return _ParquetSource(p, chunksize)
