@@ -398,3 +398,21 @@ def test_a_string_in_a_numeric_column_is_named_with_its_value():
     with pytest.raises(ValueError, match=r"column 'alc' was fitted as numeric but holds 'high' "
                                          r"\(row 1\), which is not a number"):
         enc.transform(bad)
+
+
+# ====================================================================== cells no coding can hold
+def test_a_list_in_a_cell_is_refused_naming_the_column_and_row():
+    frame = pd.DataFrame({"a": ["u", "v", "u"], "b": ["x", "y", "x"]}).astype(object)
+    bad = frame.copy()
+    bad.at[2, "b"] = ["y"]
+    with pytest.raises(ValueError, match=r"column 'b', row 2: a list"):
+        TableEncoder().fit(bad, np.array([0, 1, 0]), 2)
+    enc = TableEncoder().fit(frame, np.array([0, 1, 0]), 2)
+    with pytest.raises(ValueError, match=r"column 'b', row 2: a list"):
+        enc.transform(bad)
+
+
+def test_a_complex_column_is_refused_naming_it():
+    frame = pd.DataFrame({"z": np.array([1 + 2j, 3 + 0j, 1 + 0j]), "b": ["x", "y", "x"]})
+    with pytest.raises(ValueError, match=r"column 'z' holds complex numbers"):
+        TableEncoder().fit(frame, np.array([0, 1, 0]), 2)

@@ -252,7 +252,15 @@ class TableEncoder:
         # checked (and, for an int, seeded) before any work; only drawn from when stochastic
         rng = as_generator(self.random_state) if self.discretization == "stochastic" else None
         frame, _ = as_frame(X)
-        y_codes = np.asarray(y_codes, dtype=np.int64)
+        _check_cell_types(frame)
+        try:
+            return self._fit(frame, np.asarray(y_codes, dtype=np.int64), n_classes, rng)
+        except TypeError:  # e.g. a list in a cell: name the column and the row
+            _raise_unhashable_cell(frame)
+            raise
+
+    def _fit(self, frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
+             rng: np.random.Generator | None) -> TableEncoder:
         nominal = self.nominal_mask(frame)
         codings = []
         for j, name in enumerate(frame.columns):
@@ -377,6 +385,14 @@ class TableEncoder:
                 f"X has {frame.shape[1]} columns, but the encoder was fitted with "
                 f"{len(self.codings_)}"
             )
+        _check_cell_types(frame)
+        try:
+            return self._transform(frame)
+        except TypeError:
+            _raise_unhashable_cell(frame)
+            raise
+
+    def _transform(self, frame: pd.DataFrame) -> np.ndarray:
         out = np.empty((frame.shape[0], len(self.codings_)), dtype=np.int64)
         for j, coding in enumerate(self.codings_):
             col = frame.iloc[:, j]
@@ -432,6 +448,31 @@ class TableEncoder:
         enc.codings_ = tuple(AttributeCoding.from_dict(c) for c in d["codings"])
         enc.feature_names_ = tuple(c.name for c in enc.codings_)
         return enc
+
+
+def _check_cell_types(frame: pd.DataFrame) -> None:
+    """Refuse column types no coding can represent faithfully (complex numbers)."""
+    for name in frame.columns:
+        if pd.api.types.is_complex_dtype(frame[name].dtype):
+            raise ValueError(f"column {name!r} holds complex numbers; a column must hold real "
+                             "numbers or category labels")
+
+
+def _raise_unhashable_cell(frame: pd.DataFrame) -> None:
+    """After a ``TypeError``: raise a ``ValueError`` naming the first cell that is no label (a
+    list, a dict, an array), if there is one (only then is the cost of the scan paid)."""
+    for name in frame.columns:
+        col = frame[name]
+        if col.dtype != object:
+            continue
+        for row, value in enumerate(col.to_numpy()):
+            try:
+                hash(value)
+            except TypeError:
+                raise ValueError(
+                    f"column {name!r}, row {row}: a {type(value).__name__} ({value!r:.40}) is "
+                    "neither a number nor a category label"
+                ) from None
 
 
 def _jsonable_spec(spec: Any) -> Any:
