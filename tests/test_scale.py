@@ -520,8 +520,9 @@ def test_partial_fit_first_chunk_needs_two_classes():
     one = y == y[0]
     with pytest.raises(ValueError, match="classes="):
         BayesNetClassifier().partial_fit(X[one].iloc[:20], y[one][:20])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    # accepted with classes=, but no longer silently (issue 17, item 10): the chunk fixes the
+    # coding of every column without the other classes' rows
+    with pytest.warns(UserWarning, match="first chunk holds no row of the classes"):
         BayesNetClassifier().partial_fit(X[one].iloc[:20], y[one][:20], classes=np.unique(y))
 
 
@@ -555,3 +556,16 @@ def test_streamed_fit_refuses_a_new_token_after_the_first_chunk(tmp_path):
     with pytest.raises(StreamError, match=r"chunk 3 \(rows 300-399\), row 390, column 'b': value "
                                           r"'oops' is not a number.*only \['\?'\]"):
         BayesNetClassifier().fit(path, chunksize=100)
+
+
+def test_partial_fit_warns_when_the_first_chunk_lacks_classes():
+    rng = np.random.default_rng(0)
+    n = 400
+    y = np.repeat(["a", "b"], n // 2)  # class-sorted rows
+    X = pd.DataFrame({"x": np.where(y == "a", 0.0, 3.0) + rng.normal(0, 0.5, n)})
+    clf = BayesNetClassifier("nb", m=1)
+    with pytest.warns(UserWarning, match=r"first chunk holds no row of the classes \['b'\].*'x'"):
+        clf.partial_fit(X.iloc[:100], y[:100], classes=["a", "b"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a first chunk with every class: no warning
+        BayesNetClassifier("nb", m=1).partial_fit(X.iloc[::4], y[::4])

@@ -10,6 +10,7 @@ on the same rows as :meth:`~fastpath.BayesNetClassifier.fit` on the concatenated
 from __future__ import annotations
 
 import copy
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,6 +192,27 @@ def _schema_encoder(config: FitConfig, frame: pd.DataFrame, has_names: bool, sch
     return copy.deepcopy(enc)
 
 
+def _warn_if_the_first_chunk_lacks_classes(encoder: TableEncoder, classes: np.ndarray,
+                                           y_codes: np.ndarray) -> None:
+    """The first chunk fixes every column's coding: when it lacks classes (class-sorted rows),
+    MDL finds no cut on its numeric columns and nominal values of the other classes are unseen,
+    so later chunks cannot teach the model much. Say so rather than fit a near-prior model."""
+    present = np.unique(y_codes)
+    if present.size == classes.size:
+        return
+    absent = [classes[c].item() if hasattr(classes[c], "item") else classes[c]
+              for c in range(classes.size) if c not in set(present.tolist())]
+    uncut = [c.name for c in encoder.codings_ if c.kind == "numeric" and not c.cut_points]
+    detail = f"; its numeric columns {uncut[:5]} got no cut point" if uncut else ""
+    warnings.warn(
+        f"partial_fit: the first chunk holds no row of the classes {absent[:5]}, but it fixes "
+        f"the coding of every column{detail}. Shuffle the rows, or pass "
+        "schema=declare_schema(...) (or a TableEncoder fitted on a sample) on the first call",
+        UserWarning,
+        stacklevel=4,
+    )
+
+
 def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y: Any,
                       classes: Any = None, schema: Any = None) -> PartialFit:
     """The first ``partial_fit`` call: fix the classes, the schema and the structure."""
@@ -207,6 +229,8 @@ def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y
     n_classes = class_labels.size
     y_codes = _class_codes(class_labels, y, frame.shape[0], 0)
     encoder = _schema_encoder(config, frame, has_names, schema, y_codes, n_classes)
+    if schema is None:
+        _warn_if_the_first_chunk_lacks_classes(encoder, class_labels, y_codes)
     codes = _chunk_codes(encoder, frame, 0)
     cards = encoder.cardinalities_
     learned = learn_structure(config, codes, y_codes, cards, n_classes)
