@@ -636,3 +636,16 @@ def test_a_binary_file_named_as_csv_is_refused_naming_it(tmp_path, writer, what)
         read_table(path)
     with pytest.raises(ValueError, match=rf"named\.csv.*{what}"):
         BayesNetClassifier().fit(str(path), chunksize=5)  # the streamed reader too
+
+
+def test_a_semicolon_separated_csv_read_as_one_column_warns(tmp_path):
+    path = tmp_path / "semi.csv"
+    path.write_text("a;b;class\n1;2;x\n3;4;y\n")
+    with pytest.warns(UserWarning, match=r"one column named 'a;b;class'.*';'-separated"):
+        table = read_table(path)
+    assert table.frame.shape[1] == 1
+    ok = tmp_path / "one.csv"
+    ok.write_text("only\n1\n2\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a genuine one-column file: no warning
+        read_table(ok)

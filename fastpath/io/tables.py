@@ -313,15 +313,35 @@ def _check_columns(available: Sequence[str], columns: Sequence[str] | None, path
 
 def _read_csv(path: Path, *, sep: str, columns, nrows, fmt: str, na_values) -> TableWithTypes:
     try:
-        return _read_csv_encoded(
+        table = _read_csv_encoded(
             path, sep=sep, columns=columns, nrows=nrows, fmt=fmt, encoding="utf-8",
             na_values=na_values,
         )
     except UnicodeDecodeError:
-        return _read_csv_encoded(
+        table = _read_csv_encoded(
             path, sep=sep, columns=columns, nrows=nrows, fmt=fmt, encoding="latin-1",
             na_values=na_values,
         )
+    _warn_if_another_separator(path, table, sep)
+    return table
+
+
+def _warn_if_another_separator(path: Path, table: TableWithTypes, sep: str) -> None:
+    """One column whose name holds another separator: most likely a ``;``- or tab-separated
+    file read with the wrong separator (the fit would then fail on "one column" alone)."""
+    if table.frame.shape[1] != 1:
+        return
+    name = str(table.frame.columns[0])
+    for other, label in ((";", "';'"), ("\t", "tab"), ("|", "'|'"), (",", "','")):
+        if other != sep and other in name:
+            warnings.warn(
+                f"{str(path)!r} was read as one column named {name[:60]!r}: is it "
+                f"{label}-separated? CSV files are read with ',' and .tsv files with tabs; "
+                "convert it, or read it with pandas and pass the DataFrame",
+                UserWarning,
+                stacklevel=4,
+            )
+            return
 
 
 def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding,
