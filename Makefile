@@ -1,5 +1,7 @@
 # The two commands of the README: `make demo` and `make test`.
 # Both create .venv with python3.12 when it is missing and install the project into it.
+# `make weka` (optional, as root) installs Java and Debian's Weka for the `rf-weka` baseline of
+# the experiments (docs/results.md); `make test` and `make demo` do not need it.
 
 VENV      := .venv
 PY        := $(VENV)/bin/python
@@ -9,7 +11,7 @@ EXTRAS    ?= dev,bench,ppl,dask
 PYTHON312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12 /usr/local/bin/python3.12 /usr/bin/python3.12; do \
                  if $$p -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then echo $$p; break; fi; done)
 
-.PHONY: demo test lint docs bench clean install
+.PHONY: demo test lint docs bench clean install weka
 
 $(PY):
 	@if [ -z "$(PYTHON312)" ]; then echo "error: python3.12 not found; install Python 3.12 or set PYTHON312=/path/to/python3.12" >&2; exit 1; fi
@@ -33,6 +35,10 @@ lint: $(STAMP)
 
 docs: $(STAMP)
 	$(VENV)/bin/mkdocs build --strict
+
+# Weka 3.6 and a Java runtime from Debian (jar: /usr/share/java/weka.jar)
+weka:
+	apt-get update && apt-get install -y weka
 
 clean:
 	rm -rf $(VENV) site .pytest_cache .ruff_cache

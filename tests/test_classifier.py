@@ -325,3 +325,97 @@ def test_predict_log_proba_is_finite_where_the_posterior_underflows():
     np.testing.assert_allclose(log_proba, joint - logsumexp(joint, axis=1, keepdims=True),
                                rtol=1e-12)
     np.testing.assert_allclose(np.exp(log_proba), proba, rtol=1e-12, atol=0)
+
+
+# ---------------------------------------------------------------------- issue 15: m_backoff
+def _zero_count_data():
+    # "b" = "a" when y = 0: the cells (y=0, a=x, b!=x) ... are zero joint counts
+    rng = np.random.default_rng(5)
+    a = rng.choice(["x", "y", "z"], 400)
+    y = rng.integers(0, 2, 400)
+    b = np.where(y == 0, a, rng.choice(["x", "y", "z"], 400))
+    return pd.DataFrame({"a": a, "b": b}), y
+
+
+@pytest.mark.parametrize("bad", ["literal", "", None, 1])
+def test_m_backoff_is_checked_naming_it(small, bad):
+    X, y = small
+    with pytest.raises(ValueError, match=r"^m_backoff must be one of \('path', 'value'\)"):
+        BayesNetClassifier(m_backoff=bad).fit(X, y)
+
+
+def test_m_backoff_value_reaches_the_tables_and_the_m_choice():
+    from fastpath.estimate.mestimate import m_estimate_table
+
+    X, y = _zero_count_data()
+    path = BayesNetClassifier("tan", random_state=0).fit(X, y)
+    value = BayesNetClassifier("tan", m_backoff="value", random_state=0).fit(X, y)
+    assert path.get_params()["m_backoff"] == "path"
+    for tree, table in zip(value.trees_, value.probability_tables_, strict=True):
+        np.testing.assert_array_equal(table, m_estimate_table(tree, value.m_, "value"))
+    for tree, table in zip(path.trees_, path.probability_tables_, strict=True):
+        np.testing.assert_array_equal(table, m_estimate_table(tree, path.m_, "path"))
+    # the holdout scored every candidate m with the value back-off
+    assert value.m_scores_ != path.m_scores_
+    assert not np.array_equal(value.predict_proba(X), path.predict_proba(X))
+    np.testing.assert_allclose(value.predict_proba(X).sum(axis=1), 1.0)
+
+
+def test_m_backoff_survives_save_and_load(tmp_path):
+    X, y = _zero_count_data()
+    clf = BayesNetClassifier("kdb", k=1, m_backoff="value", random_state=0).fit(X, y)
+    clf.save(tmp_path / "value.npz")
+    loaded = BayesNetClassifier.load(tmp_path / "value.npz")
+    assert loaded.get_params() == clf.get_params()
+    assert loaded.m_backoff == "value"
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+
+
+def test_a_model_file_without_m_backoff_loads_as_path(tmp_path):
+    import json
+
+    X, y = _zero_count_data()
+    clf = BayesNetClassifier("nb", random_state=0).fit(X, y)
+    clf.save(tmp_path / "new.npz")
+    with np.load(tmp_path / "new.npz", allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    meta = json.loads(bytes(arrays["meta"]).decode("utf-8"))
+    del meta["params"]["m_backoff"]  # a file written before the parameter existed
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
+    np.savez(tmp_path / "old.npz", **arrays)
+    loaded = BayesNetClassifier.load(tmp_path / "old.npz")
+    assert loaded.m_backoff == "path"
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+
+
+def test_m_backoff_out_of_core(tmp_path):
+    X, y = _zero_count_data()
+    path = tmp_path / "zeros.csv"
+    X.assign(target=y).to_csv(path, index=False)
+    # a fixed m: the streamed fit estimates its tables with the value back-off
+    memory = BayesNetClassifier("tan", m=0.2, m_backoff="value").fit(X, y)
+    streamed = BayesNetClassifier("tan", m=0.2, m_backoff="value").fit(path, "target")
+    np.testing.assert_allclose(streamed.predict_proba(X), memory.predict_proba(X), rtol=1e-12)
+    # m = "auto": the out-of-core m choice scores the candidates with the same back-off
+    auto = BayesNetClassifier("tan", m_backoff="value", random_state=1).fit(X, y)
+    streamed = BayesNetClassifier("tan", m_backoff="value", random_state=1).fit(path, "target")
+    assert streamed.m_scores_ == auto.m_scores_ and streamed.m_ == auto.m_
+    np.testing.assert_allclose(streamed.predict_proba(X), auto.predict_proba(X), rtol=1e-12)
+    path_rule = BayesNetClassifier("tan", random_state=1).fit(path, "target")
+    assert path_rule.m_scores_ != streamed.m_scores_
+
+
+def test_eskdb_passes_m_backoff_to_its_members(tmp_path):
+    from fastpath import ESKDBClassifier
+    from fastpath.estimate.mestimate import m_estimate_table
+
+    X, y = _zero_count_data()
+    ens = ESKDBClassifier(n_estimators=2, k=1, estimator="m", m_backoff="value",
+                          random_state=0).fit(X, y)
+    for member in ens.members_:
+        for tree, table in zip(member.trees, member.probability_tables, strict=True):
+            np.testing.assert_array_equal(table, m_estimate_table(tree, member.m, "value"))
+    ens.save(tmp_path / "ens.npz")
+    assert ESKDBClassifier.load(tmp_path / "ens.npz").m_backoff == "value"
+    with pytest.raises(ValueError, match=r"^m_backoff"):
+        ESKDBClassifier(estimator="m", m_backoff="values").fit(X, y)

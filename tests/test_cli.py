@@ -341,3 +341,29 @@ def test_eskdb_is_refused_out_of_core(credit_csv, tmp_path, capsys):
                    "--model", str(tmp_path / "x.npz")])
     assert status == 2
     assert "in memory only" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- issue 15: --m-backoff
+def test_m_backoff_flag_reaches_fit_and_evaluate(credit_csv, tmp_path, capsys):
+    model = tmp_path / "value.npz"
+    assert main(["fit", str(credit_csv), "--structure", "tan", "--m-backoff", "value",
+                 "--model", str(model), "--seed", "1", "--quiet"]) == 0
+    loaded = BayesNetClassifier.load(model)
+    assert loaded.get_params()["m_backoff"] == "value"
+    frame = pd.read_csv(credit_csv)
+    clf = BayesNetClassifier(structure="tan", m_backoff="value", random_state=1).fit(
+        frame.drop(columns="class"), frame["class"]
+    )
+    np.testing.assert_allclose(loaded.predict_proba(frame.drop(columns="class")),
+                               clf.predict_proba(frame.drop(columns="class")))
+    default = tmp_path / "path.npz"
+    assert main(["fit", str(credit_csv), "--structure", "nb", "--model", str(default),
+                 "--quiet"]) == 0
+    assert BayesNetClassifier.load(default).get_params()["m_backoff"] == "path"
+    assert main(["evaluate", str(credit_csv), "--structure", "nb", "--m-backoff", "value",
+                 "--folds", "2", "--json"]) == 0
+    assert 0 <= json.loads(capsys.readouterr().out)["rmse"]["mean"] <= 1
+    with pytest.raises(SystemExit) as exc:
+        main(["evaluate", str(credit_csv), "--m-backoff", "literal"])
+    assert exc.value.code == 2
+    assert "--m-backoff" in capsys.readouterr().err

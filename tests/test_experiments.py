@@ -381,3 +381,39 @@ def test_typing_from_a_manifest(tmp_path):
     assert isinstance(X["count"].dtype, pd.CategoricalDtype)
     with pytest.raises(ValueError, match="typing"):
         RunSettings(typing="guess")
+
+
+def test_value_backoff_classifier_names():
+    from validation.experiments.classifiers import make_classifier
+
+    s = parse_classifier("KDB3-mv")
+    assert (s.family, s.structure, s.k, s.estimator, s.m_backoff) == (
+        "bnc", "kdb", 3, "m", "value")
+    assert s.label == "kDB-3-m (value back-off)"
+    assert s.cache_tag(500) == "kdb3-mv"
+    assert parse_classifier("tan-mv").label == "TAN-m (value back-off)"
+    assert parse_classifier("skdb5-mv").label == "SkDB-5-m (value back-off)"
+    assert parse_classifier("nb-mv").k == 0
+    assert parse_classifier("kdb3-m").m_backoff == "path"
+    assert parse_classifier("kdb3-hdp").m_backoff == "path"
+    model = make_classifier(parse_classifier("skdb5-mv"), seed=2)
+    assert isinstance(model, BayesNetClassifier)
+    assert (model.structure, model.k, model.estimator, model.m_backoff) == ("skdb", 5, "m",
+                                                                           "value")
+    assert make_classifier(parse_classifier("kdb3-m")).m_backoff == "path"
+    for bad in ("kdb3-mvv", "tan-hdpv", "eskdb-mv"):
+        with pytest.raises(ValueError, match="unknown classifier"):
+            parse_classifier(bad)
+
+
+def test_weka_forest_name_and_skip_note_without_weka(monkeypatch, capsys):
+    from validation.experiments.classifiers import make_classifier
+    from validation.experiments.cli import _available
+    from validation.experiments.weka import WekaForest
+
+    spec = parse_classifier("RF-Weka")
+    assert (spec.family, spec.label) == ("rf-weka", "RF (Weka)")
+    assert isinstance(make_classifier(spec, seed=3), WekaForest)
+    monkeypatch.setenv("HDPBN_WEKA_JAR", "/nope/weka.jar")
+    assert _available(["nb-m", "rf-weka"]) == ["nb-m"]
+    assert "rf-weka skipped" in capsys.readouterr().err

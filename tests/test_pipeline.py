@@ -5,7 +5,8 @@ in-memory driver.
 * ``plan_m``: a fixed m, ``m = 1`` when too few rows to hold any out, none for HDP, and the
   holdout key as the first draw of the fit's generator (which is not touched otherwise).
 * ``choose_m`` picks the lowest holdout RMSE, ties to the smaller m; one candidate's RMSE is
-  recomputed by hand (m-estimates from the counts, posterior by enumeration).
+  recomputed by hand (m-estimates from the counts, posterior by enumeration), with the path and
+  with the value back-off.
 * ``tree_specs`` branch on the class, then on the structure's parents by decreasing CMI.
 * ``fit_in_memory`` is what ``BayesNetClassifier.fit`` assigns; the in-memory, streaming and
   ``partial_fit`` drivers give identical counts and tables on nominal data.
@@ -55,6 +56,8 @@ def _params(**changes):
         ({"estimator": "hdp", "n_iter": 0}, "n_iter"),
         ({"estimator": "hdp", "tying": "levels"}, "tying"),
         ({"estimator": "hdp", "alpha0": -1.0}, "alpha0"),
+        ({"m_backoff": "literal"}, "m_backoff"),
+        ({"m_backoff": None}, "m_backoff"),
     ],
 )
 def test_from_params_refuses_bad_values_naming_the_parameter(changes, name):
@@ -72,6 +75,11 @@ def test_from_params_accepts_good_values_and_keeps_them():
     hdp = FitConfig.from_params(_params(estimator="hdp", n_iter=50))
     assert hdp.hdp.n_iter == 50 and not hdp.auto_m
     assert FitConfig.from_params(_params()).auto_m
+    assert FitConfig.from_params(_params()).m_backoff == "path"
+    assert FitConfig.from_params(_params(m_backoff="value")).m_backoff == "value"
+    without = _params()
+    del without["m_backoff"]  # parameters from before m_backoff existed
+    assert FitConfig.from_params(without).m_backoff == "path"
 
 
 # ====================================================================== plan_m
@@ -118,8 +126,9 @@ def _node_index(tree):
     return {tuple(int(v) for v in paths[i, : depth[i]]): i for i in range(tree.n_nodes)}
 
 
-def _m_table_by_hand(tree, m):
-    """(count + m/K) / (total + m) at every node; 1/K where a value is never counted."""
+def _m_table_by_hand(tree, m, backoff="path"):
+    """(count + m/K) / (total + m) at every node; 1/K where a value is never counted; with
+    ``backoff="value"`` a zero count takes the deepest ancestor's with a non-zero count."""
     counts = tree.counts.astype(float)
     k = tree.n_values
     out = np.empty_like(counts)
@@ -132,11 +141,19 @@ def _m_table_by_hand(tree, m):
                 out[i, v] = 1 / k
             else:
                 out[i, v] = (counts[i, v] + m / k) / (total + m)
+    if backoff == "value":
+        own = out.copy()
+        for i in range(tree.n_nodes):
+            for v in range(k):
+                a = i
+                while counts[a, v] == 0 and a > 0:
+                    a = int(tree.parent[a])
+                out[i, v] = own[a, v]
     return out
 
 
-def _rmse_by_hand(specs, trees, m, codes, y):
-    tables = [_m_table_by_hand(t, m) for t in trees]
+def _rmse_by_hand(specs, trees, m, codes, y, backoff="path"):
+    tables = [_m_table_by_hand(t, m, backoff) for t in trees]
     index = [_node_index(t) for t in trees]
     n_classes = specs[0].n_values
     sq = []
@@ -182,6 +199,29 @@ def test_choose_m_takes_the_lowest_holdout_rmse(tictactoe, structure):
     for candidate in (0.2, 5.0):
         by_hand = _rmse_by_hand(specs, trees, candidate, enc_codes[hold], y[hold])
         assert scores[candidate] == pytest.approx(by_hand, rel=1e-9)
+
+
+def test_choose_m_scores_with_the_value_backoff(tictactoe):
+    X, classes, y = tictactoe
+    config = FitConfig.from_params(_params(structure="kdb", k=2, m_backoff="value"))
+    enc_codes = np.column_stack([pd.factorize(X[c], sort=True)[0] for c in X.columns])
+    cards = tuple(int(v) for v in enc_codes.max(axis=0) + 1)
+    learned = stages.learn_structure(config, enc_codes, y, cards, classes.size)
+    specs = tree_specs(learned.structure, cards, classes.size, learned.attributes)
+    hold = holdout_rows(len(y), 95, key=12345)
+    train = np.setdiff1d(np.arange(len(y)), hold)
+    counts = CountAccumulator(specs).update(enc_codes[train], y[train])
+    m, scores = choose_m(specs, counts, enc_codes[hold], y[hold], backoff=config.m_backoff)
+    _, path_scores = choose_m(specs, counts, enc_codes[hold], y[hold])
+    assert m == min(M_GRID, key=lambda c: (scores[c], c))
+    assert scores != path_scores
+    trees = [counts.tree(i) for i in range(len(specs))]
+    for candidate in (0.0, 1.0):
+        by_hand = _rmse_by_hand(specs, trees, candidate, enc_codes[hold], y[hold], "value")
+        assert scores[candidate] == pytest.approx(by_hand, rel=1e-9)
+    tables = stages.estimate_tables(config, trees, 1.0).tables
+    for tree, table in zip(trees, tables, strict=True):
+        np.testing.assert_allclose(table, _m_table_by_hand(tree, 1.0, "value"), rtol=1e-12)
 
 
 @pytest.mark.parametrize("grid", [M_GRID, tuple(reversed(M_GRID))])

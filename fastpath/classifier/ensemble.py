@@ -44,8 +44,9 @@ class ESKDBClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         Each member cuts numeric columns with its own stochastic MDL
         (:func:`~fastpath.encode.stochastic_mdl_cut_points`); ``False``: every member uses
         Weka's MDL cut points.
-    m, categorical_features
-        As for :class:`~fastpath.BayesNetClassifier` (``m`` is chosen per member).
+    m, m_backoff, categorical_features
+        As for :class:`~fastpath.BayesNetClassifier` (``m`` is chosen per member, with the
+        back-off ``m_backoff`` the members' m-estimates use).
     n_iter, burn_in, tying, update, root, n_chains, concentration_shape, concentration_rate, \
 concentration_every, alpha0, overrelax
         The HDP sampler's options (:class:`~fastpath.estimate.HDPOptions`); ``n_iter=1000`` as
@@ -80,6 +81,7 @@ concentration_every, alpha0, overrelax
         *,
         stochastic_discretization: bool = True,
         m: float | str = "auto",
+        m_backoff: str = "path",
         categorical_features: Any = "auto",
         n_iter: int = 1000,
         burn_in: int | None = None,
@@ -100,6 +102,7 @@ concentration_every, alpha0, overrelax
         self.estimator = estimator
         self.stochastic_discretization = stochastic_discretization
         self.m = m
+        self.m_backoff = m_backoff
         self.categorical_features = categorical_features
         self.n_iter = n_iter
         self.burn_in = burn_in

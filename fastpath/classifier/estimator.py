@@ -37,6 +37,7 @@ __all__ = ["STRUCTURES", "BayesNetClassifier", "NotFittedError"]
 _PRIVATE_STATE = ("_packed", "_partial_state")
 
 
+
 class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
     """Bayesian network classifier with m-estimates or HDP estimates of its tables.
 
@@ -57,6 +58,17 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         holdout of ``min(N/10, 5000)`` training rows, then refits on all rows (paper). The
         holdout is the rows with the smallest seeded hash of their index
         (:func:`fastpath.scale.passes.holdout_rows`), so streaming fits hold out the same rows.
+    m_backoff : {"path", "value"}, default="path"
+        When an m-estimate backs off (:func:`fastpath.estimate.m_estimate_table`). ``"path"``:
+        a query whose conditioning path was never seen is answered at the deepest node of the
+        path that exists, where every value gets that node's m-estimate. ``"value"``: the rule
+        the paper printed, read literally ("if count(x4, x0, x3) is equal to zero, then
+        p(x4 | x0) is considered instead of p(x4 | x0, x3)"): in addition, a value whose joint
+        count with the node's path is zero takes the m-estimate of the deepest ancestor where
+        its count is non-zero, and rows are not renormalised. ``"path"`` keeps the informative
+        zeros of deterministic data (a stronger baseline). With ``m="auto"`` the candidates are
+        scored with the same rule. ``"value"`` with ``m="auto"`` is in-memory only for now:
+        streamed, Dask and ``partial_fit`` fits refuse it (give a number as ``m``).
     categorical_features : "auto", list of names/indices or boolean mask, default="auto"
         Nominal columns; the others are discretised with MDL. ``"auto"``: non-numeric dtypes
         (a text column that is at least 95 % numbers is numeric, its other values missing, with
@@ -117,6 +129,7 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         estimator: str = "m",
         *,
         m: float | str = "auto",
+        m_backoff: str = "path",
         categorical_features: Any = "auto",
         n_iter: int = 5000,
         burn_in: int | None = None,
@@ -136,6 +149,7 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         self.k = k
         self.estimator = estimator
         self.m = m
+        self.m_backoff = m_backoff
         self.categorical_features = categorical_features
         self.n_iter = n_iter
         self.burn_in = burn_in

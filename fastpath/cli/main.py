@@ -90,6 +90,11 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help="m-estimates with back-off, or HDP estimates (default: m)")
     g.add_argument("--m", default="auto",
                    help="m-estimate mass, or 'auto' to choose it on a holdout (default: auto)")
+    g.add_argument("--m-backoff", default="path", choices=["path", "value"],
+                   help="when an m-estimate backs off: 'path', a context never seen uses its "
+                   "deepest seen ancestor; 'value', the paper's literal rule, a value whose "
+                   "joint count with the context is zero uses the deepest ancestor where it "
+                   "is non-zero, rows not renormalised (default: path)")
     g.add_argument("--categorical", default=None,
                    help="comma-separated columns to treat as nominal even if numeric")
     h = p.add_argument_group("HDP sampler (--estimator hdp)")
@@ -137,6 +142,7 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None):
     common: dict[str, Any] = dict(
         estimator=args.estimator,
         m=m,
+        m_backoff=args.m_backoff,
         categorical_features=categorical,
         n_iter=args.iterations,
         burn_in=args.burn_in,

@@ -10,9 +10,12 @@ from typing import Any
 import numpy as np
 
 from ..estimate.hdp.options import HDPOptions
+from ..estimate.mestimate import M_BACKOFFS
 from ..utils.validation import as_generator, check_int, n_threads
 
-__all__ = ["ESTIMATORS", "HDP_PARAMETERS", "STRUCTURES", "FitConfig", "hdp_options"]
+__all__ = [
+    "ESTIMATORS", "HDP_PARAMETERS", "M_BACKOFFS", "STRUCTURES", "FitConfig", "hdp_options",
+]
 
 STRUCTURES: tuple[str, ...] = ("nb", "tan", "kdb", "skdb")
 ESTIMATORS: tuple[str, ...] = ("m", "hdp")
@@ -33,7 +36,9 @@ class FitConfig:
     """The checked parameters of a fit, shared by every driver.
 
     Build it with :meth:`from_params` from ``BayesNetClassifier.get_params()``; every bad value
-    raises ``ValueError`` naming the parameter before any data is read.
+    raises ``ValueError`` naming the parameter before any data is read. ``m_backoff`` (the
+    m-estimates' back-off rule, :func:`fastpath.estimate.m_estimate_table`) defaults to
+    ``"path"`` when ``params`` lacks it.
     """
 
     structure: str
@@ -44,6 +49,7 @@ class FitConfig:
     hdp: HDPOptions | None
     n_jobs: Any
     random_state: Any
+    m_backoff: str = "path"
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> FitConfig:
@@ -58,6 +64,9 @@ class FitConfig:
                 np.isfinite(m) and m >= 0
             ):
                 raise ValueError(f"m must be 'auto' or a non-negative number, got {m!r}")
+        m_backoff = params.get("m_backoff", "path")
+        if not (isinstance(m_backoff, str) and m_backoff in M_BACKOFFS):
+            raise ValueError(f"m_backoff must be one of {M_BACKOFFS}, got {m_backoff!r}")
         n_threads(params["n_jobs"])  # checks n_jobs
         seed = params["random_state"]
         if not isinstance(seed, np.random.Generator | np.random.RandomState):
@@ -71,6 +80,7 @@ class FitConfig:
             hdp=hdp_options(params) if estimator == "hdp" else None,
             n_jobs=params["n_jobs"],
             random_state=seed,
+            m_backoff=m_backoff,
         )
 
     @property

@@ -133,7 +133,8 @@ def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
             train = np.ones(codes.shape[0], dtype=bool)
             train[hold] = False
             train_counts = CountAccumulator(specs).update(codes[train], y_codes[train])
-            m, scores = choose_m(specs, train_counts, codes[hold], y_codes[hold])
+            m, scores = choose_m(specs, train_counts, codes[hold], y_codes[hold],
+                                 backoff=config.m_backoff)
         trees = name_trees(CountAccumulator(specs).update(codes, y_codes), specs,
                            encoder.feature_names_)
         members.append(Member(encoder, learned.structure.order, learned.selection, specs,

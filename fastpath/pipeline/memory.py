@@ -34,7 +34,8 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
         train = np.ones(codes.shape[0], dtype=bool)
         train[hold] = False
         train_counts = CountAccumulator(specs).update(codes[train], y_codes[train])
-        m, scores = choose_m(specs, train_counts, codes[hold], y_codes[hold])
+        m, scores = choose_m(specs, train_counts, codes[hold], y_codes[hold],
+                             backoff=config.m_backoff)
     counts = CountAccumulator(specs).update(codes, y_codes)
     trees = name_trees(counts, specs, encoder.feature_names_)
     estimated = estimate_tables(config, trees, m, stacklevel=stacklevel + 1)

@@ -148,14 +148,17 @@ def plan_m(config: FitConfig, n_rows: int, rng: np.random.Generator) -> MPlan:
 
 
 def choose_m(specs: Sequence[TreeSpec], train_counts: TreeSource, hold_codes: np.ndarray,
-             hold_y: np.ndarray) -> tuple[float, dict[float, float]]:
+             hold_y: np.ndarray, *, backoff: str = "path") -> tuple[float, dict[float, float]]:
     """The m of :data:`M_GRID` whose tables, counted on the training rows, give the lowest RMSE
-    on the held-out rows (ties to the smaller m), and every candidate's RMSE."""
+    on the held-out rows (ties to the smaller m), and every candidate's RMSE.
+
+    ``backoff`` is the m-estimates' back-off rule (:func:`~fastpath.estimate.m_estimate_table`):
+    pass the fit's ``config.m_backoff``, so that candidates are scored as they will be used."""
     trees = [train_counts.tree(i) for i in range(len(specs))]
     rows = np.arange(hold_y.size)
     scores = {}
     for m in M_GRID:
-        packed = pack(specs, trees, [m_estimate_table(t, m) for t in trees])
+        packed = pack(specs, trees, [m_estimate_table(t, m, backoff) for t in trees])
         proba = posterior_from_joint(joint_log_likelihood(packed, hold_codes))
         scores[m] = float(np.sqrt(np.mean((1.0 - proba[rows, hold_y]) ** 2)))
     return min(scores, key=lambda m: (scores[m], m)), scores
@@ -174,14 +177,15 @@ class EstimatedTables:
 def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | None, *,
                     tree_names: Sequence[str] | None = None,
                     stacklevel: int = 2) -> EstimatedTables:
-    """m-estimates with the chosen ``m``, or HDP estimates with ``config.hdp``.
+    """m-estimates with the chosen ``m`` (and ``config.m_backoff``), or HDP estimates with
+    ``config.hdp``.
 
     HDP fits with ``n_chains >= 2`` warn (:class:`~fastpath.estimate.diagnostics.
     UnconvergedWarning`, ``stacklevel`` frames above the caller) when a tree looks unconverged;
     ``tree_names`` name the trees in the diagnostics (default: ``P(child | parents)``).
     """
     if config.estimator == "m":
-        tables = [m_estimate_table(t, m) for t in trees]
+        tables = [m_estimate_table(t, m, config.m_backoff) for t in trees]
         results = diagnostics = None
     else:
         results = estimate_trees(trees, config.hdp, seed=seed_int(config.random_state),

@@ -128,7 +128,8 @@ class PartialFit:
         if plan.needs_holdout:
             # the holdout of the reservoir's hashes (drawn with the first call's key)
             train, hold_codes, hold_y = self.state.split(plan.n_hold)
-            m, scores = choose_m(self.specs, train, hold_codes, hold_y)
+            m, scores = choose_m(self.specs, train, hold_codes, hold_y,
+                                 backoff=self.config.m_backoff)
         trees = name_trees(self.state.counts(), self.specs, self.encoder.feature_names_)
         estimated = estimate_tables(self.config, trees, m, stacklevel=stacklevel + 1)
         self.state.stale = False

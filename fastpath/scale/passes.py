@@ -226,7 +226,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
 
     m, scores = plan.m, plan.scores
     if plan.needs_holdout:
-        m, scores = choose_m(specs, train, hold_codes, hold_y)
+        m, scores = choose_m(specs, train, hold_codes, hold_y, backoff=config.m_backoff)
     trees = name_trees(full, specs, encoder.feature_names_)
     estimated = estimate_tables(config, trees, m, stacklevel=stacklevel + 1)
     return FittedModel(

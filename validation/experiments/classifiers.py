@@ -6,6 +6,11 @@ Names
     ``<structure>-<estimator>``: structure ``nb``, ``tan``, ``kdb<K>`` (K >= 0) or ``skdb<K>``
     (selective kDB searching k* <= K); estimator ``m`` (m-estimates with back-off, m chosen on a
     holdout, paper section "Experimental design and setting") or ``hdp``.
+``nb-mv``, ``tan-mv``, ``kdb3-mv``, ``skdb5-mv``, ...
+    ``<structure>-mv``: m-estimates with the paper's literal back-off (``m_backoff="value"``: a
+    value whose joint count with its context is zero takes the estimate of the deepest ancestor
+    where it is non-zero, rows not renormalised); ``-m`` backs off on the context's count
+    (``m_backoff="path"``, :func:`fastpath.estimate.m_estimate_table`).
 ``rf``
     scikit-learn random forest with the paper's (Weka default) settings: 100 trees,
     ``max_features = int(log2(n_attributes) + 1)``, no minimum leaf size (``min_samples_leaf=1``,
@@ -22,6 +27,11 @@ Names
     ``eskdb[E][-mdl]-<estimator>``: the ensemble of ``E`` (default 20) selective kDB-5 members
     (:class:`fastpath.ESKDBClassifier`, Zhang, Petitjean & Buntine 2020), each with its own
     stochastic MDL discretisation, or with Weka's MDL for every member (``-mdl``).
+``rf-weka``
+    Weka's RandomForest as the paper ran it (``-I 100 -K 0``, Debian's ``weka`` package; ``make
+    weka``) on the same MDL codes written as ARFF with every attribute nominal, so that a split on
+    an attribute is multi-way (:mod:`validation.experiments.weka`). Skipped with the reason when
+    Java or Weka is missing.
 ``rf-raw``
     The same forest on the *raw* columns, what a practitioner runs: numeric columns as they are
     (missing values left to scikit-learn's forest), nominal columns one-hot with a missing value
@@ -50,6 +60,8 @@ from fastpath.classifier.ensemble import ESKDBClassifier
 from fastpath.classifier.estimator import BayesNetClassifier
 from fastpath.encode.encoder import TableEncoder, as_frame
 
+from .weka import WekaForest
+
 __all__ = [
     "DEFAULT_CLASSIFIERS",
     "QUICK_CLASSIFIERS",
@@ -72,7 +84,7 @@ DEFAULT_CLASSIFIERS: tuple[str, ...] = (
 #: ``--quick``: a handful, enough to exercise every code path
 QUICK_CLASSIFIERS: tuple[str, ...] = ("nb-m", "tan-m", "kdb3-m", "kdb3-hdp", "skdb3-m", "rf")
 
-_NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(m|hdp)$")
+_NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mv|m|hdp)$")
 _ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl)?-(m|hdp)$")
 #: ESKDB's members' K and default number of members (the authors' settings)
 ESKDB_K = 5
@@ -84,12 +96,13 @@ class ClassifierSpec:
     """A parsed classifier name."""
 
     name: str
-    family: str  # "bnc", "eskdb", "rf", "rf-onehot", "rf-raw" or "xgboost"
+    family: str  # "bnc", "eskdb", "rf", "rf-onehot", "rf-raw", "rf-weka" or "xgboost"
     structure: str | None = None  # "nb", "tan", "kdb", "skdb"
     k: int = 0
     estimator: str | None = None  # "m" or "hdp"
     n_members: int = 0  # eskdb
     stochastic: bool = True  # eskdb: stochastic MDL per member
+    m_backoff: str = "path"  # bnc with m-estimates: "path" (-m) or "value" (-mv)
 
     def cache_tag(self, iterations: int) -> str:
         """Directory name of this classifier's cached cells (HDP tags carry the iterations)."""
@@ -104,6 +117,8 @@ class ClassifierSpec:
             return "RF (one-hot)"
         if self.family == "rf-raw":
             return "RF (raw columns)"
+        if self.family == "rf-weka":
+            return "RF (Weka)"
         if self.family == "eskdb":
             det = "" if self.stochastic else " (MDL)"
             return f"ESKDB-{self.n_members}{det}-{'HDP' if self.estimator == 'hdp' else 'm'}"
@@ -112,16 +127,18 @@ class ClassifierSpec:
         base = {"nb": "NB", "tan": "TAN"}.get(self.structure or "")
         if base is None:
             base = f"{'SkDB' if self.structure == 'skdb' else 'kDB'}-{self.k}"
-        return f"{base}-{'HDP' if self.estimator == 'hdp' else 'm'}"
+        if self.estimator == "hdp":
+            return f"{base}-HDP"
+        return f"{base}-m (value back-off)" if self.m_backoff == "value" else f"{base}-m"
 
 
 def parse_classifier(name: str) -> ClassifierSpec:
-    """Parse ``nb-m``, ``kdb5-hdp``, ``skdb5-m``, ``eskdb-hdp``, ``rf``, ``rf-raw``, ``xgboost``
-    (case-insensitive)."""
+    """Parse ``nb-m``, ``kdb5-hdp``, ``skdb5-m``, ``kdb3-mv``, ``eskdb-hdp``, ``rf``, ``rf-raw``,
+    ``xgboost`` (case-insensitive)."""
     if not isinstance(name, str):
         raise TypeError(f"a classifier name must be a string, got {name!r}")
     key = name.strip().lower()
-    if key in ("rf", "rf-onehot", "rf-raw", "xgboost"):
+    if key in ("rf", "rf-onehot", "rf-raw", "rf-weka", "xgboost"):
         return ClassifierSpec(name=key, family=key)
     ensemble = _ENSEMBLE.match(key)
     if ensemble is not None:
@@ -134,15 +151,20 @@ def parse_classifier(name: str) -> ClassifierSpec:
     if match is None:
         raise ValueError(
             f"unknown classifier {name!r}: expected <structure>-<estimator> with structure "
-            "nb, tan, kdb<K> or skdb<K> and estimator m or hdp (e.g. kdb3-hdp), "
-            "eskdb[E][-mdl]-<estimator>, or rf, rf-onehot, rf-raw, xgboost"
+            "nb, tan, kdb<K> or skdb<K> and estimator m, mv (m-estimates with the value "
+            "back-off) or hdp (e.g. kdb3-hdp), "
+            "eskdb[E][-mdl]-<estimator>, or rf, rf-onehot, rf-raw, rf-weka, xgboost"
         )
     head, kdb_k, skdb_k, estimator = match.groups()
+    backoff = "value" if estimator == "mv" else "path"
+    estimator = "m" if estimator == "mv" else estimator
     if kdb_k is not None:
-        return ClassifierSpec(key, "bnc", "kdb", int(kdb_k), estimator)
-    if skdb_k is not None:
-        return ClassifierSpec(key, "bnc", "skdb", int(skdb_k), estimator)
-    return ClassifierSpec(key, "bnc", head, 1 if head == "tan" else 0, estimator)
+        structure, k = "kdb", int(kdb_k)
+    elif skdb_k is not None:
+        structure, k = "skdb", int(skdb_k)
+    else:
+        structure, k = head, 1 if head == "tan" else 0
+    return ClassifierSpec(key, "bnc", structure, k, estimator, m_backoff=backoff)
 
 
 class DiscretisedBaseline:
@@ -285,6 +307,8 @@ def make_classifier(
         )
     if spec.family == "rf-raw":
         return RawForest(categorical_features=categorical_features, seed=seed, n_jobs=n_jobs)
+    if spec.family == "rf-weka":
+        return WekaForest(categorical_features=categorical_features, seed=seed, n_jobs=n_jobs)
     if spec.family == "eskdb":
         return ESKDBClassifier(
             n_estimators=spec.n_members, k=spec.k, estimator=spec.estimator,
@@ -298,6 +322,8 @@ def make_classifier(
     )
     if spec.estimator == "hdp":
         kwargs.update(n_iter=iterations, n_jobs=n_jobs)
+    else:
+        kwargs.update(m_backoff=spec.m_backoff)
     return BayesNetClassifier(structure=spec.structure, k=spec.k, **kwargs)
 
 

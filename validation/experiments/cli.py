@@ -50,6 +50,7 @@ from .runner import (
     run_cells,
     settings_dict,
 )
+from .weka import weka_available
 
 __all__ = ["main", "quick_checks", "write_report"]
 
@@ -67,12 +68,18 @@ def _classifier_list(text: str | None, default: Sequence[str]) -> list[str]:
 
 
 def _available(names: list[str]) -> list[str]:
-    """Drop baselines whose library is not installed (with a note on stderr).
+    """Drop baselines whose library or program is not installed (with a note on stderr).
 
-    Only XGBoost is optional; scikit-learn (the random forests) is a core dependency.
+    XGBoost and Weka (``rf-weka``: Java and Debian's ``weka``) are optional; scikit-learn (the
+    other random forests) is a core dependency.
     """
     out = []
     for n in names:
+        if n == "rf-weka":
+            reason = weka_available()
+            if reason is not None:
+                print(f"note: rf-weka skipped ({reason})", file=sys.stderr)
+                continue
         module = {"xgboost": "xgboost"}.get(n)
         if module is not None:
             try:
