@@ -39,13 +39,11 @@ from ..structure.scores import mutual_information
 from ..structure.selective import SelectedStructure, select_skdb
 from ..utils.validation import as_generator, seed_int
 from .config import FitConfig
-from .holdout import holdout_rows
 from .stages import (
-    choose_m,
+    choose_m_from_codes,
     estimate_tables,
     name_trees,
     pack,
-    plan_m,
     selected,
     tree_specs,
 )
@@ -126,15 +124,9 @@ def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
         learned = selected(select_skdb(codes, y_codes, cards, n_classes, config.k, order=order))
         specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
         # member 0 holds out the rows a single selective kDB holds out (same generator)
-        plan = plan_m(config, codes.shape[0], as_generator(config.random_state) if e == 0 else rng)
-        m, scores = plan.m, plan.scores
-        if plan.needs_holdout:
-            hold = holdout_rows(codes.shape[0], plan.n_hold, plan.key)
-            train = np.ones(codes.shape[0], dtype=bool)
-            train[hold] = False
-            train_counts = CountAccumulator(specs).update(codes[train], y_codes[train])
-            m, scores = choose_m(specs, train_counts, codes[hold], y_codes[hold],
-                                 backoff=config.m_backoff)
+        m, scores = choose_m_from_codes(
+            config, specs, codes, y_codes, as_generator(config.random_state) if e == 0 else rng
+        )
         trees = name_trees(CountAccumulator(specs).update(codes, y_codes), specs,
                            encoder.feature_names_)
         members.append(Member(encoder, learned.structure.order, learned.selection, specs,

@@ -10,8 +10,13 @@ from ..encode.encoder import TableEncoder
 from ..utils.validation import as_generator
 from .config import FitConfig
 from .fitted import FittedModel
-from .holdout import holdout_rows
-from .stages import choose_m, estimate_tables, learn_structure, name_trees, plan_m, tree_specs
+from .stages import (
+    choose_m_from_codes,
+    estimate_tables,
+    learn_structure,
+    name_trees,
+    tree_specs,
+)
 
 __all__ = ["fit_in_memory"]
 
@@ -25,17 +30,8 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
     cards = encoder.cardinalities_
     learned = learn_structure(config, codes, y_codes, cards, n_classes)
     specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
-    plan = plan_m(config, codes.shape[0], as_generator(config.random_state))
-    m, scores = plan.m, plan.scores
-    if plan.needs_holdout:
-        # the n_hold rows with the smallest seeded hash of their index, in row order: the rule
-        # the out-of-core fit applies chunk by chunk, so both hold out the same rows
-        hold = holdout_rows(codes.shape[0], plan.n_hold, plan.key)
-        train = np.ones(codes.shape[0], dtype=bool)
-        train[hold] = False
-        train_counts = CountAccumulator(specs).update(codes[train], y_codes[train])
-        m, scores = choose_m(specs, train_counts, codes[hold], y_codes[hold],
-                             backoff=config.m_backoff)
+    m, scores = choose_m_from_codes(config, specs, codes, y_codes,
+                                    as_generator(config.random_state))
     counts = CountAccumulator(specs).update(codes, y_codes)
     trees = name_trees(counts, specs, encoder.feature_names_)
     estimated = estimate_tables(config, trees, m, stacklevel=stacklevel + 1)

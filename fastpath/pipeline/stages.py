@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..counts.context_tree import ContextTree
-from ..counts.counting import TreeSpec
+from ..counts.counting import CountAccumulator, TreeSpec
 from ..estimate.diagnostics import FitDiagnostics, summarise_fit, tree_label
 from ..estimate.hdp.api import estimate_trees
 from ..estimate.hdp.results import HDPResult
@@ -33,7 +33,7 @@ from ..structure.selective import SelectedStructure, select_skdb
 from ..structure.specs import tree_specs
 from ..utils.validation import seed_int
 from .config import FitConfig
-from .holdout import holdout_key, holdout_size
+from .holdout import holdout_key, holdout_rows, holdout_size
 
 __all__ = [
     "EstimatedTables",
@@ -41,6 +41,7 @@ __all__ = [
     "MPlan",
     "TreeSource",
     "choose_m",
+    "choose_m_from_codes",
     "estimate_tables",
     "learn_structure",
     "name_trees",
@@ -162,6 +163,23 @@ def choose_m(specs: Sequence[TreeSpec], train_counts: TreeSource, hold_codes: np
         proba = posterior_from_joint(joint_log_likelihood(packed, hold_codes))
         scores[m] = float(np.sqrt(np.mean((1.0 - proba[rows, hold_y]) ** 2)))
     return min(scores, key=lambda m: (scores[m], m)), scores
+
+
+def choose_m_from_codes(config: FitConfig, specs: Sequence[TreeSpec], codes: np.ndarray,
+                        y_codes: np.ndarray, rng: np.random.Generator
+                        ) -> tuple[float | None, dict[float, float]]:
+    """:func:`plan_m` and :func:`choose_m` on an in-memory code matrix: m and the candidates'
+    RMSE (empty without a holdout; m None for HDP estimates)."""
+    plan = plan_m(config, codes.shape[0], rng)
+    if not plan.needs_holdout:
+        return plan.m, plan.scores
+    # the n_hold rows with the smallest seeded hash of their index, in row order: the rule the
+    # out-of-core fit applies chunk by chunk, so both hold out the same rows
+    hold = holdout_rows(codes.shape[0], plan.n_hold, plan.key)
+    train = np.ones(codes.shape[0], dtype=bool)
+    train[hold] = False
+    train_counts = CountAccumulator(specs).update(codes[train], y_codes[train])
+    return choose_m(specs, train_counts, codes[hold], y_codes[hold], backoff=config.m_backoff)
 
 
 # ---------------------------------------------------------------------- trees -> tables
