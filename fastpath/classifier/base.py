@@ -1,4 +1,5 @@
-"""What every estimator of fastpath does with ``X``: tables in, columns matched to the fit's."""
+"""What every estimator of fastpath shares: tables in (columns matched to the fit's), the tags
+that say so to scikit-learn, and the sampler options its parameters give."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any
 import pandas as pd
 
 from ..encode.encoder import as_frame
+from ..estimate.hdp.options import HDPOptions
+from ..pipeline.config import hdp_options
 
 __all__ = ["TabularInput"]
 
@@ -15,6 +18,17 @@ __all__ = ["TabularInput"]
 class TabularInput:
     """``X`` checks shared by the estimators (a mixin; the class sets ``n_features_in_`` and,
     for named columns, ``feature_names_in_`` when it is fitted)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        tags.input_tags.categorical = True
+        return tags
+
+    def hdp_options(self) -> HDPOptions:
+        """The sampler options these parameters give (``ValueError`` naming a bad one)."""
+        return hdp_options(self.get_params())
 
     @staticmethod
     def _frame(X: Any) -> tuple[pd.DataFrame, bool]:

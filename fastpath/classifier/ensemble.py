@@ -18,8 +18,7 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..estimate.hdp.options import HDPOptions
-from ..pipeline.config import FitConfig, hdp_options
+from ..pipeline.config import FitConfig
 from ..pipeline.ensemble import FittedEnsemble, ensemble_proba, fit_ensemble_in_memory
 from ..predict.inference import joint_log_likelihood
 from ..utils.validation import check_int, check_labels
@@ -118,13 +117,6 @@ concentration_every, alpha0, overrelax
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.string = True
-        tags.input_tags.categorical = True
-        return tags
-
     def fit_config(self) -> FitConfig:
         """The members' checked parameters (``ValueError`` naming a bad one, before any work)."""
         params = self.get_params()
@@ -134,9 +126,6 @@ concentration_every, alpha0, overrelax
                              f"{self.stochastic_discretization!r}")
         return FitConfig.from_params({**params, "structure": "skdb"})
 
-    def hdp_options(self) -> HDPOptions:
-        """The sampler options these parameters give (``ValueError`` naming a bad one)."""
-        return hdp_options(self.get_params())
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any) -> ESKDBClassifier:

@@ -17,8 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from ..estimate.hdp.options import HDPOptions
-from ..pipeline.config import STRUCTURES, FitConfig, hdp_options
+from ..pipeline.config import STRUCTURES, FitConfig
 from ..pipeline.fitted import FittedModel
 from ..pipeline.memory import fit_in_memory
 from ..pipeline.stages import pack
@@ -165,20 +164,10 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.string = True
-        tags.input_tags.categorical = True
-        return tags
-
     def fit_config(self) -> FitConfig:
         """The checked parameters (``ValueError`` naming a bad one, before any work)."""
         return FitConfig.from_params(self.get_params())
 
-    def hdp_options(self) -> HDPOptions:
-        """The sampler options these parameters give (``ValueError`` naming a bad one)."""
-        return hdp_options(self.get_params())
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None, *, chunksize: int | None = None) -> BayesNetClassifier:
