@@ -367,3 +367,20 @@ def test_m_backoff_flag_reaches_fit_and_evaluate(credit_csv, tmp_path, capsys):
         main(["evaluate", str(credit_csv), "--m-backoff", "literal"])
     assert exc.value.code == 2
     assert "--m-backoff" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("target", [None, "class"])
+def test_fit_reads_the_target_as_labels_not_by_the_numeric_rule(tmp_path, target):
+    # classes 1, 2, 3, 5 and U (under 5 % of rows, as in anneal): five classes, U is no NaN
+    rows = ["x,class"] + [f"{'abc'[i % 3]},{'1235'[i % 4]}" for i in range(60)] + ["a,U", "b,U"]
+    data = tmp_path / "anneal_like.csv"
+    data.write_text("\n".join(rows) + "\n")
+    model = tmp_path / "m.npz"
+    args = ["fit", str(data), "--structure", "nb", "--model", str(model), "--quiet"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(args + ([] if target is None else ["--target", target])) == 0
+    out = tmp_path / "pred.csv"
+    assert main(["predict", "--model", str(model), str(data), "--out", str(out)]) == 0
+    assert [c for c in pd.read_csv(out).columns if c.startswith("p_")] == [
+        "p_1", "p_2", "p_3", "p_5", "p_U"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import warnings
 from fractions import Fraction
 from math import comb
 
@@ -417,3 +418,16 @@ def test_weka_forest_name_and_skip_note_without_weka(monkeypatch, capsys):
     monkeypatch.setenv("HDPBN_WEKA_JAR", "/nope/weka.jar")
     assert _available(["nb-m", "rf-weka"]) == ["nb-m"]
     assert "rf-weka skipped" in capsys.readouterr().err
+
+
+def test_runner_reads_the_class_column_as_labels(tmp_path):
+    # anneal's classes are 1, 2, 3, 5 and U; U (under 5 % of rows) must stay a class
+    from validation.experiments.runner import load_dataset as load_experiment_dataset
+
+    rows = ["x,class"] + [f"{i % 3},{'1235'[i % 4]}" for i in range(60)] + ["0,U", "1,U"]
+    (tmp_path / "anneal_like.csv").write_text("\n".join(rows) + "\n")
+    (ref,) = discover_datasets([tmp_path / "anneal_like.csv"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, labels = load_experiment_dataset(ref)
+    assert len(labels) == 62 and sorted(set(labels)) == ["1", "2", "3", "5", "U"]

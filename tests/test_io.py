@@ -613,6 +613,29 @@ def test_csv_column_under_95_percent_numbers_stays_nominal(tmp_path):
     assert "?" in list(t.frame["radius"].cat.categories)
 
 
+def _class_u_csv(tmp_path: Path) -> Path:
+    # anneal's class column: classes 1, 2, 3, 5 and U, U under 5 % of the rows
+    rows = ["x,class"] + [f"{i % 3},{'1235'[i % 4]}" for i in range(60)] + ["0,U", "1,U"]
+    return _write(tmp_path / "anneal_like.csv", "\n".join(rows) + "\n")
+
+
+@pytest.mark.parametrize("label", [-1, "class"])
+def test_nominal_columns_are_labels_never_read_by_the_95_percent_rule(tmp_path, label):
+    path = _class_u_csv(tmp_path)
+    with pytest.warns(UserWarning, match="column 'class' is read as numbers"):
+        assert read_table(path).frame["class"].isna().sum() == 2  # what the rule alone does
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = read_table(path, nominal_columns=[label])
+    assert t.types["class"] == NOMINAL
+    assert list(t.frame["class"].cat.categories) == ["1", "2", "3", "5", "U"]
+    assert t.types["x"] == NUMERIC
+    with pytest.raises(ValueError, match=r"nominal_columns: .* has no column 'klass'"):
+        read_table(path, nominal_columns=["klass"])
+    with pytest.raises(ValueError, match="position 5 is out of range"):
+        read_table(path, nominal_columns=[5])
+
+
 def test_na_values_is_for_csv_only(tmp_path):
     path = _write(tmp_path / "a.arff", "@relation r\n@attribute x numeric\n@data\n1\n")
     with pytest.raises(ValueError, match="na_values applies to CSV/TSV files only"):

@@ -51,6 +51,14 @@ def _read(path: str) -> pd.DataFrame:
     return read_table(path).frame
 
 
+def _read_labelled(path: str, target: str | None) -> pd.DataFrame:
+    """The table at ``path`` with its target column (the last one by default) read as labels,
+    never by the numeric 95 % rule (a class ``U`` among classes ``1``..``5`` is a class)."""
+    if target is not None and target not in read_table(path, nrows=0).frame.columns:
+        return _read(path)  # _split_target names the missing column
+    return read_table(path, nominal_columns=[-1 if target is None else target]).frame
+
+
 def _data_path(data: str) -> str:
     """DATA of fit and evaluate: a file, or, when no such file exists, a bundled dataset's name
     (``car``, ``credit-a``, ...: its bundled ``.csv.gz``, class column last)."""
@@ -199,7 +207,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             raise err from exc
         what = f"{args.data} (streamed in chunks of {args.chunksize} rows)"
     else:
-        frame = _read(data)
+        frame = _read_labelled(data, args.target)
         X, y = _split_target(frame, args.target)
         model = _make_model(args, X)
         model.fit(X, y)
@@ -235,7 +243,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    frame = _read(_data_path(args.data))
+    frame = _read_labelled(_data_path(args.data), args.target)
     X, y = _split_target(frame, args.target)
     _make_model(args, X)  # validate options before the first fold
     progress = Progress("folds", enabled=None if not (args.quiet or args.json) else False,

@@ -163,6 +163,7 @@ def read_table(
     nrows: int | None = None,
     format: str | None = None,
     na_values: Sequence[str] | None = None,
+    nominal_columns: Sequence[str | int] | None = None,
 ) -> TableWithTypes:
     """Read a CSV/TSV, Parquet or ARFF file with the type of each column.
 
@@ -177,6 +178,11 @@ def read_table(
         Overrides the format inferred from the file name (compression is still inferred).
     na_values : sequence of str, optional
         CSV/TSV only: fields that are missing values besides the empty field (e.g. ``["?"]``).
+    nominal_columns : sequence of str or int, optional
+        CSV/TSV: columns (names, or positions such as ``-1`` for the last) whose values are labels
+        and are never read by the 95 % rule: a class column holding ``1``, ``2``, ``3`` and ``U``
+        has four classes, not three and a missing value. A column of numbers only is still
+        numeric (the caller turns its numbers into labels).
 
     Returns
     -------
@@ -224,7 +230,7 @@ def read_table(
         if fmt in ("csv", "tsv"):
             return _read_csv(
                 p, sep="," if fmt == "csv" else "\t", columns=columns, nrows=nrows, fmt=fmt,
-                na_values=na_values or [],
+                na_values=na_values or [], nominal_columns=nominal_columns or [],
             )
         if fmt == "parquet":
             return _read_parquet(p, columns=columns, nrows=nrows)
@@ -290,6 +296,24 @@ def decompression_error(path: str | os.PathLike, exc: BaseException) -> ValueErr
 
 
 
+def _named_columns(wanted: Sequence[str | int], order: Sequence[str], path: Path) -> set[str]:
+    """The names of ``wanted`` (names or positions in ``order``), checked."""
+    out = set()
+    for c in wanted:
+        if isinstance(c, int | np.integer) and not isinstance(c, bool):
+            if not -len(order) <= c < len(order):
+                raise ValueError(
+                    f"nominal_columns: position {int(c)} is out of range for {str(path)!r} "
+                    f"({len(order)} columns)"
+                )
+            out.add(order[c])
+        elif c in order:
+            out.add(c)
+        else:
+            raise ValueError(f"nominal_columns: {str(path)!r} has no column {c!r}")
+    return out
+
+
 def _check_columns(available: Sequence[str], columns: Sequence[str] | None, path: Path) -> None:
     if columns is None:
         return
@@ -311,16 +335,17 @@ def _check_columns(available: Sequence[str], columns: Sequence[str] | None, path
 # ----------------------------------------------------------------------------- CSV
 
 
-def _read_csv(path: Path, *, sep: str, columns, nrows, fmt: str, na_values) -> TableWithTypes:
+def _read_csv(path: Path, *, sep: str, columns, nrows, fmt: str, na_values,
+              nominal_columns) -> TableWithTypes:
     try:
         table = _read_csv_encoded(
             path, sep=sep, columns=columns, nrows=nrows, fmt=fmt, encoding="utf-8",
-            na_values=na_values,
+            na_values=na_values, nominal_columns=nominal_columns,
         )
     except UnicodeDecodeError:
         table = _read_csv_encoded(
             path, sep=sep, columns=columns, nrows=nrows, fmt=fmt, encoding="latin-1",
-            na_values=na_values,
+            na_values=na_values, nominal_columns=nominal_columns,
         )
     _warn_if_another_separator(path, table, sep)
     return table
@@ -345,7 +370,7 @@ def _warn_if_another_separator(path: Path, table: TableWithTypes, sep: str) -> N
 
 
 def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding,
-                      na_values) -> TableWithTypes:
+                      na_values, nominal_columns) -> TableWithTypes:
     common = dict(sep=sep, compression="infer", encoding=encoding)
     raw_header = raw_csv_header(path, common)
     dup = duplicates(h for h in raw_header if h != "")
@@ -374,6 +399,7 @@ def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding,
                 f"{str(path)!r}: the first data row has more fields than the header"
             ) from None
     order = list(columns) if columns is not None else header
+    labels = _named_columns(nominal_columns, order, path)
     reread = []
     for c in order:
         col = df[c]
@@ -390,7 +416,8 @@ def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding,
     types = {}
     for c in order:
         col = df[c]
-        tokens = None if is_numeric_dtype(col.dtype) else stray_tokens(col)
+        labelled = c in labels
+        tokens = None if is_numeric_dtype(col.dtype) or labelled else stray_tokens(col)
         if is_numeric_dtype(col.dtype):
             data[c] = to_float64(col)
             types[c] = NUMERIC

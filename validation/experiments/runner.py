@@ -191,7 +191,7 @@ def load_dataset(ref: DatasetRef, typing: str = "file") -> tuple[pd.DataFrame, n
     most N distinct values is nominal.
     """
     typing = _check_typing(typing)
-    frame = read_table(ref.path).frame
+    frame = read_table(ref.path, nominal_columns=[-1]).frame
     if frame.shape[1] < 2:
         raise ValueError(f"{ref.path}: needs attribute columns and a class column")
     target = frame.columns[-1]
