@@ -419,3 +419,48 @@ def test_eskdb_passes_m_backoff_to_its_members(tmp_path):
     assert ESKDBClassifier.load(tmp_path / "ens.npz").m_backoff == "value"
     with pytest.raises(ValueError, match=r"^m_backoff"):
         ESKDBClassifier(estimator="m", m_backoff="values").fit(X, y)
+
+
+# ---------------------------------------------------------------------- the choice of m
+def test_default_m_is_never_0_and_no_class_gets_probability_0():
+    # iris NB, 5 stratified folds: the paper's holdout (12 rows) picks m = 0 in fold 2
+    from sklearn.datasets import load_iris
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    folds = list(StratifiedKFold(5).split(X, y))
+    paper = [BayesNetClassifier("nb", m="holdout", random_state=0).fit(X.iloc[tr], y.iloc[tr]).m_
+             for tr, _ in folds]
+    assert 0.0 in paper  # what m="auto" was before: a certain estimate by accident
+    for tr, te in folds:
+        clf = BayesNetClassifier("nb", random_state=0).fit(X.iloc[tr], y.iloc[tr])
+        assert clf.m_ > 0 and set(clf.m_scores_) == {0.05, 0.2, 1.0, 5.0, 20.0}
+        assert clf.predict_proba(X.iloc[te]).min() > 0
+
+
+def test_default_m_does_not_depend_on_the_seed():
+    # wine NB: the holdout rule picks m from 0 to 20 depending on random_state
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    paper = {BayesNetClassifier("nb", m="holdout", random_state=s).fit(X, y).m_ for s in range(6)}
+    assert len(paper) > 1
+    chosen = {BayesNetClassifier("nb", random_state=s).fit(X, y).m_ for s in (0, 1, 2, None)}
+    assert len(chosen) == 1
+
+
+def test_m_rejects_an_unknown_rule():
+    X, y = load_dataset("car")
+    with pytest.raises(ValueError, match="m must be 'auto', 'holdout' or a non-negative number"):
+        BayesNetClassifier("nb", m="loo").fit(X, y)
+
+
+def test_partial_fit_with_default_m_scores_the_positive_candidates():
+    X, y = load_dataset("car")
+    perm = np.random.default_rng(0).permutation(len(X))  # every value in the first chunk
+    X, y = X.iloc[perm].reset_index(drop=True), np.asarray(y)[perm]
+    clf = BayesNetClassifier("nb", random_state=0)
+    for s in range(0, len(X), 500):
+        clf.partial_fit(X.iloc[s : s + 500], y[s : s + 500], classes=np.unique(y))
+    clf.predict_proba(X.iloc[:3])  # re-estimates
+    assert clf.m_ > 0 and set(clf.m_scores_) == {0.05, 0.2, 1.0, 5.0, 20.0}

@@ -235,7 +235,8 @@ def test_runner_end_to_end_with_resume(small_data, tmp_path):
     classes, y_codes = np.unique(labels, return_inverse=True)
     _, _, train, test = next(iter(stratified_folds(y_codes, 2, 1, 3)))
     cell = res[(res.dataset == "car") & (res.classifier == "kdb1-m") & (res.split == "r0-f0")]
-    model = BayesNetClassifier(structure="kdb", k=1, random_state=int(cell["seed"].item()))
+    model = BayesNetClassifier(structure="kdb", k=1, m="holdout",
+                               random_state=int(cell["seed"].item()))
     model.fit(X.iloc[train], labels[train])
     proba = model.predict_proba(X.iloc[test])
     assert list(model.classes_) == list(classes)
@@ -431,3 +432,15 @@ def test_runner_reads_the_class_column_as_labels(tmp_path):
         warnings.simplefilter("error")
         _, labels = load_experiment_dataset(ref)
     assert len(labels) == 62 and sorted(set(labels)) == ["1", "2", "3", "5", "U"]
+
+
+def test_mloo_names_the_default_m_rule_and_m_the_papers():
+    from validation.experiments.classifiers import make_classifier, parse_classifier
+
+    assert parse_classifier("tan-m").m_rule == "holdout"
+    assert parse_classifier("kdb3-mv").m_rule == "holdout"
+    spec = parse_classifier("kdb3-mloo")
+    assert (spec.estimator, spec.m_backoff, spec.m_rule) == ("m", "path", "auto")
+    assert spec.label == "kDB-3-m (leave-one-out m)"
+    assert make_classifier(spec).m == "auto"
+    assert make_classifier(parse_classifier("nb-m")).m == "holdout"

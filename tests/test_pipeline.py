@@ -71,10 +71,11 @@ def test_from_params_accepts_good_values_and_keeps_them():
                                            n_jobs=-1, random_state=rng))
     assert (config.structure, config.k, config.m) == ("tan", 2, 0.0)
     assert type(config.k) is int
-    assert config.random_state is rng and config.hdp is None and not config.auto_m
+    assert config.random_state is rng and config.hdp is None and config.m_rule is None
     hdp = FitConfig.from_params(_params(estimator="hdp", n_iter=50))
-    assert hdp.hdp.n_iter == 50 and not hdp.auto_m
-    assert FitConfig.from_params(_params()).auto_m
+    assert hdp.hdp.n_iter == 50 and hdp.m_rule is None
+    assert FitConfig.from_params(_params()).m_rule == "loo"
+    assert FitConfig.from_params(_params(m="holdout")).m_rule == "holdout"
     assert FitConfig.from_params(_params()).m_backoff == "path"
     assert FitConfig.from_params(_params(m_backoff="value")).m_backoff == "value"
     without = _params()
@@ -100,21 +101,33 @@ def test_plan_for_hdp_has_no_m_and_no_holdout():
 
 
 @pytest.mark.parametrize("n_rows", [0, 1, 9])
-def test_plan_auto_with_too_few_rows_is_m_1(n_rows):
-    plan = plan_m(FitConfig.from_params(_params()), n_rows, np.random.default_rng(0))
+def test_plan_holdout_with_too_few_rows_is_m_1(n_rows):
+    plan = plan_m(FitConfig.from_params(_params(m="holdout")), n_rows, np.random.default_rng(0))
     assert plan.m == 1.0 and not plan.needs_holdout
 
 
+@pytest.mark.parametrize("n_rows", [0, 1, 2, 9])
+def test_plan_auto_is_leave_one_out_from_2_rows_and_draws_nothing(n_rows):
+    config = FitConfig.from_params(_params())
+    assert config.m_rule == "loo"
+    rng = np.random.default_rng(0)
+    before = rng.bit_generator.state
+    plan = plan_m(config, n_rows, rng)
+    assert not plan.needs_holdout and plan.needs_loo == (n_rows >= 2)
+    assert plan.m == (None if n_rows >= 2 else 1.0)
+    assert rng.bit_generator.state == before
+
+
 @pytest.mark.parametrize("n_rows,n_hold", [(10, 1), (99, 9), (12_345, 1234), (10**6, 5000)])
-def test_plan_auto_holds_out_min_n_over_10_and_5000_rows(n_rows, n_hold):
-    plan = plan_m(FitConfig.from_params(_params()), n_rows, np.random.default_rng(0))
+def test_plan_holdout_holds_out_min_n_over_10_and_5000_rows(n_rows, n_hold):
+    plan = plan_m(FitConfig.from_params(_params(m="holdout")), n_rows, np.random.default_rng(0))
     assert plan.m is None and plan.needs_holdout and plan.n_hold == n_hold
 
 
 @pytest.mark.parametrize("seed", [0, 7, 2**40])
-def test_plan_auto_key_is_the_first_draw_of_the_generator(seed):
+def test_plan_holdout_key_is_the_first_draw_of_the_generator(seed):
     rng = np.random.default_rng(seed)
-    plan = plan_m(FitConfig.from_params(_params()), 500, rng)
+    plan = plan_m(FitConfig.from_params(_params(m="holdout")), 500, rng)
     ref = np.random.default_rng(seed)
     assert plan.key == int(ref.integers(0, 2**63 - 1, dtype=np.int64))
     assert rng.random() == ref.random()  # exactly one draw was taken
@@ -348,12 +361,12 @@ def test_in_memory_and_streaming_drivers_agree(car, structure, k):
     assert memory.m_scores_  # m was chosen on a holdout
     stream = fit_stream(config, _chunks(X.assign(cls=y), 250), "cls")
     _assert_same_model(memory, stream)
-    assert stream.n_passes_ == (2 if structure == "nb" else 3)
+    assert stream.n_passes_ == (2 if structure == "nb" else 3) + 1  # + the m="auto" pass
 
 
 def test_partial_fit_driver_agrees_with_the_other_two(car):
     X, y, schema = car
-    config = FitConfig.from_params(_params(structure="nb", random_state=3))
+    config = FitConfig.from_params(_params(structure="nb", m="holdout", random_state=3))
     classes, y_codes = check_labels(y, len(y))
     memory = fit_in_memory(config, X, True, classes, y_codes)
     stream = fit_stream(config, _chunks(X.assign(cls=y), 400), "cls")

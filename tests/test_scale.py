@@ -81,13 +81,13 @@ def test_holdout_threshold_selects_the_same_rows_as_holdout_rows():
 
 
 def test_in_memory_fit_holds_out_the_hashed_rows():
-    """The m choice scores m on exactly holdout_rows(n, min(n/10, 5000), key)."""
+    """m="holdout" scores m on exactly holdout_rows(n, min(n/10, 5000), key)."""
     X, y, _ = _frame("car")
-    clf = BayesNetClassifier("nb", random_state=7).fit(X, y)
+    clf = BayesNetClassifier("nb", m="holdout", random_state=7).fit(X, y)
     key = holdout_key(as_generator(7))
     hold = holdout_rows(len(X), len(X) // 10, key)
     train = np.setdiff1d(np.arange(len(X)), hold)
-    ref = BayesNetClassifier("nb", random_state=7)
+    ref = BayesNetClassifier("nb", m="holdout", random_state=7)
     ref.fit(X, y)  # to get encoder and specs
     codes, y_codes = ref.transform_codes(X), ref.classes_.searchsorted(y)
     acc = CountAccumulator(ref.tree_specs_).update(codes[train], y_codes[train])
@@ -215,7 +215,7 @@ def test_stream_of_chunks_equals_in_memory_fit(name, structure, k):
     a = BayesNetClassifier(structure, k, random_state=1).fit(X, y)
     b = BayesNetClassifier(structure, k, random_state=1).fit(_chunks(df, 97), "class")
     _assert_same_model(a, b, X)
-    assert b.n_passes_ == {"nb": 2, "tan": 3, "kdb": 3, "skdb": 4}[structure]
+    assert b.n_passes_ == {"nb": 2, "tan": 3, "kdb": 3, "skdb": 4}[structure] + 1  # m="auto"
     if structure == "skdb":
         np.testing.assert_array_equal(a.selection_.rmse, b.selection_.rmse)
 
@@ -259,7 +259,7 @@ def test_sparse_pair_tables_and_pair_groups_keep_the_summation_order():
         a = BayesNetClassifier(structure, k, random_state=0).fit(X, y)
         b = _fit_stream(BayesNetClassifier(structure, k, random_state=0), _chunks(df, 7), "y",
                         pair_memory=1)  # one pass per pair
-        assert b.n_passes_ == 2 + 15
+        assert b.n_passes_ == 2 + 15 + 1  # + the m="auto" pass
         np.testing.assert_array_equal(
             a.structure_.conditional_mutual_information, b.structure_.conditional_mutual_information
         )
@@ -447,8 +447,8 @@ def test_source_that_changes_between_passes_is_caught():
 def test_partial_fit_with_declared_schema_equals_fit():
     X, y, _ = _frame("credit-a")
     schema = TableEncoder().fit(X, np.unique(y, return_inverse=True)[1], 2)
-    a = BayesNetClassifier("nb", random_state=4).fit(X, y)
-    b = BayesNetClassifier("nb", random_state=4)
+    a = BayesNetClassifier("nb", m="holdout", random_state=4).fit(X, y)
+    b = BayesNetClassifier("nb", m="holdout", random_state=4)
     for s in range(0, len(X), 111):
         b.partial_fit(X.iloc[s : s + 111], y[s : s + 111], classes=np.unique(y), schema=schema)
     assert b._partial_state.stale and not hasattr(b, "trees_")

@@ -292,3 +292,48 @@ def test_select_skdb_rejects_a_bad_order():
         select_skdb(codes, y, (3, 2), 2, 1, order=[0, 0])
     with pytest.raises(ValueError, match="order must list all 2 attributes"):
         select_skdb(codes, y, (3, 2), 2, 1, order=[1])
+
+
+# ---------------------------------------------------------------------- loo_m_scores (m="auto")
+def _brute_force_model_rmse(codes, y, specs, m, backoff):
+    """RMSE of the whole model when each row is predicted by tables refitted without it."""
+    n_classes = specs[0].n_values
+    sq = 0.0
+    for r in range(codes.shape[0]):
+        keep = np.arange(codes.shape[0]) != r
+        acc = CountAccumulator(specs).update(codes[keep], y[keep])
+        trees = [acc.tree(t) for t in range(len(specs))]
+        tables = [m_estimate_table(t, m, backoff) for t in trees]
+        packed = pack_model(tables[0][0], specs[1:], trees[1:], tables[1:])
+        proba = posterior_from_joint(joint_log_likelihood(packed, codes[r : r + 1]))[0]
+        assert proba.shape == (n_classes,)
+        sq += (1.0 - proba[y[r]]) ** 2
+    return float(np.sqrt(sq / codes.shape[0]))
+
+
+@pytest.mark.parametrize("backoff", ["path", "value"])
+@pytest.mark.parametrize("kind", ["nb", "tan", "kdb2"])
+def test_loo_m_scores_equal_brute_force_refits(kind, backoff):
+    from fastpath.structure.selective import loo_m_scores
+    from fastpath.structure.specs import tree_specs
+
+    cards, n_classes = (3, 2, 4, 3, 2), 3
+    codes, y = _random_data(3, 35, cards, n_classes)
+    mi, cmi = mutual_information_scores(codes, y, cards, n_classes)
+    if kind == "nb":
+        structure = structure_mod.naive_bayes(len(cards))
+    elif kind == "tan":
+        structure = structure_mod.tan_from_scores(mi, cmi)
+    else:
+        structure = structure_mod.kdb_from_scores(mi, cmi, 2)
+    specs = tree_specs(structure, cards, n_classes, range(len(cards)))
+    acc = CountAccumulator(specs).update(codes, y)
+    trees = [acc.tree(t) for t in range(1, len(specs))]
+    grid = (0.05, 1.0, 20.0)
+    scores = loo_m_scores(specs[1:], trees, acc.tree(0).counts[0], codes, y, grid,
+                          backoff=backoff)
+    assert list(scores) == list(grid)
+    for m in grid:
+        assert scores[m] == pytest.approx(
+            _brute_force_model_rmse(codes, y, specs, m, backoff), rel=1e-10, abs=1e-12
+        )

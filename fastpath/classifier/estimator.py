@@ -52,11 +52,15 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
     estimator : {"m", "hdp"}, default="m"
         How conditional probability tables are estimated: m-estimates with back-off (the
         paper's baseline) or the hierarchical Dirichlet process (the paper's method).
-    m : float or "auto", default="auto"
-        m-estimate mass. ``"auto"`` chooses it from ``{0, 0.05, 0.2, 1, 5, 20}`` by RMSE on a
-        holdout of ``min(N/10, 5000)`` training rows, then refits on all rows (paper). The
-        holdout is the rows with the smallest seeded hash of their index
-        (:func:`fastpath.scale.passes.holdout_rows`), so streaming fits hold out the same rows.
+    m : float, "auto" or "holdout", default="auto"
+        m-estimate mass. ``"auto"`` chooses it from ``{0.05, 0.2, 1, 5, 20}`` by the
+        leave-one-out RMSE of the whole model over every training row (each row predicted from
+        the counts without it; one extra pass out of core): stable, and never 0, so no value
+        that training could have shown gets probability exactly 0. ``"holdout"`` is the
+        paper's rule: ``{0, 0.05, 0.2, 1, 5, 20}`` scored on a holdout of ``min(N/10, 5000)``
+        training rows, then a refit on all rows; the holdout is the rows with the smallest
+        seeded hash of their index (:func:`fastpath.pipeline.holdout.holdout_rows`), so
+        streaming fits hold out the same rows. ``m=0`` (maximum likelihood) only when given.
     m_backoff : {"path", "value"}, default="path"
         When an m-estimate backs off (:func:`fastpath.estimate.m_estimate_table`). ``"path"``:
         a query whose conditioning path was never seen is answered at the deepest node of the
@@ -65,9 +69,8 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         p(x4 | x0) is considered instead of p(x4 | x0, x3)"): in addition, a value whose joint
         count with the node's path is zero takes the m-estimate of the deepest ancestor where
         its count is non-zero, and rows are not renormalised. ``"path"`` keeps the informative
-        zeros of deterministic data (a stronger baseline). With ``m="auto"`` the candidates are
-        scored with the same rule. ``"value"`` with ``m="auto"`` is in-memory only for now:
-        streamed, Dask and ``partial_fit`` fits refuse it (give a number as ``m``).
+        zeros of deterministic data (a stronger baseline). With ``m="auto"`` or ``"holdout"``
+        the candidates are scored with the same rule.
     categorical_features : "auto", list of names/indices or boolean mask, default="auto"
         Nominal columns; the others are discretised with MDL. ``"auto"``: non-numeric dtypes
         (a text column that is at least 95 % numbers is numeric, its other values missing, with
@@ -110,7 +113,8 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
     m_ : float
         The m used (``estimator="m"``).
     m_scores_ : dict
-        Holdout RMSE of each candidate m (when ``m="auto"``).
+        RMSE of each candidate m: leave-one-out (``m="auto"``) or on the holdout
+        (``m="holdout"``, and ``partial_fit``).
     hdp_results_ : list of fastpath.estimate.HDPResult
         ``estimator="hdp"``: the sampler's output for every tree (posterior means, MCSE,
         traces, ``to_arviz()``). Not saved in model files.
@@ -231,10 +235,11 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
           chunk (naive Bayes needs no data).
 
         A later chunk with a class, a category or a missing value outside that schema raises
-        ``ValueError`` naming the call, row and column, and adds nothing. m (``m="auto"``) is
-        chosen at re-estimation on the same holdout rule as :meth:`fit` over all rows seen, so
-        with a declared schema and a data-independent structure, ``partial_fit`` over chunks
-        and :meth:`fit` on their concatenation give the same model. :meth:`fit` discards
+        ``ValueError`` naming the call, row and column, and adds nothing. The rows are not
+        kept, so m is chosen at re-estimation on the holdout rule over all rows seen (with
+        ``m="auto"`` among the positive candidates); with ``m="holdout"`` or a fixed m, a
+        declared schema and a data-independent structure, ``partial_fit`` over chunks and
+        :meth:`fit` on their concatenation give the same model. :meth:`fit` discards
         everything ``partial_fit`` gathered; a saved model cannot resume ``partial_fit``.
         ``trees_`` and ``probability_tables_`` are those of the last re-estimation (the first
         prediction after a ``partial_fit`` runs it).

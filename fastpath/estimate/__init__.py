@@ -9,11 +9,12 @@ from a data file, for ``hdpbn estimate``).
 from .convergence import ESS_PER_CHAIN_MIN, RHAT_MAX, effective_sample_size, split_rhat
 from .diagnostics import FitDiagnostics, TreeDiagnostics, UnconvergedWarning, summarise_fit
 from .hdp import HDPOptions, HDPResult, estimate_tree, estimate_trees
-from .mestimate import M_GRID, m_estimate_table
+from .mestimate import M_GRID, M_GRID_POSITIVE, m_estimate_table
 
 __all__ = [
     "ESS_PER_CHAIN_MIN",
     "M_GRID",
+    "M_GRID_POSITIVE",
     "RHAT_MAX",
     "FitDiagnostics",
     "HDPOptions",

@@ -42,8 +42,9 @@ Two back-off rules (``backoff``):
     count is the one the parent's (already backed-off) entry came from: one vectorised step per
     level.
 
-The value of ``m`` is chosen from ``M_GRID`` by RMSE on a holdout (see
-:class:`fastpath.BayesNetClassifier`).
+The value of ``m`` is chosen by leave-one-out RMSE from ``M_GRID_POSITIVE`` (``m="auto"``) or,
+as in the paper, from ``M_GRID`` by RMSE on a holdout (``m="holdout"``); see
+:class:`fastpath.BayesNetClassifier`.
 """
 
 from __future__ import annotations
@@ -53,10 +54,13 @@ import numpy as np
 from ..counts.context_tree import ContextTree
 from ..utils.validation import check_float
 
-__all__ = ["M_BACKOFFS", "M_GRID", "m_estimate_table"]
+__all__ = ["M_BACKOFFS", "M_GRID", "M_GRID_POSITIVE", "m_estimate_table"]
 
-#: the paper's candidate values of m
+#: the paper's candidate values of m (its holdout rule, ``m="holdout"``)
 M_GRID: tuple[float, ...] = (0.0, 0.05, 0.2, 1.0, 5.0, 20.0)
+#: the candidates of the default rule (``m="auto"``, leave-one-out): without 0, which makes
+#: every value unseen in a context impossible there
+M_GRID_POSITIVE: tuple[float, ...] = tuple(m for m in M_GRID if m > 0)
 #: the back-off rules of :func:`m_estimate_table` (module docstring)
 M_BACKOFFS: tuple[str, ...] = ("path", "value")
 

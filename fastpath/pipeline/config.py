@@ -14,10 +14,13 @@ from ..estimate.mestimate import M_BACKOFFS
 from ..utils.validation import as_generator, check_int, n_threads
 
 __all__ = [
-    "ESTIMATORS", "HDP_PARAMETERS", "M_BACKOFFS", "STRUCTURES", "FitConfig", "hdp_options",
+    "ESTIMATORS", "HDP_PARAMETERS", "M_BACKOFFS", "M_RULES", "STRUCTURES", "FitConfig",
+    "hdp_options",
 ]
 
 STRUCTURES: tuple[str, ...] = ("nb", "tan", "kdb", "skdb")
+#: the names ``m`` accepts for a rule that chooses it, and the rule each names
+M_RULES: dict[str, str] = {"auto": "loo", "holdout": "holdout"}
 ESTIMATORS: tuple[str, ...] = ("m", "hdp")
 #: the estimator's parameters that are sampler options (same names as :class:`HDPOptions`)
 HDP_PARAMETERS: tuple[str, ...] = (
@@ -59,11 +62,13 @@ class FitConfig:
         if estimator not in ESTIMATORS:
             raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
         check_int("k", k, 0)
-        if not (isinstance(m, str) and m == "auto"):
+        if not (isinstance(m, str) and m in M_RULES):
             if isinstance(m, bool) or not isinstance(m, numbers.Real) or not (
                 np.isfinite(m) and m >= 0
             ):
-                raise ValueError(f"m must be 'auto' or a non-negative number, got {m!r}")
+                raise ValueError(
+                    f"m must be 'auto', 'holdout' or a non-negative number, got {m!r}"
+                )
         m_backoff = params.get("m_backoff", "path")
         if not (isinstance(m_backoff, str) and m_backoff in M_BACKOFFS):
             raise ValueError(f"m_backoff must be one of {M_BACKOFFS}, got {m_backoff!r}")
@@ -84,9 +89,12 @@ class FitConfig:
         )
 
     @property
-    def auto_m(self) -> bool:
-        """m is chosen on a holdout (``estimator="m"`` and ``m="auto"``)."""
-        return self.estimator == "m" and isinstance(self.m, str) and self.m == "auto"
+    def m_rule(self) -> str | None:
+        """How m is chosen with m-estimates: ``"loo"`` (``m="auto"``), ``"holdout"`` (the
+        paper's, ``m="holdout"``), or None (a fixed m, or HDP estimates)."""
+        if self.estimator != "m" or not isinstance(self.m, str):
+            return None
+        return M_RULES[self.m]
 
     @property
     def n_threads(self) -> int:

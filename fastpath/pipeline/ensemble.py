@@ -124,11 +124,12 @@ def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
         learned = selected(select_skdb(codes, y_codes, cards, n_classes, config.k, order=order))
         specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
         # member 0 holds out the rows a single selective kDB holds out (same generator)
+        counts = CountAccumulator(specs).update(codes, y_codes)
         m, scores = choose_m_from_codes(
-            config, specs, codes, y_codes, as_generator(config.random_state) if e == 0 else rng
+            config, specs, codes, y_codes, as_generator(config.random_state) if e == 0 else rng,
+            counts=counts,
         )
-        trees = name_trees(CountAccumulator(specs).update(codes, y_codes), specs,
-                           encoder.feature_names_)
+        trees = name_trees(counts, specs, encoder.feature_names_)
         members.append(Member(encoder, learned.structure.order, learned.selection, specs,
                               trees, [], m, scores if config.estimator == "m" else None))
 

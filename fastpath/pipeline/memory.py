@@ -30,9 +30,9 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
     cards = encoder.cardinalities_
     learned = learn_structure(config, codes, y_codes, cards, n_classes)
     specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
-    m, scores = choose_m_from_codes(config, specs, codes, y_codes,
-                                    as_generator(config.random_state))
     counts = CountAccumulator(specs).update(codes, y_codes)
+    m, scores = choose_m_from_codes(config, specs, codes, y_codes,
+                                    as_generator(config.random_state), counts=counts)
     trees = name_trees(counts, specs, encoder.feature_names_)
     estimated = estimate_tables(config, trees, m, stacklevel=stacklevel + 1)
     return FittedModel(

@@ -5,11 +5,15 @@ matrix in memory, or statistics gathered chunk by chunk) and to return a
 :class:`~fastpath.pipeline.fitted.FittedModel`::
 
     structure --tree_specs--> specs --(counts)--> trees --estimate_tables--> tables
-                       plan_m --(holdout rows)--> choose_m --^
+            plan_m --(every row, or holdout rows)--> choose_m_loo / choose_m --^
 
-The choice of m follows the paper: the candidates :data:`~fastpath.estimate.M_GRID`
-are scored by the RMSE, on ``min(N/10, 5000)`` held-out rows (:mod:`fastpath.pipeline.holdout`),
-of tables counted on the other rows; the chosen m is then used on all rows.
+The choice of m (``m="auto"``): the candidates :data:`~fastpath.estimate.M_GRID_POSITIVE`
+are scored by the leave-one-out RMSE of the whole model over every training row (each row
+predicted from the counts without it; :func:`fastpath.structure.selective.loo_m_scores`), and the
+best is used on all rows. No candidate is 0, so no estimate is exactly 0 unless the user asks for
+``m=0``. ``m="holdout"`` is the paper's rule: the candidates :data:`~fastpath.estimate.M_GRID`
+(0 included) are scored by the RMSE, on ``min(N/10, 5000)`` held-out rows
+(:mod:`fastpath.pipeline.holdout`), of tables counted on the other rows.
 """
 
 from __future__ import annotations
@@ -25,11 +29,11 @@ from ..counts.counting import CountAccumulator, TreeSpec
 from ..estimate.diagnostics import FitDiagnostics, summarise_fit, tree_label
 from ..estimate.hdp.api import estimate_trees
 from ..estimate.hdp.results import HDPResult
-from ..estimate.mestimate import M_GRID, m_estimate_table
+from ..estimate.mestimate import M_GRID, M_GRID_POSITIVE, m_estimate_table
 from ..predict.inference import PackedModel, joint_log_likelihood, pack_model, posterior_from_joint
 from ..structure import graphs
 from ..structure.graphs import Structure
-from ..structure.selective import SelectedStructure, select_skdb
+from ..structure.selective import SelectedStructure, loo_m_scores, select_skdb
 from ..structure.specs import tree_specs
 from ..utils.validation import seed_int
 from .config import FitConfig
@@ -42,10 +46,12 @@ __all__ = [
     "TreeSource",
     "choose_m",
     "choose_m_from_codes",
+    "choose_m_loo",
     "estimate_tables",
     "learn_structure",
     "name_trees",
     "pack",
+    "pick_m",
     "plan_m",
     "selected",
     "structure_from_scores",
@@ -121,56 +127,90 @@ def pack(specs: Sequence[TreeSpec], trees: Sequence[ContextTree],
 # ---------------------------------------------------------------------- m
 @dataclass(frozen=True)
 class MPlan:
-    """How m is set: a fixed ``m``, or a holdout of ``n_hold`` rows hashed with ``key``.
+    """How m is set: a fixed ``m``; the leave-one-out rule (``rule="loo"``); or a holdout of
+    ``n_hold`` rows hashed with ``key`` (``rule="holdout"``, the paper's).
 
-    ``m`` is None with a holdout (chosen by :func:`choose_m`) and for HDP estimates.
+    ``m`` is None when it is still to be chosen, and for HDP estimates.
     """
 
     m: float | None
     key: int | None = None
     n_hold: int = 0
     scores: dict[float, float] = field(default_factory=dict)
+    rule: str | None = None
 
     @property
     def needs_holdout(self) -> bool:
-        return self.key is not None
+        return self.rule == "holdout"
+
+    @property
+    def needs_loo(self) -> bool:
+        return self.rule == "loo"
 
 
 def plan_m(config: FitConfig, n_rows: int, rng: np.random.Generator) -> MPlan:
     """The m plan of a fit over ``n_rows`` rows; draws the holdout key from ``rng`` if needed."""
     if config.estimator != "m":
         return MPlan(None)
-    if not config.auto_m:
+    if config.m_rule is None:
         return MPlan(float(config.m))
+    if config.m_rule == "loo":
+        if n_rows < 2:
+            return MPlan(1.0)  # nothing to leave out: Schurmann–Grassberger's m = 1
+        return MPlan(None, rule="loo")
     n_hold = holdout_size(n_rows)
     if n_hold < 1 or n_rows - n_hold < 1:
         return MPlan(1.0)  # too little data to hold any out: Schurmann–Grassberger's m = 1
-    return MPlan(None, holdout_key(rng), n_hold)
+    return MPlan(None, holdout_key(rng), n_hold, rule="holdout")
+
+
+def pick_m(scores: dict[float, float]) -> float:
+    """The candidate with the lowest score; ties to the smaller m."""
+    return min(scores, key=lambda m: (scores[m], m))
 
 
 def choose_m(specs: Sequence[TreeSpec], train_counts: TreeSource, hold_codes: np.ndarray,
-             hold_y: np.ndarray, *, backoff: str = "path") -> tuple[float, dict[float, float]]:
-    """The m of :data:`M_GRID` whose tables, counted on the training rows, give the lowest RMSE
-    on the held-out rows (ties to the smaller m), and every candidate's RMSE.
+             hold_y: np.ndarray, *, backoff: str = "path",
+             grid: Sequence[float] = M_GRID) -> tuple[float, dict[float, float]]:
+    """The paper's rule: the m of ``grid`` (:data:`M_GRID`) whose tables, counted on the
+    training rows, give the lowest RMSE on the held-out rows (ties to the smaller m), and every
+    candidate's RMSE.
 
     ``backoff`` is the m-estimates' back-off rule (:func:`~fastpath.estimate.m_estimate_table`):
     pass the fit's ``config.m_backoff``, so that candidates are scored as they will be used."""
     trees = [train_counts.tree(i) for i in range(len(specs))]
     rows = np.arange(hold_y.size)
     scores = {}
-    for m in M_GRID:
+    for m in grid:
         packed = pack(specs, trees, [m_estimate_table(t, m, backoff) for t in trees])
         proba = posterior_from_joint(joint_log_likelihood(packed, hold_codes))
         scores[m] = float(np.sqrt(np.mean((1.0 - proba[rows, hold_y]) ** 2)))
-    return min(scores, key=lambda m: (scores[m], m)), scores
+    return pick_m(scores), scores
+
+
+def choose_m_loo(specs: Sequence[TreeSpec], counts: TreeSource, codes: np.ndarray,
+                 y_codes: np.ndarray, *, backoff: str = "path") -> tuple[float, dict[float, float]]:
+    """The default rule: the m of :data:`M_GRID_POSITIVE` with the lowest leave-one-out RMSE of
+    the whole model over the rows ``codes``, ``y_codes`` that ``counts`` counted (ties to the
+    smaller m), and every candidate's RMSE."""
+    trees = [counts.tree(i) for i in range(1, len(specs))]
+    scores = loo_m_scores(specs[1:], trees, counts.tree(0).counts[0], codes, y_codes,
+                          M_GRID_POSITIVE, backoff=backoff)
+    return pick_m(scores), scores
 
 
 def choose_m_from_codes(config: FitConfig, specs: Sequence[TreeSpec], codes: np.ndarray,
-                        y_codes: np.ndarray, rng: np.random.Generator
+                        y_codes: np.ndarray, rng: np.random.Generator, *,
+                        counts: TreeSource | None = None,
                         ) -> tuple[float | None, dict[float, float]]:
-    """:func:`plan_m` and :func:`choose_m` on an in-memory code matrix: m and the candidates'
-    RMSE (empty without a holdout; m None for HDP estimates)."""
+    """:func:`plan_m` then :func:`choose_m_loo` or :func:`choose_m` on an in-memory code matrix:
+    m and the candidates' RMSE (empty for a fixed m; m None for HDP estimates). ``counts``:
+    the ``specs`` counted on every row, when the caller has them."""
     plan = plan_m(config, codes.shape[0], rng)
+    if plan.needs_loo:
+        if counts is None:
+            counts = CountAccumulator(specs).update(codes, y_codes)
+        return choose_m_loo(specs, counts, codes, y_codes, backoff=config.m_backoff)
     if not plan.needs_holdout:
         return plan.m, plan.scores
     # the n_hold rows with the smallest seeded hash of their index, in row order: the rule the

@@ -74,7 +74,7 @@ def narrow_transpose(codes: np.ndarray, max_card: int) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def loo_errors(
     codes, y, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
-    child_lookup, n_values, count_offset, counts, totals, class_counts, m, max_k,
+    child_lookup, n_values, count_offset, counts, totals, class_counts, m, value_backoff, max_k,
     n_total, r_lo, r_hi, out,
 ):
     """Squared leave-one-out errors of rows r_lo..r_hi-1: out[r - r_lo, tree, k*].
@@ -90,7 +90,7 @@ def loo_errors(
         loo_row_errors(
             codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets,
             lookup_base, child_lookup, n_values, count_offset, counts, totals, class_counts,
-            m, max_k, n_total, cum, logp, out[r - r_lo],
+            m, value_backoff, max_k, n_total, cum, logp, out[r - r_lo],
         )
 
 

@@ -1,17 +1,20 @@
 """``partial_fit``: counts that grow chunk by chunk, tables re-estimated on demand.
 
 The first call fixes everything but the counts (the classes, the coding of every column, the
-structure); later calls only add counts. The m holdout of the in-memory fit is the
-``min(N/10, 5000)`` rows with the smallest seeded hashes among all ``N`` rows, so it always lies
-in a *reservoir* of the 5,000 rows with the smallest hashes seen so far: re-estimation chooses m
-on the same rows as :meth:`~fastpath.BayesNetClassifier.fit` on the concatenated chunks.
+structure); later calls only add counts. The rows are not kept, so m (``m="auto"`` or
+``"holdout"``) is chosen on the paper's holdout rule: the ``min(N/10, 5000)`` rows with the
+smallest seeded hashes among all ``N`` rows, which always lie in a *reservoir* of the 5,000 rows
+with the smallest hashes seen so far. With ``m="holdout"`` re-estimation chooses m on the same
+rows and candidates as :meth:`~fastpath.BayesNetClassifier.fit` on the concatenated chunks;
+with ``m="auto"``, ``fit`` scores the candidates by leave-one-out over every row, which
+``partial_fit`` cannot revisit: it scores the same positive candidates on the holdout.
 """
 
 from __future__ import annotations
 
 import copy
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -19,6 +22,7 @@ import pandas as pd
 
 from ..counts.counting import CountAccumulator, TreeSpec
 from ..encode.encoder import TableEncoder
+from ..estimate.mestimate import M_GRID, M_GRID_POSITIVE
 from ..pipeline.config import FitConfig
 from ..pipeline.fitted import FittedModel
 from ..pipeline.holdout import MAX_HOLDOUT, holdout_key, row_hashes
@@ -122,14 +126,20 @@ class PartialFit:
         self.n_calls += 1
 
     def refresh(self, *, stacklevel: int = 2) -> FittedModel:
-        """Context trees and tables from every row seen, m chosen on the holdout rule."""
-        plan = plan_m(self.config, self.state.n_seen, as_generator(self.config.random_state))
+        """Context trees and tables from every row seen; m (``m="auto"`` or ``"holdout"``)
+        chosen on the holdout rule, since the rows seen are not kept for a leave-one-out pass:
+        ``"auto"`` scores the positive candidates (:data:`M_GRID_POSITIVE`), ``"holdout"`` the
+        paper's (:data:`M_GRID`, 0 included)."""
+        rule = self.config.m_rule
+        holdout_config = self.config if rule is None else replace(self.config, m="holdout")
+        plan = plan_m(holdout_config, self.state.n_seen, as_generator(self.config.random_state))
         m, scores = plan.m, plan.scores
         if plan.needs_holdout:
             # the holdout of the reservoir's hashes (drawn with the first call's key)
             train, hold_codes, hold_y = self.state.split(plan.n_hold)
             m, scores = choose_m(self.specs, train, hold_codes, hold_y,
-                                 backoff=self.config.m_backoff)
+                                 backoff=self.config.m_backoff,
+                                 grid=M_GRID if rule == "holdout" else M_GRID_POSITIVE)
         trees = name_trees(self.state.counts(), self.specs, self.encoder.feature_names_)
         estimated = estimate_tables(self.config, trees, m, stacklevel=stacklevel + 1)
         self.state.stale = False
@@ -237,7 +247,7 @@ def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y
     learned = learn_structure(config, codes, y_codes, cards, n_classes)
     specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
     # the reservoir's hash key: the key fit() would draw (refresh draws it again to match)
-    key = holdout_key(as_generator(config.random_state)) if config.auto_m else None
+    key = holdout_key(as_generator(config.random_state)) if config.m_rule else None
     fit = PartialFit(
         config=config,
         classes=class_labels,

@@ -13,19 +13,21 @@ every statistic they need is a *count*, and counts of chunks add up. A streaming
    structure (:func:`fastpath.structure.tan_from_scores`,
    :func:`~fastpath.structure.kdb_from_scores`);
 3. **counts** of every context tree (:class:`fastpath.counts.CountAccumulator`), with the
-   rows of the m holdout (at most 5,000) kept aside in memory;
+   rows of the m holdout (``m="holdout"``, at most 5,000) kept aside in memory;
 4. **leave-one-out** (SkDB only): the incremental leave-one-out RMSE of every ``(n*, k*)``
-   (:mod:`fastpath.structure.selective`), from the kDB-K counts of pass 3.
+   (:mod:`fastpath.structure.selective`), from the kDB-K counts of pass 3;
+5. **the choice of m** (m-estimates with ``m="auto"``): the leave-one-out RMSE of the whole
+   model for every candidate m (:func:`fastpath.structure.selective.loo_m_scores`), in one pass.
 
 Naive Bayes therefore reads the data twice, TAN and kDB three times, SkDB four times (the
-paper's one, two and three passes plus the discretisation pass). When the pairwise tables of
-pass 2 would not fit in ``pair_memory`` bytes, pass 2 is split into several passes over groups
-of attribute pairs.
+paper's one, two and three passes plus the discretisation pass), m-estimates with ``m="auto"``
+once more. When the pairwise tables of pass 2 would not fit in ``pair_memory`` bytes, pass 2 is
+split into several passes over groups of attribute pairs.
 
 **Identical to the in-memory fit.** Counts are integers, so every count table equals the one the
 in-memory fit computes; the mutual informations are summed in the same order as
 :mod:`fastpath.structure.scores` sums them, the leave-one-out errors in the same order as
-:mod:`fastpath.structure.selective`, and the m holdout is the same set of rows
+:mod:`fastpath.structure.selective` (the choice of m too), and the m holdout is the same set of rows
 (:func:`fastpath.pipeline.holdout.holdout_rows`: the ``min(N/10, 5000)`` rows with the smallest
 seeded hash of their row index, used by the in-memory fit too). So on nominal data, and on numeric
 columns with at most ``max_bins`` distinct values, a streaming fit with the same ``random_state``
@@ -75,6 +77,7 @@ import numpy as np
 import pandas as pd
 
 from ..encode.sketch import DEFAULT_MAX_BINS
+from ..estimate.mestimate import M_GRID_POSITIVE
 from ..pipeline.config import FitConfig
 from ..pipeline.fitted import FittedModel
 from ..pipeline.holdout import holdout_threshold
@@ -82,12 +85,13 @@ from ..pipeline.stages import (
     choose_m,
     estimate_tables,
     name_trees,
+    pick_m,
     plan_m,
     selected,
     structure_from_scores,
     tree_specs,
 )
-from ..structure.selective import DEFAULT_LOO_M, SelectedStructure
+from ..structure.selective import DEFAULT_LOO_M, SelectedStructure, full_depth, full_model_rmse
 from ..utils.validation import as_generator
 from .errors import Where
 from .schema import Coder, SchemaStats, first_stats
@@ -98,6 +102,7 @@ from .stats import (
     PairStats,
     PassStatistic,
     ProjectedCounts,
+    StatGroup,
     pair_groups,
 )
 
@@ -224,9 +229,12 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
         train = ProjectedCounts(train, kdb_specs, specs)
         full = ProjectedCounts(full, kdb_specs, specs)
 
+    # pass 5 (m="auto"): leave-one-out errors of every candidate m, in one pass
     m, scores = plan.m, plan.scores
     if plan.needs_holdout:
         m, scores = choose_m(specs, train, hold_codes, hold_y, backoff=config.m_backoff)
+    elif plan.needs_loo:
+        m, scores = _choose_m_loo(config, runner, coder, specs, full, n)
     trees = name_trees(full, specs, encoder.feature_names_)
     estimated = estimate_tables(config, trees, m, stacklevel=stacklevel + 1)
     return FittedModel(
@@ -245,6 +253,25 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
         diagnostics_=estimated.diagnostics,
         n_passes_=runner.n_passes,
     )
+
+
+def _choose_m_loo(config: FitConfig, runner: Runner, coder: Coder, specs, counts,
+                  n_rows: int) -> tuple[float, dict[float, float]]:
+    """:func:`fastpath.pipeline.stages.choose_m_loo` in one pass over the data: the same sums in
+    the same row chunks, hence the same m and scores as in memory."""
+    trees = [counts.tree(i) for i in range(1, len(specs))]
+    class_counts = counts.tree(0).counts[0]
+    depth = full_depth(specs[1:])
+    group = runner.run(coder, StatGroup([
+        LooStats(specs[1:], trees, class_counts, n_rows, depth, m, config.n_threads,
+                 value_backoff=config.m_backoff == "value")
+        for m in M_GRID_POSITIVE
+    ]))
+    scores = {
+        m: full_model_rmse(stat.sse.sum(axis=0), n_rows)
+        for m, stat in zip(M_GRID_POSITIVE, group.items, strict=True)
+    }
+    return pick_m(scores), scores
 
 
 def fit_stream(config: FitConfig, X: Any, y: Any = None, *, chunksize: int | None = None,

@@ -23,7 +23,10 @@ from ..structure.scores import mi_from_counts
 from ..structure.selective import loo_chunk_starts, loo_model
 from .kernels import add_errors, loo_errors, narrow_transpose, pair_cmi_from_table, pair_update
 
-__all__ = ["CountStats", "LooStats", "PairStats", "PassStatistic", "ProjectedCounts", "pair_groups"]
+__all__ = [
+    "CountStats", "LooStats", "PairStats", "PassStatistic", "ProjectedCounts", "StatGroup",
+    "pair_groups",
+]
 
 #: rows per thread and block of the leave-one-out pass (their errors are buffered)
 LOO_BLOCK = 2048
@@ -214,10 +217,12 @@ class LooStats:
     the flat arrays are built as :func:`fastpath.structure.loo_scores` builds them.
     """
 
-    def __init__(self, specs, trees, class_counts, n_rows, max_k, m, n_threads=1) -> None:
+    def __init__(self, specs, trees, class_counts, n_rows, max_k, m, n_threads=1, *,
+                 value_backoff: bool = False) -> None:
         self.n_total = int(n_rows)
         self.max_k = int(max_k)
         self.m = float(m)
+        self.value_backoff = bool(value_backoff)
         self.n_threads = max(1, int(n_threads))
         self.model = loo_model(specs, trees, class_counts)
         self.chunk_starts = loo_chunk_starts(self.n_total)
@@ -235,7 +240,7 @@ class LooStats:
             return self
         codes = np.ascontiguousarray(codes, dtype=np.int64)
         y = np.ascontiguousarray(y, dtype=np.int64)
-        model = (*self.model, self.m, self.max_k, float(self.n_total))
+        model = (*self.model, self.m, self.value_backoff, self.max_k, float(self.n_total))
         n_threads = self.n_threads
         block = LOO_BLOCK * n_threads
         errors = np.empty((min(block, n), self.model.child_col.size, self.max_k + 1))
@@ -273,6 +278,27 @@ class LooStats:
 
     def rmse(self) -> np.ndarray:
         return np.sqrt(self.sse.sum(axis=0) / self.n_total)
+
+
+class StatGroup:
+    """Several pass statistics gathered in the same pass (e.g. the leave-one-out errors of
+    every candidate m); ``items`` keeps their order."""
+
+    def __init__(self, items: Sequence[PassStatistic]) -> None:
+        self.items = list(items)
+
+    def fresh(self) -> StatGroup:
+        return StatGroup([item.fresh() for item in self.items])
+
+    def update(self, codes: np.ndarray, y: np.ndarray, start: int) -> StatGroup:
+        for item in self.items:
+            item.update(codes, y, start)
+        return self
+
+    def merge(self, other: StatGroup) -> StatGroup:
+        for item, more in zip(self.items, other.items, strict=True):
+            item.merge(more)
+        return self
 
 
 class ProjectedCounts:

@@ -63,7 +63,10 @@ __all__ = [
     "DEFAULT_LOO_M",
     "LooModel",
     "SelectedStructure",
+    "full_depth",
+    "full_model_rmse",
     "loo_chunk_starts",
+    "loo_m_scores",
     "loo_model",
     "loo_row_errors",
     "loo_scores",
@@ -171,8 +174,8 @@ class SelectedStructure:
 @njit(cache=True, nogil=True)
 def loo_row_errors(
     codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
-    child_lookup, n_values, count_offset, counts, totals, class_counts, m, max_k, n_rows,
-    cum, logp, out,
+    child_lookup, n_values, count_offset, counts, totals, class_counts, m, value_backoff, max_k,
+    n_rows, cum, logp, out,
 ):
     """Squared leave-one-out errors of row ``r``: out[a, k*] for n* = a + 1, every k*.
 
@@ -180,7 +183,10 @@ def loo_row_errors(
     ``cond_cols[cond_ptr[a]:cond_ptr[a + 1]]`` (its kDB-K parents in branching order).
     ``totals`` holds each node's row count; ``counts`` each node's child-value counts (flat,
     node-major); ``n_rows`` is the number of rows the counts were taken from. ``cum``
-    (n_classes, max_k + 1) and ``logp`` (max_k + 2) are scratch. Shared by the in-memory
+    (n_classes, max_k + 1) and ``logp`` (max_k + 2) are scratch. ``value_backoff``: the
+    m-estimates' ``backoff="value"`` rule (a value whose count at a node, without row r, is zero
+    takes its parent's entry), else ``"path"`` (:func:`fastpath.estimate.m_estimate_table`).
+    Shared by the in-memory
     kernel below and the streaming pass (:mod:`fastpath.scale.passes`), so both compute the
     same floating-point numbers.
     """
@@ -225,7 +231,10 @@ def loo_row_errors(
                     if total <= 0:
                         break  # observed only in row r: absent from the refit
                     cnt = counts[cbase + child * kv + x] - on
-                    logp[d] = math.log((cnt + m / kv) / (total + m))
+                    if value_backoff and cnt <= 0:
+                        logp[d] = logp[d - 1]
+                    else:
+                        logp[d] = math.log((cnt + m / kv) / (total + m))
                     deepest = d
                     node = child
             for k in range(n_k):
@@ -245,7 +254,7 @@ def loo_row_errors(
 @njit(cache=True, parallel=True)
 def _loo_kernel(
     codes, y, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
-    child_lookup, n_values, count_offset, counts, totals, class_counts, m, max_k,
+    child_lookup, n_values, count_offset, counts, totals, class_counts, m, value_backoff, max_k,
     chunk_starts, sse,
 ):
     """Leave-one-out squared errors of every (n*, k*), chunk by chunk (sse[chunk, n* - 1, k*]).
@@ -264,7 +273,7 @@ def _loo_kernel(
             loo_row_errors(
                 codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets,
                 lookup_base, child_lookup, n_values, count_offset, counts, totals,
-                class_counts, m, max_k, n_rows, cum, logp, row,
+                class_counts, m, value_backoff, max_k, n_rows, cum, logp, row,
             )
             for a in range(n_trees):
                 for k in range(max_k + 1):
@@ -426,8 +435,53 @@ def loo_scores(
     # independent of the number of threads
     chunk_starts = loo_chunk_starts(n_rows)
     sse = np.zeros((chunk_starts.size - 1, len(specs), max_k + 1))
-    _loo_kernel(codes, y_codes, *model, m, max_k, chunk_starts, sse)
+    _loo_kernel(codes, y_codes, *model, m, False, max_k, chunk_starts, sse)
     return np.sqrt(sse.sum(axis=0) / n_rows)
+
+
+def loo_m_scores(
+    specs: Sequence[TreeSpec],
+    trees: Sequence,
+    class_counts: np.ndarray,
+    codes: np.ndarray,
+    y_codes: np.ndarray,
+    grid: Sequence[float],
+    *,
+    backoff: str = "path",
+) -> dict[float, float]:
+    """Leave-one-out RMSE of a whole model for each m of ``grid``.
+
+    ``specs`` are the attribute trees' specs (the class prior's excluded) and ``trees`` their
+    context trees counted on the rows ``codes``, ``y_codes``; each row is predicted by the
+    m-estimates (with ``backoff``) of the counts without it, every tree at its full depth.
+    The sums run in the fixed row chunks of :func:`loo_chunk_starts`, so the streamed
+    evaluation (:class:`fastpath.scale.stats.LooStats`) gives the same numbers.
+    """
+    if codes.shape[0] < 2:
+        raise ValueError(f"leave-one-out needs at least 2 rows, got {codes.shape[0]}")
+    model = loo_model(specs, trees, class_counts)
+    max_k = full_depth(specs)
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    y_codes = np.ascontiguousarray(y_codes, dtype=np.int64)
+    chunk_starts = loo_chunk_starts(codes.shape[0])
+    scores = {}
+    for m in grid:
+        sse = np.zeros((chunk_starts.size - 1, len(specs), max_k + 1))
+        _loo_kernel(codes, y_codes, *model, float(m), backoff == "value", max_k, chunk_starts,
+                    sse)
+        scores[float(m)] = full_model_rmse(sse.sum(axis=0), codes.shape[0])
+    return scores
+
+
+def full_depth(specs: Sequence[TreeSpec]) -> int:
+    """The most parents any attribute tree of ``specs`` has (its k index at full depth)."""
+    return max((len(s.conditioning) - 1 for s in specs), default=0)
+
+
+def full_model_rmse(sse: np.ndarray, n_rows: int) -> float:
+    """RMSE of the whole model from summed leave-one-out errors ``sse[tree, k*]``: every tree
+    (the last cumulative row) with all its parents (the last k*)."""
+    return float(np.sqrt(sse[-1, -1] / n_rows))
 
 
 def _best(rmse: np.ndarray) -> tuple[int, int]:
