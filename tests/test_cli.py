@@ -384,3 +384,17 @@ def test_fit_reads_the_target_as_labels_not_by_the_numeric_rule(tmp_path, target
     assert main(["predict", "--model", str(model), str(data), "--out", str(out)]) == 0
     assert [c for c in pd.read_csv(out).columns if c.startswith("p_")] == [
         "p_1", "p_2", "p_3", "p_5", "p_U"]
+
+
+def test_fit_and_evaluate_print_convergence_warnings_on_stderr(credit_csv, tmp_path, capsys):
+    hdp = ["--structure", "kdb", "--k", "2", "--estimator", "hdp", "--iterations", "200"]
+    assert main(["fit", str(credit_csv), "--model", str(tmp_path / "m.npz"), "--quiet",
+                 *hdp]) == 0
+    err = capsys.readouterr().err
+    assert "hdpbn fit: warning: the HDP sampler looks unconverged on" in err
+    assert "one chain" in err and "Traceback" not in err
+    assert main(["evaluate", str(credit_csv), "--folds", "2", "--repeats", "1", "--quiet",
+                 *hdp]) == 0
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if "looks unconverged" in ln]
+    assert len(lines) == 1 and "hdpbn evaluate: warning: in 2 of 2 folds" in lines[0]

@@ -180,3 +180,15 @@ def test_out_and_table_are_checked(data, tmp_path, capsys):
     assert main(["estimate", str(bad), "--iterations", "50"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"hdpbn estimate: error: {str(bad)!r}") and "gzip" in err
+
+
+def test_estimate_warns_on_stderr_when_the_chain_looks_unconverged(data, capsys):
+    from fastpath.cli.main import main
+
+    d, _ = data
+    assert main(["estimate", str(d / "t.csv"), "--iterations", "60", "--json", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    json.loads(captured.out)  # stdout stays one JSON object
+    assert "hdpbn estimate: warning: the HDP sampler looks unconverged on 1 of 1 trees" in (
+        captured.err)
+    assert "P(child | y, x1)" in captured.err and "Traceback" not in captured.err

@@ -95,7 +95,7 @@ def test_unconverged_fit_is_flagged_and_warned(fits):
     assert [t.index for t in bad] == [1]
     assert diag.worst(1)[0].name == "P(C | y, a, b, c)"
     assert bad[0].problems(diag.rhat_max, diag.ess_min)
-    with pytest.warns(UnconvergedWarning, match=r"1 of 2 trees: P\(C \| y, a, b, c\)"):
+    with pytest.warns(UnconvergedWarning, match=r"1 of 2 trees \(.*\): P\(C \| y, a, b, c\)"):
         assert diag.warn_if_unconverged() is True
     assert issubclass(UnconvergedWarning, UserWarning)
     text = diag.summary()
@@ -236,3 +236,17 @@ def test_diagnose_broken_pipe_ends_quietly(saved_model):
     proc.stderr.close()
     assert proc.wait(timeout=120) in (0, 141), err
     assert "Traceback" not in err and "Exception ignored" not in err and "BrokenPipe" not in err
+
+
+def test_a_one_chain_fit_warns_naming_the_worst_trees():
+    # the README's credit-a kDB-2 example with few iterations: 15 trees look unconverged, and
+    # the fit said nothing when it had one chain
+    from fastpath import BayesNetClassifier
+    from fastpath.io.datasets import load_dataset
+
+    X, y = load_dataset("credit-a")
+    clf = BayesNetClassifier("kdb", 2, estimator="hdp", n_iter=300, random_state=0)
+    with pytest.warns(UnconvergedWarning,
+                      match=r"one chain: R-hat compares its two halves.*: P\(.*n_chains"):
+        clf.fit(X, y)
+    assert clf.diagnostics_.unconverged()

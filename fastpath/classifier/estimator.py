@@ -120,9 +120,11 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         traces, ``to_arviz()``). Not saved in model files.
     diagnostics_ : fastpath.estimate.FitDiagnostics
         ``estimator="hdp"``: R-hat and bulk ESS of the concentrations and the log joint of
-        every tree (``diagnostics_.summary()``, ``diagnostics_.to_frame()``). With
-        ``n_chains >= 2`` an :class:`~fastpath.estimate.UnconvergedWarning` is raised when a
-        tree's R-hat exceeds 1.01 or its bulk ESS is below 100 per chain.
+        every tree (``diagnostics_.summary()``, ``diagnostics_.to_frame()``). An
+        :class:`~fastpath.estimate.UnconvergedWarning` naming the worst trees is raised when a
+        tree's R-hat exceeds 1.01 or its bulk ESS is below 100 per chain; with one chain the
+        R-hat is the split R-hat of its two halves (a weaker check: ``n_chains=2`` or more
+        for a real one).
     """
 
     def __init__(

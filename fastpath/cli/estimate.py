@@ -23,6 +23,7 @@ import math
 import sys
 import time
 
+from ..estimate.diagnostics import summarise_fit, tree_label
 from ..estimate.hdp import HDPOptions, estimate_tree
 from ..estimate.table_io import DEFAULT_CHUNKSIZE, count_estimate_table, node_frame
 from ..io.tables import decompression_error
@@ -122,6 +123,8 @@ def run_estimate(args: argparse.Namespace) -> int:
     result = estimate_tree(tree, options, seed=args.seed, n_threads=args.threads,
                            progress=progress)
     wall = time.perf_counter() - t0
+    # one line on stderr (hdpbn estimate: warning: ...) when the chain(s) look unconverged
+    summarise_fit([result], [tree_label(tree)]).warn_if_unconverged()
     mcse = result.mcse if options.n_chains >= 2 else None
     table = node_frame(coded, result.probabilities, mcse)
 

@@ -35,6 +35,7 @@ import pandas as pd
 from ..classifier.ensemble import ESKDBClassifier
 from ..classifier.estimator import BayesNetClassifier
 from ..classifier.loading import load_classifier
+from ..estimate.diagnostics import UnconvergedWarning
 from ..evaluation.cross_validation import cross_validate, summarise
 from ..io.datasets import dataset_path, list_datasets, load_dataset
 from ..io.tables import decompression_error, read_table
@@ -250,10 +251,13 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     _make_model(args, X)  # validate options before the first fold
     progress = Progress("folds", enabled=None if not (args.quiet or args.json) else False,
                         unit="fold")
-    results = cross_validate(
-        lambda: _make_model(args, X), X, y, n_folds=args.folds, n_repeats=args.repeats,
-        seed=args.seed, progress=progress,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnconvergedWarning)
+        results = cross_validate(
+            lambda: _make_model(args, X), X, y, n_folds=args.folds, n_repeats=args.repeats,
+            seed=args.seed, progress=progress,
+        )
+    _warn_once_per_kind(caught, args.folds * args.repeats)
     summary = summarise(results)
     if args.json:
         print(json.dumps(summary))
@@ -266,6 +270,23 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         print(f"  fit       {summary['fit_seconds']:.3f} s per fold")
         print(f"  predict   {summary['predict_seconds']:.3f} s per fold")
     return 0
+
+
+def _warn_once_per_kind(caught: list[warnings.WarningMessage], n_fits: int) -> None:
+    """Re-emit the warnings of many fits: the HDP convergence warnings as one line (how many
+    fits, the first fit's message), any other warning once."""
+    unconverged = [w for w in caught if issubclass(w.category, UnconvergedWarning)]
+    if unconverged:
+        warnings.warn(
+            f"in {len(unconverged)} of {n_fits} folds {unconverged[0].message} (first such fold)",
+            UnconvergedWarning, stacklevel=2,
+        )
+    seen = set()
+    for w in caught:
+        if issubclass(w.category, UnconvergedWarning) or str(w.message) in seen:
+            continue
+        seen.add(str(w.message))
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

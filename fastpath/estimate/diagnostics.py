@@ -16,7 +16,8 @@ and warns (:class:`UnconvergedWarning`) when a fit looks unconverged::
 Thresholds: R-hat <= 1.01 and bulk ESS >= 100 per chain (Vehtari et al. recommend 400 for four
 chains). ESS is computed from the thinned traces (``HDPOptions.thin``), so it is a lower bound
 of the ESS of the posterior means, which average every post-burn-in iteration. With one chain,
-R-hat compares the two halves of that chain only; use ``n_chains >= 2`` for a real check.
+R-hat compares the two halves of that chain only (the warning says so); use ``n_chains >= 2``
+for a real check.
 """
 
 from __future__ import annotations
@@ -234,10 +235,16 @@ class FitDiagnostics:
             f"{t.name} (R-hat {t.max_rhat:.3f}, ESS {t.min_ess:.0f})" for t in bad[:3]
         )
         more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+        chains = (
+            "one chain: R-hat compares its two halves"
+            if self.n_chains < 2 else f"{self.n_chains} chains"
+        )
         warnings.warn(
-            f"the HDP sampler looks unconverged on {len(bad)} of {len(self.trees)} trees: "
-            f"{names}{more}. Increase n_iter (and burn_in) or n_chains, or mix faster with "
-            "concentration_every=1 or overrelax=True; see diagnostics_.",
+            f"the HDP sampler looks unconverged on {len(bad)} of {len(self.trees)} trees "
+            f"({chains}; thresholds R-hat <= {self.rhat_max}, bulk ESS >= "
+            f"{self.ess_min:.0f}): {names}{more}. Increase n_iter (and burn_in) or n_chains, "
+            "or mix faster with concentration_every=1 or overrelax=True; see diagnostics_ "
+            "(hdpbn diagnose MODEL).",
             UnconvergedWarning,
             stacklevel=stacklevel + 1,
         )

@@ -238,8 +238,9 @@ def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | 
     """m-estimates with the chosen ``m`` (and ``config.m_backoff``), or HDP estimates with
     ``config.hdp``.
 
-    HDP fits with ``n_chains >= 2`` warn (:class:`~fastpath.estimate.diagnostics.
-    UnconvergedWarning`, ``stacklevel`` frames above the caller) when a tree looks unconverged;
+    HDP fits warn (:class:`~fastpath.estimate.diagnostics.UnconvergedWarning`, ``stacklevel``
+    frames above the caller) when a tree looks unconverged, with one chain too (split R-hat of
+    its halves, bulk ESS);
     ``tree_names`` name the trees in the diagnostics (default: ``P(child | parents)``).
     """
     if config.estimator == "m":
@@ -251,9 +252,7 @@ def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | 
         if tree_names is None:
             tree_names = [tree_label(t, i) for i, t in enumerate(trees)]
         diagnostics = summarise_fit(results, tree_names)
-        if config.hdp.n_chains >= 2:
-            # with one chain R-hat only compares the chain's halves: too weak to warn on
-            diagnostics.warn_if_unconverged(stacklevel=stacklevel + 1)
+        diagnostics.warn_if_unconverged(stacklevel=stacklevel + 1)
         tables = [np.array(r.probabilities, dtype=np.float64) for r in results]
     for t in tables:
         t.flags.writeable = False
