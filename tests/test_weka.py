@@ -140,3 +140,19 @@ def test_parser_reads_rows_by_instance_number():
         parse_distribution(out.replace("     2        1:?", "garbage"), 2, 3)
     with pytest.raises(RuntimeError, match="unexpected"):
         parse_distribution(out, 2, 2)
+
+
+def test_seeds_beyond_a_java_int_are_taken_modulo_2_31():
+    # the runner's model seeds go up to 2**32 - 1; Weka's -S is parsed as a Java int
+    from validation.experiments.weka import java_seed
+
+    assert [java_seed(s) for s in (0, 7, 2**31 - 1)] == [0, 7, 2**31 - 1]
+    assert java_seed(3161389578) == 3161389578 - 2**31
+    assert java_seed(2**32 - 1) == 2**31 - 1
+
+
+@needs_weka
+def test_a_seed_beyond_a_java_int_fits(car):
+    X_train, y_train, X_test, _ = car
+    proba = WekaForest(seed=3161389578).fit(X_train, y_train).predict_proba(X_test)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-9)

@@ -33,7 +33,9 @@ import pandas as pd
 from fastpath.encode import TableEncoder
 from fastpath.io.arff import write_arff
 
-__all__ = ["DEFAULT_WEKA_JAR", "WEKA_JAR_ENV", "WekaForest", "weka_available", "weka_version"]
+__all__ = [
+    "DEFAULT_WEKA_JAR", "WEKA_JAR_ENV", "WekaForest", "java_seed", "weka_available", "weka_version",
+]
 
 #: where Debian's ``weka`` package installs the jar (a link to ``weka-<version>.jar``)
 DEFAULT_WEKA_JAR = "/usr/share/java/weka.jar"
@@ -128,6 +130,12 @@ def _unique_labels(labels: list[str]) -> list[str]:
     return out
 
 
+def java_seed(seed: int) -> int:
+    """``seed`` as a non-negative Java ``int`` (Weka parses ``-S`` with ``Integer.parseInt``;
+    the runner's seeds go up to 2**32 - 1): ``seed mod 2**31``, unchanged below 2**31."""
+    return int(seed) % 2**31
+
+
 class WekaForest:
     """Weka's RandomForest on the BNC encoder's codes as nominal attributes (``rf-weka``).
 
@@ -147,7 +155,8 @@ class WekaForest:
     categorical_features : "auto", sequence of str or int, or boolean mask, default="auto"
         Which columns are nominal, as in :class:`~fastpath.encode.TableEncoder`.
     seed : int, default=0
-        Weka's ``-S``: the seed of the bootstrap samples and of the attributes tried per split.
+        Weka's ``-S``: the seed of the bootstrap samples and of the attributes tried per split
+        (a Java ``int``: taken modulo 2**31, :func:`java_seed`).
     n_jobs : int, default=1
         Accepted for the runner's interface; unused (Weka 3.6's forest is single-threaded).
 
@@ -218,7 +227,7 @@ class WekaForest:
         java = shutil.which("java") or "java"
         return [
             java, "-cp", str(weka_jar()), WEKA_FOREST,
-            "-I", str(N_TREES), "-K", "0", "-S", str(int(self.seed)),
+            "-I", str(N_TREES), "-K", "0", "-S", str(java_seed(self.seed)),
             "-t", os.fspath(train), "-T", os.fspath(test), "-p", "0", "-distribution",
         ]
 
