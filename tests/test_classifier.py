@@ -464,3 +464,28 @@ def test_partial_fit_with_default_m_scores_the_positive_candidates():
         clf.partial_fit(X.iloc[s : s + 500], y[s : s + 500], classes=np.unique(y))
     clf.predict_proba(X.iloc[:3])  # re-estimates
     assert clf.m_ > 0 and set(clf.m_scores_) == {0.05, 0.2, 1.0, 5.0, 20.0}
+
+
+def test_verbose_reports_the_stages_and_the_sampler(capsys):
+    X, y = load_dataset("car")
+    BayesNetClassifier("tan", estimator="hdp", n_iter=50, random_state=0).fit(X, y)
+    assert capsys.readouterr().err == ""
+    clf = BayesNetClassifier("tan", estimator="hdp", n_iter=50, random_state=0, verbose=1)
+    clf.fit(X, y)
+    err = capsys.readouterr().err
+    for stage in ("coding 1728 rows x 6 columns", "learning the structure (tan)",
+                  "counting 7 context trees", "sampling 7 trees", "fitted"):
+        assert stage in err
+    with pytest.raises(ValueError, match="verbose must be >= 0"):
+        BayesNetClassifier(verbose=-1).fit(X, y)
+
+
+def test_verbose_streamed_fit_names_its_passes(tmp_path, capsys):
+    X, y = load_dataset("car")
+    path = tmp_path / "car.csv"
+    X.assign(cls=y).to_csv(path, index=False)
+    BayesNetClassifier("tan", verbose=True).fit(path, "cls", chunksize=500)
+    err = capsys.readouterr().err
+    for stage in ("pass 1: the schema", "pass 2: pair statistics", "pass 3: counting",
+                  "pass 4: choosing m (loo)", "fitted in 4 passes"):
+        assert stage in err

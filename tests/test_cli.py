@@ -398,3 +398,27 @@ def test_fit_and_evaluate_print_convergence_warnings_on_stderr(credit_csv, tmp_p
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if "looks unconverged" in ln]
     assert len(lines) == 1 and "hdpbn evaluate: warning: in 2 of 2 folds" in lines[0]
+
+
+def test_fit_says_what_it_does_on_a_terminal_only(credit_csv, tmp_path, capsys, monkeypatch):
+    args = ["fit", str(credit_csv), "--structure", "kdb", "--k", "2", "--estimator", "hdp",
+            "--iterations", "100", "--model", str(tmp_path / "m.npz")]
+    assert main(args) == 0  # stderr is not a terminal under pytest: no stage lines
+    assert "learning the structure" not in capsys.readouterr().err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    for stage in ("coding 690 rows", "learning the structure (kdb, k=2)", "counting",
+                  "sampling 16 trees x 1 chain(s) x 100 iterations", "fitted"):
+        assert stage in err
+    assert BayesNetClassifier.load(tmp_path / "m.npz").get_params()["verbose"] == 0
+    assert main([*args, "--quiet"]) == 0
+    assert "learning the structure" not in capsys.readouterr().err
+
+
+def test_demo_says_it_compiles_and_its_seconds_are_per_fold(capsys):
+    assert main(["demo", "--dataset", "car", "--folds", "2", "--repeats", "1",
+                 "--iterations", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "compiling the numba kernels on first use" in out
+    assert "fit s/fold" in out and "mean seconds per fold" in out

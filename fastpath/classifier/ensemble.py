@@ -54,6 +54,10 @@ concentration_every, alpha0, overrelax
         Threads (``None`` or -1: all cores). Results do not depend on it.
     random_state : int, numpy Generator or None, default=None
         Seed of the members' orders, discretisations, m holdouts and samplers.
+    verbose : int, default=0
+        ``1``: say on standard error what the fit is doing (a line per stage: coding,
+        structure, counting or each pass over the data, the choice of m; a progress bar with
+        an ETA for the HDP sampler). Does not change the result.
 
     Attributes
     ----------
@@ -95,6 +99,7 @@ concentration_every, alpha0, overrelax
         overrelax: bool = False,
         n_jobs: int | None = None,
         random_state: Any = None,
+        verbose: int = 0,
     ) -> None:
         self.n_estimators = n_estimators
         self.k = k
@@ -116,6 +121,7 @@ concentration_every, alpha0, overrelax
         self.overrelax = overrelax
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose
 
     def fit_config(self) -> FitConfig:
         """The members' checked parameters (``ValueError`` naming a bad one, before any work)."""

@@ -92,6 +92,10 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         Threads for the HDP sampler (``None``: all cores). Results do not depend on it.
     random_state : int, numpy Generator or None, default=None
         Seed of the m holdout split and of the sampler. An int gives identical results.
+    verbose : int, default=0
+        ``1``: say on standard error what the fit is doing (a line per stage: coding,
+        structure, counting or each pass over the data, the choice of m; a progress bar with
+        an ETA for the HDP sampler). Does not change the result.
 
     Attributes
     ----------
@@ -149,6 +153,7 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         overrelax: bool = False,
         n_jobs: int | None = None,
         random_state: Any = None,
+        verbose: int = 0,
     ) -> None:
         self.structure = structure
         self.k = k
@@ -169,6 +174,7 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         self.overrelax = overrelax
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose
 
     def fit_config(self) -> FitConfig:
         """The checked parameters (``ValueError`` naming a bad one, before any work)."""

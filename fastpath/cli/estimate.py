@@ -27,7 +27,7 @@ from ..estimate.diagnostics import summarise_fit, tree_label
 from ..estimate.hdp import HDPOptions, estimate_tree
 from ..estimate.table_io import DEFAULT_CHUNKSIZE, count_estimate_table, node_frame
 from ..io.tables import decompression_error
-from .progress import Progress
+from ..utils.progress import Progress
 
 __all__ = ["add_estimate_parser", "run_estimate"]
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..estimate.hdp.options import HDPOptions
 from ..estimate.mestimate import M_BACKOFFS
+from ..utils.progress import FitLog
 from ..utils.validation import as_generator, check_int, n_threads
 
 __all__ = [
@@ -41,7 +42,7 @@ class FitConfig:
     Build it with :meth:`from_params` from ``BayesNetClassifier.get_params()``; every bad value
     raises ``ValueError`` naming the parameter before any data is read. ``m_backoff`` (the
     m-estimates' back-off rule, :func:`fastpath.estimate.m_estimate_table`) defaults to
-    ``"path"`` when ``params`` lacks it.
+    ``"path"`` and ``verbose`` to 0 when ``params`` lacks them.
     """
 
     structure: str
@@ -53,6 +54,7 @@ class FitConfig:
     n_jobs: Any
     random_state: Any
     m_backoff: str = "path"
+    verbose: int = 0
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> FitConfig:
@@ -72,6 +74,9 @@ class FitConfig:
         m_backoff = params.get("m_backoff", "path")
         if not (isinstance(m_backoff, str) and m_backoff in M_BACKOFFS):
             raise ValueError(f"m_backoff must be one of {M_BACKOFFS}, got {m_backoff!r}")
+        verbose = params.get("verbose", 0)
+        if not isinstance(verbose, bool):
+            check_int("verbose", verbose, 0)
         n_threads(params["n_jobs"])  # checks n_jobs
         seed = params["random_state"]
         if not isinstance(seed, np.random.Generator | np.random.RandomState):
@@ -86,7 +91,12 @@ class FitConfig:
             n_jobs=params["n_jobs"],
             random_state=seed,
             m_backoff=m_backoff,
+            verbose=int(verbose),
         )
+
+    def log(self) -> FitLog:
+        """The fit's stage lines and sampler bar on standard error (silent unless verbose)."""
+        return FitLog(self.verbose)
 
     @property
     def m_rule(self) -> str | None:

@@ -110,7 +110,9 @@ def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
     streams = member_streams(config.random_state, n_members)
     members: list[Member] = []
     names: list[str] = []
+    log = config.log()
     for e, rng in enumerate(streams):
+        log.stage(f"member {e + 1}/{n_members}: coding, attribute order, selective kDB")
         encoder = TableEncoder(
             config.categorical_features,
             discretization="stochastic" if stochastic else "mdl",
@@ -156,7 +158,7 @@ def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
                     names.append(f"member {e}: {tree_label(tree, i)}")
                 slots[-1].append(position[key])
         estimated = estimate_tables(config, distinct, None, tree_names=names,
-                                    stacklevel=stacklevel + 1)
+                                    stacklevel=stacklevel + 1, log=log)
         results, diagnostics = estimated.hdp_results, estimated.diagnostics
         for member, slot in zip(members, slots, strict=True):
             member.probability_tables = [estimated.tables[j] for j in slot]

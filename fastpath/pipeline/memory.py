@@ -15,6 +15,7 @@ from .stages import (
     estimate_tables,
     learn_structure,
     name_trees,
+    structure_name,
     tree_specs,
 )
 
@@ -25,16 +26,23 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
                   y_codes: np.ndarray, *, stacklevel: int = 2) -> FittedModel:
     """Fit on a checked frame and class codes (``classes[y_codes]`` are the labels)."""
     n_classes = classes.size
+    log = config.log()
+    log.stage(f"coding {frame.shape[0]} rows x {frame.shape[1]} columns")
     encoder = TableEncoder(config.categorical_features).fit(frame, y_codes, n_classes)
     codes = encoder.transform(frame)
     cards = encoder.cardinalities_
+    log.stage(f"learning the structure ({structure_name(config)})")
     learned = learn_structure(config, codes, y_codes, cards, n_classes)
     specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
+    log.stage(f"counting {len(specs)} context trees")
     counts = CountAccumulator(specs).update(codes, y_codes)
+    if config.m_rule is not None:
+        log.stage(f"choosing m ({config.m_rule})")
     m, scores = choose_m_from_codes(config, specs, codes, y_codes,
                                     as_generator(config.random_state), counts=counts)
     trees = name_trees(counts, specs, encoder.feature_names_)
-    estimated = estimate_tables(config, trees, m, stacklevel=stacklevel + 1)
+    estimated = estimate_tables(config, trees, m, stacklevel=stacklevel + 1, log=log)
+    log.stage("fitted")
     return FittedModel(
         classes_=classes,
         n_features_in_=frame.shape[1],

@@ -35,6 +35,7 @@ from ..structure import graphs
 from ..structure.graphs import Structure
 from ..structure.selective import SelectedStructure, loo_m_scores, select_skdb
 from ..structure.specs import tree_specs
+from ..utils.progress import FitLog
 from ..utils.validation import seed_int
 from .config import FitConfig
 from .holdout import holdout_key, holdout_rows, holdout_size
@@ -55,6 +56,7 @@ __all__ = [
     "plan_m",
     "selected",
     "structure_from_scores",
+    "structure_name",
     "tree_specs",
 ]
 
@@ -232,23 +234,33 @@ class EstimatedTables:
     diagnostics: FitDiagnostics | None = None
 
 
+def structure_name(config: FitConfig) -> str:
+    """``nb``, ``tan``, ``kdb, k=2``, ``skdb, k=5``: the structure a fit asks for, in a line."""
+    return config.structure + (f", k={config.k}" if config.structure in ("kdb", "skdb") else "")
+
+
 def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | None, *,
                     tree_names: Sequence[str] | None = None,
-                    stacklevel: int = 2) -> EstimatedTables:
+                    stacklevel: int = 2, log: FitLog | None = None) -> EstimatedTables:
     """m-estimates with the chosen ``m`` (and ``config.m_backoff``), or HDP estimates with
     ``config.hdp``.
 
     HDP fits warn (:class:`~fastpath.estimate.diagnostics.UnconvergedWarning`, ``stacklevel``
     frames above the caller) when a tree looks unconverged, with one chain too (split R-hat of
     its halves, bulk ESS);
-    ``tree_names`` name the trees in the diagnostics (default: ``P(child | parents)``).
+    ``tree_names`` name the trees in the diagnostics (default: ``P(child | parents)``);
+    ``log`` (default ``config.log()``) shows the sampler's progress when verbose.
     """
+    log = config.log() if log is None else log
     if config.estimator == "m":
         tables = [m_estimate_table(t, m, config.m_backoff) for t in trees]
         results = diagnostics = None
     else:
+        log.stage(f"sampling {len(trees)} trees x {config.hdp.n_chains} chain(s) x "
+                  f"{config.hdp.n_iter} iterations")
         results = estimate_trees(trees, config.hdp, seed=seed_int(config.random_state),
-                                 n_threads=config.n_threads)
+                                 n_threads=config.n_threads,
+                                 progress=log.progress("sampling", "it"))
         if tree_names is None:
             tree_names = [tree_label(t, i) for i, t in enumerate(trees)]
         diagnostics = summarise_fit(results, tree_names)

@@ -89,6 +89,7 @@ from ..pipeline.stages import (
     plan_m,
     selected,
     structure_from_scores,
+    structure_name,
     tree_specs,
 )
 from ..structure.selective import DEFAULT_LOO_M, SelectedStructure, full_depth, full_model_rmse
@@ -173,7 +174,9 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
     ``runner`` provides ``schema(categorical_features, y, max_bins)``, ``run(coder, state)``
     and ``n_passes`` (:class:`LocalRunner`, or :class:`fastpath.scale.dask.DaskRunner`).
     """
+    log = config.log()
     # pass 1: schema
+    log.stage("pass 1: the schema (columns, classes, values, histograms of numeric columns)")
     stats = runner.schema(config.categorical_features, y, max_bins)
     n = stats.n_rows
     if n == 0:
@@ -195,6 +198,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
         if config.structure == "skdb" and n < 2:
             raise ValueError(f"leave-one-out needs at least 2 rows, got {n}")
         cmi = np.zeros((p, p))
+        log.stage(f"pass 2: pair statistics of {n} rows ({structure_name(config)})")
         for pairs in pair_groups(cards, n_classes, n, pair_memory):
             ps = runner.run(coder, PairStats(cards, n_classes, n, pairs, config.n_threads))
             if mi is None:
@@ -209,6 +213,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
     threshold = holdout_threshold(n, plan.n_hold, plan.key) if plan.needs_holdout else None
     specs = tree_specs(structure, cards, n_classes, structure.order if config.structure ==
                        "skdb" else range(p))
+    log.stage(f"pass {runner.n_passes + 1}: counting {len(specs)} context trees")
     counted = runner.run(coder, CountStats(specs, plan.key, threshold))
     hold_codes, hold_y = counted.holdout(p)
     train = counted.accumulator
@@ -221,6 +226,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
     attributes = range(p)
     if config.structure == "skdb":
         trees = [full.tree(t) for t in range(1, len(specs))]
+        log.stage(f"pass {runner.n_passes + 1}: leave-one-out selection of attributes and k")
         loo = runner.run(coder, LooStats(specs[1:], trees, full.tree(0).counts[0], n,
                                          structure.k, DEFAULT_LOO_M, config.n_threads))
         learned = selected(SelectedStructure.from_rmse(structure, loo.rmse(), DEFAULT_LOO_M))
@@ -234,9 +240,11 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
     if plan.needs_holdout:
         m, scores = choose_m(specs, train, hold_codes, hold_y, backoff=config.m_backoff)
     elif plan.needs_loo:
+        log.stage(f"pass {runner.n_passes + 1}: choosing m (loo)")
         m, scores = _choose_m_loo(config, runner, coder, specs, full, n)
     trees = name_trees(full, specs, encoder.feature_names_)
-    estimated = estimate_tables(config, trees, m, stacklevel=stacklevel + 1)
+    estimated = estimate_tables(config, trees, m, stacklevel=stacklevel + 1, log=log)
+    log.stage(f"fitted in {runner.n_passes} passes")
     return FittedModel(
         classes_=classes,
         n_features_in_=len(stats.features),

@@ -41,10 +41,10 @@ import numba
 import numpy as np
 import pandas as pd
 
-from fastpath.cli.progress import Progress
 from fastpath.evaluation.cross_validation import log_loss, rmse, stratified_folds, zero_one_loss
 from fastpath.io import read_table
 from fastpath.io.datasets import dataset_path, list_datasets
+from fastpath.utils.progress import Progress
 
 from .classifiers import ClassifierSpec, fitted_details, make_classifier, parse_classifier
 

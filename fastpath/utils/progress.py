@@ -1,12 +1,18 @@
-"""The one progress display of the command lines (``hdpbn`` and the experiment runner): tqdm."""
+"""What long work says while it runs: a tqdm bar (:class:`Progress`) and stage lines
+(:class:`FitLog`), on standard error.
+
+The command lines (``hdpbn``, the experiment runner) show them on a terminal only; a classifier
+shows them when fitted with ``verbose=1``.
+"""
 
 from __future__ import annotations
 
 import sys
+import time
 
 from tqdm.auto import tqdm
 
-__all__ = ["Progress"]
+__all__ = ["FitLog", "Progress"]
 
 
 class Progress:
@@ -39,3 +45,22 @@ class Progress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+class FitLog:
+    """The voice of a fit: ``stage("learning the structure")`` prints
+    ``[hdpbn   0.4 s] learning the structure`` on standard error, and :meth:`progress` gives a
+    bar (done / total, rate, ETA) for the sampler; both silent unless ``verbose``."""
+
+    def __init__(self, verbose: int | bool = 0) -> None:
+        self.enabled = bool(verbose)
+        self.t0 = time.perf_counter()
+
+    def stage(self, message: str) -> None:
+        if self.enabled:
+            print(f"[hdpbn {time.perf_counter() - self.t0:6.1f} s] {message}", file=sys.stderr,
+                  flush=True)
+
+    def progress(self, label: str, unit: str = "it") -> Progress | None:
+        """A :class:`Progress` bar when verbose, else None (the sampler then reports nothing)."""
+        return Progress(label, enabled=True, unit=unit) if self.enabled else None
