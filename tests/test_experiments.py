@@ -444,3 +444,21 @@ def test_mloo_names_the_default_m_rule_and_m_the_papers():
     assert spec.label == "kDB-3-m (leave-one-out m)"
     assert make_classifier(spec).m == "auto"
     assert make_classifier(parse_classifier("nb-m")).m == "holdout"
+
+
+def test_compare_prints_wdl_of_any_pairs(tmp_path, capsys):
+    from validation.experiments.cli import main as experiments_main
+
+    rows = []
+    for d, (ra, rb) in {"d1": (0.1, 0.2), "d2": (0.3, 0.2), "d3": (0.1, 0.4)}.items():
+        for c, r in (("a", ra), ("b", rb)):
+            for split in ("r0-f0", "r0-f1"):
+                rows.append(dict(dataset=d, classifier=c, split=split, zero_one_loss=r,
+                                 rmse=r, log_loss=r, fit_seconds=0.1, predict_seconds=0.1))
+    path = tmp_path / "results.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    assert experiments_main(["compare", str(path), "--pairs", "a:b"]) == 0
+    out = capsys.readouterr().out
+    assert "| a vs b | 3 | 2-0-1 (p=1.000) |" in out
+    assert experiments_main(["compare", str(path), "--pairs", "a:zz"]) == 2
+    assert "no results for ['zz']" in capsys.readouterr().err

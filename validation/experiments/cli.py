@@ -54,7 +54,7 @@ from .weka import weka_available
 
 __all__ = ["main", "quick_checks", "write_report"]
 
-SUBCOMMANDS = ("run", "report", "learning-curves")
+SUBCOMMANDS = ("run", "report", "compare", "learning-curves")
 QUICK_ITERATIONS = 1000
 #: --quick: kDB-3 with HDP may lose to m-estimates by at most this much mean RMSE
 QUICK_RMSE_SLACK = 0.005
@@ -279,6 +279,28 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    frames = [pd.read_csv(path) for path in args.results]
+    results = pd.concat(frames, ignore_index=True).drop_duplicates(
+        subset=["dataset", "classifier", "split"], keep="last"
+    )
+    pairs = []
+    for item in args.pairs.split(","):
+        a, sep, b = item.strip().partition(":")
+        if not sep or not a or not b:
+            raise ValueError(f"--pairs: expected A:B items (e.g. tan-mloo:tan-m), got {item!r}")
+        pairs.append((a, b))
+    means = dataset_means(results)
+    if args.datasets:
+        means = means[means["dataset"].isin([d.strip() for d in args.datasets.split(",")])]
+    have = set(means["classifier"])
+    unknown = sorted({c for pair in pairs for c in pair} - have)
+    if unknown:
+        raise ValueError(f"no results for {unknown} in {', '.join(args.results)}")
+    print(table3_markdown(means, pairs, paper=False), end="")
+    return 0
+
+
 def _cmd_learning_curves(args: argparse.Namespace) -> int:
     refs = discover_datasets(args.data)
     classifiers = _available(
@@ -356,6 +378,13 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     rep.add_argument("results", help="results.csv written by run")
     rep.add_argument("--out", default=None, help="output folder (default: the CSV's folder)")
     rep.set_defaults(func=_cmd_report)
+
+    cmp_ = sub.add_parser("compare", help="W/D/L and sign tests of any pairs of classifiers")
+    cmp_.add_argument("results", nargs="+", help="results.csv files written by run (merged)")
+    cmp_.add_argument("--pairs", required=True,
+                      help="comma-separated A:B pairs, e.g. tan-mloo:tan-m,skdb5-hdp:rf")
+    cmp_.add_argument("--datasets", default=None, help="only these datasets (comma-separated)")
+    cmp_.set_defaults(func=_cmd_compare)
 
     lc = sub.add_parser("learning-curves", help="RMSE against training size (paper, Figure 6)")
     lc.add_argument("data", nargs="+", help="data files or folders")
