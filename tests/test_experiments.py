@@ -462,3 +462,15 @@ def test_compare_prints_wdl_of_any_pairs(tmp_path, capsys):
     assert "| a vs b | 3 | 2-0-1 (p=1.000) |" in out
     assert experiments_main(["compare", str(path), "--pairs", "a:zz"]) == 2
     assert "no results for ['zz']" in capsys.readouterr().err
+
+
+def test_hdpr_is_hdp_with_the_reference_samplers_shortcuts():
+    from validation.experiments.classifiers import make_classifier, parse_classifier
+
+    spec = parse_classifier("tan-hdpr")
+    assert (spec.estimator, spec.reference_sampler) == ("hdp", True)
+    assert spec.cache_tag(1000) == "tan-hdpr-it1000" and spec.label == "TAN-HDP (reference sampler)"
+    model = make_classifier(spec, iterations=300)
+    assert (model.update, model.root, model.n_iter) == ("window", "reference", 300)
+    plain = make_classifier(parse_classifier("tan-hdp"))
+    assert (plain.update, plain.root) == ("exact", "exact")

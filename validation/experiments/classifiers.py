@@ -15,6 +15,11 @@ Names
     ``<structure>-mloo``: m-estimates (path back-off) with the library's default choice of m
     (``m="auto"``: leave-one-out RMSE over every training row among ``{0.05, 0.2, 1, 5, 20}``);
     ``-m`` and ``-mv`` choose m by the paper's holdout rule (``m="holdout"``).
+``tan-hdpr``, ``skdb5-hdpr``, ...
+    ``<structure>-hdpr``: HDP estimates with the authors' Java sampler's shortcuts
+    (``update="window"``: table counts moved within +-window of their value, not an exact Gibbs
+    step; ``root="reference"``: the root's table counts fixed at min(1, n)); ``-hdp`` is the
+    exact sampler. Both sample the concentrations every fifth iteration, as the reference does.
 ``rf``
     scikit-learn random forest with the paper's (Weka default) settings: 100 trees,
     ``max_features = int(log2(n_attributes) + 1)``, no minimum leaf size (``min_samples_leaf=1``,
@@ -88,7 +93,7 @@ DEFAULT_CLASSIFIERS: tuple[str, ...] = (
 #: ``--quick``: a handful, enough to exercise every code path
 QUICK_CLASSIFIERS: tuple[str, ...] = ("nb-m", "tan-m", "kdb3-m", "kdb3-hdp", "skdb3-m", "rf")
 
-_NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mloo|mv|m|hdp)$")
+_NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mloo|mv|m|hdpr|hdp)$")
 _ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl)?-(m|hdp)$")
 #: ESKDB's members' K and default number of members (the authors' settings)
 ESKDB_K = 5
@@ -108,6 +113,7 @@ class ClassifierSpec:
     stochastic: bool = True  # eskdb: stochastic MDL per member
     m_backoff: str = "path"  # bnc with m-estimates: "path" (-m) or "value" (-mv)
     m_rule: str = "holdout"  # bnc with m-estimates: "holdout" (-m, -mv) or "auto" (-mloo)
+    reference_sampler: bool = False  # bnc with HDP: the Java sampler's shortcuts (-hdpr)
 
     def cache_tag(self, iterations: int) -> str:
         """Directory name of this classifier's cached cells (HDP tags carry the iterations)."""
@@ -133,7 +139,7 @@ class ClassifierSpec:
         if base is None:
             base = f"{'SkDB' if self.structure == 'skdb' else 'kDB'}-{self.k}"
         if self.estimator == "hdp":
-            return f"{base}-HDP"
+            return f"{base}-HDP (reference sampler)" if self.reference_sampler else f"{base}-HDP"
         if self.m_rule == "auto":
             return f"{base}-m (leave-one-out m)"
         return f"{base}-m (value back-off)" if self.m_backoff == "value" else f"{base}-m"
@@ -159,20 +165,23 @@ def parse_classifier(name: str) -> ClassifierSpec:
         raise ValueError(
             f"unknown classifier {name!r}: expected <structure>-<estimator> with structure "
             "nb, tan, kdb<K> or skdb<K> and estimator m, mv (m-estimates with the value "
-            "back-off), mloo (m chosen by leave-one-out) or hdp (e.g. kdb3-hdp), "
+            "back-off), mloo (m chosen by leave-one-out), hdp or hdpr (HDP with the reference "
+            "sampler's shortcuts) (e.g. kdb3-hdp), "
             "eskdb[E][-mdl]-<estimator>, or rf, rf-onehot, rf-raw, rf-weka, xgboost"
         )
     head, kdb_k, skdb_k, estimator = match.groups()
     backoff = "value" if estimator == "mv" else "path"
     m_rule = "auto" if estimator == "mloo" else "holdout"
-    estimator = "m" if estimator in ("mv", "mloo") else estimator
+    reference = estimator == "hdpr"
+    estimator = {"mv": "m", "mloo": "m", "hdpr": "hdp"}.get(estimator, estimator)
     if kdb_k is not None:
         structure, k = "kdb", int(kdb_k)
     elif skdb_k is not None:
         structure, k = "skdb", int(skdb_k)
     else:
         structure, k = head, 1 if head == "tan" else 0
-    return ClassifierSpec(key, "bnc", structure, k, estimator, m_backoff=backoff, m_rule=m_rule)
+    return ClassifierSpec(key, "bnc", structure, k, estimator, m_backoff=backoff, m_rule=m_rule,
+                          reference_sampler=reference)
 
 
 class DiscretisedBaseline:
@@ -330,6 +339,8 @@ def make_classifier(
     )
     if spec.estimator == "hdp":
         kwargs.update(n_iter=iterations, n_jobs=n_jobs)
+        if spec.reference_sampler:
+            kwargs.update(update="window", root="reference")
     else:
         # -m, -mv: the paper's rule, m in {0, 0.05, 0.2, 1, 5, 20} by RMSE on a holdout of N/10
         # rows; -mloo: the library's default, leave-one-out
