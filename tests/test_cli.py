@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fastpath import BayesNetClassifier
+from fastpath import BayesNetClassifier, ESKDBClassifier
 from fastpath.cli.main import main
 from fastpath.io.datasets import load_dataset
 
@@ -336,11 +336,14 @@ def test_eskdb_fit_predict_diagnose_and_evaluate(credit_csv, tmp_path, capsys):
     assert 0 <= json.loads(capsys.readouterr().out)["rmse"]["mean"] <= 1
 
 
-def test_eskdb_is_refused_out_of_core(credit_csv, tmp_path, capsys):
-    status = main(["fit", str(credit_csv), "--structure", "eskdb", "--chunksize", "100",
-                   "--model", str(tmp_path / "x.npz")])
-    assert status == 2
-    assert "in memory only" in capsys.readouterr().err
+def test_eskdb_out_of_core_equals_in_memory(credit_csv, tmp_path):
+    args = ["fit", str(credit_csv), "--structure", "eskdb", "--n-estimators", "3", "--quiet"]
+    assert main([*args, "--chunksize", "100", "--model", str(tmp_path / "s.npz")]) == 0
+    assert main([*args, "--model", str(tmp_path / "m.npz")]) == 0
+    X = pd.read_csv(credit_csv).drop(columns="class")
+    streamed = ESKDBClassifier.load(tmp_path / "s.npz").predict_proba(X)
+    np.testing.assert_array_equal(streamed,
+                                  ESKDBClassifier.load(tmp_path / "m.npz").predict_proba(X))
 
 
 # ---------------------------------------------------------------------- issue 15: --m-backoff

@@ -163,3 +163,57 @@ def test_members_share_identical_trees_and_their_hdp_fit(credit):
             keys[key] = table
     assert len(ens.hdp_results_) == len(keys) < sum(len(m.trees) for m in ens.members_)
     assert len(ens.diagnostics_.trees) == len(keys)
+
+
+# ---------------------------------------------------------------------- out of core
+def _chunks(frame: pd.DataFrame, size: int):
+    return [frame.iloc[i : i + size] for i in range(0, len(frame), size)]
+
+
+@pytest.mark.parametrize(("estimator", "stochastic", "m"), [
+    ("m", True, "auto"), ("m", False, "holdout"), ("hdp", True, "auto"),
+])
+def test_streamed_ensemble_equals_the_in_memory_one(credit, estimator, stochastic, m):
+    X, y = credit
+    params = dict(n_estimators=4, estimator=estimator, m=m, n_iter=60,
+                  stochastic_discretization=stochastic, random_state=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 60 iterations: unconverged on purpose
+        memory = ESKDBClassifier(**params).fit(X, y)
+        chunks = _chunks(X.assign(cls=y), 150)
+        stream = ESKDBClassifier(**params).fit(lambda: iter(chunks), "cls")
+    for a, b in zip(memory.members_, stream.members_, strict=True):
+        assert a.order == b.order and a.m == b.m and a.m_scores == b.m_scores
+        assert a.encoder.codings_ == b.encoder.codings_
+        assert a.selection.n_selected == b.selection.n_selected
+        for ta, tb in zip(a.probability_tables, b.probability_tables, strict=True):
+            np.testing.assert_array_equal(ta, tb)
+    np.testing.assert_array_equal(memory.predict_proba(X), stream.predict_proba(X))
+
+
+def test_streamed_ensemble_reads_the_data_as_often_as_one_member(credit, tmp_path):
+    X, y = credit
+    path = tmp_path / "credit.csv"
+    X.assign(cls=y).to_csv(path, index=False)
+    reads = []
+
+    def chunks():
+        reads.append(1)
+        return iter(_chunks(pd.read_csv(path), 200))
+
+    for n_members in (1, 5):
+        reads.clear()
+        ESKDBClassifier(n_estimators=n_members, estimator="m", random_state=0).fit(chunks, "cls")
+        # schema, pair statistics, counts, leave-one-out, the choice of m: whatever E is
+        assert len(reads) == 5
+
+
+def test_dask_ensemble_equals_the_in_memory_one(credit):
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = credit
+    frame = X.assign(cls=y)
+    params = dict(n_estimators=3, estimator="m", random_state=2)
+    memory = ESKDBClassifier(**params).fit(X, y)
+    ddf = dd.from_pandas(frame, npartitions=1)
+    distributed = ESKDBClassifier(**params).fit(ddf, "cls")
+    np.testing.assert_array_equal(memory.predict_proba(X), distributed.predict_proba(X))

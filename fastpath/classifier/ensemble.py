@@ -4,8 +4,8 @@ Zhang, Petitjean & Buntine, *Bayesian network classifiers using ensembles and sm
 Knowledge and Information Systems 62 (2020). The members differ by their attribute order (drawn
 by ``I(X_j; Y)``) and, on numeric columns, by a stochastic MDL discretisation; each is a selective
 kDB whose tables are estimated like :class:`~fastpath.BayesNetClassifier`'s
-(:mod:`fastpath.pipeline.ensemble`). In memory only for now: a stream, ``partial_fit`` and Dask
-are the single classifier's (issue 14 tracks them for ensembles).
+(:mod:`fastpath.pipeline.ensemble`). Streams and Dask DataFrames are fitted out of core with
+every member's statistics in the same passes (:mod:`fastpath.scale.ensemble`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..pipeline.config import FitConfig
 from ..pipeline.ensemble import FittedEnsemble, ensemble_proba, fit_ensemble_in_memory
 from ..predict.inference import joint_log_likelihood
+from ..scale.ensemble import fit_ensemble_dask, fit_ensemble_stream
+from ..scale.sources import is_dask_frame, is_stream_source
 from ..utils.validation import check_int, check_labels
 from .base import TabularInput
 from .model_io import read_ensemble, save_ensemble
@@ -134,21 +136,42 @@ concentration_every, alpha0, overrelax
 
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X: Any, y: Any) -> ESKDBClassifier:
+    def fit(self, X: Any, y: Any = None, *, chunksize: int | None = None) -> ESKDBClassifier:
         """Fit every member on ``X`` (a table, nominal and numeric columns, missing values as a
         value of their own) and the class labels ``y``. The estimator is updated only when the
-        fit succeeds."""
+        fit succeeds.
+
+        ``X`` may be a stream, fitted out of core as for
+        :meth:`BayesNetClassifier.fit <fastpath.BayesNetClassifier.fit>`: a path to a CSV/TSV
+        or Parquet file, a callable returning an iterator of DataFrame chunks, an iterator of
+        chunks, or a ``dask.dataframe.DataFrame``; ``y`` then names the target column (default:
+        the last) and ``chunksize`` sets the rows per chunk. Every member's statistics are
+        gathered in the same passes (:mod:`fastpath.scale.ensemble`).
+        """
         config = self.fit_config()
-        frame, has_names = self._frame(X)
-        classes, y_codes = check_labels(y, frame.shape[0])
-        if classes.size < 2:
-            raise ValueError(
-                f"the target has only 1 class ({classes[0]!r}); a classifier needs at least 2"
-            )
-        self._assign(fit_ensemble_in_memory(
-            config, int(self.n_estimators), bool(self.stochastic_discretization), frame,
-            has_names, classes, y_codes, stacklevel=2,
-        ))
+        n_members, stochastic = int(self.n_estimators), bool(self.stochastic_discretization)
+        if is_dask_frame(X):
+            model = fit_ensemble_dask(config, n_members, stochastic, X, y, chunksize=chunksize,
+                                      stacklevel=2)
+        elif is_stream_source(X):
+            model = fit_ensemble_stream(config, n_members, stochastic, X, y,
+                                        chunksize=chunksize, stacklevel=2)
+        else:
+            if chunksize is not None:
+                raise ValueError(
+                    "chunksize applies to streamed X (a path, a chunk iterator or a Dask "
+                    "DataFrame)"
+                )
+            frame, has_names = self._frame(X)
+            classes, y_codes = check_labels(y, frame.shape[0])
+            if classes.size < 2:
+                raise ValueError(
+                    f"the target has only 1 class ({classes[0]!r}); a classifier needs at "
+                    "least 2"
+                )
+            model = fit_ensemble_in_memory(config, n_members, stochastic, frame, has_names,
+                                           classes, y_codes, stacklevel=2)
+        self._assign(model)
         return self
 
     def _assign(self, model: FittedEnsemble) -> None:

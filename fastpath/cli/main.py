@@ -197,9 +197,6 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         if args.chunksize < 1:
             raise ValueError(f"--chunksize must be a positive number of rows, got {args.chunksize}")
         model = _make_model(args, verbose=verbose)
-        if args.structure == "eskdb":
-            raise ValueError("--chunksize: ensembles (--structure eskdb) are fitted in memory "
-                             "only for now; drop --chunksize")
         if args.categorical:
             # streamed columns are typed by the first chunk; the names make these nominal
             model.set_params(categorical_features=[

@@ -337,3 +337,15 @@ class ClassHistogram:
         if counts.shape[1] == 0:
             return np.empty(0, dtype=np.float64)
         return mdl_cut_points_from_counts(self.lo, self.hi, counts, name=name)
+
+    def stochastic_cut_points(
+        self, random_state, class_order: np.ndarray | None = None, *, name: str | None = None
+    ) -> np.ndarray:
+        """ESKDB's stochastic MDL cut points (one draw from ``random_state``, even when the
+        column has no class yet), classes ordered as in :meth:`cut_points`."""
+        counts = self.counts if class_order is None else self.counts[:, np.asarray(class_order)]
+        if counts.shape[1] == 0:
+            stochastic_seed(random_state)  # the draw the in-memory encoder takes
+            return np.empty(0, dtype=np.float64)
+        return stochastic_mdl_cut_points_from_counts(self.lo, self.hi, counts, random_state,
+                                                     name=name)

@@ -37,6 +37,7 @@ from ..structure.graphs import Structure
 from ..structure.orders import sample_order
 from ..structure.scores import mutual_information
 from ..structure.selective import SelectedStructure, select_skdb
+from ..utils.progress import FitLog
 from ..utils.validation import as_generator, seed_int
 from .config import FitConfig
 from .stages import (
@@ -48,7 +49,10 @@ from .stages import (
     tree_specs,
 )
 
-__all__ = ["FittedEnsemble", "Member", "ensemble_proba", "fit_ensemble_in_memory"]
+__all__ = [
+    "FittedEnsemble", "Member", "ensemble_proba", "estimate_members", "fit_ensemble_in_memory",
+    "member_streams",
+]
 
 
 @dataclass
@@ -109,7 +113,6 @@ def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
     n_classes = classes.size
     streams = member_streams(config.random_state, n_members)
     members: list[Member] = []
-    names: list[str] = []
     log = config.log()
     for e, rng in enumerate(streams):
         log.stage(f"member {e + 1}/{n_members}: coding, attribute order, selective kDB")
@@ -135,33 +138,8 @@ def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
         members.append(Member(encoder, learned.structure.order, learned.selection, specs,
                               trees, [], m, scores if config.estimator == "m" else None))
 
-    results = diagnostics = None
-    if config.estimator == "m":
-        for member in members:
-            member.probability_tables = estimate_tables(config, member.trees, member.m).tables
-    else:
-        # members whose (child, parents, coding of those columns) coincide count the same tree:
-        # it is sampled once and shared (the class prior, every nominal-only factor that two
-        # orders give the same parents). One sampler call over the distinct trees spreads them
-        # over threads; member 0's trees come first, so they keep the stream keys (positions)
-        # of a single selective kDB fit.
-        position: dict[tuple, int] = {}
-        distinct: list[ContextTree] = []
-        slots: list[list[int]] = []
-        for e, member in enumerate(members):
-            slots.append([])
-            for i, (spec, tree) in enumerate(zip(member.tree_specs, member.trees, strict=True)):
-                key = _tree_key(spec, member.encoder)
-                if key not in position:
-                    position[key] = len(distinct)
-                    distinct.append(tree)
-                    names.append(f"member {e}: {tree_label(tree, i)}")
-                slots[-1].append(position[key])
-        estimated = estimate_tables(config, distinct, None, tree_names=names,
-                                    stacklevel=stacklevel + 1, log=log)
-        results, diagnostics = estimated.hdp_results, estimated.diagnostics
-        for member, slot in zip(members, slots, strict=True):
-            member.probability_tables = [estimated.tables[j] for j in slot]
+    results, diagnostics = estimate_members(config, members, log=log,
+                                            stacklevel=stacklevel + 1)
     return FittedEnsemble(
         classes_=classes,
         n_features_in_=frame.shape[1],
@@ -170,6 +148,42 @@ def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
         hdp_results_=results,
         diagnostics_=diagnostics,
     )
+
+
+def estimate_members(config: FitConfig, members: list[Member], *, log: FitLog | None = None,
+                     stacklevel: int = 2
+                     ) -> tuple[list[HDPResult] | None, FitDiagnostics | None]:
+    """Every member's probability tables (set on the members), by any driver.
+
+    m-estimates with each member's m; or HDP: members whose (child, parents, coding of those
+    columns) coincide count the same tree, so it is sampled once and shared (the class prior,
+    every nominal-only factor that two orders give the same parents). One sampler call over the
+    distinct trees spreads them over threads; member 0's trees come first, so they keep the
+    stream keys (positions) of a single selective kDB fit. Returns the sampler's results and
+    diagnostics (None for m-estimates).
+    """
+    if config.estimator == "m":
+        for member in members:
+            member.probability_tables = estimate_tables(config, member.trees, member.m).tables
+        return None, None
+    position: dict[tuple, int] = {}
+    distinct: list[ContextTree] = []
+    names: list[str] = []
+    slots: list[list[int]] = []
+    for e, member in enumerate(members):
+        slots.append([])
+        for i, (spec, tree) in enumerate(zip(member.tree_specs, member.trees, strict=True)):
+            key = _tree_key(spec, member.encoder)
+            if key not in position:
+                position[key] = len(distinct)
+                distinct.append(tree)
+                names.append(f"member {e}: {tree_label(tree, i)}")
+            slots[-1].append(position[key])
+    estimated = estimate_tables(config, distinct, None, tree_names=names,
+                                stacklevel=stacklevel + 1, log=log)
+    for member, slot in zip(members, slots, strict=True):
+        member.probability_tables = [estimated.tables[j] for j in slot]
+    return estimated.hdp_results, estimated.diagnostics
 
 
 def _tree_key(spec: TreeSpec, encoder: TableEncoder) -> tuple:

@@ -65,7 +65,7 @@ from .passes import DEFAULT_PAIR_MEMORY, fit_passes
 from .schema import SchemaStats
 from .sources import DEFAULT_CHUNKSIZE, check_chunksize, target_name
 
-__all__ = ["DaskRunner", "fit_dask"]
+__all__ = ["DaskRunner", "dask_runner", "fit_dask"]
 
 
 def _import_dask():
@@ -204,9 +204,14 @@ def fit_dask(config: FitConfig, ddf, y: Any = None, *, chunksize: int | None = N
 
     See the module docstring.
     """
+    runner = dask_runner(ddf, y, chunksize, split_every)
+    return fit_passes(config, runner, y, max_bins=max_bins, pair_memory=pair_memory,
+                      stacklevel=stacklevel + 1)
+
+
+def dask_runner(ddf, y: Any, chunksize: int | None, split_every: int = 8) -> DaskRunner:
+    """A :class:`DaskRunner` over ``ddf`` (checked with ``y`` and ``chunksize``)."""
     chunksize = check_chunksize(chunksize)
     if y is not None and not isinstance(y, str):
         target_name(y, [])  # raises the TypeError
-    runner = DaskRunner(ddf, chunksize, split_every)
-    return fit_passes(config, runner, y, max_bins=max_bins, pair_memory=pair_memory,
-                      stacklevel=stacklevel + 1)
+    return DaskRunner(ddf, chunksize, split_every)

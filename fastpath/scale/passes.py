@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 import numpy as np
@@ -93,6 +94,7 @@ from ..pipeline.stages import (
     tree_specs,
 )
 from ..structure.selective import DEFAULT_LOO_M, SelectedStructure, full_depth, full_model_rmse
+from ..utils.progress import FitLog
 from ..utils.validation import as_generator
 from .errors import Where
 from .schema import Coder, SchemaStats, first_stats
@@ -107,7 +109,10 @@ from .stats import (
     pair_groups,
 )
 
-__all__ = ["DEFAULT_PAIR_MEMORY", "LocalRunner", "Runner", "fit_passes", "fit_stream"]
+__all__ = [
+    "DEFAULT_PAIR_MEMORY", "LocalRunner", "Runner", "fit_passes", "fit_stream", "local_runner",
+    "loo_m_choice", "loo_m_statistic", "schema_pass",
+]
 
 #: memory for the pairwise (attribute, attribute, class) tables of one pass over the data
 DEFAULT_PAIR_MEMORY = 256 * 2**20
@@ -176,16 +181,8 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
     """
     log = config.log()
     # pass 1: schema
-    log.stage("pass 1: the schema (columns, classes, values, histograms of numeric columns)")
-    stats = runner.schema(config.categorical_features, y, max_bins)
+    stats, classes, class_order = schema_pass(config, runner, y, max_bins, log)
     n = stats.n_rows
-    if n == 0:
-        raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
-    classes, class_order = stats.classes()
-    if classes.size < 2:
-        raise ValueError(
-            f"the target has only 1 class ({classes[0]!r}); a classifier needs at least 2"
-        )
     n_classes = classes.size
     encoder = stats.encoder(config.categorical_features, class_order)
     cards = encoder.cardinalities_
@@ -241,7 +238,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
         m, scores = choose_m(specs, train, hold_codes, hold_y, backoff=config.m_backoff)
     elif plan.needs_loo:
         log.stage(f"pass {runner.n_passes + 1}: choosing m (loo)")
-        m, scores = _choose_m_loo(config, runner, coder, specs, full, n)
+        m, scores = loo_m_choice(runner.run(coder, loo_m_statistic(config, specs, full, n)), n)
     trees = name_trees(full, specs, encoder.feature_names_)
     estimated = estimate_tables(config, trees, m, stacklevel=stacklevel + 1, log=log)
     log.stage(f"fitted in {runner.n_passes} passes")
@@ -263,18 +260,37 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
     )
 
 
-def _choose_m_loo(config: FitConfig, runner: Runner, coder: Coder, specs, counts,
-                  n_rows: int) -> tuple[float, dict[float, float]]:
-    """:func:`fastpath.pipeline.stages.choose_m_loo` in one pass over the data: the same sums in
-    the same row chunks, hence the same m and scores as in memory."""
+def schema_pass(config: FitConfig, runner: Runner, y: Any, max_bins: int, log: FitLog
+                ) -> tuple[SchemaStats, np.ndarray, np.ndarray]:
+    """Pass 1 and its checks: the schema, the classes and their order."""
+    log.stage("pass 1: the schema (columns, classes, values, histograms of numeric columns)")
+    stats = runner.schema(config.categorical_features, y, max_bins)
+    if stats.n_rows == 0:
+        raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
+    classes, class_order = stats.classes()
+    if classes.size < 2:
+        raise ValueError(
+            f"the target has only 1 class ({classes[0]!r}); a classifier needs at least 2"
+        )
+    return stats, classes, class_order
+
+
+def loo_m_statistic(config: FitConfig, specs, counts, n_rows: int) -> StatGroup:
+    """The pass statistic of the leave-one-out choice of m (``m="auto"``): every candidate's
+    errors over ``counts`` (the trees of ``specs`` counted on all ``n_rows`` rows)."""
     trees = [counts.tree(i) for i in range(1, len(specs))]
     class_counts = counts.tree(0).counts[0]
     depth = full_depth(specs[1:])
-    group = runner.run(coder, StatGroup([
+    return StatGroup([
         LooStats(specs[1:], trees, class_counts, n_rows, depth, m, config.n_threads,
                  value_backoff=config.m_backoff == "value")
         for m in M_GRID_POSITIVE
-    ]))
+    ])
+
+
+def loo_m_choice(group: StatGroup, n_rows: int) -> tuple[float, dict[float, float]]:
+    """m and the candidates' RMSE from a gathered :func:`loo_m_statistic`: the same sums in
+    the same row chunks as :func:`fastpath.pipeline.stages.choose_m_loo`, hence the same m."""
     scores = {
         m: full_model_rmse(stat.sse.sum(axis=0), n_rows)
         for m, stat in zip(M_GRID_POSITIVE, group.items, strict=True)
@@ -288,13 +304,20 @@ def fit_stream(config: FitConfig, X: Any, y: Any = None, *, chunksize: int | Non
     """Fit from a stream in this process: a path, a callable returning an iterator of DataFrame
     chunks, or an iterator of chunks (module doc); ``y`` names the target column (default: the
     last column)."""
+    with local_runner(X, y, chunksize, config.n_threads) as runner:
+        return fit_passes(config, runner, y, max_bins=max_bins, pair_memory=pair_memory,
+                          stacklevel=stacklevel + 1)
+
+
+@contextmanager
+def local_runner(X: Any, y: Any, chunksize: int | None, n_threads: int) -> Iterator[LocalRunner]:
+    """A :class:`LocalRunner` over the stream ``X`` (checked with ``y`` and ``chunksize``),
+    its source closed (spilled chunks removed) when the block ends."""
     chunksize = check_chunksize(chunksize)
     if y is not None and not isinstance(y, str):
         target_name(y, [])  # raises the TypeError
     source = open_source(X, chunksize)
     try:
-        runner = LocalRunner(source, config.n_threads)
-        return fit_passes(config, runner, y, max_bins=max_bins, pair_memory=pair_memory,
-                          stacklevel=stacklevel + 1)
+        yield LocalRunner(source, n_threads)
     finally:
         source.close()

@@ -32,11 +32,11 @@ from ..utils.dtypes import (
     stray_message,
     stray_tokens,
 )
-from ..utils.validation import check_labels
+from ..utils.validation import as_generator, check_labels
 from .errors import Where, check_columns, fail, first_true
 from .sources import target_name
 
-__all__ = ["Coder", "SchemaStats", "declare_schema", "first_stats"]
+__all__ = ["Coder", "MemberCoder", "SchemaStats", "declare_schema", "first_stats"]
 
 
 def labels_of(y: pd.Series, where: Where, numeric: bool) -> tuple[np.ndarray, list]:
@@ -242,8 +242,15 @@ class SchemaStats:
         class_order[final_of_label] = np.arange(len(labels))
         return classes, class_order
 
-    def encoder(self, categorical_features: Any, class_order: np.ndarray) -> TableEncoder:
-        """The encoder ``TableEncoder.fit`` would learn from all the rows (module doc)."""
+    def encoder(self, categorical_features: Any, class_order: np.ndarray, *,
+                discretization: str = "mdl", random_state: Any = None) -> TableEncoder:
+        """The encoder ``TableEncoder.fit`` would learn from all the rows (module doc).
+
+        ``discretization="stochastic"``: ESKDB's stochastic MDL cut points
+        (:func:`~fastpath.encode.stochastic_mdl_cut_points_from_counts`), one draw from
+        ``random_state`` per numeric column in column order, as ``TableEncoder.fit`` draws them.
+        """
+        rng = as_generator(random_state) if discretization == "stochastic" else None
         codings = []
         n = self.n_rows
         for j, name in enumerate(self.features):
@@ -299,7 +306,10 @@ class SchemaStats:
                     )
                 hist = self.hists[j]
                 hist.grow(len(self.labels))
-                cuts = hist.cut_points(class_order, name=name)
+                if rng is None:
+                    cuts = hist.cut_points(class_order, name=name)
+                else:
+                    cuts = hist.stochastic_cut_points(rng, class_order, name=name)
                 codings.append(
                     AttributeCoding(
                         name=name,
@@ -309,7 +319,8 @@ class SchemaStats:
                         missing_tokens=tuple(t for t in self.known_tokens[j] if t in tokens),
                     )
                 )
-        enc = TableEncoder(categorical_features)
+        enc = TableEncoder(categorical_features, discretization=discretization,
+                           random_state=random_state)
         enc.codings_ = tuple(codings)
         enc.feature_names_ = tuple(self.features)
         return enc
@@ -351,6 +362,19 @@ class Coder:
                 "changed between passes?)",
             )
         return codes, y_codes.astype(np.int64)
+
+
+class MemberCoder:
+    """Chunk -> (one code matrix per ensemble member, class codes): every member codes the
+    rows with its own encoder (its own cut points) in the same pass."""
+
+    def __init__(self, coders: Sequence[Coder]) -> None:
+        self.coders = list(coders)
+
+    def encode(self, frame: pd.DataFrame, where: Where) -> tuple[tuple[np.ndarray, ...],
+                                                                 np.ndarray]:
+        coded = [coder.encode(frame, where) for coder in self.coders]
+        return tuple(codes for codes, _ in coded), coded[0][1]
 
 
 def first_stats(frame: pd.DataFrame, y: Any, categorical_features: Any, max_bins: int,

@@ -24,7 +24,8 @@ from ..structure.selective import loo_chunk_starts, loo_model
 from .kernels import add_errors, loo_errors, narrow_transpose, pair_cmi_from_table, pair_update
 
 __all__ = [
-    "CountStats", "LooStats", "PairStats", "PassStatistic", "ProjectedCounts", "StatGroup",
+    "CountStats", "LooStats", "MemberStats", "PairStats", "PassStatistic", "ProjectedCounts",
+    "StatGroup",
     "pair_groups",
 ]
 
@@ -278,6 +279,30 @@ class LooStats:
 
     def rmse(self) -> np.ndarray:
         return np.sqrt(self.sse.sum(axis=0) / self.n_total)
+
+
+class MemberStats:
+    """One pass statistic per ensemble member, gathered in the same pass: member ``e`` reads
+    the ``e``-th codes of a :class:`~fastpath.scale.schema.MemberCoder`; ``None`` is a member
+    with nothing to gather in this pass."""
+
+    def __init__(self, items: Sequence[PassStatistic | None]) -> None:
+        self.items = list(items)
+
+    def fresh(self) -> MemberStats:
+        return MemberStats([None if item is None else item.fresh() for item in self.items])
+
+    def update(self, codes: Sequence[np.ndarray], y: np.ndarray, start: int) -> MemberStats:
+        for item, member_codes in zip(self.items, codes, strict=True):
+            if item is not None:
+                item.update(member_codes, y, start)
+        return self
+
+    def merge(self, other: MemberStats) -> MemberStats:
+        for item, more in zip(self.items, other.items, strict=True):
+            if item is not None:
+                item.merge(more)
+        return self
 
 
 class StatGroup:
