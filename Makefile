@@ -1,12 +1,18 @@
 # The two commands of the README: `make demo` and `make test`.
-# Both create .venv with python3.12 when it is missing and install the project into it.
+# Both create .venv with python3.12 when it is missing, then install into it only what they need:
+#   make demo     the core dependencies (numpy, numba, pandas, scipy, pyarrow, scikit-learn, tqdm)
+#   make test     pyproject.toml's `test` extra: the core, ppl (JAX/NumPyro/ArviZ), dask, and the
+#                 test tools (pytest, pytest-xdist, hypothesis, networkx, mpmath, matplotlib)
+#   make lint     the `dev` extra (test + docs + ruff);  make docs: the `docs` extra (mkdocs)
+#   make install  every extra (`all`: also xgboost and the benchmarks' tools)
+# Each level has its own stamp file in .venv, so `make demo` then `make test` installs the test
+# extra on top of the demo's environment (pip adds only what is missing); a changed
+# pyproject.toml re-runs the install of every level that is asked for again.
 # `make weka` (optional, as root) installs Java and Debian's Weka for the `rf-weka` baseline of
 # the experiments (docs/results.md); `make test` and `make demo` do not need it.
 
 VENV      := .venv
 PY        := $(VENV)/bin/python
-STAMP     := $(VENV)/.hdpbn-installed
-EXTRAS    ?= dev,bench,ppl,dask
 # python3.12 from PATH when it runs; otherwise a pyenv-installed 3.12.
 PYTHON312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12 /usr/local/bin/python3.12 /usr/bin/python3.12; do \
                  if $$p -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then echo $$p; break; fi; done)
@@ -18,22 +24,28 @@ $(PY):
 	$(PYTHON312) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
-	@touch $(STAMP)
+# the core dependencies only
+$(VENV)/.installed-core: $(PY) pyproject.toml
+	$(PY) -m pip install --quiet -e .
+	@touch $@
 
-install: $(STAMP)
+# one extra of pyproject.toml (test, docs, dev, all, ...) on top of what is there
+$(VENV)/.installed-%: $(PY) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[$*]"
+	@touch $@
 
-demo: $(STAMP)
+install: $(VENV)/.installed-all
+
+demo: $(VENV)/.installed-core
 	$(VENV)/bin/hdpbn demo
 
-test: $(STAMP)
+test: $(VENV)/.installed-test
 	$(PY) -m pytest -n 2 --dist loadgroup -q
 
-lint: $(STAMP)
+lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check fastpath hdpbn_ppl validation tests benchmarks
 
-docs: $(STAMP)
+docs: $(VENV)/.installed-docs
 	$(VENV)/bin/mkdocs build --strict
 
 # Weka 3.6 and a Java runtime from Debian (jar: /usr/share/java/weka.jar)

@@ -2,8 +2,10 @@
 
 The paper ("Experimental design and setting") estimates
 
-.. math:: \\hat p(x_i \\mid \\Pi(i)) = \\frac{\\mathrm{count}(x_i, \\Pi(i)) + m/|X_i|}
-          {\\mathrm{count}(\\Pi(i)) + m}
+$$
+\\hat p(x_i \\mid \\Pi(i))
+  = \\frac{\\mathrm{count}(x_i, \\Pi(i)) + m/|X_i|}{\\mathrm{count}(\\Pi(i)) + m}
+$$
 
 and, "if zero counts are found, we back off as many levels in the tree as necessary to find at
 least one count. For instance, if count(x4, x0, x3) is equal to zero, then p(x4 | x0) is
