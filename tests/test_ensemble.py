@@ -217,3 +217,30 @@ def test_dask_ensemble_equals_the_in_memory_one(credit):
     ddf = dd.from_pandas(frame, npartitions=1)
     distributed = ESKDBClassifier(**params).fit(ddf, "cls")
     np.testing.assert_array_equal(memory.predict_proba(X), distributed.predict_proba(X))
+
+
+def test_partial_fit_adds_counts_to_every_member(credit):
+    X, y = credit
+    # every nominal value in the first chunk (it fixes the members' codings)
+    perm = np.random.default_rng(0).permutation(len(X))
+    X, y = X.iloc[perm].reset_index(drop=True), y[perm]
+    first_rows = 500
+    assert all(set(X[c].dropna()) <= set(X[c].iloc[:first_rows].dropna())
+               for c in X.columns if not pd.api.types.is_numeric_dtype(X[c].dtype))
+    params = dict(n_estimators=3, estimator="m", m="holdout", random_state=1)
+    clf = ESKDBClassifier(**params)
+    clf.partial_fit(X.iloc[:first_rows], y[:first_rows], classes=np.unique(y))
+    first = ESKDBClassifier(**params).fit(X.iloc[:first_rows], y[:first_rows])
+    for a, b in zip(clf._partial_state.members, first.members_, strict=True):
+        assert a.learned.structure.order == b.order and a.encoder.codings_ == b.encoder.codings_
+    clf.partial_fit(X.iloc[first_rows:], y[first_rows:])
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    for member in clf.members_:  # the counts are those of every row, coded by the member
+        codes = member.encoder.transform(X)
+        total = member.trees[0].counts.sum()
+        assert total == len(X) and codes.shape == (len(X), X.shape[1])
+    with pytest.raises(ValueError, match="partial_fit call 2"):
+        clf.partial_fit(X.iloc[:5].assign(A1="zz"), y[:5])
+    clf.fit(X, y)  # fit discards what partial_fit gathered
+    assert "_partial_state" not in clf.__dict__

@@ -22,6 +22,7 @@ from ..pipeline.config import FitConfig
 from ..pipeline.ensemble import FittedEnsemble, ensemble_proba, fit_ensemble_in_memory
 from ..predict.inference import joint_log_likelihood
 from ..scale.ensemble import fit_ensemble_dask, fit_ensemble_stream
+from ..scale.partial import PartialEnsemble, start_partial_ensemble
 from ..scale.sources import is_dask_frame, is_stream_source
 from ..utils.validation import check_int, check_labels
 from .base import TabularInput
@@ -174,10 +175,52 @@ concentration_every, alpha0, overrelax
         self._assign(model)
         return self
 
-    def _assign(self, model: FittedEnsemble) -> None:
+    def partial_fit(self, X: Any, y: Any, classes: Any = None) -> ESKDBClassifier:
+        """Add a chunk of rows to every member's counts; the next prediction re-estimates.
+
+        The first call fixes the classes (``classes`` when given, else the first chunk's) and
+        learns every member's coding, attribute order and selective kDB from its chunk, as
+        :meth:`fit` would on it; later calls code each chunk once per member and only add
+        counts (a value outside a member's coding raises ``ValueError`` naming the call, row
+        and column, and adds nothing). m is chosen at re-estimation on the holdout rule
+        (:meth:`BayesNetClassifier.partial_fit <fastpath.BayesNetClassifier.partial_fit>`).
+        :meth:`fit` discards what ``partial_fit`` gathered.
+        """
+        partial: PartialEnsemble | None = self.__dict__.get("_partial_state")
+        if partial is not None:
+            partial.add(self._validate_X(X), y)
+            return self
+        config = self.fit_config()
+        frame, has_names = self._frame(X)
+        partial = start_partial_ensemble(config, int(self.n_estimators),
+                                         bool(self.stochastic_discretization), frame,
+                                         has_names, y, classes)
+        self._clear_fit()
+        first = partial.members[0]
+        self.classes_ = first.classes
+        self.n_features_in_ = first.n_features_in
+        if first.feature_names_in is not None:
+            self.feature_names_in_ = first.feature_names_in
+        self._partial_state = partial
+        return self
+
+    def _check_fitted(self) -> None:
+        """Re-estimate after ``partial_fit`` if rows were added, then check the fit."""
+        partial: PartialEnsemble | None = self.__dict__.get("_partial_state")
+        if partial is not None and partial.stale:
+            self._assign(partial.refresh(stacklevel=5), keep_partial=True)
+        check_is_fitted(self, "members_")
+
+    def _clear_fit(self, keep_partial: bool = False) -> None:
+        for name in ("classes_", "n_features_in_", "feature_names_in_", "members_",
+                     "hdp_results_", "diagnostics_", "_partial_state"):
+            if not (keep_partial and name == "_partial_state"):
+                self.__dict__.pop(name, None)
+
+    def _assign(self, model: FittedEnsemble, keep_partial: bool = False) -> None:
+        self._clear_fit(keep_partial)
         for name in ("classes_", "n_features_in_", "feature_names_in_", "members_",
                      "hdp_results_", "diagnostics_"):
-            self.__dict__.pop(name, None)
             value = getattr(model, name)
             if value is not None:
                 setattr(self, name, value)
@@ -186,13 +229,13 @@ concentration_every, alpha0, overrelax
     def predict_proba(self, X: Any) -> np.ndarray:
         """Mean of the members' ``P(y | x)``, shape (n_samples, n_classes), in ``classes_``
         order."""
-        check_is_fitted(self, "members_")
+        self._check_fitted()
         return ensemble_proba(self.members_, self._validate_X(X))
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """log of :meth:`predict_proba`, from the members' joint log likelihoods (finite where a
         member's posterior underflows)."""
-        check_is_fitted(self, "members_")
+        self._check_fitted()
         frame = self._validate_X(X)
         logs = []
         for member in self.members_:
@@ -209,7 +252,7 @@ concentration_every, alpha0, overrelax
     # ------------------------------------------------------------------ persistence
     def save(self, path: Any) -> None:
         """Save the fitted ensemble as arrays + JSON in one ``.npz`` file (no pickle)."""
-        check_is_fitted(self, "members_")
+        self._check_fitted()
         save_ensemble(self.get_params(), FittedEnsemble(
             classes_=self.classes_,
             n_features_in_=self.n_features_in_,

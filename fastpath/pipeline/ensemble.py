@@ -41,6 +41,7 @@ from ..utils.progress import FitLog
 from ..utils.validation import as_generator, seed_int
 from .config import FitConfig
 from .stages import (
+    LearnedStructure,
     choose_m_from_codes,
     estimate_tables,
     name_trees,
@@ -51,7 +52,7 @@ from .stages import (
 
 __all__ = [
     "FittedEnsemble", "Member", "ensemble_proba", "estimate_members", "fit_ensemble_in_memory",
-    "member_streams",
+    "learn_member", "member_streams",
 ]
 
 
@@ -116,18 +117,8 @@ def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
     log = config.log()
     for e, rng in enumerate(streams):
         log.stage(f"member {e + 1}/{n_members}: coding, attribute order, selective kDB")
-        encoder = TableEncoder(
-            config.categorical_features,
-            discretization="stochastic" if stochastic else "mdl",
-            random_state=rng,
-        ).fit(frame, y_codes, n_classes)
-        codes = encoder.transform(frame)
-        cards = encoder.cardinalities_
-        order = None
-        if e > 0:
-            order = sample_order(mutual_information(codes, y_codes, cards, n_classes), rng)
-        learned = selected(select_skdb(codes, y_codes, cards, n_classes, config.k, order=order))
-        specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
+        encoder, codes, learned, specs = learn_member(config, e, rng, stochastic, frame,
+                                                      y_codes, n_classes)
         # member 0 holds out the rows a single selective kDB holds out (same generator)
         counts = CountAccumulator(specs).update(codes, y_codes)
         m, scores = choose_m_from_codes(
@@ -148,6 +139,27 @@ def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
         hdp_results_=results,
         diagnostics_=diagnostics,
     )
+
+
+def learn_member(config: FitConfig, index: int, rng: np.random.Generator, stochastic: bool,
+                 frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int
+                 ) -> tuple[TableEncoder, np.ndarray, LearnedStructure, list[TreeSpec]]:
+    """Member ``index``'s coding, attribute order and selective kDB, learned in memory
+    (steps 1-3 of the module docstring): its encoder, the codes of ``frame``, the selected
+    structure and its trees' specs. ``rng`` is the member's generator (drawn in that order)."""
+    encoder = TableEncoder(
+        config.categorical_features,
+        discretization="stochastic" if stochastic else "mdl",
+        random_state=rng,
+    ).fit(frame, y_codes, n_classes)
+    codes = encoder.transform(frame)
+    cards = encoder.cardinalities_
+    order = None
+    if index > 0:
+        order = sample_order(mutual_information(codes, y_codes, cards, n_classes), rng)
+    learned = selected(select_skdb(codes, y_codes, cards, n_classes, config.k, order=order))
+    specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
+    return encoder, codes, learned, specs
 
 
 def estimate_members(config: FitConfig, members: list[Member], *, log: FitLog | None = None,

@@ -20,10 +20,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..counts.context_tree import ContextTree
 from ..counts.counting import CountAccumulator, TreeSpec
 from ..encode.encoder import TableEncoder
 from ..estimate.mestimate import M_GRID, M_GRID_POSITIVE
 from ..pipeline.config import FitConfig
+from ..pipeline.ensemble import (
+    FittedEnsemble,
+    Member,
+    estimate_members,
+    learn_member,
+    member_streams,
+)
 from ..pipeline.fitted import FittedModel
 from ..pipeline.holdout import MAX_HOLDOUT, holdout_key, row_hashes
 from ..pipeline.stages import (
@@ -39,7 +47,9 @@ from ..utils.validation import as_generator, check_labels
 from .errors import StreamError, first_true
 from .schema import declare_schema
 
-__all__ = ["PartialFit", "PartialState", "start_partial_fit"]
+__all__ = [
+    "PartialEnsemble", "PartialFit", "PartialState", "start_partial_ensemble", "start_partial_fit",
+]
 
 
 @dataclass
@@ -125,11 +135,9 @@ class PartialFit:
         self.state.add(codes, y_codes)
         self.n_calls += 1
 
-    def refresh(self, *, stacklevel: int = 2) -> FittedModel:
-        """Context trees and tables from every row seen; m (``m="auto"`` or ``"holdout"``)
-        chosen on the holdout rule, since the rows seen are not kept for a leave-one-out pass:
-        ``"auto"`` scores the positive candidates (:data:`M_GRID_POSITIVE`), ``"holdout"`` the
-        paper's (:data:`M_GRID`, 0 included)."""
+    def trees_and_m(self) -> tuple[float | None, dict[float, float], list[ContextTree]]:
+        """m, the candidates' scores and the context trees of every row seen (:meth:`refresh`
+        without the estimation)."""
         rule = self.config.m_rule
         holdout_config = self.config if rule is None else replace(self.config, m="holdout")
         plan = plan_m(holdout_config, self.state.n_seen, as_generator(self.config.random_state))
@@ -141,6 +149,14 @@ class PartialFit:
                                  backoff=self.config.m_backoff,
                                  grid=M_GRID if rule == "holdout" else M_GRID_POSITIVE)
         trees = name_trees(self.state.counts(), self.specs, self.encoder.feature_names_)
+        return m, scores, trees
+
+    def refresh(self, *, stacklevel: int = 2) -> FittedModel:
+        """Context trees and tables from every row seen; m (``m="auto"`` or ``"holdout"``)
+        chosen on the holdout rule, since the rows seen are not kept for a leave-one-out pass:
+        ``"auto"`` scores the positive candidates (:data:`M_GRID_POSITIVE`), ``"holdout"`` the
+        paper's (:data:`M_GRID`, 0 included)."""
+        m, scores, trees = self.trees_and_m()
         estimated = estimate_tables(self.config, trees, m, stacklevel=stacklevel + 1)
         self.state.stale = False
         return FittedModel(
@@ -261,3 +277,89 @@ def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y
     fit.state.add(codes, y_codes)
     fit.n_calls = 1
     return fit
+
+
+# ====================================================================== ensembles
+@dataclass
+class PartialEnsemble:
+    """``ESKDBClassifier.partial_fit``'s state: one :class:`PartialFit` per member.
+
+    The first call learns every member from its chunk exactly as
+    :func:`~fastpath.pipeline.ensemble.fit_ensemble_in_memory` would (own cut points, order,
+    selective kDB); later calls code each chunk once per member and add counts. Re-estimation
+    chooses each member's m on the holdout rule (one reservoir key for all members, drawn from
+    ``random_state``) and estimates every member's tables in one call
+    (:func:`~fastpath.pipeline.ensemble.estimate_members`: shared trees are sampled once).
+    """
+
+    config: FitConfig
+    members: list[PartialFit]
+    n_calls: int = 0
+
+    @property
+    def stale(self) -> bool:
+        return any(member.stale for member in self.members)
+
+    def add(self, frame: pd.DataFrame, y: Any) -> None:
+        """Add a later chunk to every member; a value outside any member's schema raises
+        ``StreamError`` and adds nothing anywhere."""
+        y_codes = _class_codes(self.members[0].classes, y, frame.shape[0], self.n_calls)
+        codes = [_chunk_codes(member.encoder, frame, self.n_calls) for member in self.members]
+        for member, member_codes in zip(self.members, codes, strict=True):
+            member.state.add(member_codes, y_codes)
+        self.n_calls += 1
+
+    def refresh(self, *, stacklevel: int = 2) -> FittedEnsemble:
+        members = []
+        for partial in self.members:
+            m, scores, trees = partial.trees_and_m()
+            members.append(Member(partial.encoder, partial.learned.structure.order,
+                                  partial.learned.selection, partial.specs, trees, [], m,
+                                  scores if self.config.estimator == "m" else None))
+            partial.state.stale = False
+        results, diagnostics = estimate_members(self.config, members,
+                                                stacklevel=stacklevel + 1)
+        first = self.members[0]
+        return FittedEnsemble(
+            classes_=first.classes,
+            n_features_in_=first.n_features_in,
+            feature_names_in_=first.feature_names_in,
+            members_=members,
+            hdp_results_=results,
+            diagnostics_=diagnostics,
+        )
+
+
+def start_partial_ensemble(config: FitConfig, n_members: int, stochastic: bool,
+                           frame: pd.DataFrame, has_names: bool, y: Any,
+                           classes: Any = None) -> PartialEnsemble:
+    """The first ``ESKDBClassifier.partial_fit`` call: the classes and every member's coding
+    and structure, from this chunk."""
+    if classes is not None:
+        declared = np.asarray(classes).ravel()
+        class_labels, _ = check_labels(declared, declared.shape[0], stacklevel=4)
+    else:
+        class_labels, _ = check_labels(y, frame.shape[0], stacklevel=4)
+    if class_labels.size < 2:
+        raise ValueError(
+            f"the target has only 1 class ({class_labels[0]!r}); a classifier needs at "
+            "least 2 (pass every class with classes= on the first partial_fit call)"
+        )
+    n_classes = class_labels.size
+    y_codes = _class_codes(class_labels, y, frame.shape[0], 0)
+    key = holdout_key(as_generator(config.random_state)) if config.m_rule else None
+    members = []
+    for e, rng in enumerate(member_streams(config.random_state, n_members)):
+        encoder, codes, learned, specs = learn_member(config, e, rng, stochastic, frame,
+                                                      y_codes, n_classes)
+        if e == 0:
+            _warn_if_the_first_chunk_lacks_classes(encoder, class_labels, y_codes)
+        partial = PartialFit(
+            config=config, classes=class_labels, encoder=encoder, learned=learned, specs=specs,
+            n_features_in=frame.shape[1],
+            feature_names_in=np.asarray(frame.columns, dtype=object) if has_names else None,
+            state=PartialState(CountAccumulator(specs), key),
+        )
+        partial.state.add(codes, y_codes)
+        members.append(partial)
+    return PartialEnsemble(config, members, n_calls=1)
