@@ -3,6 +3,7 @@
     python benchmarks/scale.py all                 # everything below, figures for docs/scale.md
     python benchmarks/scale.py generate --rows 1000000
     python benchmarks/scale.py rss                 # 10^6 vs 10^7 rows: rows/s, peak RSS
+    python benchmarks/scale.py rss --structure eskdb --k 5 --n-estimators 5   # an ensemble
     python benchmarks/scale.py count               # counting pass, 15 nominal attributes, 1 core
     python benchmarks/scale.py dask                # LocalCluster (2 workers) vs one process
     python benchmarks/scale.py mdl                 # streaming vs in-memory MDL cut points
@@ -162,11 +163,17 @@ def _cpu() -> float:
 
 
 def _fit_child(args) -> int:
-    from fastpath import BayesNetClassifier
+    from fastpath import BayesNetClassifier, ESKDBClassifier
 
     rss_import = peak_rss_mb()
-    m = args.m if args.m == "auto" else float(args.m)
-    clf = BayesNetClassifier(args.structure, args.k, m=m, random_state=0, n_jobs=args.n_jobs)
+    m = args.m if args.m in ("auto", "holdout") else float(args.m)
+    if args.structure == "eskdb":
+        clf = ESKDBClassifier(n_estimators=args.n_estimators, k=args.k, m=m,
+                              estimator=args.estimator, n_iter=args.iterations, random_state=0,
+                              n_jobs=args.n_jobs)
+    else:
+        clf = BayesNetClassifier(args.structure, args.k, m=m, estimator=args.estimator,
+                                 n_iter=args.iterations, random_state=0, n_jobs=args.n_jobs)
     if args.warm:  # compile (numba cache) on a small file first, outside the timing
         clf.fit(args.warm, chunksize=args.chunksize)
     rss_before = peak_rss_mb()
@@ -185,14 +192,22 @@ def _fit_child(args) -> int:
         clf.fit(args.path, chunksize=args.chunksize)
         wall = time.perf_counter() - t0
     cpu = _cpu() - c0
+    if args.structure == "eskdb":
+        first = clf.members_[0]
+        rows, m_used = int(first.trees[0].counts.sum()), [mb.m for mb in clf.members_]
+        cuts = sum(len(c.cut_points) for mb in clf.members_ for c in mb.encoder.codings_)
+    else:
+        rows, m_used = int(clf.trees_[0].counts.sum()), clf.m_
+        cuts = sum(len(c.cut_points) for c in clf.encoder_.codings_)
     out = {
         "path": str(args.path), "structure": args.structure, "k": args.k,
-        "chunksize": args.chunksize, "rows": int(clf.trees_[0].counts.sum()),
+        "n_estimators": args.n_estimators if args.structure == "eskdb" else None,
+        "estimator": args.estimator, "chunksize": args.chunksize, "rows": rows,
         "passes": clf.n_passes_, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
-        "rows_per_s": round(clf.trees_[0].counts.sum() / wall), "m": clf.m_,
+        "rows_per_s": round(rows / wall), "m": m_used,
         "peak_rss_mb": round(peak_rss_mb(), 1), "rss_after_import_mb": round(rss_import, 1),
         "rss_before_fit_mb": round(rss_before, 1), "dask_workers": args.dask,
-        "cut_points": sum(len(c.cut_points) for c in clf.encoder_.codings_),
+        "cut_points": cuts,
     }
     try:
         import psutil
@@ -205,9 +220,12 @@ def _fit_child(args) -> int:
 
 
 def run_fit(path, *, structure="kdb", k=2, chunksize=100_000, m="auto", n_jobs=None,
-            warm=None, dask=0, one_core=False) -> dict:
+            warm=None, dask=0, one_core=False, n_estimators=20, estimator="m",
+            iterations=1000) -> dict:
     cmd = [sys.executable, __file__, "_fit", "--path", str(path), "--structure", structure,
-           "--k", str(k), "--chunksize", str(chunksize), "--m", str(m), "--dask", str(dask)]
+           "--k", str(k), "--chunksize", str(chunksize), "--m", str(m), "--dask", str(dask),
+           "--n-estimators", str(n_estimators), "--estimator", estimator,
+           "--iterations", str(iterations)]
     if n_jobs is not None:
         cmd += ["--n-jobs", str(n_jobs)]
     if warm is not None:
@@ -223,12 +241,15 @@ def run_fit(path, *, structure="kdb", k=2, chunksize=100_000, m="auto", n_jobs=N
 
 
 # ====================================================================== the studies
-def study_rss(directory: Path, sizes=(1_000_000, 10_000_000), fmt="parquet") -> list[dict]:
+def study_rss(directory: Path, sizes=(1_000_000, 10_000_000), fmt="parquet",
+              **fit) -> list[dict]:
+    """Peak RSS of one streamed fit per size (``fit``: run_fit's model options, e.g.
+    ``structure="eskdb", n_estimators=5, k=5``)."""
     warm = generate(20_000, directory)[fmt]
     results = []
     for rows in sizes:
         paths = generate(rows, directory)
-        results.append(run_fit(paths[fmt], warm=warm))
+        results.append(run_fit(paths[fmt], warm=warm, **fit))
         print(json.dumps(results[-1]), flush=True)
     if len(results) >= 2:
         ratio = results[-1]["peak_rss_mb"] / results[0]["peak_rss_mb"]
@@ -409,6 +430,10 @@ def main(argv=None) -> int:
         if name == "rss":
             p.add_argument("--format", choices=["parquet", "csv"], default="parquet")
             p.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+            p.add_argument("--structure", default="kdb", help="kdb (default) or eskdb, ...")
+            p.add_argument("--k", type=int, default=2)
+            p.add_argument("--n-estimators", type=int, default=20, help="eskdb: members")
+            p.add_argument("--estimator", default="m", choices=["m", "hdp"])
         if name == "splice":
             p.add_argument("--rows", type=int, default=200_000)
     g.add_argument("--dir", type=Path, default=Path("/tmp/hdpbn-scale"))
@@ -427,6 +452,9 @@ def main(argv=None) -> int:
     f.add_argument("--n-jobs", type=int, default=None)
     f.add_argument("--warm", default=None)
     f.add_argument("--dask", type=int, default=0)
+    f.add_argument("--n-estimators", type=int, default=20)
+    f.add_argument("--estimator", default="m")
+    f.add_argument("--iterations", type=int, default=1000)
     args = ap.parse_args(argv)
     if args.cmd == "_fit":
         return _fit_child(args)
@@ -436,7 +464,8 @@ def main(argv=None) -> int:
     if args.cmd == "generate":
         print(generate(args.rows, args.dir))
     elif args.cmd == "rss":
-        study_rss(args.dir, tuple(args.sizes), args.format)
+        study_rss(args.dir, tuple(args.sizes), args.format, structure=args.structure, k=args.k,
+                  n_estimators=args.n_estimators, estimator=args.estimator)
     elif args.cmd == "count":
         study_count(args.rows)
     elif args.cmd == "dask":

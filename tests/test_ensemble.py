@@ -203,9 +203,10 @@ def test_streamed_ensemble_reads_the_data_as_often_as_one_member(credit, tmp_pat
 
     for n_members in (1, 5):
         reads.clear()
-        ESKDBClassifier(n_estimators=n_members, estimator="m", random_state=0).fit(chunks, "cls")
+        clf = ESKDBClassifier(n_estimators=n_members, estimator="m", random_state=0)
+        clf.fit(chunks, "cls")
         # schema, pair statistics, counts, leave-one-out, the choice of m: whatever E is
-        assert len(reads) == 5
+        assert len(reads) == 5 and clf.n_passes_ == 5
 
 
 def test_dask_ensemble_equals_the_in_memory_one(credit):

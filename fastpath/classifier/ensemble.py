@@ -77,6 +77,8 @@ concentration_every, alpha0, overrelax
         in member order. Not saved in model files.
     diagnostics_ : fastpath.estimate.FitDiagnostics
         ``estimator="hdp"``: R-hat and bulk ESS of every tree (named ``member e: P(...)``).
+    n_passes_ : int
+        Out-of-core fits only: the passes made over the data (for every member at once).
     """
 
     def __init__(
@@ -213,14 +215,14 @@ concentration_every, alpha0, overrelax
 
     def _clear_fit(self, keep_partial: bool = False) -> None:
         for name in ("classes_", "n_features_in_", "feature_names_in_", "members_",
-                     "hdp_results_", "diagnostics_", "_partial_state"):
+                     "hdp_results_", "diagnostics_", "n_passes_", "_partial_state"):
             if not (keep_partial and name == "_partial_state"):
                 self.__dict__.pop(name, None)
 
     def _assign(self, model: FittedEnsemble, keep_partial: bool = False) -> None:
         self._clear_fit(keep_partial)
         for name in ("classes_", "n_features_in_", "feature_names_in_", "members_",
-                     "hdp_results_", "diagnostics_"):
+                     "hdp_results_", "diagnostics_", "n_passes_"):
             value = getattr(model, name)
             if value is not None:
                 setattr(self, name, value)

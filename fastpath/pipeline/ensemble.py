@@ -96,6 +96,7 @@ class FittedEnsemble:
     members_: list[Member]
     hdp_results_: list[HDPResult] | None = None
     diagnostics_: FitDiagnostics | None = None
+    n_passes_: int | None = None
 
 
 def member_streams(random_state, n_members: int) -> list[np.random.Generator]:

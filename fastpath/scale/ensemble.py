@@ -205,4 +205,5 @@ def fit_ensemble_passes(config: FitConfig, n_members: int, stochastic: bool, run
         members_=members,
         hdp_results_=results,
         diagnostics_=diagnostics,
+        n_passes_=runner.n_passes,
     )
