@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastpath.estimate.convergence import mcse_mean
 
@@ -60,3 +62,15 @@ def test_mcse_shapes_and_edges():
     assert np.isnan(mcse_mean(x[:, :7]))  # fewer than 8 draws per chain
     with pytest.raises(ValueError, match="chains, draws"):
         mcse_mean(np.float64(1.0))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=80), st.integers(1, 4))
+def test_average_ranks_are_scipys(values, n_rows):
+    from scipy.stats import rankdata
+
+    from fastpath.estimate.convergence import average_ranks
+
+    x = np.asarray(values[: len(values) - len(values) % n_rows] or values[:1], dtype=float)
+    x = x.reshape(n_rows, -1) if x.size % n_rows == 0 and x.size >= n_rows else x
+    np.testing.assert_array_equal(average_ranks(x), rankdata(x, method="average"))

@@ -15,10 +15,9 @@ import math
 
 import numpy as np
 from scipy.special import ndtri
-from scipy.stats import rankdata
 
-__all__ = ["ESS_PER_CHAIN_MIN", "RHAT_MAX", "effective_sample_size", "mcse_mean",
-           "split_rhat"]
+__all__ = ["ESS_PER_CHAIN_MIN", "RHAT_MAX", "average_ranks", "effective_sample_size",
+           "mcse_mean", "split_rhat"]
 
 #: largest R-hat of a converged chain (Vehtari et al. 2021)
 RHAT_MAX = 1.01
@@ -35,8 +34,24 @@ def _split(x: np.ndarray) -> np.ndarray:
     return np.concatenate([x[:, :half], x[:, n - half:]], axis=0)
 
 
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..n of the flattened ``x``, ties given their average rank (``scipy.stats.
+    rankdata(x, method="average")``, the same numbers, without its per-call overhead: the
+    diagnostics of a fit rank a few hundred short traces)."""
+    flat = np.ravel(x)
+    order = np.argsort(flat, kind="mergesort")
+    ordered = flat[order]
+    first = np.r_[True, ordered[1:] != ordered[:-1]]
+    group = np.cumsum(first) - 1
+    bounds = np.r_[np.flatnonzero(first), flat.size]
+    ranks = np.empty(flat.size)
+    # a tie group spanning sorted positions lo..hi-1 gets (lo + 1 + hi) / 2
+    ranks[order] = 0.5 * (bounds[group] + 1 + bounds[group + 1])
+    return ranks
+
+
 def _z_scale(x: np.ndarray) -> np.ndarray:
-    r = rankdata(x, method="average").reshape(x.shape)
+    r = average_ranks(x).reshape(x.shape)
     return ndtri((r - 0.375) / (x.size + 0.25))
 
 
