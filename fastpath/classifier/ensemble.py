@@ -19,7 +19,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..pipeline.config import FitConfig
-from ..pipeline.ensemble import FittedEnsemble, ensemble_proba, fit_ensemble_in_memory
+from ..pipeline.ensemble import (
+    FittedEnsemble,
+    ensemble_proba,
+    fit_ensemble_in_memory,
+    member_codes,
+)
 from ..predict.inference import joint_log_likelihood
 from ..scale.ensemble import fit_ensemble_dask, fit_ensemble_stream
 from ..scale.partial import PartialEnsemble, start_partial_ensemble
@@ -240,8 +245,8 @@ concentration_every, alpha0, overrelax
         self._check_fitted()
         frame = self._validate_X(X)
         logs = []
-        for member in self.members_:
-            joint = joint_log_likelihood(member.pack(), member.encoder.transform(frame))
+        for member, codes in zip(self.members_, member_codes(self.members_, frame), strict=True):
+            joint = joint_log_likelihood(member.pack(), codes)
             with np.errstate(invalid="ignore"):
                 logs.append(joint - logsumexp(joint, axis=1, keepdims=True))
         return logsumexp(np.stack(logs), axis=0) - math.log(len(logs))

@@ -392,9 +392,14 @@ class TableEncoder:
             _raise_unhashable_cell(frame)
             raise
 
-    def _transform(self, frame: pd.DataFrame) -> np.ndarray:
+    def _transform(self, frame: pd.DataFrame,
+                   cache: dict[tuple[int, AttributeCoding], np.ndarray] | None = None
+                   ) -> np.ndarray:
         out = np.empty((frame.shape[0], len(self.codings_)), dtype=np.int64)
         for j, coding in enumerate(self.codings_):
+            if cache is not None and (j, coding) in cache:
+                out[:, j] = cache[j, coding]
+                continue
             col = frame.iloc[:, j]
             missing = col.isna().to_numpy()
             if coding.kind == "nominal":
@@ -405,7 +410,29 @@ class TableEncoder:
                 cuts = np.asarray(coding.cut_points, dtype=float)
                 out[~missing, j] = apply_cut_points(values[~missing], cuts)
             out[missing, j] = UNKNOWN if coding.missing_code is None else coding.missing_code
+            if cache is not None:
+                cache[j, coding] = out[:, j]
         return out
+
+    def transform_shared(self, X: Any,
+                         cache: dict[tuple[int, AttributeCoding], np.ndarray]) -> np.ndarray:
+        """:meth:`transform` for encoders that code some columns alike (an ensemble's members:
+        every nominal column, numeric ones with the same cut points): a column whose coding is
+        already in ``cache`` (filled by earlier calls on the same ``X``) is copied, not coded
+        again."""
+        frame, _ = as_frame(X)
+        if frame.shape[1] != len(self.codings_):
+            raise ValueError(
+                f"X has {frame.shape[1]} columns, but the encoder was fitted with "
+                f"{len(self.codings_)}"
+            )
+        if not cache:
+            _check_cell_types(frame)
+        try:
+            return self._transform(frame, cache)
+        except TypeError:
+            _raise_unhashable_cell(frame)
+            raise
 
     @staticmethod
     def _nominal_codes(col: pd.Series, coding: AttributeCoding) -> np.ndarray:

@@ -52,7 +52,7 @@ from .stages import (
 
 __all__ = [
     "FittedEnsemble", "Member", "ensemble_proba", "estimate_members", "fit_ensemble_in_memory",
-    "learn_member", "member_streams",
+    "learn_member", "member_codes", "member_streams",
 ]
 
 
@@ -205,9 +205,17 @@ def _tree_key(spec: TreeSpec, encoder: TableEncoder) -> tuple:
     return spec.child, spec.conditioning, tuple(encoder.codings_[c] for c in columns)
 
 
+def member_codes(members: list[Member], frame: pd.DataFrame) -> list[np.ndarray]:
+    """Every member's codes of ``frame``; a column the members code alike (every nominal one,
+    numeric ones cut at the same points) is coded once."""
+    cache: dict = {}
+    return [member.encoder.transform_shared(frame, cache) for member in members]
+
+
 def ensemble_proba(members: list[Member], frame: pd.DataFrame) -> np.ndarray:
     """The mean of the members' posteriors (ESKDB's combination)."""
-    total = members[0].predict_proba(frame)
-    for member in members[1:]:
-        total += member.predict_proba(frame)
+    total = None
+    for member, codes in zip(members, member_codes(members, frame), strict=True):
+        proba = posterior_from_joint(joint_log_likelihood(member.pack(), codes))
+        total = proba if total is None else total + proba
     return total / len(members)
