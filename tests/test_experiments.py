@@ -462,6 +462,17 @@ def test_compare_prints_wdl_of_any_pairs(tmp_path, capsys):
     assert "| a vs b | 3 | 2-0-1 (p=1.000) |" in out
     assert experiments_main(["compare", str(path), "--pairs", "a:zz"]) == 2
     assert "no results for ['zz']" in capsys.readouterr().err
+    # two runs of one HDP classifier with different iterations are told apart by @iterations
+    frame = pd.DataFrame(rows).assign(iterations=np.where(np.arange(len(rows)) % 4 < 2, 100,
+                                                          np.nan))
+    both = pd.concat([frame, frame[frame.classifier == "a"].assign(iterations=500, rmse=0.0,
+                                                                   zero_one_loss=0.0,
+                                                                   log_loss=0.0)])
+    both.to_csv(path, index=False)
+    assert experiments_main(["compare", str(path), "--pairs", "a@500:a@100"]) == 0
+    assert "| a@500 vs a@100 | 3 | 3-0-0" in capsys.readouterr().out
+    assert experiments_main(["compare", str(path), "--pairs", "a:b"]) == 2
+    assert "ambiguous" in capsys.readouterr().err
 
 
 def test_hdpr_is_hdp_with_the_reference_samplers_shortcuts():

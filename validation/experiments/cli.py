@@ -281,15 +281,23 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     frames = [pd.read_csv(path) for path in args.results]
-    results = pd.concat(frames, ignore_index=True).drop_duplicates(
-        subset=["dataset", "classifier", "split"], keep="last"
-    )
+    results = pd.concat(frames, ignore_index=True)
+    # HDP cells of several runs differ by their iterations: name them tan-hdp@50000 etc.
+    if "iterations" in results.columns:
+        its = results["iterations"]
+        results = results.assign(classifier=[
+            c if pd.isna(i) else f"{c}@{int(i)}" for c, i in zip(results["classifier"], its,
+                                                                 strict=True)
+        ])
+    # a cell in several files (e.g. a rerun's results next to the first run's) counts once
+    results = results.drop_duplicates(subset=["dataset", "classifier", "split"], keep="last")
+    have = set(results["classifier"])
     pairs = []
     for item in args.pairs.split(","):
         a, sep, b = item.strip().partition(":")
         if not sep or not a or not b:
             raise ValueError(f"--pairs: expected A:B items (e.g. tan-mloo:tan-m), got {item!r}")
-        pairs.append((a, b))
+        pairs.append((_resolve(a, have), _resolve(b, have)))
     means = dataset_means(results)
     if args.datasets:
         means = means[means["dataset"].isin([d.strip() for d in args.datasets.split(",")])]
@@ -299,6 +307,17 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         raise ValueError(f"no results for {unknown} in {', '.join(args.results)}")
     print(table3_markdown(means, pairs, paper=False), end="")
     return 0
+
+
+def _resolve(name: str, have: set[str]) -> str:
+    """``name`` as it is in the results: ``tan-hdp`` is ``tan-hdp@<iterations>`` when only one
+    run of it is there; with several, the iterations must be named."""
+    if name in have or "@" in name:
+        return name
+    runs = sorted(c for c in have if c.startswith(name + "@"))
+    if len(runs) > 1:
+        raise ValueError(f"{name!r} is ambiguous: name one of {runs}")
+    return runs[0] if runs else name
 
 
 def _cmd_learning_curves(args: argparse.Namespace) -> int:
@@ -382,7 +401,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     cmp_ = sub.add_parser("compare", help="W/D/L and sign tests of any pairs of classifiers")
     cmp_.add_argument("results", nargs="+", help="results.csv files written by run (merged)")
     cmp_.add_argument("--pairs", required=True,
-                      help="comma-separated A:B pairs, e.g. tan-mloo:tan-m,skdb5-hdp:rf")
+                      help="comma-separated A:B pairs, e.g. tan-mloo:tan-m,skdb5-hdp:rf; HDP "
+                      "cells of runs with different iterations as tan-hdp@50000")
     cmp_.add_argument("--datasets", default=None, help="only these datasets (comma-separated)")
     cmp_.set_defaults(func=_cmd_compare)
 
