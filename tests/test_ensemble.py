@@ -84,8 +84,12 @@ def test_seeds_reproduce_and_threads_do_not_matter(credit):
     X, y = credit
     params = dict(n_estimators=3, k=2, n_iter=150, random_state=9)
     a = ESKDBClassifier(**params, n_jobs=1).fit(X, y).predict_proba(X)
-    b = ESKDBClassifier(**params, n_jobs=2).fit(X, y).predict_proba(X)
+    b = ESKDBClassifier(**params, n_jobs=2).fit(X, y).predict_proba(X)  # members in 2 threads
     np.testing.assert_array_equal(a, b)
+    m1 = ESKDBClassifier(n_estimators=4, estimator="m", random_state=9, n_jobs=1).fit(X, y)
+    m3 = ESKDBClassifier(n_estimators=4, estimator="m", random_state=9, n_jobs=3).fit(X, y)
+    np.testing.assert_array_equal(m1.predict_proba(X), m3.predict_proba(X))
+    assert [mb.order for mb in m1.members_] == [mb.order for mb in m3.members_]
     c = ESKDBClassifier(**{**params, "random_state": 10}).fit(X, y).predict_proba(X)
     assert not np.array_equal(a, c)
 

@@ -22,6 +22,7 @@ for m, same sampler streams for its trees).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -114,9 +115,9 @@ def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
     """
     n_classes = classes.size
     streams = member_streams(config.random_state, n_members)
-    members: list[Member] = []
     log = config.log()
-    for e, rng in enumerate(streams):
+
+    def fit_member(e: int, rng: np.random.Generator) -> Member:
         log.stage(f"member {e + 1}/{n_members}: coding, attribute order, selective kDB")
         encoder, codes, learned, specs = learn_member(config, e, rng, stochastic, frame,
                                                       y_codes, n_classes)
@@ -127,8 +128,17 @@ def fit_ensemble_in_memory(config: FitConfig, n_members: int, stochastic: bool,
             counts=counts,
         )
         trees = name_trees(counts, specs, encoder.feature_names_)
-        members.append(Member(encoder, learned.structure.order, learned.selection, specs,
-                              trees, [], m, scores if config.estimator == "m" else None))
+        return Member(encoder, learned.structure.order, learned.selection, specs, trees, [], m,
+                      scores if config.estimator == "m" else None)
+
+    # members in parallel threads: each draws only from its own generator and the results are
+    # kept in member order, so the ensemble does not depend on the number of threads
+    n_threads = min(config.n_threads, n_members)
+    if n_threads > 1:
+        with ThreadPoolExecutor(n_threads) as pool:
+            members = list(pool.map(fit_member, range(n_members), streams))
+    else:
+        members = [fit_member(e, rng) for e, rng in enumerate(streams)]
 
     results, diagnostics = estimate_members(config, members, log=log,
                                             stacklevel=stacklevel + 1)
