@@ -6,11 +6,13 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..encode.encoder import as_frame
 from ..estimate.hdp.options import HDPOptions
 from ..pipeline.config import hdp_options
+from ..utils.validation import check_labels
 
 __all__ = ["TabularInput"]
 
@@ -45,6 +47,22 @@ class TabularInput:
                 "required."
             )
         return frame, has_names
+
+    def _in_memory_data(self, X: Any, y: Any, chunksize: int | None
+                        ) -> tuple[pd.DataFrame, bool, np.ndarray, np.ndarray]:
+        """``fit``'s in-memory input, checked: the frame, whether it has column names, the
+        classes and the class codes (``ValueError`` for a stream-only option or one class)."""
+        if chunksize is not None:
+            raise ValueError(
+                "chunksize applies to streamed X (a path, a chunk iterator or a Dask DataFrame)"
+            )
+        frame, has_names = self._frame(X)
+        classes, y_codes = check_labels(y, frame.shape[0], stacklevel=4)
+        if classes.size < 2:
+            raise ValueError(
+                f"the target has only 1 class ({classes[0]!r}); a classifier needs at least 2"
+            )
+        return frame, has_names, classes, y_codes
 
     def _validate_X(self, X: Any) -> pd.DataFrame:
         """``X`` to predict on, its columns matched to those seen in fit."""

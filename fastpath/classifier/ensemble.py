@@ -29,7 +29,7 @@ from ..predict.inference import joint_log_likelihood
 from ..scale.ensemble import fit_ensemble_dask, fit_ensemble_stream
 from ..scale.partial import PartialEnsemble, start_partial_ensemble
 from ..scale.sources import is_dask_frame, is_stream_source
-from ..utils.validation import check_int, check_labels
+from ..utils.validation import check_int
 from .base import TabularInput
 from .model_io import read_ensemble, save_ensemble
 
@@ -165,18 +165,7 @@ concentration_every, alpha0, overrelax
             model = fit_ensemble_stream(config, n_members, stochastic, X, y,
                                         chunksize=chunksize, stacklevel=2)
         else:
-            if chunksize is not None:
-                raise ValueError(
-                    "chunksize applies to streamed X (a path, a chunk iterator or a Dask "
-                    "DataFrame)"
-                )
-            frame, has_names = self._frame(X)
-            classes, y_codes = check_labels(y, frame.shape[0])
-            if classes.size < 2:
-                raise ValueError(
-                    f"the target has only 1 class ({classes[0]!r}); a classifier needs at "
-                    "least 2"
-                )
+            frame, has_names, classes, y_codes = self._in_memory_data(X, y, chunksize)
             model = fit_ensemble_in_memory(config, n_members, stochastic, frame, has_names,
                                            classes, y_codes, stacklevel=2)
         self._assign(model)

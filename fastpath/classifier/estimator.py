@@ -26,7 +26,6 @@ from ..scale.dask import fit_dask
 from ..scale.partial import PartialFit, start_partial_fit
 from ..scale.passes import fit_stream
 from ..scale.sources import is_dask_frame, is_stream_source
-from ..utils.validation import check_labels
 from .base import TabularInput
 from .model_io import read_model, save_model
 
@@ -210,18 +209,7 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         elif is_stream_source(X):
             model = fit_stream(config, X, y, chunksize=chunksize, stacklevel=2)
         else:
-            if chunksize is not None:
-                raise ValueError(
-                    "chunksize applies to streamed X (a path, a chunk iterator or a Dask "
-                    "DataFrame)"
-                )
-            frame, has_names = self._frame(X)
-            classes, y_codes = check_labels(y, frame.shape[0])
-            if classes.size < 2:
-                raise ValueError(
-                    f"the target has only 1 class ({classes[0]!r}); a classifier needs at "
-                    "least 2"
-                )
+            frame, has_names, classes, y_codes = self._in_memory_data(X, y, chunksize)
             model = fit_in_memory(config, frame, has_names, classes, y_codes, stacklevel=2)
         self._assign(model)
         return self

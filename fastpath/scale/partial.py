@@ -240,21 +240,28 @@ def _warn_if_the_first_chunk_lacks_classes(encoder: TableEncoder, classes: np.nd
     )
 
 
-def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y: Any,
-                      classes: Any = None, schema: Any = None) -> PartialFit:
-    """The first ``partial_fit`` call: fix the classes, the schema and the structure."""
+def _first_call_classes(frame: pd.DataFrame, y: Any, classes: Any) -> tuple[np.ndarray,
+                                                                            np.ndarray]:
+    """The classes fixed by the first call (``classes`` when given, else ``y``'s) and the
+    first chunk's class codes."""
     if classes is not None:
         declared = np.asarray(classes).ravel()
-        class_labels, _ = check_labels(declared, declared.shape[0], stacklevel=4)
+        class_labels, _ = check_labels(declared, declared.shape[0], stacklevel=5)
     else:
-        class_labels, _ = check_labels(y, frame.shape[0], stacklevel=4)
+        class_labels, _ = check_labels(y, frame.shape[0], stacklevel=5)
     if class_labels.size < 2:
         raise ValueError(
             f"the target has only 1 class ({class_labels[0]!r}); a classifier needs at "
             "least 2 (pass every class with classes= on the first partial_fit call)"
         )
+    return class_labels, _class_codes(class_labels, y, frame.shape[0], 0)
+
+
+def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y: Any,
+                      classes: Any = None, schema: Any = None) -> PartialFit:
+    """The first ``partial_fit`` call: fix the classes, the schema and the structure."""
+    class_labels, y_codes = _first_call_classes(frame, y, classes)
     n_classes = class_labels.size
-    y_codes = _class_codes(class_labels, y, frame.shape[0], 0)
     encoder = _schema_encoder(config, frame, has_names, schema, y_codes, n_classes)
     if schema is None:
         _warn_if_the_first_chunk_lacks_classes(encoder, class_labels, y_codes)
@@ -335,18 +342,8 @@ def start_partial_ensemble(config: FitConfig, n_members: int, stochastic: bool,
                            classes: Any = None) -> PartialEnsemble:
     """The first ``ESKDBClassifier.partial_fit`` call: the classes and every member's coding
     and structure, from this chunk."""
-    if classes is not None:
-        declared = np.asarray(classes).ravel()
-        class_labels, _ = check_labels(declared, declared.shape[0], stacklevel=4)
-    else:
-        class_labels, _ = check_labels(y, frame.shape[0], stacklevel=4)
-    if class_labels.size < 2:
-        raise ValueError(
-            f"the target has only 1 class ({class_labels[0]!r}); a classifier needs at "
-            "least 2 (pass every class with classes= on the first partial_fit call)"
-        )
+    class_labels, y_codes = _first_call_classes(frame, y, classes)
     n_classes = class_labels.size
-    y_codes = _class_codes(class_labels, y, frame.shape[0], 0)
     key = holdout_key(as_generator(config.random_state)) if config.m_rule else None
     members = []
     for e, rng in enumerate(member_streams(config.random_state, n_members)):
