@@ -6,7 +6,8 @@
 For every dataset (class column last; ``--typing manifest`` as in the experiments), the first
 training/test split of the experiments' protocol (stratified 2-fold, seed 0), and every
 classifier (default: ``eskdb-hdp`` = ESKDB-20 with 1,000 HDP iterations, ``rf`` and ``rf-raw``, as
-the experiment runner builds them, single-threaded), the fits and predictions are timed in turn,
+the experiment runner builds them, single-threaded: ``n_jobs=1`` and one numba thread, after a
+warm-up that compiles the kernels), the fits and predictions are timed in turn,
 ``--repeat`` times interleaved (so a noisy machine affects all classifiers alike); the minimum
 over repeats is kept. Prints one JSON line per dataset and classifier, then the ratio of the mean
 fit seconds per fold (ESKDB / each forest) over the datasets and each classifier's predict
@@ -22,6 +23,7 @@ import time
 import warnings
 from pathlib import Path
 
+import numba
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -32,6 +34,19 @@ from validation.experiments.runner import (
     discover_datasets,
     load_dataset,
 )
+
+
+def _warm_up(names: list[str], iterations: int) -> None:
+    """Compile (or load from numba's cache) every kernel before anything is timed."""
+    from fastpath.io import load_dataset as load_bundled
+
+    X, y = load_bundled("credit-a")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for c in names:
+            model = make_classifier(parse_classifier(c), iterations=min(iterations, 50), seed=0)
+            model.fit(X.iloc[:200], np.asarray(y)[:200])
+            model.predict_proba(X.iloc[200:260])
 
 
 def main(argv=None) -> int:
@@ -46,6 +61,9 @@ def main(argv=None) -> int:
 
     names = [c.strip() for c in args.classifiers.split(",") if c.strip()]
     refs = discover_datasets(args.data)
+    # one thread everywhere, as the experiment runner's workers (the forests get n_jobs=1)
+    numba.set_num_threads(1)
+    _warm_up(names, args.iterations)
     if args.limit:
         refs = refs[: args.limit]
     fit_s = {c: [] for c in names}
