@@ -28,6 +28,7 @@ from validation.experiments.runner import (
     CrossValidation,
     LearningCurve,
     RunSettings,
+    bundled_datasets,
     discover_datasets,
     run_cells,
 )
@@ -485,3 +486,18 @@ def test_hdpr_is_hdp_with_the_reference_samplers_shortcuts():
     assert (model.update, model.root, model.n_iter) == ("window", "reference", 300)
     plain = make_classifier(parse_classifier("tan-hdp"))
     assert (plain.update, plain.root) == ("exact", "exact")
+
+
+def test_collect_writes_every_cached_cell(tmp_path, capsys):
+    from validation.experiments.cli import main as experiments_main
+
+    refs = [r for r in bundled_datasets() if r.name == "car"]
+    protocol = CrossValidation(folds=2, repeats=1, seed=3)
+    cache = tmp_path / "cache"
+    run_cells(refs, ["nb-m", "tan-m"], protocol, RunSettings(iterations=50), cache, jobs=1)
+    out = tmp_path / "cells.csv.gz"
+    assert experiments_main(["collect", str(cache), "--out", str(out)]) == 0
+    cells = pd.read_csv(out)
+    assert len(cells) == 4 and set(cells["classifier"]) == {"nb-m", "tan-m"}
+    assert "4 cells (1 datasets, 2 classifiers)" in capsys.readouterr().out
+    assert experiments_main(["collect", str(tmp_path / "none"), "--out", str(out)]) == 2

@@ -45,6 +45,7 @@ from .runner import (
     LearningCurve,
     RunSettings,
     bundled_datasets,
+    collect_cache,
     discover_datasets,
     load_dataset,
     run_cells,
@@ -54,7 +55,7 @@ from .weka import weka_available
 
 __all__ = ["main", "quick_checks", "write_report"]
 
-SUBCOMMANDS = ("run", "report", "compare", "learning-curves")
+SUBCOMMANDS = ("run", "report", "compare", "collect", "learning-curves")
 QUICK_ITERATIONS = 1000
 #: --quick: kDB-3 with HDP may lose to m-estimates by at most this much mean RMSE
 QUICK_RMSE_SLACK = 0.005
@@ -309,6 +310,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_collect(args: argparse.Namespace) -> int:
+    frame = collect_cache(args.cache)
+    frame.to_csv(args.out, index=False)
+    print(f"{len(frame)} cells ({frame['dataset'].nunique()} datasets, "
+          f"{frame['classifier'].nunique()} classifiers) -> {args.out}")
+    return 0
+
+
 def _resolve(name: str, have: set[str]) -> str:
     """``name`` as it is in the results: ``tan-hdp`` is ``tan-hdp@<iterations>`` when only one
     run of it is there; with several, the iterations must be named."""
@@ -405,6 +414,11 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
                       "cells of runs with different iterations as tan-hdp@50000")
     cmp_.add_argument("--datasets", default=None, help="only these datasets (comma-separated)")
     cmp_.set_defaults(func=_cmd_compare)
+
+    col = sub.add_parser("collect", help="every cached cell of a cache folder as one CSV")
+    col.add_argument("cache", help="the cache folder of run (default of run: OUT/cache)")
+    col.add_argument("--out", required=True, help="CSV to write (.csv.gz compresses)")
+    col.set_defaults(func=_cmd_collect)
 
     lc = sub.add_parser("learning-curves", help="RMSE against training size (paper, Figure 6)")
     lc.add_argument("data", nargs="+", help="data files or folders")

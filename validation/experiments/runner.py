@@ -54,6 +54,7 @@ __all__ = [
     "LearningCurve",
     "RunSettings",
     "bundled_datasets",
+    "collect_cache",
     "discover_datasets",
     "load_dataset",
     "run_cells",
@@ -450,6 +451,15 @@ def _record_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     if not frame.empty:
         frame = frame.sort_values(["dataset", "classifier", "split"]).reset_index(drop=True)
     return frame
+
+
+def collect_cache(cache: str | os.PathLike) -> pd.DataFrame:
+    """Every cell cached under ``cache`` (all protocols, datasets, classifiers and iteration
+    counts) as one results table, the columns of a run's ``results.csv``."""
+    paths = sorted(Path(cache).glob("*/*/*/*.json"))
+    if not paths:
+        raise ValueError(f"no cached cells under {str(cache)!r}")
+    return _record_frame([json.loads(p.read_text()) for p in paths])
 
 
 def run_cells(
