@@ -422,6 +422,10 @@ def test_fit_says_what_it_does_on_a_terminal_only(credit_csv, tmp_path, capsys, 
 def test_demo_says_it_compiles_and_its_seconds_are_per_fold(capsys):
     assert main(["demo", "--dataset", "car", "--folds", "2", "--repeats", "1",
                  "--iterations", "50"]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "compiling the numba kernels on first use" in out
     assert "fit s/fold" in out and "mean seconds per fold" in out
+    # the folds' convergence warnings: one line after the table, not one per fold inside it
+    lines = [ln for ln in captured.err.splitlines() if "looks unconverged" in ln]
+    assert len(lines) == 1 and "of 4 HDP fits" in lines[0]

@@ -274,13 +274,15 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _warn_once_per_kind(caught: list[warnings.WarningMessage], n_fits: int) -> None:
+def _warn_once_per_kind(caught: list[warnings.WarningMessage], n_fits: int,
+                        what: str = "folds") -> None:
     """Re-emit the warnings of many fits: the HDP convergence warnings as one line (how many
     fits, the first fit's message), any other warning once."""
     unconverged = [w for w in caught if issubclass(w.category, UnconvergedWarning)]
     if unconverged:
         warnings.warn(
-            f"in {len(unconverged)} of {n_fits} folds {unconverged[0].message} (first such fold)",
+            f"in {len(unconverged)} of {n_fits} {what} {unconverged[0].message} (the first "
+            "such fit)",
             UnconvergedWarning, stacklevel=2,
         )
     seen = set()
@@ -314,6 +316,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
               f"{'fit s/fold':>10}")
     print(header)
     print("-" * len(header))
+    caught: list[warnings.WarningMessage] = []
     for structure, k in configs:
         name = f"kdb-{k}" if structure == "kdb" else structure
         for est in estimators:
@@ -321,13 +324,19 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                 return BayesNetClassifier(structure=structure, k=k, estimator=est,
                                           n_iter=args.iterations, random_state=args.seed)
 
-            s = summarise(cross_validate(make, X, y, n_folds=args.folds, n_repeats=args.repeats,
-                                         seed=args.seed))
+            with warnings.catch_warnings(record=True) as fold_warnings:
+                warnings.simplefilter("always", UnconvergedWarning)
+                s = summarise(cross_validate(make, X, y, n_folds=args.folds,
+                                             n_repeats=args.repeats, seed=args.seed))
+            caught.extend(fold_warnings)
             print(f"{name:<10} {est:<9} "
                   f"{s['zero_one_loss']['mean']:>7.4f}±{s['zero_one_loss']['sd']:.4f} "
                   f"{s['rmse']['mean']:>7.4f}±{s['rmse']['sd']:.4f} {s['fit_seconds']:>10.2f}",
                   flush=True)
     print("\n(mean ± sd over folds; lower is better; fit s/fold: mean seconds per fold)")
+    # the fits' warnings after the table, not inside it: one line for the convergence ones
+    n_hdp_fits = len(configs) * args.folds * args.repeats
+    _warn_once_per_kind(caught, n_hdp_fits, what="HDP fits")
     return 0
 
 
