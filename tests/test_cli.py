@@ -428,4 +428,4 @@ def test_demo_says_it_compiles_and_its_seconds_are_per_fold(capsys):
     assert "fit s/fold" in out and "mean seconds per fold" in out
     # the folds' convergence warnings: one line after the table, not one per fold inside it
     lines = [ln for ln in captured.err.splitlines() if "looks unconverged" in ln]
-    assert len(lines) == 1 and "of 4 HDP fits" in lines[0]
+    assert len(lines) == 1 and "of 8 HDP fits" in lines[0]  # 4 structures x 2 folds
