@@ -1,7 +1,7 @@
 """ESKDB against random forest, side by side: fit seconds and predict throughput per fold.
 
-    python benchmarks/eskdb_speed.py ../shared/datasets/adult.csv.gz ../shared/datasets/car.csv.gz
-    python benchmarks/eskdb_speed.py ../shared/datasets --limit 10 --repeat 3
+    python benchmarks/eskdb_speed.py DATASETS/adult.csv.gz DATASETS/car.csv.gz
+    python benchmarks/eskdb_speed.py DATASETS --limit 10 --repeat 3   # a folder of *.csv.gz
 
 For every dataset (class column last; ``--typing manifest`` as in the experiments), the first
 training/test split of the experiments' protocol (stratified 2-fold, seed 0), and every
