@@ -297,7 +297,7 @@ def test_concentration_every_reaches_the_sampler_and_model_files(small, tmp_path
                              random_state=3).fit(X, y)
     assert clf.hdp_options().concentration_every == 1
     assert all(r.options.concentration_every == 1 for r in clf.hdp_results_)
-    default = BayesNetClassifier(structure="nb", estimator="hdp", n_iter=400,
+    default = BayesNetClassifier(structure="nb", estimator="hdp", sampler="paper", n_iter=400,
                                  random_state=3).fit(X, y)
     # another schedule, another chain: the concentration traces differ
     assert not np.array_equal(clf.hdp_results_[1].trace.concentrations,

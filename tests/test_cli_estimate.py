@@ -52,8 +52,8 @@ def test_parser_wiring():
     args = _parser().parse_args(["estimate", "x.csv"])
     assert args.func is run_estimate
     assert (args.iterations, args.burn_in, args.tying, args.update, args.root, args.chains) == (
-        5000, None, "level", "exact", "exact", 1)
-    assert args.overrelax is False
+        None, None, "level", "exact", "exact", 1)
+    assert args.overrelax is None and args.sampler is None  # the preset decides
 
 
 def test_csv_output_matches_the_api(data):
@@ -62,7 +62,8 @@ def test_csv_output_matches_the_api(data):
     assert rc == 0
     table = pd.read_csv(io.StringIO(out))
     coded = tree_from_frame(frame)
-    res = estimate_tree(coded.tree, HDPOptions(n_iter=300), seed=3)
+    # the default is the fast preset (here with a fixed length)
+    res = estimate_tree(coded.tree, HDPOptions.preset("fast", n_iter=300), seed=3)
     assert list(table.columns) == ["depth", "y", "x1", "n", "p_0", "p_1", "p_2"]
     assert len(table) == coded.tree.n_nodes
     np.testing.assert_allclose(table[["p_0", "p_1", "p_2"]].to_numpy(), res.probabilities,
@@ -103,11 +104,26 @@ def test_chains_add_mcse_and_json_summary(data, tmp_path):
     assert (summary["tying"], summary["update"], summary["root"]) == (
         "same-parent", "window", "reference")
     assert summary["seconds_sampling"] > 0
+    assert summary["sampler"] == "paper"  # the reference mode keeps the paper's sampler
     assert set(summary["rhat_concentrations"]) == {"alpha[children_of0]", "alpha[children_of1]",
                                                    "alpha[children_of2]"}
     table = pd.read_csv(target)
     assert [c for c in table.columns if c.startswith("mcse_")] == ["mcse_0", "mcse_1", "mcse_2"]
     assert (table[["mcse_0", "mcse_1", "mcse_2"]] >= 0).all().all()
+
+
+def test_sampler_flag_and_adaptive_length(data):
+    d, _ = data
+    rc, out = _run([str(d / "t.csv"), "--json", "--quiet", "--seed", "1"])
+    assert rc == 0
+    fast = json.loads(out)
+    assert fast["sampler"] == "fast" and fast["stop_reason"] in ("tolerance", "max_iter")
+    assert 500 <= fast["iterations"] <= 5000
+    rc, out = _run([str(d / "t.csv"), "--sampler", "paper", "--iterations", "200", "--json",
+                    "--quiet"])
+    paper = json.loads(out)
+    assert (paper["sampler"], paper["iterations"], paper["stop_reason"]) == ("paper", 200,
+                                                                             "n_iter")
 
 
 def test_json_without_out_prints_only_json(data):

@@ -75,18 +75,28 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         (a text column that is at least 95 % numbers is numeric, its other values missing, with
         a warning). A list or mask *adds* nominal columns (e.g. integer-coded categories): text
         and categorical columns stay nominal (see :class:`~fastpath.encode.TableEncoder`).
-    n_iter, burn_in, tying, update, root, n_chains
+    sampler : {"fast", "paper"}, default="fast"
+        The HDP sampler's preset (``estimator="hdp"``; :data:`fastpath.estimate.hdp.options.
+        SAMPLER_PRESETS`). ``"fast"``: overrelaxed, concentrations re-sampled every iteration,
+        and each tree sampled until its estimates are precise and its chains pass the
+        convergence checks (``n_iter="auto"``: MCSE <= 0.01 on every probability, R-hat <=
+        1.01, bulk ESS >= 100 per chain; at most 5,000 iterations, the paper preset's length,
+        with an UnconvergedWarning naming a tree that reaches it unconverged). ``"paper"``:
+        the paper's and the reference's sampler, 5,000 plain Gibbs iterations, concentrations
+        every 5th (what the experiments run). The sampler options below override the preset.
+    n_iter : int, "auto" or None, default=None
+        Iterations per chain; ``"auto"``: the adaptive length above. ``None``: the preset's.
+    burn_in, tying, update, root, n_chains
         Options of the HDP sampler (``estimator="hdp"``); see
         :class:`fastpath.estimate.HDPOptions` (:meth:`hdp_options` builds it).
     concentration_shape, concentration_rate, concentration_every, alpha0
-        The sampler's Gamma prior of the concentrations, how often they are re-sampled, and the
-        root concentration. ``concentration_every=5`` is the reference's schedule; ``1``
-        re-samples them after every sweep, which mixes them 3-5 times faster per second
-        (docs/validation.md, "Efficiency").
-    overrelax : bool, default=False
+        The sampler's Gamma prior of the concentrations, how often they are re-sampled
+        (``None``: the preset's; ``5`` is the reference's schedule, ``1`` mixes them 3-5 times
+        faster per second, docs/validation.md, "Efficiency"), and the root concentration.
+    overrelax : bool or None, default=None
         Overrelaxed table-count and concentration updates (``update="exact"`` only; see
         :class:`fastpath.estimate.HDPOptions`): still exact, 2-5x the ESS per iteration for
-        about 8 % more time. Off by default: the paper's and the reference's sampler is plain Gibbs.
+        about 8 % more time. ``None``: the preset's (on for ``"fast"``, off for ``"paper"``).
     n_jobs : int or None, default=None
         Threads for the HDP sampler (``None``: all cores). Results do not depend on it.
     random_state : int, numpy Generator or None, default=None
@@ -139,7 +149,8 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         m: float | str = "auto",
         m_backoff: str = "path",
         categorical_features: Any = "auto",
-        n_iter: int = 5000,
+        sampler: str = "fast",
+        n_iter: int | str | None = None,
         burn_in: int | None = None,
         tying: str = "level",
         update: str = "exact",
@@ -147,9 +158,9 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         n_chains: int = 1,
         concentration_shape: float = 2.0,
         concentration_rate: float = 1.0,
-        concentration_every: int = 5,
+        concentration_every: int | None = None,
         alpha0: float = 2.0,
-        overrelax: bool = False,
+        overrelax: bool | None = None,
         n_jobs: int | None = None,
         random_state: Any = None,
         verbose: int = 0,
@@ -160,6 +171,7 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         self.m = m
         self.m_backoff = m_backoff
         self.categorical_features = categorical_features
+        self.sampler = sampler
         self.n_iter = n_iter
         self.burn_in = burn_in
         self.tying = tying

@@ -29,7 +29,7 @@ from ..estimate.table_io import DEFAULT_CHUNKSIZE, count_estimate_table, node_fr
 from ..io.tables import decompression_error
 from ..utils.progress import Progress
 
-__all__ = ["add_estimate_parser", "run_estimate"]
+__all__ = ["add_estimate_parser", "parse_iterations", "run_estimate"]
 
 
 def add_estimate_parser(subparsers) -> None:
@@ -44,10 +44,17 @@ def add_estimate_parser(subparsers) -> None:
         "p_<value> (posterior mean) and, with --chains >= 2, mcse_<value>.",
     )
     p.add_argument("data", metavar="DATA", help="child-first table")
-    p.add_argument("--iterations", type=int, default=5000,
-                   help="Gibbs iterations per chain (default: 5000)")
+    p.add_argument("--sampler", default=None, choices=["fast", "paper"],
+                   help="fast: overrelaxed, concentrations every iteration, sampled until the "
+                   "estimates' MCSE is <= 0.01 and the chains pass the convergence checks (at "
+                   "most 5000 iterations); paper: the paper's sampler, 5000 plain Gibbs "
+                   "iterations. The flags below override it (default: fast; paper with "
+                   "--update window or --root reference, the reference mode)")
+    p.add_argument("--iterations", type=parse_iterations, default=None,
+                   help="Gibbs iterations per chain, or 'auto' (default: the sampler's)")
     p.add_argument("--burn-in", type=int, default=None,
-                   help="iterations discarded (default: min(1000, iterations/10))")
+                   help="iterations discarded (default: min(1000, iterations/10); 250 with "
+                   "'auto' iterations)")
     p.add_argument("--tying", default="level", choices=["level", "same-parent", "single", "none"],
                    help="concentration tying (default: level)")
     p.add_argument("--update", default="exact", choices=["exact", "window"],
@@ -57,7 +64,7 @@ def add_estimate_parser(subparsers) -> None:
                    help="root treatment: Dirichlet-integrated, or the reference's shortcut "
                    "(default: exact)")
     p.add_argument("--chains", type=int, default=1, help="independent chains (default: 1)")
-    p.add_argument("--overrelax", action="store_true",
+    p.add_argument("--overrelax", action="store_const", const=True, default=None,
                    help="overrelaxed table-count and concentration updates (exact update only; "
                    "faster mixing; not the reference's sampler)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
@@ -79,6 +86,16 @@ def add_estimate_parser(subparsers) -> None:
 _FLAGS = {"n_iter": "--iterations", "burn_in": "--burn-in", "n_chains": "--chains"}
 
 
+def parse_iterations(text: str) -> int | str:
+    """``--iterations``: a count, or ``auto`` (the adaptive length)."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or 'auto', got {text!r}") from None
+
+
 def _finite_or_none(x: float):
     return None if x is None or not math.isfinite(x) else round(float(x), 4)
 
@@ -86,14 +103,15 @@ def _finite_or_none(x: float):
 def run_estimate(args: argparse.Namespace) -> int:
     """Run ``hdpbn estimate``; returns the exit status."""
     try:
-        options = HDPOptions(
-            n_iter=args.iterations,
-            burn_in=args.burn_in,
-            tying=args.tying,
-            update=args.update,
-            root=args.root,
-            n_chains=args.chains,
-            overrelax=args.overrelax,
+        sampler = args.sampler
+        if sampler is None:  # the reference mode keeps the paper's (and the reference's) sampler
+            reference = args.update == "window" or args.root == "reference"
+            sampler = "paper" if reference else "fast"
+        given = {"n_iter": args.iterations, "burn_in": args.burn_in,
+                 "overrelax": args.overrelax}
+        options = HDPOptions.preset(
+            sampler, tying=args.tying, update=args.update, root=args.root,
+            n_chains=args.chains, **{k: v for k, v in given.items() if v is not None},
         )
     except ValueError as exc:  # name the command-line flag, not the Python option
         msg = str(exc)
@@ -148,7 +166,9 @@ def run_estimate(args: argparse.Namespace) -> int:
             "values": [None if v is None else str(v) for v in coded.child_labels],
             "nodes": tree.n_nodes,
             "nodes_per_depth": list(tree.nodes_per_level),
-            "iterations": options.n_iter,
+            "sampler": sampler,
+            "iterations": result.n_iterations,
+            "stop_reason": result.stop_reason,
             "burn_in": options.burn_in_iterations,
             "chains": options.n_chains,
             "tying": options.tying,

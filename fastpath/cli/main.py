@@ -42,7 +42,7 @@ from ..io.tables import decompression_error, read_table
 from ..utils.progress import Progress
 from ..version import __version__
 from .diagnose import add_diagnose_parser
-from .estimate import add_estimate_parser
+from .estimate import add_estimate_parser, parse_iterations
 
 __all__ = ["build_parser", "main"]
 
@@ -109,18 +109,27 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--categorical", default=None,
                    help="comma-separated columns to treat as nominal even if numeric")
     h = p.add_argument_group("HDP sampler (--estimator hdp)")
-    h.add_argument("--iterations", type=int, default=5000, help="Gibbs iterations (default: 5000)")
+    h.add_argument("--sampler", default="fast", choices=["fast", "paper"],
+                   help="fast: overrelaxed, concentrations every iteration, each tree sampled "
+                   "until its estimates are precise (MCSE <= 0.01) and its chains pass the "
+                   "convergence checks, at most 5000 iterations; paper: the paper's sampler, "
+                   "5000 plain Gibbs iterations, concentrations every 5th. The flags below "
+                   "override it; --structure eskdb always uses the paper's (default: fast)")
+    h.add_argument("--iterations", type=parse_iterations, default=None,
+                   help="Gibbs iterations, or 'auto' (default: the sampler's; eskdb: 1000)")
     h.add_argument("--burn-in", type=int, default=None,
-                   help="iterations discarded (default: min(1000, iterations/10))")
+                   help="iterations discarded (default: min(1000, iterations/10); with "
+                   "'auto' iterations 250)")
     h.add_argument("--tying", default="level", choices=["level", "same-parent", "single", "none"],
                    help="concentration tying (default: level)")
     h.add_argument("--chains", type=int, default=1, help="independent chains (default: 1)")
-    h.add_argument("--concentration-every", type=int, default=5, metavar="N",
-                   help="re-sample the concentrations every N-th iteration (default: 5, the "
-                   "reference's schedule; 1 mixes them faster)")
-    h.add_argument("--overrelax", action="store_true",
+    h.add_argument("--concentration-every", type=int, default=None, metavar="N",
+                   help="re-sample the concentrations every N-th iteration (default: the "
+                   "sampler's, 1 for fast, 5 for paper, the reference's schedule)")
+    h.add_argument("--overrelax", action="store_const", const=True, default=None,
                    help="overrelaxed table-count and concentration updates (still exact; "
-                   "faster mixing; not the reference's sampler)")
+                   "faster mixing; not the reference's sampler; default: on with the fast "
+                   "sampler)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--threads", type=int, default=None,
                    help="threads for the HDP sampler (default: all cores; -1: all cores, "
@@ -156,16 +165,20 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
         m=m,
         m_backoff=args.m_backoff,
         categorical_features=categorical,
-        n_iter=args.iterations,
         burn_in=args.burn_in,
         tying=args.tying,
         n_chains=args.chains,
-        concentration_every=args.concentration_every,
-        overrelax=args.overrelax,
         n_jobs=args.threads,
         random_state=args.seed,
         verbose=verbose,
     )
+    # sampler options given on the command line override the preset (or the ensemble's own
+    # defaults); those left out are not passed at all
+    common.update({name: value for name, value in (
+        ("n_iter", args.iterations), ("concentration_every", args.concentration_every),
+        ("overrelax", args.overrelax)) if value is not None})
+    if args.structure != "eskdb":
+        common["sampler"] = args.sampler
     if args.structure == "eskdb":
         model: Any = ESKDBClassifier(
             n_estimators=args.n_estimators, k=5 if args.k is None else args.k,
@@ -301,7 +314,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
           f"{y.nunique()} classes), {args.folds}-fold cross-validation x {args.repeats}, "
           f"seed {args.seed}")
     if "hdp" in estimators:
-        print(f"HDP: {args.iterations} Gibbs iterations, level tying")
+        length = ("the fast sampler (each tree until its estimates are precise, at most 5000 "
+                  "iterations)" if args.iterations is None
+                  else f"the fast sampler, {args.iterations} iterations")
+        print(f"HDP: {length}, level tying")
     # the numba kernels compile on first use (then load from numba's cache): do it before any
     # fit is timed, and say so, instead of a silent pause inside the first row's "fit s"
     print("compiling the numba kernels on first use (cached afterwards) ...", end=" ", flush=True)
@@ -417,7 +433,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", default="car", help="bundled dataset (default: car)")
     p.add_argument("--folds", type=int, default=2)
     p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--iterations", type=int, default=5000, help="HDP iterations (default: 5000)")
+    p.add_argument("--iterations", type=parse_iterations, default=None,
+                   help="HDP iterations (default: the fast sampler's adaptive length)")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_cmd_demo)
     return parser

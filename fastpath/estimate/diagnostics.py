@@ -77,6 +77,9 @@ class TreeDiagnostics:
     ``variables`` are ``alpha[<group>]`` (one per tying group, unless the concentrations were
     fixed) and ``log_joint``. R-hat / ESS are NaN for a trace that never moves (a tree whose
     table counts are all determined, e.g. no count above one); such a trace needs no check.
+    ``iterations`` is what each chain ran and ``stop_reason`` why it stopped (``"n_iter"``,
+    ``"tolerance"`` or ``"max_iter"``, :mod:`fastpath.estimate.hdp.stopping`); ``max_mcse``
+    the largest MCSE of the tree's posterior-mean probabilities (NaN when not estimated).
     """
 
     index: int
@@ -88,6 +91,10 @@ class TreeDiagnostics:
     mean: tuple[float, ...]
     rhat: tuple[float, ...]
     ess_bulk: tuple[float, ...]
+    iterations: int = 0
+    stop_reason: str = "n_iter"
+    max_mcse: float = math.nan
+    mcse_tolerance: float = math.nan
 
     @property
     def max_rhat(self) -> float:
@@ -116,6 +123,9 @@ class TreeDiagnostics:
                 out.append(f"{v}: R-hat {r:.3f} > {rhat_max}")
             if math.isfinite(e) and e < ess_min:
                 out.append(f"{v}: ESS {e:.0f} < {ess_min:.0f}")
+        if self.stop_reason == "max_iter" and not self.max_mcse <= self.mcse_tolerance:
+            out.append(f"max_iter ({self.iterations}) reached with MCSE {self.max_mcse:.4f} > "
+                       f"{self.mcse_tolerance}")
         return out
 
     def severity(self, rhat_max: float, ess_min: float) -> float:
@@ -124,7 +134,9 @@ class TreeDiagnostics:
         e = self.min_ess
         s_r = (r - 1.0) / (rhat_max - 1.0) if math.isfinite(r) else 0.0
         s_e = ess_min / e if math.isfinite(e) and e > 0 else 0.0
-        return max(s_r, s_e)
+        s_m = (self.max_mcse / self.mcse_tolerance
+               if self.stop_reason == "max_iter" and math.isfinite(self.max_mcse) else 0.0)
+        return max(s_r, s_e, s_m)
 
     def to_dict(self) -> dict:
         return {
@@ -132,6 +144,8 @@ class TreeDiagnostics:
             "n_chains": self.n_chains, "n_draws": self.n_draws,
             "variables": list(self.variables), "mean": list(self.mean),
             "rhat": list(self.rhat), "ess_bulk": list(self.ess_bulk),
+            "iterations": self.iterations, "stop_reason": self.stop_reason,
+            "max_mcse": self.max_mcse, "mcse_tolerance": self.mcse_tolerance,
         }
 
     @classmethod
@@ -141,7 +155,9 @@ class TreeDiagnostics:
 
         return cls(int(d["index"]), str(d["name"]), int(d["n_nodes"]), int(d["n_chains"]),
                    int(d["n_draws"]), tuple(str(v) for v in d["variables"]), floats(d["mean"]),
-                   floats(d["rhat"]), floats(d["ess_bulk"]))
+                   floats(d["rhat"]), floats(d["ess_bulk"]), int(d.get("iterations", 0)),
+                   str(d.get("stop_reason", "n_iter")),
+                   *floats([d.get("max_mcse"), d.get("mcse_tolerance")]))
 
 
 @dataclass(frozen=True)
@@ -210,6 +226,12 @@ class FitDiagnostics:
                     "(nothing to diagnose)")
         lines = [head]
         lines.append(f"{len(bad)} tree(s) look unconverged" if bad else "all trees look converged")
+        iters = [t.iterations for t in self.trees if t.iterations > 0]
+        if iters and any(t.stop_reason != "n_iter" for t in self.trees):
+            capped = sum(t.stop_reason == "max_iter" for t in self.trees)
+            lines.append(f"iterations per chain (adaptive): min {min(iters)}, median "
+                         f"{int(np.median(iters))}, max {max(iters)}; {capped} tree(s) "
+                         "stopped at max_iter")
         if self.n_chains < 2:
             lines.append("note: one chain -- R-hat only compares its two halves; "
                          "fit with n_chains >= 2 for a real check")
@@ -218,9 +240,11 @@ class FitDiagnostics:
             lines.append("worst trees:" if bad else "closest to the thresholds:")
             width = max(len(t.name) for t in shown)
             for t in shown:
+                stop = (f"  {t.iterations} it ({t.stop_reason})"
+                        if t.stop_reason != "n_iter" else "")
                 lines.append(f"  {t.name:<{width}}  R-hat {t.max_rhat:.4f} "
                              f"({t.worst_rhat_variable})  ESS {t.min_ess:.0f} "
-                             f"({t.worst_ess_variable})")
+                             f"({t.worst_ess_variable}){stop}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -242,8 +266,8 @@ class FitDiagnostics:
         warnings.warn(
             f"the HDP sampler looks unconverged on {len(bad)} of {len(self.trees)} trees "
             f"({chains}; thresholds R-hat <= {self.rhat_max}, bulk ESS >= "
-            f"{self.ess_min:.0f}): {names}{more}. Increase n_iter (and burn_in) or n_chains, "
-            "or mix faster with concentration_every=1 or overrelax=True; see diagnostics_ "
+            f"{self.ess_min:.0f}): {names}{more}. Mix faster with sampler='fast' (exact, adaptive "
+            "length) or run longer (max_iter, n_iter, burn_in) or more chains; see diagnostics_ "
             "(hdpbn diagnose MODEL).",
             UnconvergedWarning,
             stacklevel=stacklevel + 1,
@@ -286,10 +310,13 @@ def _tree_diagnostics(i: int, res: HDPResult, name: str) -> TreeDiagnostics:
         mean.append(float(np.mean(x)) if x.size else math.nan)
         rhat.append(split_rhat(x))
         ess.append(effective_sample_size(x))
+    mcse = np.asarray(res.mcse, dtype=float)
     return TreeDiagnostics(
         index=i, name=name, n_nodes=res.tree.n_nodes, n_chains=res.options.n_chains,
         n_draws=int(kept.sum()), variables=tuple(series), mean=tuple(mean), rhat=tuple(rhat),
-        ess_bulk=tuple(ess),
+        ess_bulk=tuple(ess), iterations=int(res.n_iterations), stop_reason=res.stop_reason,
+        max_mcse=float(np.nanmax(mcse)) if mcse.size and np.isfinite(mcse).any() else math.nan,
+        mcse_tolerance=float(res.options.mcse_tolerance) if res.options.adaptive else math.nan,
     )
 
 

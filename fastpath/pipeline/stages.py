@@ -256,8 +256,9 @@ def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | 
         tables = [m_estimate_table(t, m, config.m_backoff) for t in trees]
         results = diagnostics = None
     else:
-        log.stage(f"sampling {len(trees)} trees x {config.hdp.n_chains} chain(s) x "
-                  f"{config.hdp.n_iter} iterations")
+        length = (f"up to {config.hdp.max_iter} iterations (adaptive)" if config.hdp.adaptive
+                  else f"{config.hdp.n_iter} iterations")
+        log.stage(f"sampling {len(trees)} trees x {config.hdp.n_chains} chain(s) x {length}")
         results = estimate_trees(trees, config.hdp, seed=seed_int(config.random_state),
                                  n_threads=config.n_threads,
                                  progress=log.progress("sampling", "it"))

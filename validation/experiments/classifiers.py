@@ -19,7 +19,12 @@ Names
     ``<structure>-hdpr``: HDP estimates with the authors' Java sampler's shortcuts
     (``update="window"``: table counts moved within +-window of their value, not an exact Gibbs
     step; ``root="reference"``: the root's table counts fixed at min(1, n)); ``-hdp`` is the
-    exact sampler. Both sample the concentrations every fifth iteration, as the reference does.
+    exact sampler. Both sample the concentrations every fifth iteration, as the reference does,
+    for ``--iterations`` iterations (``sampler="paper"``).
+``tan-hdpf``, ``kdb3-hdpf``, ``skdb5-hdpf``, ...
+    ``<structure>-hdpf``: HDP estimates with the library's default sampler (``sampler="fast"``:
+    overrelaxed, concentrations every iteration, each tree sampled until its estimates are
+    precise and its chain passes the convergence checks); ``--iterations`` does not apply.
 ``rf``
     scikit-learn random forest with the paper's (Weka default) settings: 100 trees,
     ``max_features = int(log2(n_attributes) + 1)``, no minimum leaf size (``min_samples_leaf=1``,
@@ -93,7 +98,7 @@ DEFAULT_CLASSIFIERS: tuple[str, ...] = (
 #: ``--quick``: a handful, enough to exercise every code path
 QUICK_CLASSIFIERS: tuple[str, ...] = ("nb-m", "tan-m", "kdb3-m", "kdb3-hdp", "skdb3-m", "rf")
 
-_NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mloo|mv|m|hdpr|hdp)$")
+_NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mloo|mv|m|hdpr|hdpf|hdp)$")
 _ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl)?-(m|hdp)$")
 #: ESKDB's members' K and default number of members (the authors' settings)
 ESKDB_K = 5
@@ -114,9 +119,13 @@ class ClassifierSpec:
     m_backoff: str = "path"  # bnc with m-estimates: "path" (-m) or "value" (-mv)
     m_rule: str = "holdout"  # bnc with m-estimates: "holdout" (-m, -mv) or "auto" (-mloo)
     reference_sampler: bool = False  # bnc with HDP: the Java sampler's shortcuts (-hdpr)
+    fast_sampler: bool = False  # bnc with HDP: sampler="fast", adaptive length (-hdpf)
 
     def cache_tag(self, iterations: int) -> str:
-        """Directory name of this classifier's cached cells (HDP tags carry the iterations)."""
+        """Directory name of this classifier's cached cells (HDP tags carry the iterations;
+        the fast sampler's, ``-auto``, its adaptive length)."""
+        if self.fast_sampler:
+            return f"{self.name}-auto"
         return f"{self.name}-it{iterations}" if self.estimator == "hdp" else self.name
 
     @property
@@ -139,6 +148,8 @@ class ClassifierSpec:
         if base is None:
             base = f"{'SkDB' if self.structure == 'skdb' else 'kDB'}-{self.k}"
         if self.estimator == "hdp":
+            if self.fast_sampler:
+                return f"{base}-HDP (fast sampler)"
             return f"{base}-HDP (reference sampler)" if self.reference_sampler else f"{base}-HDP"
         if self.m_rule == "auto":
             return f"{base}-m (leave-one-out m)"
@@ -165,15 +176,16 @@ def parse_classifier(name: str) -> ClassifierSpec:
         raise ValueError(
             f"unknown classifier {name!r}: expected <structure>-<estimator> with structure "
             "nb, tan, kdb<K> or skdb<K> and estimator m, mv (m-estimates with the value "
-            "back-off), mloo (m chosen by leave-one-out), hdp or hdpr (HDP with the reference "
-            "sampler's shortcuts) (e.g. kdb3-hdp), "
+            "back-off), mloo (m chosen by leave-one-out), hdp, hdpr (HDP with the reference "
+            "sampler's shortcuts) or hdpf (HDP with the fast adaptive sampler) (e.g. kdb3-hdp), "
             "eskdb[E][-mdl]-<estimator>, or rf, rf-onehot, rf-raw, rf-weka, xgboost"
         )
     head, kdb_k, skdb_k, estimator = match.groups()
     backoff = "value" if estimator == "mv" else "path"
     m_rule = "auto" if estimator == "mloo" else "holdout"
     reference = estimator == "hdpr"
-    estimator = {"mv": "m", "mloo": "m", "hdpr": "hdp"}.get(estimator, estimator)
+    fast = estimator == "hdpf"
+    estimator = {"mv": "m", "mloo": "m", "hdpr": "hdp", "hdpf": "hdp"}.get(estimator, estimator)
     if kdb_k is not None:
         structure, k = "kdb", int(kdb_k)
     elif skdb_k is not None:
@@ -181,7 +193,7 @@ def parse_classifier(name: str) -> ClassifierSpec:
     else:
         structure, k = head, 1 if head == "tan" else 0
     return ClassifierSpec(key, "bnc", structure, k, estimator, m_backoff=backoff, m_rule=m_rule,
-                          reference_sampler=reference)
+                          reference_sampler=reference, fast_sampler=fast)
 
 
 class DiscretisedBaseline:
@@ -337,8 +349,10 @@ def make_classifier(
         categorical_features=categorical_features,
         random_state=seed,
     )
-    if spec.estimator == "hdp":
-        kwargs.update(n_iter=iterations, n_jobs=n_jobs)
+    if spec.estimator == "hdp" and spec.fast_sampler:
+        kwargs.update(sampler="fast", n_jobs=n_jobs)
+    elif spec.estimator == "hdp":
+        kwargs.update(sampler="paper", n_iter=iterations, n_jobs=n_jobs)
         if spec.reference_sampler:
             kwargs.update(update="window", root="reference")
     else:
@@ -359,6 +373,14 @@ def fitted_details(model) -> dict[str, Any]:
         out["n_members"] = len(members)
         out["mean_n_selected"] = float(np.mean([mb.selection.n_selected for mb in members]))
         out["mean_k_selected"] = float(np.mean([mb.selection.k_selected for mb in members]))
+    results = getattr(model, "hdp_results_", None)
+    if results:
+        iters = np.array([r.n_iterations for r in results])
+        out["hdp_seconds"] = float(sum(r.seconds for r in results))
+        out["hdp_iterations"] = {"min": int(iters.min()), "median": float(np.median(iters)),
+                                 "max": int(iters.max()), "sum": int(iters.sum()),
+                                 "at_max_iter": int(sum(r.stop_reason == "max_iter"
+                                                        for r in results))}
     selection = getattr(model, "selection_", None)
     if selection is not None:
         out["n_selected"] = int(selection.n_selected)

@@ -24,7 +24,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,9 +32,11 @@ import numpy as np
 from ...counts.context_tree import ContextTree, tying_groups
 from ...utils.validation import check_int, readonly
 from . import kernels as _s
-from .options import HDPOptions
+from .options import AUTO_BATCH, HDPOptions
 from .results import HDPResult, HDPTrace
 from .stirling import LogStirlingTable
+from ..convergence import ESS_PER_CHAIN_MIN
+from .stopping import StopCheck, batch_means_mcse, check_stop, next_length
 
 __all__ = ["RATIO_N_MAX", "estimate_tree", "estimate_trees"]
 
@@ -109,18 +111,15 @@ class _Prepared:
 
 
 @dataclass
-class _ChainOut:
-    acc_sum: np.ndarray
-    s1: np.ndarray
-    s2: np.ndarray
-    alpha_sum: np.ndarray
-    conc_tr: np.ndarray
-    lj_tr: np.ndarray
-    node_tr: np.ndarray
-    draws: np.ndarray
-    t: np.ndarray
-    n: np.ndarray
-    seconds: float
+class _Chain:
+    """One chain between kernel calls: its records and the next iteration to run (1-based)."""
+
+    state: _s.ChainState
+    accum: _s.Accumulators
+    traces: _s.Traces
+    scratch: _s.Scratch
+    it: int = 1
+    seconds: float = 0.0
 
 
 def _prepare(index: int, tree: ContextTree, opt: HDPOptions) -> _Prepared:
@@ -155,10 +154,16 @@ def _prepare(index: int, tree: ContextTree, opt: HDPOptions) -> _Prepared:
     else:
         draw_ids = np.asarray(opt.record_draws, dtype=np.int64)
     burn = opt.burn_in_iterations
-    n_keep = opt.n_iter - burn
-    n_batches = min(opt.n_batches, n_keep)
-    batch_size = max(1, n_keep // max(n_batches, 1))
-    n_trace = opt.n_iter // opt.thin
+    n_keep = opt.iterations_max - burn
+    if opt.adaptive:
+        # batches of a fixed size, as many as the longest run holds: the MCSE at a block
+        # boundary uses the batches closed so far
+        batch_size = AUTO_BATCH
+        n_batches = n_keep // AUTO_BATCH
+    else:
+        n_batches = min(opt.n_batches, n_keep)
+        batch_size = max(1, n_keep // max(n_batches, 1))
+    n_trace = opt.iterations_max // opt.thin
     n_draws = n_trace - burn // opt.thin if draw_ids.size else 0
     # (node, value) pairs whose table count may need sampling (subtree count >= 2), in sweep
     # order: nodes deepest first (descending index), values ascending
@@ -194,7 +199,7 @@ def _config(opt: HDPOptions, prep: _Prepared) -> _s.SamplerConfig:
     """The kernels' options record; every field converted to its Python type, since numba
     compiles (and caches) one specialisation per combination of field types."""
     return _s.SamplerConfig(
-        n_iter=int(opt.n_iter),
+        n_iter=int(opt.iterations_max),
         burn_in=int(opt.burn_in_iterations),
         update=_s.UPDATE_EXACT if opt.update == "exact" else _s.UPDATE_WINDOW,
         root=_s.ROOT_EXACT if opt.root == "exact" else _s.ROOT_REFERENCE,
@@ -301,53 +306,83 @@ def _init_chain(
     return state, accum, traces, scratch
 
 
-def _run_chain(
-    prep: _Prepared,
-    chain: int,
-    entropy: int,
-    model: _s.TreeModel,
-    cfg: _s.SamplerConfig,
-    chunk: int,
+def _advance(
+    chain: _Chain, stop: int, model: _s.TreeModel, cfg: _s.SamplerConfig, chunk: int,
     on_chunk: Callable[[int], None] | None,
-) -> _ChainOut:
-    """Run chain ``chain`` of ``prep``'s tree in calls of ``chunk`` iterations (``on_chunk`` is
-    told the iterations done after each call, and may raise to stop the chain)."""
+) -> None:
+    """Run ``chain`` up to (not including) iteration ``stop`` in calls of ``chunk`` iterations
+    (``on_chunk`` is told the iterations done after each call, and may raise to stop)."""
     start = time.perf_counter()
-    state, accum, traces, scratch = _init_chain(prep, model, cfg, entropy, chain)
-    it = 1
-    while it <= cfg.n_iter:
-        stop = min(cfg.n_iter + 1, it + chunk)
-        _s.run_iterations(it, stop, model, cfg, state, accum, traces, scratch)
+    while chain.it < stop:
+        nxt = min(stop, chain.it + chunk)
+        _s.run_iterations(chain.it, nxt, model, cfg, chain.state, chain.accum, chain.traces,
+                          chain.scratch)
         if on_chunk is not None:
-            on_chunk(stop - it)
-        it = stop
-    seconds = time.perf_counter() - start
-    return _ChainOut(accum.acc_sum, accum.bm_s1, accum.bm_s2, accum.alpha_sum, traces.conc_tr,
-                     traces.lj_tr, traces.node_tr, traces.draws, state.t, state.n, seconds)
+            on_chunk(nxt - chain.it)
+        chain.it = nxt
+    chain.seconds += time.perf_counter() - start
 
 
-def _assemble(prep: _Prepared, opt: HDPOptions, outs: list[_ChainOut], entropy: int) -> HDPResult:
+def _closed_batches(prep: _Prepared, opt: HDPOptions, n_run: int) -> int:
+    """Batches of the batch means closed after ``n_run`` iterations (per chain)."""
+    return min(prep.n_batches, max(0, n_run - opt.burn_in_iterations) // prep.batch_size)
+
+
+def _kept_trace(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Post-burn-in trace points of ``n_run`` iterations: concentrations (C, draws, G) and
+    log joint (C, draws)."""
+    rows = n_run // opt.thin
+    first = opt.burn_in_iterations // opt.thin  # trace point r is iteration (r + 1) * thin
+    conc = np.stack([ch.traces.conc_tr[first:rows] for ch in chains])
+    lj = np.stack([ch.traces.lj_tr[first:rows] for ch in chains])
+    return conc, lj
+
+
+def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -> StopCheck:
+    """The stopping rule (:func:`check_stop`) on a tree whose chains all ran ``n_run``
+    iterations."""
+    m = len(chains) * _closed_batches(prep, opt, n_run)
+    mcse = batch_means_mcse(sum(ch.accum.bm_s1 for ch in chains),
+                            sum(ch.accum.bm_s2 for ch in chains), m)
+    conc, lj = _kept_trace(prep, opt, chains, n_run)
+    if opt.fix_concentrations:
+        conc = conc[:, :, :0]
+    return check_stop(mcse, conc, lj, tolerance=opt.mcse_tolerance)
+
+
+def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: int,
+              stop_reason: str, stop_check: StopCheck | None) -> HDPResult:
+    n_run = chains[0].it - 1
     burn = opt.burn_in_iterations
-    n_keep = opt.n_iter - burn
-    C = len(outs)
-    chain_p = np.stack([o.acc_sum / n_keep for o in outs])
+    n_keep = n_run - burn
+    for ch in chains:
+        # an adaptive run stopped before the kernel's last iteration: close its open batch
+        # into the sum (the kernel does so itself at the last iteration)
+        if n_run < opt.iterations_max:
+            ch.accum.acc_sum[...] += ch.accum.acc_batch
+            ch.accum.acc_batch[:] = 0.0
+    C = len(chains)
+    chain_p = np.stack([ch.accum.acc_sum / n_keep for ch in chains])
     probs = chain_p.mean(axis=0)
-    m = C * prep.n_batches
-    s1 = np.sum([o.s1 for o in outs], axis=0)
-    s2 = np.sum([o.s2 for o in outs], axis=0)
-    var = np.maximum(s2 - s1 * s1 / m, 0.0) / max(m - 1, 1)
-    mcse = np.sqrt(var / m)
-    conc_mean = np.mean([o.alpha_sum / n_keep for o in outs], axis=0) if outs else np.zeros(0)
-    iters = (np.arange(prep.n_trace, dtype=np.int64) + 1) * opt.thin
+    mcse = batch_means_mcse(np.sum([ch.accum.bm_s1 for ch in chains], axis=0),
+                            np.sum([ch.accum.bm_s2 for ch in chains], axis=0),
+                            C * _closed_batches(prep, opt, n_run))
+    if not np.isfinite(mcse).all():  # fewer than two batches: no estimate
+        mcse = np.full(probs.shape, np.nan)
+    conc_mean = np.mean([ch.accum.alpha_sum / n_keep for ch in chains], axis=0)
+    rows = n_run // opt.thin
+    iters = (np.arange(rows, dtype=np.int64) + 1) * opt.thin
     trace = HDPTrace(
         iterations=readonly(iters),
         burn_in=burn,
-        concentrations=readonly(np.stack([o.conc_tr for o in outs])),
-        log_joint=readonly(np.stack([o.lj_tr for o in outs])),
+        concentrations=readonly(np.stack([ch.traces.conc_tr[:rows] for ch in chains])),
+        log_joint=readonly(np.stack([ch.traces.lj_tr[:rows] for ch in chains])),
         node_ids=readonly(prep.trace_ids),
-        node_probabilities=readonly(np.stack([o.node_tr for o in outs])),
+        node_probabilities=readonly(np.stack([ch.traces.node_tr[:rows] for ch in chains])),
     )
     has_draws = prep.draw_ids.size > 0
+    n_draws = rows - burn // opt.thin
     return HDPResult(
         tree=prep.tree,
         options=opt,
@@ -357,15 +392,35 @@ def _assemble(prep: _Prepared, opt: HDPOptions, outs: list[_ChainOut], entropy: 
         groups=readonly(prep.groups),
         concentration_mean=readonly(conc_mean),
         trace=trace,
-        draws=readonly(np.stack([o.draws for o in outs])) if has_draws else None,
+        draws=(readonly(np.stack([ch.traces.draws[:n_draws] for ch in chains]))
+               if has_draws else None),
         draw_node_ids=readonly(prep.draw_ids) if has_draws else None,
-        table_counts=readonly(np.stack([o.t for o in outs])),
-        node_counts=readonly(np.stack([o.n for o in outs])),
-        seconds=float(sum(o.seconds for o in outs)),
+        table_counts=readonly(np.stack([ch.state.t for ch in chains])),
+        node_counts=readonly(np.stack([ch.state.n for ch in chains])),
+        seconds=float(sum(ch.seconds for ch in chains)),
         seed_entropy=int(entropy),
         tree_index=prep.index,
         group_names=prep.group_names,
+        n_iterations=int(n_run),
+        stop_reason=stop_reason,
+        stop_check=stop_check,
     )
+
+
+class _InlineExecutor:
+    """``submit`` runs the call at once (one thread): the scheduler's code path without
+    threads."""
+
+    def submit(self, fn, *args) -> Future:
+        f: Future = Future()
+        try:
+            f.set_result(fn(*args))
+        except BaseException as exc:  # handed to the caller by f.result()
+            f.set_exception(exc)
+        return f
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        pass
 
 
 class _Cancelled(Exception):
@@ -376,7 +431,7 @@ def _chunk(prep: _Prepared, opt: HDPOptions) -> int:
     """Iterations per kernel call: about 2e5 (node, value) updates, at least 250 iterations, so
     progress can be reported and a run interrupted between calls at negligible cost."""
     work = prep.pairs[0].size + prep.tree.n_nodes
-    return int(min(opt.n_iter, max(250, 200_000 // max(work, 1))))
+    return int(min(opt.iterations_max, max(250, 200_000 // max(work, 1))))
 
 
 def _entropy(seed) -> int:
@@ -442,7 +497,7 @@ def estimate_trees(
     # the kernels' records of each tree, shared read-only by its chains
     records = {p.index: (_tree_model(p, stir, ratios), _config(opt, p)) for p in preps}
 
-    total = len(trees) * opt.n_chains * opt.n_iter
+    total = len(trees) * opt.n_chains * opt.iterations_max
     lock = threading.Lock()
     cancel = threading.Event()
     done = [0]
@@ -455,34 +510,64 @@ def estimate_trees(
                 done[0] += k
                 progress(done[0], total)
 
-    # largest trees first for load balance; results keyed by (tree, chain)
-    tasks = sorted(
-        ((p, c) for p in preps for c in range(opt.n_chains)),
-        key=lambda pc: -(pc[0].tree.n_nodes * pc[0].tree.n_values),
-    )
-    outs: dict[tuple[int, int], _ChainOut] = {}
-    if n_threads == 1 or len(tasks) <= 1:
-        for p, c in tasks:
-            outs[(p.index, c)] = _run_chain(p, c, entropy, *records[p.index], _chunk(p, opt),
-                                            on_chunk)
-    else:
-        ex = ThreadPoolExecutor(max_workers=min(n_threads, len(tasks)))
-        try:
-            futs = {
-                (p.index, c): ex.submit(
-                    _run_chain, p, c, entropy, *records[p.index], _chunk(p, opt), on_chunk
-                )
-                for p, c in tasks
-            }
-            for key, f in futs.items():
-                outs[key] = f.result()
-        except BaseException:  # e.g. KeyboardInterrupt: stop the workers at their next chunk
-            cancel.set()
-            ex.shutdown(wait=True, cancel_futures=True)
-            raise
-        ex.shutdown(wait=True)
+    by_index = {p.index: p for p in preps}
+    chains: dict[tuple[int, int], _Chain] = {}
+
+    def step(i: int, c: int, stop: int) -> None:
+        prep = by_index[i]
+        model, cfg = records[i]
+        if (i, c) not in chains:  # the first block initialises the chain (in its thread)
+            chains[(i, c)] = _Chain(*_init_chain(prep, model, cfg, entropy, c))
+        _advance(chains[(i, c)], stop, model, cfg, _chunk(prep, opt), on_chunk)
+
+    # A fixed length is one task per chain; an adaptive one a task per chain and block, the
+    # tree's chains meeting at every boundary, where the stopping rule decides.
+    last = opt.iterations_max
+    first_stop = min(opt.min_iter, last) if opt.adaptive else last
+    stops: dict[int, tuple[str, StopCheck | None]] = {}
+    n_tasks = len(preps) * opt.n_chains
+    ex = (_InlineExecutor() if n_threads == 1 or n_tasks <= 1
+          else ThreadPoolExecutor(max_workers=min(n_threads, n_tasks)))
+    pending: dict[Future, int] = {}
+    waiting = {p.index: 0 for p in preps}
+    try:
+        # largest trees first for load balance
+        for p in sorted(preps, key=lambda p: -(p.tree.n_nodes * p.tree.n_values)):
+            for c in range(opt.n_chains):
+                pending[ex.submit(step, p.index, c, first_stop + 1)] = p.index
+        while pending:
+            finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for f in finished:
+                i = pending.pop(f)
+                f.result()
+                waiting[i] += 1
+                if waiting[i] < opt.n_chains:
+                    continue
+                waiting[i] = 0
+                tree_chains = [chains[(i, c)] for c in range(opt.n_chains)]
+                n_run = tree_chains[0].it - 1
+                if not opt.adaptive:
+                    stops[i] = ("n_iter", None)
+                    continue
+                check = _check(by_index[i], opt, tree_chains, n_run)
+                if check.stop or n_run >= last:
+                    stops[i] = ("tolerance" if check.stop else "max_iter", check)
+                    on_chunk(opt.n_chains * (last - n_run))  # the bar counts the skipped rest
+                    continue
+                nxt = next_length(check, n_run, opt.burn_in_iterations,
+                                  tolerance=opt.mcse_tolerance,
+                                  ess_min=ESS_PER_CHAIN_MIN * opt.n_chains,
+                                  step=opt.check_every, max_iter=last)
+                for c in range(opt.n_chains):
+                    pending[ex.submit(step, i, c, nxt + 1)] = i
+    except BaseException:  # e.g. KeyboardInterrupt: stop the workers at their next chunk
+        cancel.set()
+        ex.shutdown(wait=True, cancel_futures=True)
+        raise
+    ex.shutdown(wait=True)
     return [
-        _assemble(p, opt, [outs[(p.index, c)] for c in range(opt.n_chains)], entropy)
+        _assemble(p, opt, [chains[(p.index, c)] for c in range(opt.n_chains)], entropy,
+                  *stops[p.index])
         for p in preps
     ]
 

@@ -11,10 +11,24 @@ import numpy as np
 from ...counts.context_tree import TYING_STRATEGIES
 from ...utils.validation import check_float, check_int
 
-__all__ = ["ROOT_TREATMENTS", "UPDATES", "HDPOptions"]
+__all__ = ["AUTO_BATCH", "ROOT_TREATMENTS", "SAMPLER_PRESETS", "UPDATES", "HDPOptions"]
 
 UPDATES: tuple[str, ...] = ("exact", "window")
 ROOT_TREATMENTS: tuple[str, ...] = ("exact", "reference")
+#: iterations per batch of the batch-means MCSE with ``n_iter="auto"``: a few times the
+#: integrated autocorrelation time of the worst node estimates under the fast preset (<= 20
+#: iterations on credit-a and hepatitis kDB-3, docs/performance.md)
+AUTO_BATCH = 25
+
+#: Named sampler settings (``HDPOptions.preset``, ``BayesNetClassifier(sampler=...)``).
+#: ``"paper"``: the paper's and the reference's sampler, 5,000 plain Gibbs iterations with the
+#: concentrations re-sampled every 5th; the experiments and ``hdpbn estimate --reference`` use
+#: it. ``"fast"``: still exact, overrelaxed, concentrations every iteration, and each tree
+#: sampled until its estimates are precise enough (``n_iter="auto"``).
+SAMPLER_PRESETS: dict[str, dict[str, object]] = {
+    "paper": {"n_iter": 5000, "concentration_every": 5, "overrelax": False},
+    "fast": {"n_iter": "auto", "concentration_every": 1, "overrelax": True},
+}
 
 
 @dataclass(frozen=True)
@@ -23,10 +37,24 @@ class HDPOptions:
 
     Attributes
     ----------
-    n_iter : int
+    n_iter : int or "auto"
         Gibbs iterations per chain (reference default 5,000; the paper's experiments 50,000).
+        ``"auto"``: each tree's chains run ``min_iter`` iterations, then on to the length the
+        stopping rule predicts (in multiples of ``check_every``), until the tree's estimates
+        are precise and its chains look converged at a check
+        (:mod:`fastpath.estimate.hdp.stopping`), or ``max_iter``. The decision is taken at block boundaries only, from the tree's own
+        chains, so a seed gives the same result for any number of threads.
     burn_in : int or None
-        Iterations discarded before averaging; ``None`` means ``min(1000, n_iter // 10)``.
+        Iterations discarded before averaging; ``None`` means ``min(1000, n_iter // 10)``
+        (with ``n_iter="auto"``: ``min_iter // 2``).
+    min_iter, max_iter : int
+        ``n_iter="auto"`` only: the fewest and the most iterations per chain.
+    check_every : int
+        ``n_iter="auto"`` only: the chains stop at ``min_iter`` plus a multiple of it.
+    mcse_tolerance : float
+        ``n_iter="auto"`` only: the largest Monte-Carlo standard error (batch means of
+        :data:`AUTO_BATCH` iterations, pooled over chains) allowed on any probability of any
+        node of the tree.
     tying : {"level", "same-parent", "single", "none"}
         Which nodes share a concentration (paper, "Sampling and tying concentrations").
     update : {"exact", "window"}
@@ -79,8 +107,12 @@ class HDPOptions:
         phi_j ~ Dir(n_j + alpha_j phi_parent) given the current table counts and concentrations.
     """
 
-    n_iter: int = 5000
+    n_iter: int | str = 5000
     burn_in: int | None = None
+    min_iter: int = 500
+    max_iter: int = 5000
+    check_every: int = 250
+    mcse_tolerance: float = 0.01
     tying: str = "level"
     update: str = "exact"
     root: str = "exact"
@@ -101,11 +133,26 @@ class HDPOptions:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "n_iter", check_int("n_iter", self.n_iter, 1))
+        if isinstance(self.n_iter, str):
+            if self.n_iter != "auto":
+                raise ValueError(f"n_iter must be a positive integer or 'auto', got "
+                                 f"{self.n_iter!r}")
+        else:
+            set_(self, "n_iter", check_int("n_iter", self.n_iter, 1))
+        set_(self, "min_iter", check_int("min_iter", self.min_iter, 2))
+        set_(self, "max_iter", check_int("max_iter", self.max_iter, 2))
+        if self.max_iter < self.min_iter:
+            raise ValueError(f"max_iter ({self.max_iter}) must be >= min_iter "
+                             f"({self.min_iter})")
+        set_(self, "check_every", check_int("check_every", self.check_every, 1))
+        set_(self, "mcse_tolerance",
+             check_float("mcse_tolerance", self.mcse_tolerance, positive=True))
         if self.burn_in is not None:
             b = check_int("burn_in", self.burn_in, 0)
-            if b >= self.n_iter:
-                raise ValueError(f"burn_in must be < n_iter ({self.n_iter}), got {b}")
+            first = self.min_iter if self.adaptive else self.n_iter
+            if b >= first:
+                what = "min_iter" if self.adaptive else "n_iter"
+                raise ValueError(f"burn_in must be < {what} ({first}), got {b}")
             set_(self, "burn_in", b)
         if self.tying not in TYING_STRATEGIES:
             raise ValueError(f"tying must be one of {TYING_STRATEGIES}, got {self.tying!r}")
@@ -156,11 +203,32 @@ class HDPOptions:
                  tuple(check_int("record_draws", v, 0) for v in np.ravel(rd)))
 
     @property
+    def adaptive(self) -> bool:
+        """Whether each tree's run length is chosen by the stopping rule (``n_iter="auto"``)."""
+        return self.n_iter == "auto"
+
+    @property
+    def iterations_max(self) -> int:
+        """The most iterations a chain may run: ``n_iter``, or ``max_iter`` when adaptive."""
+        return self.max_iter if self.adaptive else int(self.n_iter)
+
+    @property
     def burn_in_iterations(self) -> int:
-        """The burn-in actually used (``min(1000, n_iter // 10)`` when ``burn_in`` is None)."""
+        """The burn-in actually used (``min(1000, n_iter // 10)`` when ``burn_in`` is None,
+        ``min_iter // 2`` with ``n_iter="auto"``)."""
         if self.burn_in is None:
+            if self.adaptive:
+                return self.min_iter // 2
             return min(1000, self.n_iter // 10)
         return self.burn_in
+
+    @classmethod
+    def preset(cls, name: str, **overrides) -> HDPOptions:
+        """The options of a named sampler (:data:`SAMPLER_PRESETS`), ``overrides`` applied on
+        top (``ValueError`` for an unknown name)."""
+        if not (isinstance(name, str) and name in SAMPLER_PRESETS):
+            raise ValueError(f"sampler must be one of {tuple(SAMPLER_PRESETS)}, got {name!r}")
+        return cls(**{**SAMPLER_PRESETS[name], **overrides})
 
     def replace(self, **changes) -> HDPOptions:
         return dataclasses.replace(self, **changes)

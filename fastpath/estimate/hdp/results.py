@@ -12,6 +12,7 @@ import pandas as pd
 from ...counts.context_tree import ContextTree
 from ..convergence import effective_sample_size, split_rhat
 from .options import HDPOptions
+from .stopping import StopCheck
 
 __all__ = ["HDPResult", "HDPTrace"]
 
@@ -79,6 +80,13 @@ class HDPResult:
         Entropy of the root ``SeedSequence`` (pass it as ``seed`` to reproduce the run).
     tree_index : int
         Position of the tree in the ``estimate_trees`` call (part of its random-stream key).
+    n_iterations : int
+        Iterations each chain ran (``options.n_iter``, or where ``n_iter="auto"`` stopped).
+    stop_reason : {"n_iter", "tolerance", "max_iter"}
+        Why the chains stopped: a fixed length, the adaptive rule met, or ``max_iter`` reached
+        with the rule unmet (:mod:`fastpath.estimate.hdp.stopping`).
+    stop_check : StopCheck or None
+        The stopping rule at the last block boundary (``n_iter="auto"`` only).
     """
 
     tree: ContextTree
@@ -97,6 +105,9 @@ class HDPResult:
     seed_entropy: int
     tree_index: int = 0
     group_names: tuple[str, ...] = field(default=())
+    n_iterations: int = 0
+    stop_reason: str = "n_iter"
+    stop_check: StopCheck | None = None
 
     @property
     def n_groups(self) -> int:
@@ -182,6 +193,6 @@ class HDPResult:
 
     def __repr__(self) -> str:
         return (
-            f"HDPResult({self.tree!r}, n_iter={self.options.n_iter}, "
+            f"HDPResult({self.tree!r}, n_iter={self.n_iterations}, "
             f"chains={self.options.n_chains}, seconds={self.seconds:.3f})"
         )

@@ -1,0 +1,208 @@
+"""The adaptive length of the HDP sampler: fastpath.estimate.hdp.stopping and n_iter="auto"."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from fastpath import BayesNetClassifier
+from fastpath.estimate.diagnostics import UnconvergedWarning, summarise_fit
+from fastpath.estimate.hdp import HDPOptions, estimate_trees
+from fastpath.estimate.hdp.options import AUTO_BATCH, SAMPLER_PRESETS
+from fastpath.estimate.hdp.stopping import StopCheck, batch_means_mcse, check_stop, next_length
+from fastpath.io import load_dataset
+
+
+def _batch_sums(trace: np.ndarray, batch: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Sums of the batch means of a (draws, ...) trace and of their squares."""
+    m = trace.shape[0] // batch
+    means = trace[: m * batch].reshape(m, batch, *trace.shape[1:]).mean(axis=1)
+    return means.sum(axis=0), (means * means).sum(axis=0), m
+
+
+def _stationary(rng, chains=2, draws=2000, groups=2):
+    conc = 2.0 + rng.normal(size=(chains, draws, groups))
+    lj = -100.0 + rng.normal(size=(chains, draws))
+    return conc, lj
+
+
+# ------------------------------------------------------------------ the rule on constructed traces
+def test_batch_means_mcse_is_the_standard_error_of_the_batch_means():
+    rng = np.random.default_rng(0)
+    trace = rng.normal(size=(5000, 3))
+    s1, s2, m = _batch_sums(trace, 50)
+    means = trace.reshape(100, 50, 3).mean(axis=1)
+    np.testing.assert_allclose(batch_means_mcse(s1, s2, m),
+                               means.std(axis=0, ddof=1) / np.sqrt(m), rtol=1e-10)
+    assert np.isinf(batch_means_mcse(s1, s2, 1)).all()  # one batch: no estimate
+
+
+def test_stops_a_chain_whose_mcse_is_below_tolerance_and_continues_one_above():
+    rng = np.random.default_rng(1)
+    conc, lj = _stationary(rng)
+    # white noise of sd 0.1 over 4,000 draws: MCSE ~ 0.1 / sqrt(4000) = 0.0016
+    precise = 0.5 + 0.1 * rng.normal(size=(4000, 4))
+    s1, s2, m = _batch_sums(precise, AUTO_BATCH)
+    mcse = batch_means_mcse(s1, s2, m)
+    assert 0.001 < mcse.max() < 0.0025
+    ok = check_stop(mcse, conc, lj, tolerance=0.003)
+    assert ok.stop and ok.unmet == ""
+    # sd 0.5: MCSE ~ 0.008, above the same tolerance
+    noisy = 0.5 + 0.5 * rng.normal(size=(4000, 4))
+    s1, s2, m = _batch_sums(noisy, AUTO_BATCH)
+    more = check_stop(batch_means_mcse(s1, s2, m), conc, lj, tolerance=0.003)
+    assert not more.stop and more.unmet.startswith("MCSE")
+
+
+def test_an_autocorrelated_trace_has_a_larger_mcse_than_white_noise():
+    # AR(1) with phi = 0.9 (integrated autocorrelation time 19): batches of 25 see most of it
+    rng = np.random.default_rng(2)
+    e = rng.normal(size=20000)
+    x = np.empty_like(e)
+    x[0] = e[0]
+    for i in range(1, e.size):
+        x[i] = 0.9 * x[i - 1] + e[i]
+    s1, s2, m = _batch_sums(x[:, None], AUTO_BATCH)
+    mcse = float(batch_means_mcse(s1, s2, m)[0])
+    naive = x.std() / np.sqrt(x.size)
+    assert 3.0 < mcse / naive < np.sqrt(19) * 1.2
+
+
+def test_unmixed_concentrations_or_log_joint_keep_the_chain_running():
+    rng = np.random.default_rng(3)
+    conc, lj = _stationary(rng)
+    small = np.full((4, 2), 1e-4)
+    assert check_stop(small, conc, lj, tolerance=0.01).stop
+    drift = conc.copy()
+    drift[1] += 3.0  # the second chain sits elsewhere: R-hat far above 1.01
+    bad = check_stop(small, drift, lj, tolerance=0.01)
+    assert not bad.stop and "R-hat" in bad.unmet
+    walk = np.cumsum(rng.normal(size=(2, 2000)), axis=1)  # a random walk: ESS far below 200
+    bad = check_stop(small, conc, walk, tolerance=0.01)
+    assert not bad.stop and "ESS" in bad.unmet
+    # a trace that never moves needs no check (NaN statistics)
+    assert check_stop(small, np.zeros((2, 50, 1)), np.zeros((2, 50)), tolerance=0.01).stop
+
+
+def test_check_stop_rejects_mismatched_traces():
+    with pytest.raises(ValueError, match="concentrations must be"):
+        check_stop(np.zeros(3), np.zeros((2, 10)), np.zeros((2, 10)), tolerance=0.01)
+
+
+# ------------------------------------------------------------------ n_iter="auto" on real trees
+@pytest.fixture(scope="module")
+def trees():
+    X, y = load_dataset("credit-a")
+    clf = BayesNetClassifier(structure="kdb", k=2, estimator="m").fit(X, y)
+    return clf.trees_[:6]
+
+
+def test_options_validate_the_adaptive_length():
+    with pytest.raises(ValueError, match="n_iter must be"):
+        HDPOptions(n_iter="forever")
+    with pytest.raises(ValueError, match="max_iter"):
+        HDPOptions(n_iter="auto", min_iter=1000, max_iter=500)
+    with pytest.raises(ValueError, match="burn_in must be < min_iter"):
+        HDPOptions(n_iter="auto", min_iter=500, burn_in=500)
+    with pytest.raises(ValueError, match="mcse_tolerance"):
+        HDPOptions(n_iter="auto", mcse_tolerance=0)
+    with pytest.raises(ValueError, match="sampler must be one of"):
+        HDPOptions.preset("slow")
+    opt = HDPOptions.preset("fast", max_iter=3000)
+    assert opt.adaptive and opt.overrelax and opt.concentration_every == 1
+    assert opt.iterations_max == 3000 and opt.burn_in_iterations == opt.min_iter // 2
+    assert HDPOptions.preset("paper") == HDPOptions()  # the paper's sampler is the default
+
+
+def test_adaptive_runs_stop_at_block_boundaries_and_reproduce_for_any_thread_count(trees):
+    opt = HDPOptions.preset("fast", max_iter=3000, n_chains=2)
+    one = estimate_trees(trees, opt, seed=5, n_threads=1)
+    two = estimate_trees(trees, opt, seed=5, n_threads=2)
+    for a, b in zip(one, two, strict=True):
+        assert a.n_iterations == b.n_iterations and a.stop_reason == b.stop_reason
+        np.testing.assert_array_equal(a.probabilities, b.probabilities)
+        np.testing.assert_array_equal(a.trace.concentrations, b.trace.concentrations)
+        assert a.n_iterations >= opt.min_iter
+        assert (a.n_iterations - opt.min_iter) % opt.check_every == 0 or a.n_iterations == 3000
+        assert a.stop_reason in ("tolerance", "max_iter")
+        assert a.trace.iterations[-1] == a.n_iterations  # traces end where the chains stopped
+        if a.stop_reason == "tolerance":
+            assert a.stop_check.stop and np.nanmax(a.mcse) <= opt.mcse_tolerance
+    assert len({r.n_iterations for r in one}) > 1  # trees stop at different lengths
+
+
+def test_a_loose_tolerance_stops_at_min_iter_a_strict_one_at_max_iter(trees):
+    # the class prior's tree has no concentration and a constant log joint: only the MCSE
+    # decides, and a loose tolerance is met at the first check
+    loose = estimate_trees(trees[:1], HDPOptions.preset("fast", mcse_tolerance=1.0, min_iter=400,
+                                                        check_every=100), seed=1, n_threads=1)
+    assert loose[0].n_iterations == 400 and loose[0].stop_reason == "tolerance"
+    strict = estimate_trees(trees[1:3], HDPOptions.preset(
+        "fast", mcse_tolerance=1e-6, min_iter=300, max_iter=600), seed=1, n_threads=1)
+    assert all(r.n_iterations == 600 and r.stop_reason == "max_iter" for r in strict)
+    diag = summarise_fit(strict)
+    assert all(t.stop_reason == "max_iter" and t.iterations == 600 for t in diag.trees)
+    assert any("max_iter (600) reached" in p for t in diag.trees
+               for p in t.problems(diag.rhat_max, diag.ess_min))
+    with pytest.warns(UnconvergedWarning, match="max_iter"):
+        diag.warn_if_unconverged()
+    assert "stopped at max_iter" in diag.summary()
+
+
+def test_the_stopped_estimate_is_the_mean_of_the_iterations_run(trees):
+    """An adaptive run stopped at n iterations equals a fixed run of n iterations with the same
+    options (the kernel is the same; only where it stops differs)."""
+    opt = HDPOptions.preset("fast", max_iter=4000)
+    auto = estimate_trees(trees[:3], opt, seed=2, n_threads=1)
+    for i, r in enumerate(auto):
+        fixed = estimate_trees(trees[: i + 1], opt.replace(
+            n_iter=r.n_iterations, burn_in=opt.burn_in_iterations), seed=2, n_threads=1)[i]
+        np.testing.assert_allclose(r.probabilities, fixed.probabilities, rtol=1e-12, atol=1e-15)
+
+
+# ------------------------------------------------------------------ presets on the classifier
+def test_paper_sampler_reproduces_the_estimates_before_presets_bit_for_bit():
+    """Values printed by commit 83b6ee6 (before presets) for kDB-2 HDP, 300 iterations, seed 0."""
+    X, y = load_dataset("credit-a")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnconvergedWarning)
+        clf = BayesNetClassifier(structure="kdb", k=2, estimator="hdp", sampler="paper",
+                                 n_iter=300, random_state=0, n_jobs=1).fit(X, y)
+    expected = [3.0469192570183951e-01, 1.4832597969436981e-04, 5.4118834453430235e-02,
+                6.3338030522105807e-02, 1.8236590932103075e-01]
+    np.testing.assert_array_equal(clf.predict_proba(X.iloc[:5])[:, 1], expected)
+
+
+def test_the_classifier_uses_the_fast_preset_and_options_override_it():
+    X, y = load_dataset("credit-a")
+    X, y = X.iloc[:200], y.iloc[:200]
+    clf = BayesNetClassifier(structure="nb", estimator="hdp", random_state=0)
+    assert clf.hdp_options() == HDPOptions.preset("fast")
+    assert SAMPLER_PRESETS["fast"]["n_iter"] == "auto"
+    over = BayesNetClassifier(estimator="hdp", sampler="fast", n_iter=700, overrelax=False)
+    assert over.hdp_options().n_iter == 700 and not over.hdp_options().overrelax
+    assert over.hdp_options().concentration_every == 1  # the rest from the preset
+    with pytest.raises(ValueError, match="sampler must be one of"):
+        BayesNetClassifier(estimator="hdp", sampler="slow").fit(X, y)
+    clf.fit(X, y)
+    assert all(r.stop_reason in ("tolerance", "max_iter") for r in clf.hdp_results_)
+    assert all(t.iterations == r.n_iterations
+               for t, r in zip(clf.diagnostics_.trees, clf.hdp_results_, strict=True))
+
+
+def test_next_length_runs_to_what_the_unmet_conditions_need():
+    def check(mcse, ess, unmet="x"):
+        return StopCheck(False, mcse, 1.0, ess, unmet)
+
+    kw = dict(tolerance=0.01, ess_min=100.0, step=250, max_iter=5000)
+    # MCSE twice the tolerance: 4x the kept iterations (+10 %), rounded up to the 250 grid
+    assert next_length(check(0.02, 500.0), 500, 250, **kw) == 1500  # 250 + 1100 -> 1500
+    # ESS of 50 for 100: twice the kept iterations
+    assert next_length(check(0.001, 50.0), 1250, 250, **kw) == 2500  # 250 + 2200 -> 2500
+    # nearly there: at least one step; never beyond max_iter
+    assert next_length(check(0.0101, 99.0), 1000, 250, **kw) == 1250
+    assert next_length(check(0.1, 1.0), 1000, 250, **kw) == 5000
+    # an R-hat alone, or no MCSE yet: double
+    assert next_length(check(0.001, math.nan, "R-hat 1.02 > 1.01"), 500, 250, **kw) == 1000
+    assert next_length(check(math.inf, math.nan), 500, 250, **kw) == 1000
