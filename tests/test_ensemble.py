@@ -28,7 +28,8 @@ def credit():
 @pytest.mark.parametrize("estimator", ["m", "hdp"])
 def test_one_member_without_stochastic_cuts_is_selective_kdb(credit, estimator):
     X, y = credit
-    ref = BayesNetClassifier("skdb", 3, estimator, n_iter=200, random_state=4).fit(X, y)
+    ref = BayesNetClassifier("skdb", 3, estimator, sampler="paper", n_iter=200,
+                             random_state=4).fit(X, y)
     ens = ESKDBClassifier(1, 3, estimator, stochastic_discretization=False, n_iter=200,
                           random_state=4).fit(X, y)
     (member,) = ens.members_
