@@ -150,6 +150,16 @@ def test_fit_passes_overrelax(credit_csv, tmp_path):
     assert BayesNetClassifier.load(model).get_params()["overrelax"] is True
 
 
+def test_fit_passes_the_sampler_preset(credit_csv, tmp_path):
+    model = tmp_path / "fast.npz"
+    assert main(["fit", str(credit_csv), "--structure", "nb", "--estimator", "hdp",
+                 "--sampler", "fast", "--model", str(model), "--quiet"]) == 0
+    loaded = BayesNetClassifier.load(model)
+    assert loaded.get_params()["sampler"] == "fast" and loaded.get_params()["n_iter"] is None
+    assert loaded.hdp_options().adaptive
+    assert main(["fit", str(credit_csv), "--estimator", "hdp", "--sampler", "slow"]) == 2
+
+
 # ---------------------------------------------------------------------- issue 17: clean failures
 def _hdpbn(*argv: str, **kw) -> subprocess.Popen:
     """``hdpbn ARGV`` in a fresh interpreter (what the ``hdpbn`` entry point runs)."""

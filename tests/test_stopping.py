@@ -174,10 +174,11 @@ def test_paper_sampler_reproduces_the_estimates_before_presets_bit_for_bit():
     np.testing.assert_array_equal(clf.predict_proba(X.iloc[:5])[:, 1], expected)
 
 
-def test_the_classifier_uses_the_fast_preset_and_options_override_it():
+def test_the_classifier_takes_a_preset_and_options_override_it():
     X, y = load_dataset("credit-a")
     X, y = X.iloc[:200], y.iloc[:200]
-    clf = BayesNetClassifier(structure="nb", estimator="hdp", random_state=0)
+    assert BayesNetClassifier(estimator="hdp").hdp_options() == HDPOptions()  # paper's
+    clf = BayesNetClassifier(structure="nb", estimator="hdp", sampler="fast", random_state=0)
     assert clf.hdp_options() == HDPOptions.preset("fast")
     assert SAMPLER_PRESETS["fast"]["n_iter"] == "auto"
     over = BayesNetClassifier(estimator="hdp", sampler="fast", n_iter=700, overrelax=False)

@@ -44,12 +44,11 @@ def add_estimate_parser(subparsers) -> None:
         "p_<value> (posterior mean) and, with --chains >= 2, mcse_<value>.",
     )
     p.add_argument("data", metavar="DATA", help="child-first table")
-    p.add_argument("--sampler", default=None, choices=["fast", "paper"],
+    p.add_argument("--sampler", default=None, choices=["paper", "fast"],
                    help="fast: overrelaxed, concentrations every iteration, sampled until the "
                    "estimates' MCSE is <= 0.01 and the chains pass the convergence checks (at "
                    "most 5000 iterations); paper: the paper's sampler, 5000 plain Gibbs "
-                   "iterations. The flags below override it (default: fast; paper with "
-                   "--update window or --root reference, the reference mode)")
+                   "iterations. The flags below override it (default: paper)")
     p.add_argument("--iterations", type=parse_iterations, default=None,
                    help="Gibbs iterations per chain, or 'auto' (default: the sampler's)")
     p.add_argument("--burn-in", type=int, default=None,
@@ -103,10 +102,7 @@ def _finite_or_none(x: float):
 def run_estimate(args: argparse.Namespace) -> int:
     """Run ``hdpbn estimate``; returns the exit status."""
     try:
-        sampler = args.sampler
-        if sampler is None:  # the reference mode keeps the paper's (and the reference's) sampler
-            reference = args.update == "window" or args.root == "reference"
-            sampler = "paper" if reference else "fast"
+        sampler = "paper" if args.sampler is None else args.sampler
         given = {"n_iter": args.iterations, "burn_in": args.burn_in,
                  "overrelax": args.overrelax}
         options = HDPOptions.preset(
