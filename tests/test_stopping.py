@@ -207,3 +207,18 @@ def test_next_length_runs_to_what_the_unmet_conditions_need():
     # an R-hat alone, or no MCSE yet: double
     assert next_length(check(0.001, math.nan, "R-hat 1.02 > 1.01"), 500, 250, **kw) == 1000
     assert next_length(check(math.inf, math.nan), 500, 250, **kw) == 1000
+
+
+def test_without_convergence_checks_the_mcse_alone_decides(trees):
+    opt = HDPOptions.preset("fast", convergence_checks=False, max_iter=3000)
+    with_checks = estimate_trees(trees[1:4], HDPOptions.preset("fast", max_iter=3000), seed=4,
+                                 n_threads=1)
+    mcse_only = estimate_trees(trees[1:4], opt, seed=4, n_threads=1)
+    for a, b in zip(mcse_only, with_checks, strict=True):
+        assert a.stop_reason == "tolerance" and np.nanmax(a.mcse) <= opt.mcse_tolerance
+        assert a.n_iterations <= b.n_iterations
+        assert math.isnan(a.stop_check.max_rhat) and math.isnan(a.stop_check.min_ess)
+    # on these trees the ESS floor is what keeps the checked chains running
+    assert sum(r.n_iterations for r in mcse_only) < sum(r.n_iterations for r in with_checks)
+    with pytest.raises(ValueError, match="convergence_checks"):
+        HDPOptions(convergence_checks="yes")

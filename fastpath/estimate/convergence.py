@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 from scipy.special import ndtri
 
 __all__ = ["ESS_PER_CHAIN_MIN", "RHAT_MAX", "average_ranks", "effective_sample_size",
@@ -81,6 +82,36 @@ def split_rhat(x: np.ndarray) -> float:
     return float(np.nanmax([bulk, tail]))
 
 
+@njit(cache=True)
+def _geyer_sequence(rho_all: np.ndarray, n: int) -> np.ndarray:
+    """Truncated, monotone autocorrelations (Geyer 1992, as in Vehtari et al. 2021 and ArviZ);
+    the last element holds the truncation lag ``max_t``."""
+    rho = np.zeros(n + 1)
+    rho_even = 1.0
+    rho[0] = rho_even
+    rho_odd = rho_all[1]
+    rho[1] = rho_odd
+    t = 1
+    while t < n - 3 and rho_even + rho_odd > 0.0:
+        rho_even = rho_all[t + 1]
+        rho_odd = rho_all[t + 2]
+        if rho_even + rho_odd >= 0:
+            rho[t + 1] = rho_even
+            rho[t + 2] = rho_odd
+        t += 2
+    max_t = t - 2
+    if rho_even > 0:
+        rho[max_t + 1] = rho_even
+    t = 1
+    while t <= max_t - 2:
+        if rho[t + 1] + rho[t + 2] > rho[t - 1] + rho[t]:
+            rho[t + 1] = (rho[t - 1] + rho[t]) / 2.0
+            rho[t + 2] = rho[t + 1]
+        t += 2
+    rho[n] = max_t
+    return rho
+
+
 def _ess_raw(x: np.ndarray) -> float:
     m, n = x.shape
     if n < 4:
@@ -96,28 +127,14 @@ def _ess_raw(x: np.ndarray) -> float:
         var_plus += x.mean(axis=1).var(ddof=1)
     if var_plus <= 0:
         return math.nan
-    rho = np.zeros(n)
-    rho_even = 1.0
-    rho[0] = rho_even
-    rho_odd = 1.0 - (mean_var - acov[:, 1].mean()) / var_plus
-    rho[1] = rho_odd
-    t = 1
-    while t < n - 3 and rho_even + rho_odd > 0.0:
-        rho_even = 1.0 - (mean_var - acov[:, t + 1].mean()) / var_plus
-        rho_odd = 1.0 - (mean_var - acov[:, t + 2].mean()) / var_plus
-        if rho_even + rho_odd >= 0:
-            rho[t + 1] = rho_even
-            rho[t + 2] = rho_odd
-        t += 2
-    max_t = t - 2
-    if rho_even > 0:
-        rho[max_t + 1] = rho_even
-    t = 1
-    while t <= max_t - 2:
-        if rho[t + 1] + rho[t + 2] > rho[t - 1] + rho[t]:
-            rho[t + 1] = (rho[t - 1] + rho[t]) / 2.0
-            rho[t + 2] = rho[t + 1]
-        t += 2
+    # Geyer's initial monotone sequence on the chain-averaged autocorrelations, one lag pair
+    # at a time; the autocovariances are averaged over chains once, up front (a numpy call
+    # per lag made this loop most of the cost of a diagnostic)
+    rho_all = 1.0 - (mean_var - acov.mean(axis=0)) / var_plus
+    rho_all[0] = 1.0
+    rho = _geyer_sequence(rho_all, n)
+    max_t = int(rho[-1])
+    rho = rho[:-1]
     total = m * n
     tau = -1.0 + 2.0 * rho[: max_t + 1].sum() + rho[max_t + 1: max_t + 2].sum()
     tau = max(tau, 1.0 / math.log10(total))

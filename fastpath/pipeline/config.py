@@ -27,6 +27,7 @@ ESTIMATORS: tuple[str, ...] = ("m", "hdp")
 HDP_PARAMETERS: tuple[str, ...] = (
     "n_iter", "burn_in", "tying", "update", "root", "n_chains", "concentration_shape",
     "concentration_rate", "concentration_every", "alpha0", "overrelax",
+    "mcse_tolerance", "convergence_checks",
 )
 
 

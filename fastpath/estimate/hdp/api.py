@@ -31,11 +31,11 @@ import numpy as np
 
 from ...counts.context_tree import ContextTree, tying_groups
 from ...utils.validation import check_int, readonly
+from ..convergence import ESS_PER_CHAIN_MIN
 from . import kernels as _s
 from .options import AUTO_BATCH, HDPOptions
 from .results import HDPResult, HDPTrace
 from .stirling import LogStirlingTable
-from ..convergence import ESS_PER_CHAIN_MIN
 from .stopping import StopCheck, batch_means_mcse, check_stop, next_length
 
 __all__ = ["RATIO_N_MAX", "estimate_tree", "estimate_trees"]
@@ -348,6 +348,8 @@ def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -
     conc, lj = _kept_trace(prep, opt, chains, n_run)
     if opt.fix_concentrations:
         conc = conc[:, :, :0]
+    if not opt.convergence_checks:  # the MCSE alone decides
+        conc, lj = conc[:, :0, :0], lj[:, :0]
     return check_stop(mcse, conc, lj, tolerance=opt.mcse_tolerance)
 
 

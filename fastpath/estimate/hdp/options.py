@@ -42,8 +42,9 @@ class HDPOptions:
         ``"auto"``: each tree's chains run ``min_iter`` iterations, then on to the length the
         stopping rule predicts (in multiples of ``check_every``), until the tree's estimates
         are precise and its chains look converged at a check
-        (:mod:`fastpath.estimate.hdp.stopping`), or ``max_iter``. The decision is taken at block boundaries only, from the tree's own
-        chains, so a seed gives the same result for any number of threads.
+        (:mod:`fastpath.estimate.hdp.stopping`), or ``max_iter``. The decision is taken at
+        checks only, from the tree's own chains, so a seed gives the same result for any
+        number of threads.
     burn_in : int or None
         Iterations discarded before averaging; ``None`` means ``min(1000, n_iter // 10)``
         (with ``n_iter="auto"``: ``min_iter // 2``).
@@ -55,6 +56,11 @@ class HDPOptions:
         ``n_iter="auto"`` only: the largest Monte-Carlo standard error (batch means of
         :data:`AUTO_BATCH` iterations, pooled over chains) allowed on any probability of any
         node of the tree.
+    convergence_checks : bool
+        ``n_iter="auto"`` only: the stopping rule also requires the concentrations and the log
+        joint to pass R-hat <= 1.01 and bulk ESS >= 100 per chain (default). ``False``: the
+        MCSE alone decides (faster; nothing then checks that the chains have mixed before they
+        stop, beyond the batch means).
     tying : {"level", "same-parent", "single", "none"}
         Which nodes share a concentration (paper, "Sampling and tying concentrations").
     update : {"exact", "window"}
@@ -113,6 +119,7 @@ class HDPOptions:
     max_iter: int = 5000
     check_every: int = 250
     mcse_tolerance: float = 0.01
+    convergence_checks: bool = True
     tying: str = "level"
     update: str = "exact"
     root: str = "exact"
@@ -147,6 +154,9 @@ class HDPOptions:
         set_(self, "check_every", check_int("check_every", self.check_every, 1))
         set_(self, "mcse_tolerance",
              check_float("mcse_tolerance", self.mcse_tolerance, positive=True))
+        if not isinstance(self.convergence_checks, (bool, np.bool_)):
+            raise ValueError(f"convergence_checks must be a bool, got {self.convergence_checks!r}")
+        set_(self, "convergence_checks", bool(self.convergence_checks))
         if self.burn_in is not None:
             b = check_int("burn_in", self.burn_in, 0)
             first = self.min_iter if self.adaptive else self.n_iter
