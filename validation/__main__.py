@@ -39,6 +39,8 @@ def _agreement(args: argparse.Namespace) -> int:
         cfg = ag.AgreementConfig(**{**cfg.__dict__, "variants": True})
     if args.overrelax:
         cfg = ag.AgreementConfig(**{**cfg.__dict__, "overrelax": True})
+    if args.sampler != "paper":
+        cfg = ag.AgreementConfig(**{**cfg.__dict__, "sampler": args.sampler})
     names = args.trees or (suite.names() if args.full else suite.quick_names())
     for n in names:
         suite.get(n)  # unknown names fail before any work
@@ -61,6 +63,8 @@ def _agreement(args: argparse.Namespace) -> int:
         print(f"total {time.time() - t0:.0f} s")
     text = ag.report_markdown(results, cfg.name)
     setting = cfg.name + (", fastpath overrelaxed" if cfg.overrelax else "")
+    if cfg.sampler != "paper":
+        setting += f", fastpath sampler={cfg.sampler!r}"
     if args.nuts_from:
         setting += f", NUTS runs from {args.nuts_from}"
     header = (f"Agreement ({setting}), {time.strftime('%Y-%m-%d')}, "
@@ -151,6 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--no-variants", action="store_true")
     a.add_argument("--overrelax", action="store_true",
                    help="run fastpath with overrelaxed updates (HDPOptions(overrelax=True))")
+    a.add_argument("--sampler", default="paper", choices=["paper", "fast"],
+                   help="fastpath's sampler: the paper's at fixed lengths (default), or the fast "
+                   "preset with its adaptive length")
     a.add_argument("--nuts-from", metavar="DIR",
                    help="take the NUTS side from the JSON results of an earlier run in DIR "
                    "(same configuration) instead of running NUTS")

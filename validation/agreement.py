@@ -83,7 +83,10 @@ class AgreementConfig:
 
     ``fast_*``: fastpath iterations, burn-in and trace thinning per chain; ``nuts_*``: NUTS
     warm-up and kept draws per chain; ``chain_method``: passed to :func:`hdpbn_ppl.infer.fit`;
-    ``target_accept``: NUTS target acceptance; a run with divergent transitions or an R-hat
+    ``sampler``: ``"fast"`` runs fastpath's fast preset instead (overrelaxed, concentrations
+    every iteration, each tree until the stopping rule holds; ``fast_iter`` is not used, the
+    longest run is 5,000 iterations times the extension factor); ``target_accept``: NUTS
+    target acceptance; a run with divergent transitions or an R-hat
     above 1.01 is repeated with each ``(target acceptance, warm-up multiplier, draws
     multiplier)`` of ``retries`` in turn until one passes (smaller steps, longer adaptation,
     more draws -- the standard remedies; the report keeps the earlier runs' figures);
@@ -108,6 +111,7 @@ class AgreementConfig:
     variants: bool = True
     reparam: str = "ratio"
     overrelax: bool = False
+    sampler: str = "paper"  # "fast": fastpath's fast preset, adaptive length (max 5,000 x scale)
 
 
 QUICK = AgreementConfig("quick", fast_iter=20_000, fast_burn=2_000, fast_thin=20,
@@ -310,6 +314,13 @@ def fastpath_summary(res: HDPResult, *, khat: bool = True) -> SamplerSummary:
 def _fast_run(tree: ContextTree, tying: str, cfg: AgreementConfig, seed: int, *,
               update: str = "exact", root: str = "exact", scale: int = 1,
               overrelax: bool = False) -> HDPResult:
+    if cfg.sampler == "fast":
+        opts = HDPOptions.preset(
+            "fast", tying=tying, update=update, root=root, n_chains=cfg.chains,
+            max_iter=HDPOptions.preset("fast").max_iter * scale,
+            trace_nodes=tuple(range(tree.n_nodes)),
+        )
+        return estimate_tree(tree, opts, seed=seed, n_threads=1)
     opts = HDPOptions(
         n_iter=cfg.fast_iter * scale, burn_in=cfg.fast_burn * scale, tying=tying, update=update,
         root=root, n_chains=cfg.chains, thin=cfg.fast_thin * scale,
@@ -582,11 +593,13 @@ def run_tree(name: str, cfg: AgreementConfig, *, log=print,
     tree = entry.build()
     t0 = time.perf_counter()
     scale = 1
-    label = "exact, overrelaxed" if cfg.overrelax else "exact"
+    label = ("fast preset" if cfg.sampler == "fast"
+             else "exact, overrelaxed" if cfg.overrelax else "exact")
     res = _fast_run(tree, entry.tying, cfg, entry.seed, overrelax=cfg.overrelax)
     fast = fastpath_summary(res, khat=False)
-    fast.extra["n_iter"] = res.options.n_iter
+    fast.extra["n_iter"] = res.n_iterations
     fast.extra["overrelax"] = cfg.overrelax
+    fast.extra["sampler"] = cfg.sampler
     log(f"  fastpath {label}: {fast.seconds:.2f} s, max R-hat {fast.max_rhat:.4f}")
     for _ in range(cfg.fast_extend):
         if fast.max_rhat <= RHAT_MAX:
@@ -597,8 +610,9 @@ def run_tree(name: str, cfg: AgreementConfig, *, log=print,
         res = _fast_run(tree, entry.tying, cfg, entry.seed, scale=scale,
                         overrelax=cfg.overrelax)
         fast = fastpath_summary(res, khat=False)
-        fast.extra["n_iter"] = res.options.n_iter
+        fast.extra["n_iter"] = res.n_iterations
         fast.extra["overrelax"] = cfg.overrelax
+        fast.extra["sampler"] = cfg.sampler
         fast.extra["shorter_run"] = {"n_iter": shorter.extra["n_iter"],
                                      "max_rhat": shorter.max_rhat, "seconds": shorter.seconds}
         log(f"  fastpath {label} x{scale}: {fast.seconds:.2f} s, "

@@ -99,11 +99,12 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         Overrelaxed table-count and concentration updates (``update="exact"`` only; see
         :class:`fastpath.estimate.HDPOptions`): still exact, 2-5x the ESS per iteration for
         about 8 % more time. ``None``: the preset's (on for ``"fast"``, off for ``"paper"``).
-    mcse_tolerance, convergence_checks : default None
+    mcse_tolerance, mcse_weighting, convergence_checks : default None
         The adaptive length's rule (``n_iter="auto"``, :class:`fastpath.estimate.HDPOptions`):
-        the largest MCSE of a probability (0.01), and whether the R-hat/ESS checks must also
-        pass (True). ``None``: the preset's. At most 5,000 iterations (``HDPOptions.
-        max_iter``).
+        the MCSE tolerance (0.01), what it applies to (``"max"``: every probability; ``"rows"``:
+        the root mean square over the training rows of what each reads), and whether the
+        R-hat/ESS checks must also pass (True). ``None``: the preset's. At most 5,000
+        iterations (``HDPOptions.max_iter``).
     n_jobs : int or None, default=None
         Threads for the HDP sampler (``None``: all cores). Results do not depend on it.
     random_state : int, numpy Generator or None, default=None
@@ -169,6 +170,7 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         alpha0: float = 2.0,
         overrelax: bool | None = None,
         mcse_tolerance: float | None = None,
+        mcse_weighting: str | None = None,
         convergence_checks: bool | None = None,
         n_jobs: int | None = None,
         random_state: Any = None,
@@ -193,6 +195,7 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         self.alpha0 = alpha0
         self.overrelax = overrelax
         self.mcse_tolerance = mcse_tolerance
+        self.mcse_weighting = mcse_weighting
         self.convergence_checks = convergence_checks
         self.n_jobs = n_jobs
         self.random_state = random_state

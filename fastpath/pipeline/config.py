@@ -27,7 +27,7 @@ ESTIMATORS: tuple[str, ...] = ("m", "hdp")
 HDP_PARAMETERS: tuple[str, ...] = (
     "n_iter", "burn_in", "tying", "update", "root", "n_chains", "concentration_shape",
     "concentration_rate", "concentration_every", "alpha0", "overrelax",
-    "mcse_tolerance", "convergence_checks",
+    "mcse_tolerance", "mcse_weighting", "convergence_checks",
 )
 
 

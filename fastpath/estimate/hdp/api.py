@@ -345,6 +345,10 @@ def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -
     m = len(chains) * _closed_batches(prep, opt, n_run)
     mcse = batch_means_mcse(sum(ch.accum.bm_s1 for ch in chains),
                             sum(ch.accum.bm_s2 for ch in chains), m)
+    if opt.mcse_weighting == "rows":  # RMS over the training rows of what each reads
+        leaf_counts = prep.tree.counts[prep.leaf_start:]
+        weights = leaf_counts / max(int(leaf_counts.sum()), 1)
+        mcse = np.sqrt(np.sum(weights * mcse[prep.leaf_start:] ** 2, keepdims=True))
     conc, lj = _kept_trace(prep, opt, chains, n_run)
     if opt.fix_concentrations:
         conc = conc[:, :, :0]

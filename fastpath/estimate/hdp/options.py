@@ -11,7 +11,8 @@ import numpy as np
 from ...counts.context_tree import TYING_STRATEGIES
 from ...utils.validation import check_float, check_int
 
-__all__ = ["AUTO_BATCH", "ROOT_TREATMENTS", "SAMPLER_PRESETS", "UPDATES", "HDPOptions"]
+__all__ = ["AUTO_BATCH", "MCSE_WEIGHTINGS", "ROOT_TREATMENTS", "SAMPLER_PRESETS", "UPDATES",
+           "HDPOptions"]
 
 UPDATES: tuple[str, ...] = ("exact", "window")
 ROOT_TREATMENTS: tuple[str, ...] = ("exact", "reference")
@@ -19,6 +20,8 @@ ROOT_TREATMENTS: tuple[str, ...] = ("exact", "reference")
 #: integrated autocorrelation time of the worst node estimates under the fast preset (<= 20
 #: iterations on credit-a and hepatitis kDB-3, docs/performance.md)
 AUTO_BATCH = 25
+#: what the adaptive length's MCSE tolerance applies to (``HDPOptions.mcse_weighting``)
+MCSE_WEIGHTINGS: tuple[str, ...] = ("max", "rows")
 
 #: Named sampler settings (``HDPOptions.preset``, ``BayesNetClassifier(sampler=...)``).
 #: ``"paper"``: the paper's and the reference's sampler, 5,000 plain Gibbs iterations with the
@@ -56,6 +59,12 @@ class HDPOptions:
         ``n_iter="auto"`` only: the largest Monte-Carlo standard error (batch means of
         :data:`AUTO_BATCH` iterations, pooled over chains) allowed on any probability of any
         node of the tree.
+    mcse_weighting : {"max", "rows"}
+        ``n_iter="auto"`` only: what must be below ``mcse_tolerance``. ``"max"``: the MCSE of
+        every probability of every node. ``"rows"``: the root mean square, over the training
+        rows, of the MCSE of the probability each row reads at its leaf (weights
+        ``n_leaf,value / N``): the Monte-Carlo error a prediction meets on data like the
+        training data, which a rarely reached node barely moves.
     convergence_checks : bool
         ``n_iter="auto"`` only: the stopping rule also requires the concentrations and the log
         joint to pass R-hat <= 1.01 and bulk ESS >= 100 per chain (default). ``False``: the
@@ -119,6 +128,7 @@ class HDPOptions:
     max_iter: int = 5000
     check_every: int = 250
     mcse_tolerance: float = 0.01
+    mcse_weighting: str = "max"
     convergence_checks: bool = True
     tying: str = "level"
     update: str = "exact"
@@ -154,6 +164,9 @@ class HDPOptions:
         set_(self, "check_every", check_int("check_every", self.check_every, 1))
         set_(self, "mcse_tolerance",
              check_float("mcse_tolerance", self.mcse_tolerance, positive=True))
+        if self.mcse_weighting not in MCSE_WEIGHTINGS:
+            raise ValueError(f"mcse_weighting must be one of {MCSE_WEIGHTINGS}, got "
+                             f"{self.mcse_weighting!r}")
         if not isinstance(self.convergence_checks, (bool, np.bool_)):
             raise ValueError(f"convergence_checks must be a bool, got {self.convergence_checks!r}")
         set_(self, "convergence_checks", bool(self.convergence_checks))
