@@ -222,3 +222,20 @@ def test_without_convergence_checks_the_mcse_alone_decides(trees):
     assert sum(r.n_iterations for r in mcse_only) < sum(r.n_iterations for r in with_checks)
     with pytest.raises(ValueError, match="convergence_checks"):
         HDPOptions(convergence_checks="yes")
+
+
+def test_rows_weighting_checks_the_mcse_the_training_rows_read(trees):
+    tree = trees[2]
+    base = dict(convergence_checks=False, max_iter=3000)
+    by_max = estimate_trees([tree], HDPOptions.preset("fast", **base), seed=6, n_threads=1)[0]
+    by_rows = estimate_trees([tree], HDPOptions.preset("fast", mcse_weighting="rows", **base),
+                             seed=6, n_threads=1)[0]
+    assert by_rows.n_iterations <= by_max.n_iterations
+    # the criterion at the stop: the RMS over rows of the leaves' MCSE, by the leaves' counts
+    leaf = int(tree.level_offsets[-2])
+    counts = tree.counts[leaf:]
+    rms = np.sqrt(np.sum(counts / counts.sum() * by_rows.mcse[leaf:] ** 2))
+    assert by_rows.stop_check.max_mcse == pytest.approx(rms, rel=1e-12)
+    assert rms <= 0.01 and rms <= np.nanmax(by_rows.mcse)
+    with pytest.raises(ValueError, match="mcse_weighting"):
+        HDPOptions(mcse_weighting="mean")
