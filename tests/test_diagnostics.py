@@ -105,7 +105,8 @@ def test_unconverged_fit_is_flagged_and_warned(fits):
 def test_frame_and_json_round_trip(fits):
     diag = summarise_fit(list(fits), ["a", "b"])
     frame = diag.to_frame()
-    assert list(frame.columns) == ["tree", "name", "variable", "mean", "rhat", "ess_bulk"]
+    assert list(frame.columns) == ["tree", "name", "variable", "mean", "rhat", "ess_bulk",
+                                   "iterations", "stop_reason"]
     assert len(frame) == sum(len(t.variables) for t in diag.trees)
     text = json.dumps(diag.to_dict())  # NaN-free JSON
     back = FitDiagnostics.from_dict(json.loads(text))

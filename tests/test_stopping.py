@@ -239,3 +239,21 @@ def test_rows_weighting_checks_the_mcse_the_training_rows_read(trees):
     assert rms <= 0.01 and rms <= np.nanmax(by_rows.mcse)
     with pytest.raises(ValueError, match="mcse_weighting"):
         HDPOptions(mcse_weighting="mean")
+
+
+def test_hdpbn_diagnose_lists_iterations_and_stop_reasons(tmp_path, capsys):
+    from fastpath.cli.main import main
+
+    X, y = load_dataset("credit-a")
+    clf = BayesNetClassifier(structure="nb", estimator="hdp", sampler="fast", random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnconvergedWarning)
+        clf.fit(X.iloc[:300], y.iloc[:300])
+    clf.save(tmp_path / "fast.npz")
+    main(["diagnose", str(tmp_path / "fast.npz"), "--all"])
+    out = capsys.readouterr().out
+    assert "iterations per chain (adaptive)" in out and "stop_reason" in out
+    frame = clf.diagnostics_.to_frame()
+    assert set(frame["stop_reason"]) <= {"tolerance", "max_iter"}
+    assert (frame.groupby("tree")["iterations"].first().to_numpy()
+            == [r.n_iterations for r in clf.hdp_results_]).all()

@@ -205,15 +205,16 @@ class FitDiagnostics:
         return order[:n]
 
     def to_frame(self):
-        """One row per (tree, variable): tree, name, variable, mean, rhat, ess_bulk."""
+        """One row per (tree, variable): tree, name, variable, mean, rhat, ess_bulk, and the
+        tree's iterations per chain and why they stopped (``stop_reason``)."""
         rows = [
             {"tree": t.index, "name": t.name, "variable": v, "mean": m, "rhat": r,
-             "ess_bulk": e}
+             "ess_bulk": e, "iterations": t.iterations, "stop_reason": t.stop_reason}
             for t in self.trees
             for v, m, r, e in zip(t.variables, t.mean, t.rhat, t.ess_bulk, strict=True)
         ]
         return pd.DataFrame(rows, columns=["tree", "name", "variable", "mean", "rhat",
-                                           "ess_bulk"])
+                                           "ess_bulk", "iterations", "stop_reason"])
 
     def summary(self, n: int = 5) -> str:
         """A short text: verdict, thresholds, then the ``n`` worst trees."""
