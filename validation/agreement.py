@@ -84,8 +84,8 @@ class AgreementConfig:
     ``fast_*``: fastpath iterations, burn-in and trace thinning per chain; ``nuts_*``: NUTS
     warm-up and kept draws per chain; ``chain_method``: passed to :func:`hdpbn_ppl.infer.fit`;
     ``sampler``: ``"fast"`` runs fastpath's fast preset instead (overrelaxed, concentrations
-    every iteration, each tree until the stopping rule holds; ``fast_iter`` is not used, the
-    longest run is 5,000 iterations times the extension factor); ``target_accept``: NUTS
+    every iteration, each tree until the stopping rule holds; ``fast_iter`` is not used, an
+    extension multiplies the preset's shortest and longest runs); ``target_accept``: NUTS
     target acceptance; a run with divergent transitions or an R-hat
     above 1.01 is repeated with each ``(target acceptance, warm-up multiplier, draws
     multiplier)`` of ``retries`` in turn until one passes (smaller steps, longer adaptation,
@@ -315,9 +315,10 @@ def _fast_run(tree: ContextTree, tying: str, cfg: AgreementConfig, seed: int, *,
               update: str = "exact", root: str = "exact", scale: int = 1,
               overrelax: bool = False) -> HDPResult:
     if cfg.sampler == "fast":
-        opts = HDPOptions.preset(
+        preset = HDPOptions.preset("fast")
+        opts = HDPOptions.preset(  # an extension (scale > 1) raises the shortest run too
             "fast", tying=tying, update=update, root=root, n_chains=cfg.chains,
-            max_iter=HDPOptions.preset("fast").max_iter * scale,
+            min_iter=preset.min_iter * scale, max_iter=preset.max_iter * scale,
             trace_nodes=tuple(range(tree.n_nodes)),
         )
         return estimate_tree(tree, opts, seed=seed, n_threads=1)
