@@ -530,7 +530,13 @@ def estimate_trees(
     # tree's chains meeting at every boundary, where the stopping rule decides.
     last = opt.iterations_max
     first_stop = min(opt.min_iter, last) if opt.adaptive else last
-    stops: dict[int, tuple[str, StopCheck | None]] = {}
+    results: dict[int, HDPResult] = {}
+
+    def finish(i: int, reason: str, check: StopCheck | None) -> None:
+        # the result copies what it keeps; the chains' working arrays are released at once
+        tree_chains = [chains.pop((i, c)) for c in range(opt.n_chains)]
+        results[i] = _assemble(by_index[i], opt, tree_chains, entropy, reason, check)
+
     n_tasks = len(preps) * opt.n_chains
     ex = (_InlineExecutor() if n_threads == 1 or n_tasks <= 1
           else ThreadPoolExecutor(max_workers=min(n_threads, n_tasks)))
@@ -553,11 +559,11 @@ def estimate_trees(
                 tree_chains = [chains[(i, c)] for c in range(opt.n_chains)]
                 n_run = tree_chains[0].it - 1
                 if not opt.adaptive:
-                    stops[i] = ("n_iter", None)
+                    finish(i, "n_iter", None)
                     continue
                 check = _check(by_index[i], opt, tree_chains, n_run)
                 if check.stop or n_run >= last:
-                    stops[i] = ("tolerance" if check.stop else "max_iter", check)
+                    finish(i, "tolerance" if check.stop else "max_iter", check)
                     on_chunk(opt.n_chains * (last - n_run))  # the bar counts the skipped rest
                     continue
                 nxt = next_length(check, n_run, opt.burn_in_iterations,
@@ -571,11 +577,7 @@ def estimate_trees(
         ex.shutdown(wait=True, cancel_futures=True)
         raise
     ex.shutdown(wait=True)
-    return [
-        _assemble(p, opt, [chains[(p.index, c)] for c in range(opt.n_chains)], entropy,
-                  *stops[p.index])
-        for p in preps
-    ]
+    return [results[p.index] for p in preps]
 
 
 def estimate_tree(
