@@ -5,6 +5,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastpath import BayesNetClassifier
 from fastpath.estimate.diagnostics import UnconvergedWarning, summarise_fit
@@ -257,3 +259,23 @@ def test_hdpbn_diagnose_lists_iterations_and_stop_reasons(tmp_path, capsys):
     assert set(frame["stop_reason"]) <= {"tolerance", "max_iter"}
     assert (frame.groupby("tree")["iterations"].first().to_numpy()
             == [r.n_iterations for r in clf.hdp_results_]).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.0, 0.1), min_size=1, max_size=30), st.floats(1e-4, 0.1),
+       st.integers(0, 5000), st.integers(100, 2000))
+def test_the_rule_and_the_next_length_are_consistent(mcse, tolerance, n_run, burn_in):
+    """With traces that never move (no R-hat/ESS to check) the rule stops exactly when the
+    largest MCSE is within tolerance, and an unmet rule always runs on, on the step grid."""
+    n_run += burn_in + 1
+    flat = np.zeros((1, 20, 1)), np.zeros((1, 20))
+    check = check_stop(np.array(mcse), *flat, tolerance=tolerance)
+    assert check.stop == (max(mcse) <= tolerance)
+    if not check.stop:
+        cap = 10**7
+        nxt = next_length(check, n_run, burn_in, tolerance=tolerance, ess_min=100.0, step=250,
+                          max_iter=cap)
+        assert n_run < nxt <= cap
+        if nxt < cap:  # on the step grid, at a length that meets the tolerance if the MCSE
+            assert (nxt - n_run) % 250 == 0  # falls as 1 / sqrt(kept iterations)
+            assert max(mcse) * np.sqrt((n_run - burn_in) / (nxt - burn_in)) <= tolerance
