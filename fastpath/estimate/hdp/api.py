@@ -12,7 +12,10 @@ The model and the sampler are the paper's (section 4, Algorithms 1-5); the kerne
 
 :func:`estimate_trees` samples many trees (sharing one Stirling table) and their chains in
 parallel threads; every (tree, chain) pair owns a random stream derived from the seed, so results
-are bit-identical whatever the number of threads.
+are bit-identical whatever the number of threads. With ``n_iter="auto"`` (the fast preset,
+``HDPOptions.preset("fast")``) a tree's chains run in blocks and meet at each block's end, where
+the stopping rule of :mod:`fastpath.estimate.hdp.stopping` decides from them alone whether the
+tree is done (``res.n_iterations``, ``res.stop_reason``).
 """
 
 from __future__ import annotations
@@ -480,7 +483,17 @@ def estimate_trees(
         Table of log Stirling numbers, grown here to the largest count needed. Default: one
         table shared by all calls in this process (built once, kept for the process).
     progress : callable(done, total), optional
-        Called with iterations done (summed over chains and trees) as sampling proceeds.
+        Called with iterations done (summed over chains and trees) as sampling proceeds; with
+        ``n_iter="auto"`` the total counts ``max_iter`` per chain and a tree that stops early
+        adds its skipped iterations at once.
+
+    Notes
+    -----
+    The work is a queue of (tree, chain, block) tasks on the thread pool, largest trees first.
+    A fixed length is one block per chain. With ``n_iter="auto"`` the first block ends at
+    ``min_iter``; when all chains of a tree have finished a block, the stopping rule is
+    evaluated on their accumulators and traces and either the tree's result is assembled (its
+    chains' arrays released) or the next block is queued, up to the length the rule predicts.
     """
     opt = options if options is not None else HDPOptions()
     if overrides:
