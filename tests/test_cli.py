@@ -157,6 +157,9 @@ def test_fit_passes_the_sampler_preset(credit_csv, tmp_path):
     loaded = BayesNetClassifier.load(model)
     assert loaded.get_params()["sampler"] == "fast" and loaded.get_params()["n_iter"] is None
     assert loaded.hdp_options().adaptive
+    # the ensemble has no presets: a flag it would ignore is refused
+    assert main(["fit", str(credit_csv), "--structure", "eskdb", "--estimator", "hdp",
+                 "--sampler", "fast", "--model", str(tmp_path / "e.npz")]) == 2
 
 
 # ---------------------------------------------------------------------- issue 17: clean failures

@@ -179,6 +179,10 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
         ("overrelax", args.overrelax)) if value is not None})
     if args.structure != "eskdb":
         common["sampler"] = args.sampler
+    elif args.sampler != "paper":
+        raise ValueError("--sampler fast applies to --structure nb, tan, kdb and skdb; an "
+                         "eskdb ensemble samples with the paper's sampler (1000 iterations by "
+                         "default; --iterations, --concentration-every and --overrelax set it)")
     if args.structure == "eskdb":
         model: Any = ESKDBClassifier(
             n_estimators=args.n_estimators, k=5 if args.k is None else args.k,
