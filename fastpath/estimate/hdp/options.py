@@ -25,9 +25,10 @@ MCSE_WEIGHTINGS: tuple[str, ...] = ("max", "rows")
 
 #: Named sampler settings (``HDPOptions.preset``, ``BayesNetClassifier(sampler=...)``).
 #: ``"paper"``: the paper's and the reference's sampler, 5,000 plain Gibbs iterations with the
-#: concentrations re-sampled every 5th; the experiments and ``hdpbn estimate --reference`` use
-#: it. ``"fast"``: still exact, overrelaxed, concentrations every iteration, and each tree
-#: sampled until its estimates are precise enough (``n_iter="auto"``).
+#: concentrations re-sampled every 5th (the default; the experiments' runner and ``hdpbn
+#: estimate`` use it). ``"fast"``: still exact, overrelaxed, concentrations every iteration, and
+#: each tree sampled until its estimates are precise and its chains pass the convergence checks
+#: (``n_iter="auto"``; docs/performance.md measures its cost and a faster rule).
 SAMPLER_PRESETS: dict[str, dict[str, object]] = {
     "paper": {"n_iter": 5000, "concentration_every": 5, "overrelax": False},
     "fast": {"n_iter": "auto", "concentration_every": 1, "overrelax": True},
