@@ -13,7 +13,8 @@ iterations), ``fast`` (``sampler="fast"``: overrelaxed, concentrations every ite
 until its MCSE <= 0.01 and its chain passes R-hat <= 1.01 and bulk ESS >= 100) and ``fast-mcse``
 (the same with ``convergence_checks=False``: the MCSE alone decides) and ``fast-rows`` (the MCSE
 alone, as the root mean square over the training rows of the MCSE of what each row reads,
-``mcse_weighting="rows"``).
+``mcse_weighting="rows"``); ``paper-rows`` is the same rule with the paper's moves (plain Gibbs,
+concentrations every 5th iteration).
 
 Prints one JSON line per (dataset, structure, variant) with the sums over its folds, then per
 structure and variant: total fit seconds, total sampling seconds (the chains' own time, summed
@@ -47,6 +48,8 @@ VARIANTS = {
     "fast": {"sampler": "fast"},
     "fast-mcse": {"sampler": "fast", "convergence_checks": False},
     "fast-rows": {"sampler": "fast", "convergence_checks": False, "mcse_weighting": "rows"},
+    "paper-rows": {"sampler": "paper", "n_iter": "auto", "convergence_checks": False,
+                   "mcse_weighting": "rows"},
 }
 
 
