@@ -195,8 +195,8 @@ def test_the_classifier_takes_a_preset_and_options_override_it():
 
 
 def test_next_length_runs_to_what_the_unmet_conditions_need():
-    def check(mcse, ess, unmet="x"):
-        return StopCheck(False, mcse, 1.0, ess, unmet)
+    def check(mcse, ess, unmet="x", rhat=1.0):
+        return StopCheck(False, mcse, rhat, ess, unmet)
 
     kw = dict(tolerance=0.01, ess_min=100.0, step=250, max_iter=5000)
     # MCSE twice the tolerance: 4x the kept iterations (+10 %), rounded up to the 250 grid
@@ -207,7 +207,7 @@ def test_next_length_runs_to_what_the_unmet_conditions_need():
     assert next_length(check(0.0101, 99.0), 1000, 250, **kw) == 1250
     assert next_length(check(0.1, 1.0), 1000, 250, **kw) == 5000
     # an R-hat alone, or no MCSE yet: double
-    assert next_length(check(0.001, math.nan, "R-hat 1.02 > 1.01"), 500, 250, **kw) == 1000
+    assert next_length(check(0.001, math.nan, "R-hat 1.02 > 1.01", 1.02), 500, 250, **kw) == 1000
     assert next_length(check(math.inf, math.nan), 500, 250, **kw) == 1000
 
 

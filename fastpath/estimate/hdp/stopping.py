@@ -135,6 +135,7 @@ def next_length(
     ess_min: float,
     step: int,
     max_iter: int,
+    rhat_max: float = RHAT_MAX,
 ) -> int:
     """Iterations per chain at the next check of a tree whose rule ``check`` is unmet.
 
@@ -149,7 +150,7 @@ def next_length(
         ratio = max(ratio, (check.max_mcse / tolerance) ** 2)
     if math.isfinite(check.min_ess) and check.min_ess < ess_min:
         ratio = max(ratio, ess_min / max(check.min_ess, 1.0))
-    if "R-hat" in check.unmet:
+    if math.isfinite(check.max_rhat) and check.max_rhat > rhat_max:
         ratio = max(ratio, 2.0)
     extra = burn_in + math.ceil(kept * ratio * 1.1) - n_run
     blocks = max(1, math.ceil(extra / step))
