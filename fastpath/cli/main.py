@@ -318,7 +318,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
           f"{y.nunique()} classes), {args.folds}-fold cross-validation x {args.repeats}, "
           f"seed {args.seed}")
     if "hdp" in estimators:
-        n = 5000 if args.iterations is None else args.iterations
+        n = (BayesNetClassifier(estimator="hdp").hdp_options().n_iter if args.iterations is None
+             else args.iterations)
         print(f"HDP: {n} Gibbs iterations, level tying")
     # the numba kernels compile on first use (then load from numba's cache): do it before any
     # fit is timed, and say so, instead of a silent pause inside the first row's "fit s"

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..estimate.hdp.options import SAMPLER_PRESETS, HDPOptions
+from ..estimate.hdp.options import HDPOptions
 from ..estimate.mestimate import M_BACKOFFS
 from ..utils.progress import FitLog
 from ..utils.validation import as_generator, check_int, n_threads
@@ -38,9 +38,7 @@ def hdp_options(params: Mapping[str, Any]) -> HDPOptions:
     SAMPLER_PRESETS`; ``"paper"`` when absent, as for the ensemble and for model files written
     before presets existed); every other sampler option that is not None overrides it.
     """
-    sampler = params.get("sampler", "paper")
-    if not (isinstance(sampler, str) and sampler in SAMPLER_PRESETS):
-        raise ValueError(f"sampler must be one of {tuple(SAMPLER_PRESETS)}, got {sampler!r}")
+    sampler = params.get("sampler", "paper")  # HDPOptions.preset names a bad one
     overrides = {name: params[name] for name in HDP_PARAMETERS
                  if name in params and params[name] is not None}
     return HDPOptions.preset(sampler, **overrides)
