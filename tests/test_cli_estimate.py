@@ -207,3 +207,5 @@ def test_estimate_warns_on_stderr_when_the_chain_looks_unconverged(data, capsys)
     assert "hdpbn estimate: warning: the HDP sampler looks unconverged on 1 of 1 trees" in (
         captured.err)
     assert "P(child | y, x1)" in captured.err and "Traceback" not in captured.err
+    # the advice names the command's options, not the Python estimator's
+    assert "--sampler fast" in captured.err and "sampler='fast'" not in captured.err

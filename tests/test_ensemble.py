@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from fastpath import BayesNetClassifier, ESKDBClassifier
+from fastpath.estimate.diagnostics import UnconvergedWarning
 from fastpath.io import load_dataset
 from fastpath.structure.scores import mi_order, mutual_information
 
@@ -145,6 +146,17 @@ def test_check_estimator():
         results = check_estimator(ESKDBClassifier(n_estimators=2, k=1, n_iter=30), on_fail=None)
     failed = [(r["check_name"], r["exception"]) for r in results if r["status"] == "failed"]
     assert not failed
+
+
+def test_unconverged_warning_advises_the_ensembles_own_parameters(credit):
+    X, y = credit
+    with pytest.warns(UnconvergedWarning) as record:
+        ESKDBClassifier(n_estimators=2, n_iter=40, random_state=0).fit(X, y)
+    message = str(record[0].message)
+    # ESKDBClassifier has no sampler presets: the advice names options it accepts
+    assert "overrelax=True" in message and "sampler=" not in message
+    for name in ("overrelax", "concentration_every", "n_iter", "burn_in"):
+        assert name in ESKDBClassifier().get_params()
 
 
 def test_numeric_array_input(credit):

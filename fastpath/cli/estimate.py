@@ -138,7 +138,9 @@ def run_estimate(args: argparse.Namespace) -> int:
                            progress=progress)
     wall = time.perf_counter() - t0
     # one line on stderr (hdpbn estimate: warning: ...) when the chain(s) look unconverged
-    summarise_fit([result], [tree_label(tree)]).warn_if_unconverged()
+    summarise_fit([result], [tree_label(tree)]).warn_if_unconverged(remedy=(
+        "Mix faster with --sampler fast (exact, adaptive length) or run longer (--iterations, "
+        "--burn-in) or more --chains."))
     mcse = result.mcse if options.n_chains >= 2 else None
     table = node_frame(coded, result.probabilities, mcse)
 

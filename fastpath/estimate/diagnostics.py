@@ -35,6 +35,7 @@ from .convergence import ESS_PER_CHAIN_MIN, RHAT_MAX, effective_sample_size, spl
 from .hdp.results import HDPResult
 
 __all__ = [
+    "DEFAULT_REMEDY",
     "ESS_PER_CHAIN_MIN",
     "RHAT_MAX",
     "FitDiagnostics",
@@ -44,6 +45,11 @@ __all__ = [
     "tree_label",
 ]
 
+#: The advice an :class:`UnconvergedWarning` ends with, in :class:`~fastpath.BayesNetClassifier`'s
+#: parameters.
+DEFAULT_REMEDY = ("Mix faster with sampler='fast' (exact, adaptive length) or run longer "
+                  "(max_iter, n_iter, burn_in) or more chains; see diagnostics_ "
+                  "(hdpbn diagnose MODEL).")
 
 
 class UnconvergedWarning(UserWarning):
@@ -251,8 +257,12 @@ class FitDiagnostics:
     def __str__(self) -> str:
         return self.summary()
 
-    def warn_if_unconverged(self, stacklevel: int = 2) -> bool:
-        """Emit an :class:`UnconvergedWarning` naming the worst trees; True when one was."""
+    def warn_if_unconverged(self, stacklevel: int = 2, remedy: str = DEFAULT_REMEDY) -> bool:
+        """Emit an :class:`UnconvergedWarning` naming the worst trees; True when one was.
+
+        ``remedy`` is the advice that ends the message, in the caller's parameters (an
+        estimator without ``sampler`` names the options it has).
+        """
         bad = self.unconverged()
         if not bad:
             return False
@@ -267,9 +277,7 @@ class FitDiagnostics:
         warnings.warn(
             f"the HDP sampler looks unconverged on {len(bad)} of {len(self.trees)} trees "
             f"({chains}; thresholds R-hat <= {self.rhat_max}, bulk ESS >= "
-            f"{self.ess_min:.0f}): {names}{more}. Mix faster with sampler='fast' (exact, adaptive "
-            "length) or run longer (max_iter, n_iter, burn_in) or more chains; see diagnostics_ "
-            "(hdpbn diagnose MODEL).",
+            f"{self.ess_min:.0f}): {names}{more}. {remedy}",
             UnconvergedWarning,
             stacklevel=stacklevel + 1,
         )

@@ -52,8 +52,8 @@ from .stages import (
 )
 
 __all__ = [
-    "FittedEnsemble", "Member", "ensemble_proba", "estimate_members", "fit_ensemble_in_memory",
-    "learn_member", "member_codes", "member_streams",
+    "ENSEMBLE_REMEDY", "FittedEnsemble", "Member", "ensemble_proba", "estimate_members",
+    "fit_ensemble_in_memory", "learn_member", "member_codes", "member_streams",
 ]
 
 
@@ -98,6 +98,13 @@ class FittedEnsemble:
     hdp_results_: list[HDPResult] | None = None
     diagnostics_: FitDiagnostics | None = None
     n_passes_: int | None = None
+
+
+#: The unconverged-fit advice in :class:`~fastpath.ESKDBClassifier`'s parameters (it has no
+#: sampler presets: the authors' fixed-length sampler).
+ENSEMBLE_REMEDY = ("Mix faster with overrelax=True, concentration_every=1 or run longer "
+                   "(n_iter, burn_in) or more chains; see diagnostics_ "
+                   "(hdpbn diagnose MODEL).")
 
 
 def member_streams(random_state, n_members: int) -> list[np.random.Generator]:
@@ -203,7 +210,7 @@ def estimate_members(config: FitConfig, members: list[Member], *, log: FitLog | 
                 names.append(f"member {e}: {tree_label(tree, i)}")
             slots[-1].append(position[key])
     estimated = estimate_tables(config, distinct, None, tree_names=names,
-                                stacklevel=stacklevel + 1, log=log)
+                                stacklevel=stacklevel + 1, log=log, remedy=ENSEMBLE_REMEDY)
     for member, slot in zip(members, slots, strict=True):
         member.probability_tables = [estimated.tables[j] for j in slot]
     return estimated.hdp_results, estimated.diagnostics
