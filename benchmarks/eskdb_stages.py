@@ -7,8 +7,7 @@ For every dataset (class column last; ``--typing manifest`` as in the experiment
 training fold of the experiments' protocol (stratified 2-fold, seed 0) is fitted once by the
 ensemble as the experiment runner builds it (default ``eskdb-hdp``: 20 members, 1,000 HDP
 iterations), single-threaded (``n_jobs=1``, one numba thread, kernels compiled beforehand),
-under :mod:`cProfile`; the cumulative seconds of the functions that make up each stage are
-read from the profile:
+with a timer around each stage's functions (:class:`StageClock`):
 
 - ``coding``: every member's encoder (stochastic MDL cut points, then the codes);
 - ``structure``: mutual information, the sampled order and the kDB-K parents;
@@ -25,9 +24,9 @@ JSON line per dataset, then the stages' shares of the summed ensemble fit second
 from __future__ import annotations
 
 import argparse
-import cProfile
+import functools
+import importlib
 import json
-import pstats
 import sys
 import time
 import warnings
@@ -42,39 +41,65 @@ from benchmarks.eskdb_speed import _warm_up
 from validation.experiments.classifiers import make_classifier, parse_classifier
 from validation.experiments.runner import CrossValidation, discover_datasets, load_dataset
 
-#: stage -> (module file suffix, function name) whose cumulative time it is
+#: stage -> the (owner, attribute) pairs whose calls make it up: module functions as the
+#: pipeline looks them up, or methods of a class
 STAGES = {
-    "coding": [("encode/encoder.py", "fit"), ("encode/encoder.py", "transform")],
-    "structure": [("structure/graphs.py", "kdb"), ("structure/scores.py", "mutual_information"),
-                  ("structure/orders.py", "sample_order")],
-    "selection": [("structure/selective.py", "loo_scores")],
-    "counting": [("counts/counting.py", "update")],
-    "m choice": [("pipeline/stages.py", "choose_m_from_codes")],
-    "estimation": [("pipeline/stages.py", "estimate_tables")],
+    "coding": [("fastpath.encode.encoder:TableEncoder", "fit"),
+               ("fastpath.encode.encoder:TableEncoder", "transform")],
+    "structure": [("fastpath.structure.selective", "kdb"),
+                  ("fastpath.pipeline.ensemble", "mutual_information"),
+                  ("fastpath.pipeline.ensemble", "sample_order")],
+    "selection": [("fastpath.structure.selective", "loo_scores")],
+    "counting": [("fastpath.counts.counting:CountAccumulator", "update")],
+    "m choice": [("fastpath.pipeline.ensemble", "choose_m_from_codes")],
+    "estimation": [("fastpath.pipeline.ensemble", "estimate_tables")],
 }
 
 
-def stage_seconds(profile: cProfile.Profile) -> dict[str, float]:
-    """Cumulative seconds of each stage's functions, called from outside every stage.
+class StageClock:
+    """Wall seconds per stage, from timers wrapped around the stages' functions.
 
-    A stage function called by another one (the encoder's ``fit`` calling its ``transform``,
-    the leave-one-out scores counting their kDB-K trees) is counted in its caller's stage only.
+    A stage function called while another stage runs (the encoder's ``fit`` calling its own
+    ``transform``, the leave-one-out scores counting their kDB-K trees) counts in the outer
+    stage only, so the stages add up to at most the fit. The wrappers cost a few microseconds a
+    call, unlike a profiler, which would inflate the Python-heavy coding stage.
     """
-    stats = pstats.Stats(profile).stats  # {(file, line, name): (cc, nc, tt, ct, callers)}
-    every = [t for targets in STAGES.values() for t in targets]
 
-    def is_stage(key: tuple, targets) -> bool:
-        return any(key[0].endswith(suffix) and key[2] == fn for suffix, fn in targets)
+    def __init__(self) -> None:
+        self.seconds = dict.fromkeys(STAGES, 0.0)
+        self._active: str | None = None
+        self._saved: list[tuple[object, str, object]] = []
 
-    out = {}
-    for stage, targets in STAGES.items():
-        total = 0.0
-        for key, (_, _, _, cumulative, callers) in stats.items():
-            if is_stage(key, targets):
-                inner = sum(v[3] for caller, v in callers.items() if is_stage(caller, every))
-                total += cumulative - inner
-        out[stage] = total
-    return out
+    def _wrap(self, stage: str, function):
+        @functools.wraps(function)
+        def timed(*args, **kwargs):
+            if self._active is not None:
+                return function(*args, **kwargs)
+            self._active = stage
+            t0 = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.seconds[stage] += time.perf_counter() - t0
+                self._active = None
+        return timed
+
+    def __enter__(self) -> StageClock:
+        for stage, targets in STAGES.items():
+            for owner_name, attribute in targets:
+                module_name, _, class_name = owner_name.partition(":")
+                owner = importlib.import_module(module_name)
+                if class_name:
+                    owner = getattr(owner, class_name)
+                function = owner.__dict__[attribute]
+                self._saved.append((owner, attribute, function))
+                setattr(owner, attribute, self._wrap(stage, function))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for owner, attribute, function in reversed(self._saved):
+            setattr(owner, attribute, function)
+        self._saved.clear()
 
 
 def main(argv=None) -> int:
@@ -99,19 +124,18 @@ def main(argv=None) -> int:
         _, _, train, _ = next(iter(CrossValidation().splits(y_codes)))
         model = make_classifier(parse_classifier(args.classifier), iterations=args.iterations,
                                 seed=0)
-        profile = cProfile.Profile()
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), StageClock() as clock:
             warnings.simplefilter("ignore")
             t0 = time.perf_counter()
-            profile.enable()
             model.fit(X.iloc[train], labels[train])
-            profile.disable()
             fit_s = time.perf_counter() - t0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             forest = make_classifier(parse_classifier("rf"), iterations=args.iterations, seed=0)
             t0 = time.perf_counter()
             forest.fit(X.iloc[train], labels[train])
             rf_s = time.perf_counter() - t0
-        stages = stage_seconds(profile)
+        stages = dict(clock.seconds)
         stages["other"] = max(fit_s - sum(stages.values()), 0.0)
         for stage, seconds in stages.items():
             totals[stage] += seconds
