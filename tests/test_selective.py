@@ -337,3 +337,39 @@ def test_loo_m_scores_equal_brute_force_refits(kind, backoff):
         assert scores[m] == pytest.approx(
             _brute_force_model_rmse(codes, y, specs, m, backoff), rel=1e-10, abs=1e-12
         )
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["nb", "tan", "kdb2", "kdb3"]),
+       value_backoff=st.booleans(), m=st.sampled_from([0.05, 1.0, 20.0]))
+def test_whole_model_row_error_is_the_full_kernels_last_entry(seed, kind, value_backoff, m):
+    """The m choice's kernel (whole model only) adds exactly the numbers the selection kernel
+    computes for (n* = n, k* = K): the same float, row by row, for any structure and back-off."""
+    from fastpath.structure.selective import (
+        full_depth,
+        loo_model,
+        loo_row_errors,
+        loo_row_model_error,
+    )
+    from fastpath.structure.specs import tree_specs
+
+    cards, n_classes = (3, 2, 4, 3, 2), 3
+    codes, y = _random_data(seed, 30, cards, n_classes)
+    mi, cmi = mutual_information_scores(codes, y, cards, n_classes)
+    structure = (structure_mod.naive_bayes(len(cards)) if kind == "nb"
+                 else structure_mod.tan_from_scores(mi, cmi) if kind == "tan"
+                 else structure_mod.kdb_from_scores(mi, cmi, int(kind[3:])))
+    specs = tree_specs(structure, cards, n_classes, range(len(cards)))
+    acc = CountAccumulator(specs).update(codes, y)
+    model = loo_model(specs[1:], [acc.tree(t) for t in range(1, len(specs))],
+                      acc.tree(0).counts[0])
+    max_k = full_depth(specs[1:])
+    cum, logp = np.empty((n_classes, max_k + 1)), np.empty(max_k + 2)
+    out = np.empty((len(specs) - 1, max_k + 1))
+    cum1 = np.empty(n_classes)
+    for r in range(codes.shape[0]):
+        loo_row_errors(codes, y, r, *model, m, value_backoff, max_k, codes.shape[0], cum, logp,
+                       out)
+        whole = loo_row_model_error(codes, y, r, *model, m, value_backoff, codes.shape[0],
+                                    cum1, logp)
+        assert whole == out[-1, max_k]

@@ -69,6 +69,7 @@ __all__ = [
     "loo_m_scores",
     "loo_model",
     "loo_row_errors",
+    "loo_row_model_error",
     "loo_scores",
     "select_skdb",
     "selective_structure",
@@ -251,6 +252,74 @@ def loo_row_errors(
             out[a, k] = err * err
 
 
+@njit(cache=True, nogil=True)
+def loo_row_model_error(
+    codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
+    child_lookup, n_values, count_offset, counts, totals, class_counts, m, value_backoff,
+    n_rows, cum, logp,
+):
+    """Squared leave-one-out error of row ``r`` under the whole model, every tree at its full
+    depth: ``out[-1, max_k]`` of :func:`loo_row_errors` (``max_k`` the most parents of any
+    tree), the same floating-point number, without the other ``(n*, k*)``. ``cum``
+    (n_classes) and ``logp`` (max_k + 2) are scratch.
+
+    The descent is :func:`loo_row_errors`'s, written out again on purpose: as a shared numba
+    function called per (tree, class) it made both kernels 10-40 % slower (array arguments
+    are reference-counted at every call); ``tests/test_selective.py`` holds the two to the same
+    numbers.
+    """
+    n_classes = class_counts.shape[0]
+    n_minus = n_rows - 1.0
+    yr = y[r]
+    for c in range(n_classes):
+        nc = class_counts[c] - (1 if c == yr else 0)
+        cum[c] = math.log((nc + m / n_classes) / (n_minus + m))
+    for a in range(child_col.shape[0]):
+        x = codes[r, child_col[a]]
+        kv = n_values[a]
+        base = node_offset[a]
+        cbase = count_offset[a]
+        n_parents = cond_ptr[a + 1] - cond_ptr[a]
+        root_x = counts[cbase + x] - 1
+        root_total = totals[base] - 1
+        for c in range(n_classes):
+            deepest = 0
+            if root_total <= 0 or root_x <= 0:
+                logp[0] = -math.log(kv)
+            else:
+                logp[0] = math.log((root_x + m / kv) / (root_total + m))
+                on = 1 if c == yr else 0
+                node = 0
+                for d in range(1, n_parents + 2):
+                    slots = lookup_offsets[base + node]
+                    if slots < 0:
+                        break
+                    v = c if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
+                    child = child_lookup[lookup_base[a] + slots + v]
+                    if child < 0:
+                        break
+                    total = totals[base + child] - on
+                    if total <= 0:
+                        break
+                    cnt = counts[cbase + child * kv + x] - on
+                    if value_backoff and cnt <= 0:
+                        logp[d] = logp[d - 1]
+                    else:
+                        logp[d] = math.log((cnt + m / kv) / (total + m))
+                    deepest = d
+                    node = child
+            cum[c] += logp[deepest]
+    top = cum[0]
+    for c in range(1, n_classes):
+        if cum[c] > top:
+            top = cum[c]
+    s = 0.0
+    for c in range(n_classes):
+        s += math.exp(cum[c] - top)
+    err = 1.0 - math.exp(cum[yr] - top) / s
+    return err * err
+
+
 @njit(cache=True, parallel=True)
 def _loo_kernel(
     codes, y, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
@@ -278,6 +347,33 @@ def _loo_kernel(
             for a in range(n_trees):
                 for k in range(max_k + 1):
                     sse[h, a, k] += row[a, k]
+
+
+@njit(cache=True, parallel=True)
+def _loo_model_kernel(
+    codes, y, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
+    child_lookup, n_values, count_offset, counts, totals, class_counts, m, value_backoff, max_k,
+    chunk_starts, sse,
+):
+    """:func:`_loo_kernel` for the whole model only: adds to ``sse[chunk, -1, max_k]`` the
+    numbers that kernel adds there, in the same order, and leaves the rest of ``sse`` alone.
+
+    The m choice scores one model per candidate m: one softmax per row instead of one per
+    (n*, k*), which is most of the work with many classes and attributes.
+    """
+    n_rows = codes.shape[0]
+    n_trees = child_col.shape[0]
+    if n_trees == 0:
+        return
+    for h in prange(chunk_starts.shape[0] - 1):
+        cum = np.empty(class_counts.shape[0])
+        logp = np.empty(max_k + 2)
+        for r in range(chunk_starts[h], chunk_starts[h + 1]):
+            sse[h, n_trees - 1, max_k] += loo_row_model_error(
+                codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets,
+                lookup_base, child_lookup, n_values, count_offset, counts, totals,
+                class_counts, m, value_backoff, n_rows, cum, logp,
+            )
 
 
 # ====================================================================== python API
@@ -467,8 +563,9 @@ def loo_m_scores(
     scores = {}
     for m in grid:
         sse = np.zeros((chunk_starts.size - 1, len(specs), max_k + 1))
-        _loo_kernel(codes, y_codes, *model, float(m), backoff == "value", max_k, chunk_starts,
-                    sse)
+        # only the whole model's entry is filled: the same sum as _loo_kernel's there
+        _loo_model_kernel(codes, y_codes, *model, float(m), backoff == "value", max_k,
+                          chunk_starts, sse)
         scores[float(m)] = full_model_rmse(sse.sum(axis=0), codes.shape[0])
     return scores
 
