@@ -11,10 +11,13 @@ from numba import njit
 
 from ..structure import scores, selective
 from ..structure.scores import cmi_dense, cmi_term
-from ..structure.selective import loo_row_errors
+from ..structure.selective import loo_row_errors, loo_row_model_error
 from ..utils.numba_cache import flush_stale_cache
 
-__all__ = ["add_errors", "loo_errors", "narrow_transpose", "pair_cmi_from_table", "pair_update"]
+__all__ = [
+    "add_errors", "loo_errors", "loo_model_errors", "narrow_transpose", "pair_cmi_from_table",
+    "pair_update",
+]
 
 
 @njit(cache=True, nogil=True)
@@ -91,6 +94,28 @@ def loo_errors(
             codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets,
             lookup_base, child_lookup, n_values, count_offset, counts, totals, class_counts,
             m, value_backoff, max_k, n_total, cum, logp, out[r - r_lo],
+        )
+
+
+@njit(cache=True, nogil=True)
+def loo_model_errors(
+    codes, y, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
+    child_lookup, n_values, count_offset, counts, totals, class_counts, m, value_backoff, max_k,
+    n_total, r_lo, r_hi, out,
+):
+    """:func:`loo_errors` for the whole model only (the m choice): out[r - r_lo, -1, max_k] is
+    :func:`fastpath.structure.selective.loo_row_model_error`, the number :func:`loo_errors`
+    puts there; the rest of ``out`` is left as it was (zeros, by its caller)."""
+    cum = np.empty(class_counts.shape[0])
+    logp = np.empty(max_k + 2)
+    last = child_col.shape[0] - 1
+    if last < 0:
+        return
+    for r in range(r_lo, r_hi):
+        out[r - r_lo, last, max_k] = loo_row_model_error(
+            codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets,
+            lookup_base, child_lookup, n_values, count_offset, counts, totals, class_counts,
+            m, value_backoff, n_total, cum, logp,
         )
 
 

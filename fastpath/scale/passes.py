@@ -283,7 +283,7 @@ def loo_m_statistic(config: FitConfig, specs, counts, n_rows: int) -> StatGroup:
     depth = full_depth(specs[1:])
     return StatGroup([
         LooStats(specs[1:], trees, class_counts, n_rows, depth, m, config.n_threads,
-                 value_backoff=config.m_backoff == "value")
+                 value_backoff=config.m_backoff == "value", whole_model=True)
         for m in M_GRID_POSITIVE
     ])
 

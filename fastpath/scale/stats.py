@@ -21,7 +21,14 @@ from ..counts.counting import CountAccumulator, TreeSpec
 from ..pipeline.holdout import row_hashes
 from ..structure.scores import mi_from_counts
 from ..structure.selective import loo_chunk_starts, loo_model
-from .kernels import add_errors, loo_errors, narrow_transpose, pair_cmi_from_table, pair_update
+from .kernels import (
+    add_errors,
+    loo_errors,
+    loo_model_errors,
+    narrow_transpose,
+    pair_cmi_from_table,
+    pair_update,
+)
 
 __all__ = [
     "CountStats", "LooStats", "MemberStats", "PairStats", "PassStatistic", "ProjectedCounts",
@@ -216,11 +223,15 @@ class LooStats:
 
     ``trees`` are the kDB-K attribute trees in mutual-information order, counted on all rows;
     the flat arrays are built as :func:`fastpath.structure.loo_scores` builds them.
+    ``whole_model``: only the whole model's sums (``sse[:, -1, max_k]``, the m choice's score,
+    the same numbers) are gathered, as :func:`fastpath.structure.loo_m_scores` does in memory.
     """
 
     def __init__(self, specs, trees, class_counts, n_rows, max_k, m, n_threads=1, *,
-                 value_backoff: bool = False) -> None:
+                 value_backoff: bool = False, whole_model: bool = False) -> None:
         self.n_total = int(n_rows)
+        # the m choice reads only the whole model's entry (every tree at its full depth)
+        self.whole_model = bool(whole_model)
         self.max_k = int(max_k)
         self.m = float(m)
         self.value_backoff = bool(value_backoff)
@@ -244,7 +255,10 @@ class LooStats:
         model = (*self.model, self.m, self.value_backoff, self.max_k, float(self.n_total))
         n_threads = self.n_threads
         block = LOO_BLOCK * n_threads
-        errors = np.empty((min(block, n), self.model.child_col.size, self.max_k + 1))
+        # whole_model: only [., -1, max_k] is written; the zeros elsewhere add nothing
+        errors = (np.zeros if self.whole_model else np.empty)(
+            (min(block, n), self.model.child_col.size, self.max_k + 1))
+        kernel = loo_model_errors if self.whole_model else loo_errors
         cs = self.chunk_starts
         pool = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
         try:
@@ -255,7 +269,7 @@ class LooStats:
                 def rows(lo_hi, b0=b0):
                     lo, hi = int(lo_hi[0]), int(lo_hi[1])
                     if hi > lo:
-                        loo_errors(codes, y, *model, lo, hi, errors[lo - b0 : hi - b0])
+                        kernel(codes, y, *model, lo, hi, errors[lo - b0 : hi - b0])
 
                 if pool is None:
                     rows((b0, b1))
