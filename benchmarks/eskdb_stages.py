@@ -13,7 +13,8 @@ with a timer around each stage's functions (:class:`StageClock`):
 - ``structure``: mutual information, the sampled order and the kDB-K parents;
 - ``selection``: the leave-one-out scores of every (n*, k*) (selective kDB);
 - ``counting``: the members' context trees;
-- ``m choice``: the held-out choice of m (m-estimates only);
+- ``m choice``: the choice of each member's m (m-estimates only: leave-one-out over the candidates
+  for ``m="auto"``, a holdout for ``m="holdout"``);
 - ``estimation``: the HDP sampler over the distinct trees, or the m-estimate tables;
 - ``other``: the rest of the fit.
 
