@@ -1,20 +1,23 @@
 """The HDP sampler's presets side by side: fit seconds, sampling seconds and RMSE per fold.
 
-    python benchmarks/sampler_presets.py DATASETS --limit 24 --structures tan,kdb3,skdb5
-    python benchmarks/sampler_presets.py DATASETS/credit-a.csv.gz --variants paper,fast
+    python benchmarks/sampler_presets.py DATASETS --splits 2 --structures tan,kdb3,skdb5
+    python benchmarks/sampler_presets.py DATASETS --splits 1 --structures eskdb
+    python benchmarks/sampler_presets.py DATASETS/credit-a.csv.gz --variants paper,strict
 
 For every dataset (class column last; ``--typing manifest`` as in the experiments), the first
 ``--splits`` training/test splits of the experiments' protocol (2-fold x 5, seed 0), every
 structure and every variant, a ``BayesNetClassifier(estimator="hdp")`` is fitted on the training
 rows and scored on the test rows, single-threaded (``n_jobs=1``, one numba thread, after a
-warm-up that compiles the kernels). The variants of one fold run back to back, in turn, so a
-noisy machine affects them alike. Variants: ``paper`` (``sampler="paper"``: 5,000 plain Gibbs
-iterations), ``fast`` (``sampler="fast"``: overrelaxed, concentrations every iteration, each tree
-until its MCSE <= 0.01 and its chain passes R-hat <= 1.01 and bulk ESS >= 100) and ``fast-mcse``
-(the same with ``convergence_checks=False``: the MCSE alone decides) and ``fast-rows`` (the MCSE
-alone, as the root mean square over the training rows of the MCSE of what each row reads,
-``mcse_weighting="rows"``); ``paper-rows`` is the same rule with the paper's moves (plain Gibbs,
-concentrations every 5th iteration).
+warm-up that compiles the kernels); structure ``eskdb`` is ``ESKDBClassifier()`` (20 selective
+kDB-5 members), whose ``paper`` variant is the authors' 1,000 iterations. The variants of one
+fold run back to back, in turn, so a noisy machine affects them alike. Variants: ``paper``
+(``sampler="paper"``: 5,000 plain Gibbs iterations), ``adaptive`` (``sampler="adaptive"``, the
+default: the paper's moves, each tree until the root mean square over the training rows of the
+MCSE of what each row reads is <= 0.01), ``adaptive-overrelaxed`` (the same rule, overrelaxed
+moves with the concentrations every iteration), ``strict`` (``sampler="strict"``, formerly
+``"fast"``: overrelaxed, each tree until the MCSE of every probability is <= 0.01 and its chain
+passes R-hat <= 1.01 and bulk ESS >= 100) and ``strict-mcse`` (the same with
+``convergence_checks=False``: the MCSE alone decides).
 
 Prints one JSON line per (dataset, structure, variant) with the sums over its folds, then per
 structure and variant: total fit seconds, total sampling seconds (the chains' own time, summed
@@ -37,7 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fastpath import BayesNetClassifier
+from fastpath import BayesNetClassifier, ESKDBClassifier
 from fastpath.evaluation.cross_validation import align_proba, rmse
 from validation.experiments.classifiers import parse_classifier
 from validation.experiments.reporting import sign_test
@@ -45,15 +48,19 @@ from validation.experiments.runner import CrossValidation, discover_datasets, lo
 
 VARIANTS = {
     "paper": {"sampler": "paper"},
-    "fast": {"sampler": "fast"},
-    "fast-mcse": {"sampler": "fast", "convergence_checks": False},
-    "fast-rows": {"sampler": "fast", "convergence_checks": False, "mcse_weighting": "rows"},
-    "paper-rows": {"sampler": "paper", "n_iter": "auto", "convergence_checks": False,
-                   "mcse_weighting": "rows"},
+    "adaptive": {"sampler": "adaptive"},
+    "adaptive-overrelaxed": {"sampler": "adaptive-overrelaxed"},
+    "strict": {"sampler": "strict"},
+    "strict-mcse": {"sampler": "strict", "convergence_checks": False},
 }
+#: the ensemble's paper variant: the authors' length
+ESKDB_PAPER_ITERATIONS = 1000
 
 
-def _model(structure: str, variant: str, seed: int) -> BayesNetClassifier:
+def _model(structure: str, variant: str, seed: int):
+    if structure == "eskdb":
+        extra = {"n_iter": ESKDB_PAPER_ITERATIONS} if variant == "paper" else {}
+        return ESKDBClassifier(random_state=seed, n_jobs=1, **VARIANTS[variant], **extra)
     spec = parse_classifier(f"{structure}-hdp")
     return BayesNetClassifier(structure=spec.structure, k=spec.k, estimator="hdp",
                               random_state=seed, n_jobs=1, **VARIANTS[variant])
@@ -63,7 +70,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data", nargs="+", help="data files or folders (as the experiment runner)")
     ap.add_argument("--structures", default="tan,kdb3,skdb5")
-    ap.add_argument("--variants", default="paper,fast,fast-mcse")
+    ap.add_argument("--variants", default="paper,adaptive")
     ap.add_argument("--splits", type=int, default=10, help="first N of the 10 splits")
     ap.add_argument("--limit", type=int, default=0, help="only the first N datasets (by size)")
     ap.add_argument("--typing", default="manifest")
@@ -81,6 +88,7 @@ def main(argv=None) -> int:
         warnings.simplefilter("ignore")
         for v in variants:
             _model("tan", v, 0).set_params(n_iter=300).fit(Xw.iloc[:200], yw.iloc[:200])
+        _model("eskdb", "paper", 0).set_params(n_estimators=2).fit(Xw.iloc[:200], yw.iloc[:200])
     refs = discover_datasets(args.data)
     if args.limit:
         refs = refs[: args.limit]

@@ -25,6 +25,7 @@ _EXPORTS = {
     "HDPOptions": "estimate",
     "TableEncoder": "encode",
     "TreeSpec": "counts",
+    "UnconvergedWarning": "estimate",
     "count_tree": "counts",
     "declare_schema": "scale",
     "estimate_tree": "estimate",

@@ -35,7 +35,7 @@ def test_naive_bayes_matches_categorical_nb():
     # every attribute has K = 3 values, so m-estimates with m = 3 alpha are Lidstone(alpha)
     alpha = 0.5
     frame = pd.DataFrame({f"a{j}": X[:, j].astype(str) for j in range(p)})
-    ours = BayesNetClassifier(structure="nb", m=alpha * k).fit(frame, y)
+    ours = BayesNetClassifier(structure="nb", m=alpha * k, estimator="m").fit(frame, y)
     class_prior = ours.probability_tables_[0][0]
     ref = CategoricalNB(alpha=alpha, class_prior=class_prior).fit(X, y)
     np.testing.assert_allclose(ours.predict_proba(frame), ref.predict_proba(X), rtol=1e-10)
@@ -70,8 +70,8 @@ def test_save_load_and_pickle_give_identical_probabilities(tmp_path):
 
 def test_same_seed_same_model():
     X, y = load_dataset("tic-tac-toe")
-    a = BayesNetClassifier(random_state=3).fit(X, y)
-    b = BayesNetClassifier(random_state=3).fit(X, y)
+    a = BayesNetClassifier(random_state=3, estimator="m").fit(X, y)
+    b = BayesNetClassifier(random_state=3, estimator="m").fit(X, y)
     assert a.m_ == b.m_ and a.m_scores_ == b.m_scores_
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
 
@@ -90,8 +90,9 @@ def test_probabilities_sum_to_one_and_caller_data_untouched():
 def test_unknown_value_is_marginalised_out():
     """An unseen value drops its factor: NB then equals NB fitted without that column."""
     X, y = load_dataset("car")
-    full = BayesNetClassifier(structure="nb", m=1.0).fit(X, y)
-    reduced = BayesNetClassifier(structure="nb", m=1.0).fit(X.drop(columns="doors"), y)
+    full = BayesNetClassifier(structure="nb", m=1.0, estimator="m").fit(X, y)
+    reduced = BayesNetClassifier(structure="nb", m=1.0,
+                                 estimator="m").fit(X.drop(columns="doors"), y)
     rows = X.iloc[:50].copy()
     rows["doors"] = "never-seen"
     np.testing.assert_allclose(
@@ -348,8 +349,8 @@ def test_m_backoff_value_reaches_the_tables_and_the_m_choice():
     from fastpath.estimate.mestimate import m_estimate_table
 
     X, y = _zero_count_data()
-    path = BayesNetClassifier("tan", random_state=0).fit(X, y)
-    value = BayesNetClassifier("tan", m_backoff="value", random_state=0).fit(X, y)
+    path = BayesNetClassifier("tan", random_state=0, estimator="m").fit(X, y)
+    value = BayesNetClassifier("tan", m_backoff="value", random_state=0, estimator="m").fit(X, y)
     assert path.get_params()["m_backoff"] == "path"
     for tree, table in zip(value.trees_, value.probability_tables_, strict=True):
         np.testing.assert_array_equal(table, m_estimate_table(tree, value.m_, "value"))
@@ -393,15 +394,17 @@ def test_m_backoff_out_of_core(tmp_path):
     path = tmp_path / "zeros.csv"
     X.assign(target=y).to_csv(path, index=False)
     # a fixed m: the streamed fit estimates its tables with the value back-off
-    memory = BayesNetClassifier("tan", m=0.2, m_backoff="value").fit(X, y)
-    streamed = BayesNetClassifier("tan", m=0.2, m_backoff="value").fit(path, "target")
+    memory = BayesNetClassifier("tan", m=0.2, m_backoff="value", estimator="m").fit(X, y)
+    streamed = BayesNetClassifier("tan", m=0.2, m_backoff="value",
+                                  estimator="m").fit(path, "target")
     np.testing.assert_allclose(streamed.predict_proba(X), memory.predict_proba(X), rtol=1e-12)
     # m = "auto": the out-of-core m choice scores the candidates with the same back-off
-    auto = BayesNetClassifier("tan", m_backoff="value", random_state=1).fit(X, y)
-    streamed = BayesNetClassifier("tan", m_backoff="value", random_state=1).fit(path, "target")
+    auto = BayesNetClassifier("tan", m_backoff="value", random_state=1, estimator="m").fit(X, y)
+    streamed = BayesNetClassifier("tan", m_backoff="value", random_state=1,
+                                  estimator="m").fit(path, "target")
     assert streamed.m_scores_ == auto.m_scores_ and streamed.m_ == auto.m_
     np.testing.assert_allclose(streamed.predict_proba(X), auto.predict_proba(X), rtol=1e-12)
-    path_rule = BayesNetClassifier("tan", random_state=1).fit(path, "target")
+    path_rule = BayesNetClassifier("tan", random_state=1, estimator="m").fit(path, "target")
     assert path_rule.m_scores_ != streamed.m_scores_
 
 
@@ -429,11 +432,12 @@ def test_default_m_is_never_0_and_no_class_gets_probability_0():
 
     X, y = load_iris(return_X_y=True, as_frame=True)
     folds = list(StratifiedKFold(5).split(X, y))
-    paper = [BayesNetClassifier("nb", m="holdout", random_state=0).fit(X.iloc[tr], y.iloc[tr]).m_
+    paper = [BayesNetClassifier("nb", m="holdout", random_state=0,
+                                estimator="m").fit(X.iloc[tr], y.iloc[tr]).m_
              for tr, _ in folds]
     assert 0.0 in paper  # what m="auto" was before: a certain estimate by accident
     for tr, te in folds:
-        clf = BayesNetClassifier("nb", random_state=0).fit(X.iloc[tr], y.iloc[tr])
+        clf = BayesNetClassifier("nb", random_state=0, estimator="m").fit(X.iloc[tr], y.iloc[tr])
         assert clf.m_ > 0 and set(clf.m_scores_) == {0.05, 0.2, 1.0, 5.0, 20.0}
         assert clf.predict_proba(X.iloc[te]).min() > 0
 
@@ -443,9 +447,11 @@ def test_default_m_does_not_depend_on_the_seed():
     from sklearn.datasets import load_wine
 
     X, y = load_wine(return_X_y=True, as_frame=True)
-    paper = {BayesNetClassifier("nb", m="holdout", random_state=s).fit(X, y).m_ for s in range(6)}
+    paper = {BayesNetClassifier("nb", m="holdout", random_state=s,
+                                estimator="m").fit(X, y).m_ for s in range(6)}
     assert len(paper) > 1
-    chosen = {BayesNetClassifier("nb", random_state=s).fit(X, y).m_ for s in (0, 1, 2, None)}
+    chosen = {BayesNetClassifier("nb", random_state=s,
+                                 estimator="m").fit(X, y).m_ for s in (0, 1, 2, None)}
     assert len(chosen) == 1
 
 
@@ -459,7 +465,7 @@ def test_partial_fit_with_default_m_scores_the_positive_candidates():
     X, y = load_dataset("car")
     perm = np.random.default_rng(0).permutation(len(X))  # every value in the first chunk
     X, y = X.iloc[perm].reset_index(drop=True), np.asarray(y)[perm]
-    clf = BayesNetClassifier("nb", random_state=0)
+    clf = BayesNetClassifier("nb", random_state=0, estimator="m")
     for s in range(0, len(X), 500):
         clf.partial_fit(X.iloc[s : s + 500], y[s : s + 500], classes=np.unique(y))
     clf.predict_proba(X.iloc[:3])  # re-estimates
@@ -484,7 +490,7 @@ def test_verbose_streamed_fit_names_its_passes(tmp_path, capsys):
     X, y = load_dataset("car")
     path = tmp_path / "car.csv"
     X.assign(cls=y).to_csv(path, index=False)
-    BayesNetClassifier("tan", verbose=True).fit(path, "cls", chunksize=500)
+    BayesNetClassifier("tan", verbose=True, estimator="m").fit(path, "cls", chunksize=500)
     err = capsys.readouterr().err
     for stage in ("pass 1: the schema", "pass 2: pair statistics", "pass 3: counting",
                   "pass 4: choosing m (loo)", "fitted in 4 passes"):

@@ -151,15 +151,39 @@ def test_fit_passes_overrelax(credit_csv, tmp_path):
 
 
 def test_fit_passes_the_sampler_preset(credit_csv, tmp_path):
-    model = tmp_path / "fast.npz"
+    model = tmp_path / "strict.npz"
     assert main(["fit", str(credit_csv), "--structure", "nb", "--estimator", "hdp",
-                 "--sampler", "fast", "--model", str(model), "--quiet"]) == 0
+                 "--sampler", "strict", "--model", str(model), "--quiet"]) == 0
     loaded = BayesNetClassifier.load(model)
-    assert loaded.get_params()["sampler"] == "fast" and loaded.get_params()["n_iter"] is None
-    assert loaded.hdp_options().adaptive
-    # the ensemble has no presets: a flag it would ignore is refused
-    assert main(["fit", str(credit_csv), "--structure", "eskdb", "--estimator", "hdp",
-                 "--sampler", "fast", "--model", str(tmp_path / "e.npz")]) == 2
+    assert loaded.get_params()["sampler"] == "strict" and loaded.get_params()["n_iter"] is None
+    assert loaded.hdp_options().adaptive and loaded.hdp_options().convergence_checks
+    # the ensemble takes the same presets and options
+    ens = tmp_path / "e.npz"
+    assert main(["fit", str(credit_csv), "--structure", "eskdb", "--n-estimators", "2",
+                 "--sampler", "paper", "--iterations", "200", "--model", str(ens),
+                 "--quiet"]) == 0
+    params = ESKDBClassifier.load(ens).get_params()
+    assert (params["sampler"], params["n_iter"]) == ("paper", 200)
+
+
+def test_the_defaults_are_hdp_with_the_adaptive_sampler(credit_csv, tmp_path):
+    model = tmp_path / "default.npz"
+    assert main(["fit", str(credit_csv), "--structure", "nb", "--model", str(model),
+                 "--quiet"]) == 0
+    params = BayesNetClassifier.load(model).get_params()
+    assert (params["estimator"], params["sampler"]) == ("hdp", "adaptive")
+
+
+def test_the_unconverged_warning_names_the_flags_not_python_parameters(credit_csv, tmp_path,
+                                                                         capsys):
+    assert main(["fit", str(credit_csv), "--structure", "nb", "--mcse-tolerance", "0.0003",
+                 "--min-iter", "200", "--max-iter", "200",
+                 "--model", str(tmp_path / "m.npz")]) == 0
+    [warning] = [line for line in capsys.readouterr().err.splitlines()
+                 if line.startswith("hdpbn fit: warning:")]
+    assert "not certified" in warning and "--max-iter " in warning
+    assert "--mcse-tolerance " in warning and "hdpbn diagnose MODEL" in warning
+    assert "max_iter=" not in warning and "diagnostics_" not in warning
 
 
 # ---------------------------------------------------------------------- issue 17: clean failures
@@ -255,7 +279,8 @@ def test_output_paths_are_checked_before_the_work(credit_csv, tmp_path, capsys, 
 @pytest.mark.parametrize("damage", ["truncated", "corrupt", "foreign", "garbage", "pickled"])
 def test_damaged_model_files_are_errors_naming_them(credit_csv, tmp_path, capsys, damage):
     good = tmp_path / "good.npz"
-    assert main(["fit", str(credit_csv), "--model", str(good), "--quiet"]) == 0
+    assert main(["fit", str(credit_csv), "--estimator", "m", "--model", str(good),
+                 "--quiet"]) == 0
     raw = good.read_bytes()
     bad = tmp_path / f"{damage}.npz"
     if damage == "truncated":
@@ -303,23 +328,23 @@ def test_threads_and_seed_flags(credit_csv, tmp_path, capsys):
 
 
 def test_warnings_are_one_line_naming_the_command(credit_csv, tmp_path):
-    # two short chains: the fit warns that the sampler looks unconverged
+    # two short chains, asked for more precision than they have: the fit warns
     proc = _hdpbn("fit", str(credit_csv), "--structure", "nb", "--estimator", "hdp",
-                  "--chains", "2", "--iterations", "40", "--model", str(tmp_path / "h.npz"),
-                  "--quiet")
+                  "--chains", "2", "--iterations", "40", "--mcse-tolerance", "0.0001",
+                  "--model", str(tmp_path / "h.npz"), "--quiet")
     _, err = proc.communicate(timeout=120)
     err = err.decode()
     assert proc.returncode == 0, err
     lines = err.splitlines()
     assert lines and all(line.startswith("hdpbn fit: warning: ") for line in lines), err
-    assert "unconverged" in err and "model.fit" not in err and ".py:" not in err
+    assert "not certified" in err and "model.fit" not in err and ".py:" not in err
 
 
 def test_warning_display_is_restored_after_main(credit_csv, tmp_path, capsys):
     before = warnings.showwarning
     assert main(["fit", str(credit_csv), "--structure", "nb", "--estimator", "hdp",
-                 "--chains", "2", "--iterations", "40", "--model", str(tmp_path / "h.npz"),
-                 "--quiet"]) == 0
+                 "--chains", "2", "--iterations", "40", "--mcse-tolerance", "0.0001",
+                 "--model", str(tmp_path / "h.npz"), "--quiet"]) == 0
     assert warnings.showwarning is before
     assert "hdpbn fit: warning: " in capsys.readouterr().err
 
@@ -402,17 +427,19 @@ def test_fit_reads_the_target_as_labels_not_by_the_numeric_rule(tmp_path, target
 
 
 def test_fit_and_evaluate_print_convergence_warnings_on_stderr(credit_csv, tmp_path, capsys):
-    hdp = ["--structure", "kdb", "--k", "2", "--estimator", "hdp", "--iterations", "200"]
+    hdp = ["--structure", "kdb", "--k", "2", "--sampler", "paper", "--iterations", "200",
+           "--mcse-tolerance", "0.0003"]
     assert main(["fit", str(credit_csv), "--model", str(tmp_path / "m.npz"), "--quiet",
                  *hdp]) == 0
     err = capsys.readouterr().err
-    assert "hdpbn fit: warning: the HDP sampler looks unconverged on" in err
-    assert "one chain" in err and "Traceback" not in err
+    assert "hdpbn fit: warning: the HDP estimates of" in err and "not certified" in err
+    assert "one chain" in err and "--iterations " in err and "Traceback" not in err
     assert main(["evaluate", str(credit_csv), "--folds", "2", "--repeats", "1", "--quiet",
                  *hdp]) == 0
     err = capsys.readouterr().err
-    lines = [ln for ln in err.splitlines() if "looks unconverged" in ln]
+    lines = [ln for ln in err.splitlines() if "not certified" in ln]
     assert len(lines) == 1 and "hdpbn evaluate: warning: in 2 of 2 folds" in lines[0]
+    assert "--iterations " in lines[0] and "n_iter=" not in lines[0]
 
 
 def test_fit_says_what_it_does_on_a_terminal_only(credit_csv, tmp_path, capsys, monkeypatch):
@@ -432,12 +459,11 @@ def test_fit_says_what_it_does_on_a_terminal_only(credit_csv, tmp_path, capsys, 
 
 
 def test_demo_says_it_compiles_and_its_seconds_are_per_fold(capsys):
-    assert main(["demo", "--dataset", "car", "--folds", "2", "--repeats", "1",
-                 "--iterations", "50"]) == 0
+    assert main(["demo", "--dataset", "car", "--folds", "2", "--repeats", "1"]) == 0
     captured = capsys.readouterr()
     out = captured.out
     assert "compiling the numba kernels on first use" in out
     assert "fit s/fold" in out and "mean seconds per fold" in out
-    # the folds' convergence warnings: one line after the table, not one per fold inside it
-    lines = [ln for ln in captured.err.splitlines() if "looks unconverged" in ln]
-    assert len(lines) == 1 and "of 8 HDP fits" in lines[0]  # 4 structures x 2 folds
+    assert "HDP: the adaptive sampler (500 to 5000 Gibbs iterations per tree" in out
+    # the default sampler's estimates are certified: the demo does not warn
+    assert "not certified" not in captured.err and "Warning" not in captured.err

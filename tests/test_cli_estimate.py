@@ -113,10 +113,10 @@ def test_chains_add_mcse_and_json_summary(data, tmp_path):
 
 def test_sampler_flag_and_adaptive_length(data):
     d, _ = data
-    rc, out = _run([str(d / "t.csv"), "--sampler", "fast", "--json", "--quiet", "--seed", "1"])
+    rc, out = _run([str(d / "t.csv"), "--sampler", "strict", "--json", "--quiet", "--seed", "1"])
     assert rc == 0
     fast = json.loads(out)
-    assert fast["sampler"] == "fast" and fast["stop_reason"] in ("tolerance", "max_iter")
+    assert fast["sampler"] == "strict" and fast["stop_reason"] in ("tolerance", "max_iter")
     assert 500 <= fast["iterations"] <= 5000
     rc, out = _run([str(d / "t.csv"), "--sampler", "paper", "--iterations", "200", "--json",
                     "--quiet"])
@@ -201,11 +201,13 @@ def test_estimate_warns_on_stderr_when_the_chain_looks_unconverged(data, capsys)
     from fastpath.cli.main import main
 
     d, _ = data
-    assert main(["estimate", str(d / "t.csv"), "--iterations", "60", "--json", "--quiet"]) == 0
+    assert main(["estimate", str(d / "t.csv"), "--iterations", "60", "--mcse-tolerance",
+                 "0.00001", "--json", "--quiet"]) == 0
     captured = capsys.readouterr()
     json.loads(captured.out)  # stdout stays one JSON object
-    assert "hdpbn estimate: warning: the HDP sampler looks unconverged on 1 of 1 trees" in (
+    assert "hdpbn estimate: warning: the HDP estimates of 1 of 1 trees are not certified" in (
         captured.err)
     assert "P(child | y, x1)" in captured.err and "Traceback" not in captured.err
     # the advice names the command's options, not the Python estimator's
-    assert "--sampler fast" in captured.err and "sampler='fast'" not in captured.err
+    assert "--sampler adaptive" in captured.err and "--iterations " in captured.err
+    assert "sampler='adaptive'" not in captured.err and "diagnose" not in captured.err

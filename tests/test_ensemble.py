@@ -8,6 +8,7 @@ matter, model files round-trip.
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 
 from fastpath import BayesNetClassifier, ESKDBClassifier
 from fastpath.estimate.diagnostics import UnconvergedWarning
+from fastpath.estimate.hdp import HDPOptions
 from fastpath.io import load_dataset
 from fastpath.structure.scores import mi_order, mutual_information
 
@@ -148,15 +150,24 @@ def test_check_estimator():
     assert not failed
 
 
-def test_unconverged_warning_advises_the_ensembles_own_parameters(credit):
+def test_the_ensemble_samples_like_a_single_model_and_its_advice_works(credit):
     X, y = credit
+    # the same sampler options and default as BayesNetClassifier
+    ens = ESKDBClassifier(n_estimators=2)
+    single = BayesNetClassifier(structure="skdb", k=5)
+    assert ens.hdp_options() == single.hdp_options() == HDPOptions.preset("adaptive")
+    kw = dict(n_estimators=2, random_state=0, mcse_tolerance=0.0003, min_iter=200, max_iter=200)
     with pytest.warns(UnconvergedWarning) as record:
-        ESKDBClassifier(n_estimators=2, n_iter=40, random_state=0).fit(X, y)
+        ESKDBClassifier(**kw).fit(X, y)
     message = str(record[0].message)
-    # ESKDBClassifier has no sampler presets: the advice names options it accepts
-    assert "overrelax=True" in message and "sampler=" not in message
-    for name in ("overrelax", "concentration_every", "n_iter", "burn_in"):
+    assert "member " in message and "max_iter=" in message  # its own parameters
+    suggested = int(re.search(r"max_iter=(\d+)", message).group(1))
+    for name in ("max_iter", "mcse_tolerance", "sampler"):
         assert name in ESKDBClassifier().get_params()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnconvergedWarning)
+        fitted = ESKDBClassifier(**{**kw, "max_iter": suggested}).fit(X, y)
+    assert fitted.n_iter_ <= suggested and fitted.diagnostics_.converged
 
 
 def test_numeric_array_input(credit):

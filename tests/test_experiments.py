@@ -236,7 +236,7 @@ def test_runner_end_to_end_with_resume(small_data, tmp_path):
     classes, y_codes = np.unique(labels, return_inverse=True)
     _, _, train, test = next(iter(stratified_folds(y_codes, 2, 1, 3)))
     cell = res[(res.dataset == "car") & (res.classifier == "kdb1-m") & (res.split == "r0-f0")]
-    model = BayesNetClassifier(structure="kdb", k=1, m="holdout",
+    model = BayesNetClassifier(structure="kdb", k=1, estimator="m", m="holdout",
                                random_state=int(cell["seed"].item()))
     model.fit(X.iloc[train], labels[train])
     proba = model.predict_proba(X.iloc[test])

@@ -32,7 +32,7 @@ from fastpath.utils.validation import check_labels
 
 
 def _params(**changes):
-    return {**BayesNetClassifier().get_params(), **changes}
+    return {**BayesNetClassifier(estimator="m").get_params(), **changes}
 
 
 # ====================================================================== FitConfig

@@ -6,6 +6,7 @@ structures and (same seed) predictions must be identical, not close.
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 import warnings
@@ -33,6 +34,10 @@ from fastpath.utils.validation import as_generator
 
 STRUCTURES = [("nb", 0), ("tan", 1), ("kdb", 2), ("skdb", 2)]
 
+
+# the out-of-core drivers are checked with m-estimates (no sampling: fast, exact to compare);
+# the HDP path of each driver has tests of its own below
+_m_classifier = functools.partial(BayesNetClassifier, estimator="m")
 
 def _fit_stream(est, X, y, **driver_options):
     """The streaming driver with options the estimator does not expose (``pair_memory``,
@@ -83,11 +88,11 @@ def test_holdout_threshold_selects_the_same_rows_as_holdout_rows():
 def test_in_memory_fit_holds_out_the_hashed_rows():
     """m="holdout" scores m on exactly holdout_rows(n, min(n/10, 5000), key)."""
     X, y, _ = _frame("car")
-    clf = BayesNetClassifier("nb", m="holdout", random_state=7).fit(X, y)
+    clf = _m_classifier("nb", m="holdout", random_state=7).fit(X, y)
     key = holdout_key(as_generator(7))
     hold = holdout_rows(len(X), len(X) // 10, key)
     train = np.setdiff1d(np.arange(len(X)), hold)
-    ref = BayesNetClassifier("nb", m="holdout", random_state=7)
+    ref = _m_classifier("nb", m="holdout", random_state=7)
     ref.fit(X, y)  # to get encoder and specs
     codes, y_codes = ref.transform_codes(X), ref.classes_.searchsorted(y)
     acc = CountAccumulator(ref.tree_specs_).update(codes[train], y_codes[train])
@@ -212,8 +217,8 @@ def test_mdl_counts_input_checks():
 @pytest.mark.parametrize("name", ["car", "credit-a"])
 def test_stream_of_chunks_equals_in_memory_fit(name, structure, k):
     X, y, df = _frame(name)
-    a = BayesNetClassifier(structure, k, random_state=1).fit(X, y)
-    b = BayesNetClassifier(structure, k, random_state=1).fit(_chunks(df, 97), "class")
+    a = _m_classifier(structure, k, random_state=1).fit(X, y)
+    b = _m_classifier(structure, k, random_state=1).fit(_chunks(df, 97), "class")
     _assert_same_model(a, b, X)
     assert b.n_passes_ == {"nb": 2, "tan": 3, "kdb": 3, "skdb": 4}[structure] + 1  # m="auto"
     if structure == "skdb":
@@ -225,9 +230,9 @@ def test_threaded_leave_one_out_sums_rows_in_the_in_memory_order(monkeypatch):
 
     X, y, df = _frame("kr-vs-kp")
     monkeypatch.setattr(stats, "LOO_BLOCK", 37)  # many blocks straddling row chunks
-    a = BayesNetClassifier("skdb", 3, random_state=0).fit(X, y)
+    a = _m_classifier("skdb", 3, random_state=0).fit(X, y)
     for n_jobs in (1, 3):
-        b = BayesNetClassifier("skdb", 3, random_state=0, n_jobs=n_jobs)
+        b = _m_classifier("skdb", 3, random_state=0, n_jobs=n_jobs)
         b.fit(_chunks(df, 333), "class")
         np.testing.assert_array_equal(a.selection_.rmse, b.selection_.rmse)
 
@@ -242,8 +247,8 @@ def test_stream_from_file_equals_in_memory_fit_of_read_table(tmp_path, suffix):
         df.to_csv(path, index=False)
     table = read_table(path).frame
     X, y = table.drop(columns="class"), table["class"]
-    a = BayesNetClassifier("kdb", 2, random_state=5).fit(X, y)
-    b = BayesNetClassifier("kdb", 2, random_state=5).fit(str(path), chunksize=50)
+    a = _m_classifier("kdb", 2, random_state=5).fit(X, y)
+    b = _m_classifier("kdb", 2, random_state=5).fit(str(path), chunksize=50)
     _assert_same_model(a, b, X)
     assert list(b.feature_names_in_) == list(X.columns)
 
@@ -256,8 +261,8 @@ def test_sparse_pair_tables_and_pair_groups_keep_the_summation_order():
     df["y"] = np.where(rng.random(n) < 0.5, "p", "q")
     X, y = df.drop(columns="y"), df["y"]
     for structure, k in [("tan", 1), ("kdb", 3)]:
-        a = BayesNetClassifier(structure, k, random_state=0).fit(X, y)
-        b = _fit_stream(BayesNetClassifier(structure, k, random_state=0), _chunks(df, 7), "y",
+        a = _m_classifier(structure, k, random_state=0).fit(X, y)
+        b = _fit_stream(_m_classifier(structure, k, random_state=0), _chunks(df, 7), "y",
                         pair_memory=1)  # one pass per pair
         assert b.n_passes_ == 2 + 15 + 1  # + the m="auto" pass
         np.testing.assert_array_equal(
@@ -270,17 +275,17 @@ def test_one_shot_iterator_is_spilled_and_cleaned_up():
     X, y, df = _frame("tic-tac-toe")
     before = {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("hdpbn-stream-")}
     it = (df.iloc[s : s + 100] for s in range(0, len(df), 100))
-    b = BayesNetClassifier("tan", random_state=2).fit(it, "class")
+    b = _m_classifier("tan", random_state=2).fit(it, "class")
     after = {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("hdpbn-stream-")}
     assert after == before
-    _assert_same_model(BayesNetClassifier("tan", random_state=2).fit(X, y), b, X)
+    _assert_same_model(_m_classifier("tan", random_state=2).fit(X, y), b, X)
 
 
 def test_hdp_stream_equals_in_memory():
     X, y, df = _frame("car")
     params = dict(estimator="hdp", n_iter=60, random_state=3, n_jobs=1)
-    a = BayesNetClassifier("kdb", 1, **params).fit(X, y)
-    b = BayesNetClassifier("kdb", 1, **params).fit(_chunks(df, 500), "class")
+    a = _m_classifier("kdb", 1, **params).fit(X, y)
+    b = _m_classifier("kdb", 1, **params).fit(_chunks(df, 500), "class")
     for ta, tb in zip(a.probability_tables_, b.probability_tables_, strict=True):
         np.testing.assert_array_equal(ta, tb)
     assert not hasattr(b, "m_")  # no m to choose for HDP estimates, as in memory
@@ -296,8 +301,8 @@ def test_numeric_columns_with_many_values_are_about_as_accurate_as_in_memory():
 
     X, y = sample(20_000)
     X_test, y_test = sample(20_000)
-    a = BayesNetClassifier("nb", random_state=0).fit(X, y)
-    b = _fit_stream(BayesNetClassifier("nb", random_state=0), _chunks(X.assign(cls=y), 3000),
+    a = _m_classifier("nb", random_state=0).fit(X, y)
+    b = _fit_stream(_m_classifier("nb", random_state=0), _chunks(X.assign(cls=y), 3000),
                     "cls", max_bins=256)
     for ca, cb in zip(a.encoder_.codings_, b.encoder_.codings_, strict=True):
         assert abs(len(ca.cut_points) - len(cb.cut_points)) <= 0.25 * len(ca.cut_points) + 1
@@ -308,18 +313,18 @@ def test_numeric_columns_with_many_values_are_about_as_accurate_as_in_memory():
 def test_stream_arguments_are_checked():
     _, _, df = _frame("car")
     with pytest.raises(TypeError, match="name of the target column"):
-        BayesNetClassifier().fit(_chunks(df, 100), np.zeros(len(df)))
+        _m_classifier().fit(_chunks(df, 100), np.zeros(len(df)))
     with pytest.raises(ValueError, match="not in the data"):
-        BayesNetClassifier().fit(_chunks(df, 100), "nope")
+        _m_classifier().fit(_chunks(df, 100), "nope")
     with pytest.raises(ValueError, match="chunksize"):
-        BayesNetClassifier().fit("whatever.csv", chunksize=0)
+        _m_classifier().fit("whatever.csv", chunksize=0)
     with pytest.raises(ValueError, match="chunksize applies"):
         X, y, _ = _frame("car")
-        BayesNetClassifier().fit(X, y, chunksize=10)
+        _m_classifier().fit(X, y, chunksize=10)
     with pytest.raises(FileNotFoundError):
-        BayesNetClassifier().fit("/nonexistent/file.csv")
+        _m_classifier().fit("/nonexistent/file.csv")
     with pytest.raises(TypeError, match="fresh iterator"):
-        BayesNetClassifier().fit(lambda: df, "class")
+        _m_classifier().fit(lambda: df, "class")
 
 
 # ====================================================================== bad input
@@ -346,7 +351,7 @@ def _bad_frame():
 
 def _fitted_before():
     X, y, _ = _frame("car")
-    clf = BayesNetClassifier("kdb", 1, random_state=0).fit(X, y)
+    clf = _m_classifier("kdb", 1, random_state=0).fit(X, y)
     return clf, X, clf.predict_proba(X)
 
 
@@ -391,8 +396,8 @@ def _missing_class(lines):
 def test_bad_csv_row_in_chunk_37_names_it_and_leaves_the_model_alone(tmp_path, edit, pattern):
     path = _write_csv(tmp_path, _bad_frame(), edit)
     with pytest.raises(StreamError, match=pattern):
-        BayesNetClassifier("kdb", 2).fit(path, chunksize=10)
-    fresh = BayesNetClassifier("kdb", 2)
+        _m_classifier("kdb", 2).fit(path, chunksize=10)
+    fresh = _m_classifier("kdb", 2)
     with pytest.raises(StreamError):
         fresh.fit(path, chunksize=10)
     with pytest.raises(NotFittedError):
@@ -440,15 +445,15 @@ def test_source_that_changes_between_passes_is_caught():
         return (frame.iloc[s : s + 50] for s in range(0, len(frame), 50))
 
     with pytest.raises(StreamError, match=r"chunk 2 .*row 123, column 'a'.*changed between"):
-        BayesNetClassifier("nb").fit(chunks, "cls")
+        _m_classifier("nb").fit(chunks, "cls")
 
 
 # ====================================================================== partial_fit
 def test_partial_fit_with_declared_schema_equals_fit():
     X, y, _ = _frame("credit-a")
     schema = TableEncoder().fit(X, np.unique(y, return_inverse=True)[1], 2)
-    a = BayesNetClassifier("nb", m="holdout", random_state=4).fit(X, y)
-    b = BayesNetClassifier("nb", m="holdout", random_state=4)
+    a = _m_classifier("nb", m="holdout", random_state=4).fit(X, y)
+    b = _m_classifier("nb", m="holdout", random_state=4)
     for s in range(0, len(X), 111):
         b.partial_fit(X.iloc[s : s + 111], y[s : s + 111], classes=np.unique(y), schema=schema)
     assert b._partial_state.stale and not hasattr(b, "trees_")
@@ -461,7 +466,7 @@ def test_partial_fit_counts_every_row_and_reestimates_lazily():
     X, y, _ = _frame("car")
     perm = np.random.default_rng(0).permutation(len(X))  # car is sorted: mix its rows
     X, y = X.iloc[perm].reset_index(drop=True), y[perm]
-    clf = BayesNetClassifier("kdb", 2, random_state=0)
+    clf = _m_classifier("kdb", 2, random_state=0)
     clf.partial_fit(X.iloc[:700], y[:700], classes=np.unique(y))
     p1 = clf.predict_proba(X)
     clf.partial_fit(X.iloc[700:], y[700:])
@@ -474,7 +479,7 @@ def test_partial_fit_counts_every_row_and_reestimates_lazily():
     for i, tree in enumerate(clf.trees_):
         np.testing.assert_array_equal(tree.counts, ref.tree(i).counts)
     # structure and schema come from the first chunk and stay
-    first = BayesNetClassifier("kdb", 2, random_state=0).fit(X.iloc[:700], y[:700])
+    first = _m_classifier("kdb", 2, random_state=0).fit(X.iloc[:700], y[:700])
     assert clf.structure_ == first.structure_
     # fit() starts afresh
     clf.fit(X, y)
@@ -483,7 +488,7 @@ def test_partial_fit_counts_every_row_and_reestimates_lazily():
 
 def test_partial_fit_rejects_values_outside_the_schema_and_adds_nothing():
     X, y, _ = _frame("car")
-    clf = BayesNetClassifier("nb", m=1.0).partial_fit(X.iloc[:500], y[:500], classes=np.unique(y))
+    clf = _m_classifier("nb", m=1.0).partial_fit(X.iloc[:500], y[:500], classes=np.unique(y))
     before = clf.predict_proba(X)
     bad = X.iloc[500:600].copy()
     bad.iloc[17, 2] = "eleven"
@@ -503,7 +508,7 @@ def test_partial_fit_declared_schema_accepts_later_values():
     assert schema.cardinalities_ == (3, 4)
     first = pd.DataFrame({"colour": ["red", "red", "green"], "size": [0.5, 1.5, np.nan]})
     later = pd.DataFrame({"colour": ["blue", "green"], "size": [3.0, 2.0]})
-    clf = BayesNetClassifier("nb", m=1.0)
+    clf = _m_classifier("nb", m=1.0)
     clf.partial_fit(first, ["a", "b", "a"], classes=["a", "b", "c"], schema=schema)
     clf.partial_fit(later, ["c", "b"])
     proba = clf.predict_proba(later)
@@ -519,11 +524,11 @@ def test_partial_fit_first_chunk_needs_two_classes():
     X, y, _ = _frame("car")
     one = y == y[0]
     with pytest.raises(ValueError, match="classes="):
-        BayesNetClassifier().partial_fit(X[one].iloc[:20], y[one][:20])
+        _m_classifier().partial_fit(X[one].iloc[:20], y[one][:20])
     # accepted with classes=, but no longer silently (issue 17, item 10): the chunk fixes the
     # coding of every column without the other classes' rows
     with pytest.warns(UserWarning, match="first chunk holds no row of the classes"):
-        BayesNetClassifier().partial_fit(X[one].iloc[:20], y[one][:20], classes=np.unique(y))
+        _m_classifier().partial_fit(X[one].iloc[:20], y[one][:20], classes=np.unique(y))
 
 
 # ---------------------------------------------------------------- stray tokens (issue 17, item 3)
@@ -540,13 +545,13 @@ def test_streamed_fit_reads_stray_tokens_of_the_first_chunk_as_missing(tmp_path)
     path = _stray_csv(tmp_path)
     with pytest.warns(UserWarning, match=r"column 'b' is read as numbers: 3 of its 400 .*"
                                          r"'\?' \(3x\).*first chunk"):
-        streamed = BayesNetClassifier(m=1).fit(path, chunksize=100)
+        streamed = _m_classifier(m=1).fit(path, chunksize=100)
     b = streamed.encoder_.codings_[1]
     assert b.kind == "numeric" and b.missing_tokens == ("?",) and b.missing_code is not None
     with pytest.warns(UserWarning, match="column 'b' is read as numbers"):
         table = read_table(path).frame
     X, y = table.drop(columns="cls"), table["cls"]
-    in_memory = BayesNetClassifier(m=1).fit(X, y)
+    in_memory = _m_classifier(m=1).fit(X, y)
     assert in_memory.encoder_.codings_[1].cut_points == b.cut_points
     np.testing.assert_array_equal(streamed.predict_proba(X), in_memory.predict_proba(X))
 
@@ -555,7 +560,7 @@ def test_streamed_fit_refuses_a_new_token_after_the_first_chunk(tmp_path):
     path = _stray_csv(tmp_path, later_token="oops")
     with pytest.raises(StreamError, match=r"chunk 3 \(rows 300-399\), row 390, column 'b': value "
                                           r"'oops' is not a number.*only \['\?'\]"):
-        BayesNetClassifier().fit(path, chunksize=100)
+        _m_classifier().fit(path, chunksize=100)
 
 
 def test_partial_fit_warns_when_the_first_chunk_lacks_classes():
@@ -563,9 +568,9 @@ def test_partial_fit_warns_when_the_first_chunk_lacks_classes():
     n = 400
     y = np.repeat(["a", "b"], n // 2)  # class-sorted rows
     X = pd.DataFrame({"x": np.where(y == "a", 0.0, 3.0) + rng.normal(0, 0.5, n)})
-    clf = BayesNetClassifier("nb", m=1)
+    clf = _m_classifier("nb", m=1)
     with pytest.warns(UserWarning, match=r"first chunk holds no row of the classes \['b'\].*'x'"):
         clf.partial_fit(X.iloc[:100], y[:100], classes=["a", "b"])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a first chunk with every class: no warning
-        BayesNetClassifier("nb", m=1).partial_fit(X.iloc[::4], y[::4])
+        _m_classifier("nb", m=1).partial_fit(X.iloc[::4], y[::4])

@@ -111,14 +111,14 @@ def test_options_validate_the_adaptive_length():
         HDPOptions(n_iter="auto", mcse_tolerance=0)
     with pytest.raises(ValueError, match="sampler must be one of"):
         HDPOptions.preset("slow")
-    opt = HDPOptions.preset("fast", max_iter=3000)
+    opt = HDPOptions.preset("strict", max_iter=3000)
     assert opt.adaptive and opt.overrelax and opt.concentration_every == 1
     assert opt.iterations_max == 3000 and opt.burn_in_iterations == opt.min_iter // 2
     assert HDPOptions.preset("paper") == HDPOptions()  # the paper's sampler is the default
 
 
 def test_adaptive_runs_stop_at_block_boundaries_and_reproduce_for_any_thread_count(trees):
-    opt = HDPOptions.preset("fast", max_iter=3000, n_chains=2)
+    opt = HDPOptions.preset("strict", max_iter=3000, n_chains=2)
     one = estimate_trees(trees, opt, seed=5, n_threads=1)
     two = estimate_trees(trees, opt, seed=5, n_threads=2)
     for a, b in zip(one, two, strict=True):
@@ -137,15 +137,15 @@ def test_adaptive_runs_stop_at_block_boundaries_and_reproduce_for_any_thread_cou
 def test_a_loose_tolerance_stops_at_min_iter_a_strict_one_at_max_iter(trees):
     # the class prior's tree has no concentration and a constant log joint: only the MCSE
     # decides, and a loose tolerance is met at the first check
-    loose = estimate_trees(trees[:1], HDPOptions.preset("fast", mcse_tolerance=1.0, min_iter=400,
+    loose = estimate_trees(trees[:1], HDPOptions.preset("strict", mcse_tolerance=1.0, min_iter=400,
                                                         check_every=100), seed=1, n_threads=1)
     assert loose[0].n_iterations == 400 and loose[0].stop_reason == "tolerance"
     strict = estimate_trees(trees[1:3], HDPOptions.preset(
-        "fast", mcse_tolerance=1e-6, min_iter=300, max_iter=600), seed=1, n_threads=1)
+        "strict", mcse_tolerance=1e-6, min_iter=300, max_iter=600), seed=1, n_threads=1)
     assert all(r.n_iterations == 600 and r.stop_reason == "max_iter" for r in strict)
     diag = summarise_fit(strict)
     assert all(t.stop_reason == "max_iter" and t.iterations == 600 for t in diag.trees)
-    assert any("max_iter (600) reached" in p for t in diag.trees
+    assert any("> 1e-06 after 600 iterations" in p for t in diag.trees
                for p in t.problems(diag.rhat_max, diag.ess_min))
     with pytest.warns(UnconvergedWarning, match="max_iter"):
         diag.warn_if_unconverged()
@@ -155,7 +155,7 @@ def test_a_loose_tolerance_stops_at_min_iter_a_strict_one_at_max_iter(trees):
 def test_the_stopped_estimate_is_the_mean_of_the_iterations_run(trees):
     """An adaptive run stopped at n iterations equals a fixed run of n iterations with the same
     options (the kernel is the same; only where it stops differs)."""
-    opt = HDPOptions.preset("fast", max_iter=4000)
+    opt = HDPOptions.preset("strict", max_iter=4000)
     auto = estimate_trees(trees[:3], opt, seed=2, n_threads=1)
     for i, r in enumerate(auto):
         fixed = estimate_trees(trees[: i + 1], opt.replace(
@@ -179,11 +179,13 @@ def test_paper_sampler_reproduces_the_estimates_before_presets_bit_for_bit():
 def test_the_classifier_takes_a_preset_and_options_override_it():
     X, y = load_dataset("credit-a")
     X, y = X.iloc[:200], y.iloc[:200]
-    assert BayesNetClassifier(estimator="hdp").hdp_options() == HDPOptions()  # paper's
-    clf = BayesNetClassifier(structure="nb", estimator="hdp", sampler="fast", random_state=0)
-    assert clf.hdp_options() == HDPOptions.preset("fast")
-    assert SAMPLER_PRESETS["fast"]["n_iter"] == "auto"
-    over = BayesNetClassifier(estimator="hdp", sampler="fast", n_iter=700, overrelax=False)
+    # the default: the adaptive preset; the paper's sampler is HDPOptions()'s defaults
+    assert BayesNetClassifier().hdp_options() == HDPOptions.preset("adaptive")
+    assert BayesNetClassifier(sampler="paper").hdp_options() == HDPOptions()
+    clf = BayesNetClassifier(structure="nb", estimator="hdp", sampler="strict", random_state=0)
+    assert clf.hdp_options() == HDPOptions.preset("strict")
+    assert SAMPLER_PRESETS["strict"]["n_iter"] == "auto"
+    over = BayesNetClassifier(estimator="hdp", sampler="strict", n_iter=700, overrelax=False)
     assert over.hdp_options().n_iter == 700 and not over.hdp_options().overrelax
     assert over.hdp_options().concentration_every == 1  # the rest from the preset
     with pytest.raises(ValueError, match="sampler must be one of"):
@@ -212,8 +214,8 @@ def test_next_length_runs_to_what_the_unmet_conditions_need():
 
 
 def test_without_convergence_checks_the_mcse_alone_decides(trees):
-    opt = HDPOptions.preset("fast", convergence_checks=False, max_iter=3000)
-    with_checks = estimate_trees(trees[1:4], HDPOptions.preset("fast", max_iter=3000), seed=4,
+    opt = HDPOptions.preset("strict", convergence_checks=False, max_iter=3000)
+    with_checks = estimate_trees(trees[1:4], HDPOptions.preset("strict", max_iter=3000), seed=4,
                                  n_threads=1)
     mcse_only = estimate_trees(trees[1:4], opt, seed=4, n_threads=1)
     for a, b in zip(mcse_only, with_checks, strict=True):
@@ -229,8 +231,8 @@ def test_without_convergence_checks_the_mcse_alone_decides(trees):
 def test_rows_weighting_checks_the_mcse_the_training_rows_read(trees):
     tree = trees[2]
     base = dict(convergence_checks=False, max_iter=3000)
-    by_max = estimate_trees([tree], HDPOptions.preset("fast", **base), seed=6, n_threads=1)[0]
-    by_rows = estimate_trees([tree], HDPOptions.preset("fast", mcse_weighting="rows", **base),
+    by_max = estimate_trees([tree], HDPOptions.preset("strict", **base), seed=6, n_threads=1)[0]
+    by_rows = estimate_trees([tree], HDPOptions.preset("strict", mcse_weighting="rows", **base),
                              seed=6, n_threads=1)[0]
     assert by_rows.n_iterations <= by_max.n_iterations
     # the criterion at the stop: the RMS over rows of the leaves' MCSE, by the leaves' counts
@@ -247,12 +249,12 @@ def test_hdpbn_diagnose_lists_iterations_and_stop_reasons(tmp_path, capsys):
     from fastpath.cli.main import main
 
     X, y = load_dataset("credit-a")
-    clf = BayesNetClassifier(structure="nb", estimator="hdp", sampler="fast", random_state=0)
+    clf = BayesNetClassifier(structure="nb", estimator="hdp", sampler="strict", random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnconvergedWarning)
         clf.fit(X.iloc[:300], y.iloc[:300])
-    clf.save(tmp_path / "fast.npz")
-    main(["diagnose", str(tmp_path / "fast.npz"), "--all"])
+    clf.save(tmp_path / "strict.npz")
+    main(["diagnose", str(tmp_path / "strict.npz"), "--all"])
     out = capsys.readouterr().out
     assert "iterations per chain (adaptive)" in out and "stop_reason" in out
     frame = clf.diagnostics_.to_frame()
@@ -279,3 +281,88 @@ def test_the_rule_and_the_next_length_are_consistent(mcse, tolerance, n_run, bur
         if nxt < cap:  # on the step grid, at a length that meets the tolerance if the MCSE
             assert (nxt - n_run) % 250 == 0  # falls as 1 / sqrt(kept iterations)
             assert max(mcse) * np.sqrt((n_run - burn_in) / (nxt - burn_in)) <= tolerance
+
+
+# ------------------------------------------------------------------ the default rule (adaptive)
+def test_the_presets_and_the_former_name():
+    adaptive = HDPOptions.preset("adaptive")
+    # the paper's moves, the rows rule, no R-hat/ESS condition
+    assert adaptive.adaptive and not adaptive.overrelax and adaptive.concentration_every == 5
+    assert adaptive.mcse_weighting == "rows" and not adaptive.convergence_checks
+    over = HDPOptions.preset("adaptive-overrelaxed")
+    assert over.overrelax and over.concentration_every == 1 and over.mcse_weighting == "rows"
+    strict = HDPOptions.preset("strict")
+    assert strict.mcse_weighting == "max" and strict.convergence_checks and strict.overrelax
+    with pytest.warns(FutureWarning, match="sampler='fast' is now called sampler='strict'"):
+        assert HDPOptions.preset("fast") == strict
+
+
+def test_rows_mcse_is_the_row_weighted_rms_and_counts_disagreeing_chains():
+    from fastpath.estimate.hdp.stopping import rows_mcse
+
+    X, y = load_dataset("car")
+    tree = BayesNetClassifier(structure="nb", estimator="m").fit(X, y).trees_[1]
+    leaf = int(tree.level_offsets[-2])
+    w = tree.counts[leaf:] / tree.counts[leaf:].sum()
+    rng = np.random.default_rng(0)
+    mcse = rng.uniform(0, 0.01, size=tree.counts.shape)
+    assert rows_mcse(tree, mcse) == pytest.approx(np.sqrt(np.sum(w * mcse[leaf:] ** 2)))
+    # two chains d apart at every leaf: sd = d / sqrt(2), standard error of the mean d / 2
+    p = rng.dirichlet(np.ones(tree.n_values), size=tree.n_nodes)
+    d = 0.05
+    chains = np.stack([p, p + d])
+    assert rows_mcse(tree, np.zeros_like(mcse), chains) == pytest.approx(d / 2)
+    # agreeing chains leave the batch-means MCSE as it is
+    assert rows_mcse(tree, mcse, np.stack([p, p])) == pytest.approx(rows_mcse(tree, mcse))
+
+
+def test_the_rows_probability_trace_is_what_the_rows_read_at_every_kept_iteration(trees):
+    tree = trees[2]
+    leaf = int(tree.level_offsets[-2])
+    leaves = tuple(range(leaf, tree.n_nodes))
+    res = estimate_trees([tree], HDPOptions(n_iter=300, burn_in=100, thin=1, trace_nodes=leaves),
+                         seed=3, n_threads=1)[0]
+    counts = tree.counts[leaf:]
+    kept = res.trace.node_probabilities[:, res.trace.kept]  # (chains, kept, leaves, K)
+    expected = np.sum(counts * kept, axis=(2, 3)) / counts.sum()
+    np.testing.assert_allclose(res.trace.rows_probability, expected, rtol=1e-12)
+    assert res.trace.rows_probability.shape == (1, 200)
+
+
+def test_the_default_fit_stops_by_the_rows_rule_and_does_not_warn():
+    """The README's example: kDB-2 on credit-a with the defaults (HDP, adaptive sampler)."""
+    X, y = load_dataset("credit-a")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnconvergedWarning)
+        clf = BayesNetClassifier(structure="kdb", k=2, random_state=0).fit(X, y)
+    assert clf.estimator == "hdp" and clf.sampler == "adaptive"
+    for r in clf.hdp_results_:
+        assert r.stop_reason == "tolerance" and r.rows_mcse <= 0.01
+    assert clf.diagnostics_.converged
+
+
+def test_the_warning_names_the_trees_and_an_option_that_fixes_them():
+    X, y = load_dataset("credit-a")
+    kw = dict(structure="nb", random_state=0, mcse_tolerance=0.0003, min_iter=200, max_iter=200)
+    with pytest.warns(UnconvergedWarning) as caught:
+        BayesNetClassifier(**kw).fit(X, y)
+    message = str(caught[0].message)
+    assert "P(" in message and "max_iter=" in message and "(now 200)" in message
+    assert caught[0].filename == __file__  # pointed at the caller, not at fastpath
+    # the advice, followed, certifies the fit
+    import re
+
+    suggested = int(re.search(r"max_iter=(\d+)", message).group(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnconvergedWarning)
+        clf = BayesNetClassifier(**{**kw, "max_iter": suggested}).fit(X, y)
+    assert clf.diagnostics_.converged
+
+
+def test_unconverged_warning_is_public_and_a_scikit_learn_convergence_warning():
+    from sklearn.exceptions import ConvergenceWarning
+
+    import fastpath
+
+    assert fastpath.UnconvergedWarning is UnconvergedWarning
+    assert issubclass(UnconvergedWarning, ConvergenceWarning)

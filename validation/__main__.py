@@ -28,7 +28,7 @@ from hdpbn_ppl import suite
 
 from . import agreement as ag
 from . import classifier_agreement as ca
-from . import sbc
+from . import mcse_check, sbc
 
 
 def _agreement(args: argparse.Namespace) -> int:
@@ -155,9 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--no-variants", action="store_true")
     a.add_argument("--overrelax", action="store_true",
                    help="run fastpath with overrelaxed updates (HDPOptions(overrelax=True))")
-    a.add_argument("--sampler", default="paper", choices=["paper", "fast"],
-                   help="fastpath's sampler: the paper's at fixed lengths (default), or the fast "
-                   "preset with its adaptive length")
+    a.add_argument("--sampler", default="paper",
+                   choices=["paper", "adaptive", "adaptive-overrelaxed", "strict", "fast"],
+                   help="fastpath's sampler: the paper's at fixed lengths (default), or a preset "
+                   "with its adaptive length (adaptive: the library's default; strict, "
+                   "formerly fast)")
     a.add_argument("--nuts-from", metavar="DIR",
                    help="take the NUTS side from the JSON results of an earlier run in DIR "
                    "(same configuration) instead of running NUTS")
@@ -191,7 +193,26 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--out", help="write the results here (JSON)")
     c.add_argument("--json", action="store_true", help="print the results as JSON")
     c.set_defaults(func=_classifier_agreement)
+    m = sub.add_parser("mcse-check",
+                       help="the default sampler's reported MCSE against long reference runs")
+    m.add_argument("data", nargs="+", metavar="DATA", help="dataset files or folders")
+    m.add_argument("--structures", nargs="+", default=list(mcse_check.STRUCTURES),
+                   choices=list(mcse_check.STRUCTURES))
+    m.add_argument("--reference-iterations", type=int, default=20_000)
+    m.add_argument("--reference-chains", type=int, default=4)
+    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--typing", default="manifest", help="column typing, as for the runner")
+    m.add_argument("--sampler", default="adaptive", help="the classifiers' sampler preset")
+    m.add_argument("--out", help="CSV of one row per tree (resumed when it exists)")
+    m.set_defaults(func=_mcse_check)
     return p
+
+
+def _mcse_check(args: argparse.Namespace) -> int:
+    return mcse_check.main(args.data, args.out, structures=args.structures,
+                           reference_iterations=args.reference_iterations,
+                           reference_chains=args.reference_chains, seed=args.seed,
+                           typing=args.typing, options={"sampler": args.sampler})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

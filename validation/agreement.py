@@ -83,9 +83,10 @@ class AgreementConfig:
 
     ``fast_*``: fastpath iterations, burn-in and trace thinning per chain; ``nuts_*``: NUTS
     warm-up and kept draws per chain; ``chain_method``: passed to :func:`hdpbn_ppl.infer.fit`;
-    ``sampler``: ``"fast"`` runs fastpath's fast preset instead (overrelaxed, concentrations
-    every iteration, each tree until the stopping rule holds; ``fast_iter`` is not used, an
-    extension multiplies the preset's shortest and longest runs); ``target_accept``: NUTS
+    ``sampler``: a preset other than ``"paper"`` (``"adaptive"``, the library's default, or
+    ``"strict"``, formerly ``"fast"``) runs fastpath with that preset instead, each tree until
+    its stopping rule holds (``fast_iter`` is not used, an extension multiplies the preset's
+    shortest and longest runs); ``target_accept``: NUTS
     target acceptance; a run with divergent transitions or an R-hat
     above 1.01 is repeated with each ``(target acceptance, warm-up multiplier, draws
     multiplier)`` of ``retries`` in turn until one passes (smaller steps, longer adaptation,
@@ -111,7 +112,7 @@ class AgreementConfig:
     variants: bool = True
     reparam: str = "ratio"
     overrelax: bool = False
-    sampler: str = "paper"  # "fast": fastpath's fast preset, adaptive length (max 5,000 x scale)
+    sampler: str = "paper"  # or an adaptive preset: its own length (max 5,000 x scale)
 
 
 QUICK = AgreementConfig("quick", fast_iter=20_000, fast_burn=2_000, fast_thin=20,
@@ -314,10 +315,10 @@ def fastpath_summary(res: HDPResult, *, khat: bool = True) -> SamplerSummary:
 def _fast_run(tree: ContextTree, tying: str, cfg: AgreementConfig, seed: int, *,
               update: str = "exact", root: str = "exact", scale: int = 1,
               overrelax: bool = False) -> HDPResult:
-    if cfg.sampler == "fast":
-        preset = HDPOptions.preset("fast")
+    if cfg.sampler != "paper":  # an adaptive preset: its own length
+        preset = HDPOptions.preset(cfg.sampler)
         opts = HDPOptions.preset(  # an extension (scale > 1) raises the shortest run too
-            "fast", tying=tying, update=update, root=root, n_chains=cfg.chains,
+            cfg.sampler, tying=tying, update=update, root=root, n_chains=cfg.chains,
             min_iter=preset.min_iter * scale, max_iter=preset.max_iter * scale,
             trace_nodes=tuple(range(tree.n_nodes)),
         )
@@ -594,7 +595,7 @@ def run_tree(name: str, cfg: AgreementConfig, *, log=print,
     tree = entry.build()
     t0 = time.perf_counter()
     scale = 1
-    label = ("fast preset" if cfg.sampler == "fast"
+    label = (f"{cfg.sampler} preset" if cfg.sampler != "paper"
              else "exact, overrelaxed" if cfg.overrelax else "exact")
     res = _fast_run(tree, entry.tying, cfg, entry.seed, overrelax=cfg.overrelax)
     fast = fastpath_summary(res, khat=False)

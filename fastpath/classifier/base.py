@@ -32,6 +32,18 @@ class TabularInput:
         """The sampler options these parameters give (``ValueError`` naming a bad one)."""
         return hdp_options(self.get_params())
 
+    @property
+    def n_iter_(self) -> int:
+        """Iterations per chain of the longest-sampled tree of the fit (its adaptive length's
+        longest run, or ``n_iter``); 0 with m-estimates. Read from ``diagnostics_``, so a
+        loaded model has it too (``AttributeError`` before a fit)."""
+        if self.__dict__.get("classes_") is None:
+            raise AttributeError(f"{type(self).__name__} is not fitted: no n_iter_ yet")
+        diagnostics = self.__dict__.get("diagnostics_")
+        if diagnostics is None:
+            return 0
+        return max((t.iterations for t in diagnostics.trees), default=0)
+
     @staticmethod
     def _frame(X: Any) -> tuple[pd.DataFrame, bool]:
         """``X`` as a DataFrame, and whether its columns are names; refuses empty data."""

@@ -54,10 +54,12 @@ class ESKDBClassifier(TabularInput, ClassifierMixin, BaseEstimator):
     m, m_backoff, categorical_features
         As for :class:`~fastpath.BayesNetClassifier` (``m`` is chosen per member, with the
         back-off ``m_backoff`` the members' m-estimates use).
-    n_iter, burn_in, tying, update, root, n_chains, concentration_shape, concentration_rate, \
-concentration_every, alpha0, overrelax
-        The HDP sampler's options (:class:`~fastpath.estimate.HDPOptions`); ``n_iter=1000`` as
-        the authors ran it.
+    sampler, n_iter, min_iter, max_iter, burn_in, tying, update, root, n_chains, \
+concentration_shape, concentration_rate, concentration_every, alpha0, overrelax, \
+mcse_tolerance, mcse_weighting, convergence_checks
+        The members' HDP sampler, as for :class:`~fastpath.BayesNetClassifier` (the same
+        presets and options, the same default ``sampler="adaptive"``: each tree sampled until
+        what its rows read is precise). The authors ran ``sampler="paper", n_iter=1000``.
     n_jobs : int or None, default=None
         Threads (``None`` or -1: all cores). Results do not depend on it.
     random_state : int, numpy Generator or None, default=None
@@ -96,7 +98,10 @@ concentration_every, alpha0, overrelax
         m: float | str = "auto",
         m_backoff: str = "path",
         categorical_features: Any = "auto",
-        n_iter: int = 1000,
+        sampler: str = "adaptive",
+        n_iter: int | str | None = None,
+        min_iter: int | None = None,
+        max_iter: int | None = None,
         burn_in: int | None = None,
         tying: str = "level",
         update: str = "exact",
@@ -104,9 +109,12 @@ concentration_every, alpha0, overrelax
         n_chains: int = 1,
         concentration_shape: float = 2.0,
         concentration_rate: float = 1.0,
-        concentration_every: int = 5,
+        concentration_every: int | None = None,
         alpha0: float = 2.0,
-        overrelax: bool = False,
+        overrelax: bool | None = None,
+        mcse_tolerance: float | None = None,
+        mcse_weighting: str | None = None,
+        convergence_checks: bool | None = None,
         n_jobs: int | None = None,
         random_state: Any = None,
         verbose: int = 0,
@@ -118,7 +126,10 @@ concentration_every, alpha0, overrelax
         self.m = m
         self.m_backoff = m_backoff
         self.categorical_features = categorical_features
+        self.sampler = sampler
         self.n_iter = n_iter
+        self.min_iter = min_iter
+        self.max_iter = max_iter
         self.burn_in = burn_in
         self.tying = tying
         self.update = update
@@ -129,6 +140,9 @@ concentration_every, alpha0, overrelax
         self.concentration_every = concentration_every
         self.alpha0 = alpha0
         self.overrelax = overrelax
+        self.mcse_tolerance = mcse_tolerance
+        self.mcse_weighting = mcse_weighting
+        self.convergence_checks = convergence_checks
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose

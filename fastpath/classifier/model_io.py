@@ -24,6 +24,7 @@ from ..counts.context_tree import ContextTree
 from ..counts.counting import TreeSpec
 from ..encode.encoder import TableEncoder
 from ..estimate.diagnostics import FitDiagnostics
+from ..pipeline.config import hdp_options
 from ..pipeline.ensemble import FittedEnsemble, Member
 from ..pipeline.fitted import FittedModel
 from ..structure.graphs import Structure
@@ -236,9 +237,21 @@ def _feature_names(meta: dict) -> np.ndarray | None:
     return None if names is None else np.asarray(names, dtype=object)
 
 
+def _params(meta: dict) -> dict[str, Any]:
+    """The stored parameters; a file written before the classifiers had a ``sampler``
+    parameter was fitted with the paper's sampler, and says so once loaded."""
+    params = dict(meta["params"])
+    params.setdefault("sampler", "paper")
+    return params
+
+
 def _diagnostics(meta: dict) -> FitDiagnostics | None:
     stored = meta.get("diagnostics")
-    return None if stored is None else FitDiagnostics.from_dict(stored)
+    if stored is None:
+        return None
+    params = _params(meta)
+    options = hdp_options(params) if params.get("estimator") == "hdp" else None
+    return FitDiagnostics.from_dict(stored, options)
 
 
 def _m_scores(entry: dict) -> dict[float, float] | None:
@@ -265,7 +278,7 @@ def read_model(path: str | os.PathLike) -> tuple[dict[str, Any], FittedModel]:
         m_scores_=_m_scores(meta),
         diagnostics_=_diagnostics(meta),
     )
-    return meta["params"], model
+    return _params(meta), model
 
 
 def read_ensemble(path: str | os.PathLike) -> tuple[dict[str, Any], FittedEnsemble]:
@@ -293,4 +306,4 @@ def read_ensemble(path: str | os.PathLike) -> tuple[dict[str, Any], FittedEnsemb
         members_=members,
         diagnostics_=_diagnostics(meta),
     )
-    return meta["params"], model
+    return _params(meta), model

@@ -22,11 +22,13 @@ def add_diagnose_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "diagnose",
         help="convergence of a saved HDP model's samplers (worst trees first)",
-        description="Print the R-hat and bulk ESS of the concentrations and the log joint of "
-        "every tree of a model saved by 'hdpbn fit' (estimator hdp), worst trees first. Uses "
-        "the diagnostics stored in the model file; a model saved without them is re-sampled "
-        "with its saved settings and seed (identical to the fit when it had an integer seed). "
-        "Exit status 1 when a tree looks unconverged.",
+        description="Print, for every tree of a model saved by 'hdpbn fit' (estimator hdp), "
+        "worst trees first: its iterations, the Monte-Carlo error of what its rows read (and "
+        "with 2 or more chains their R-hat), and the R-hat and bulk ESS of its concentrations "
+        "and log joint. Uses the diagnostics stored in the model file; a model saved without "
+        "them is re-sampled with its saved settings and seed (identical to the fit when it "
+        "had an integer seed). Exit status 1 when a tree's estimates are not certified (the "
+        "rule the fit warns by).",
     )
     p.add_argument("model", metavar="MODEL", help="a model file (.npz) saved by 'hdpbn fit'")
     p.add_argument("--top", type=int, default=5, help="worst trees to list (default: 5)")
@@ -72,7 +74,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
         raise ValueError(f"--top must be >= 1, got {args.top}")
     stored = meta.get("diagnostics")
     if stored is not None and not args.rerun and args.chains is None:
-        diag = FitDiagnostics.from_dict(stored)
+        diag = FitDiagnostics.from_dict(stored)  # the verdict needs no options
         note = "stored in the model file at fit time"
     elif meta["format"] == ENSEMBLE:
         raise ValueError(f"{args.model!r} is an ensemble: its stored diagnostics are shown "

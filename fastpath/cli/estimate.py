@@ -23,8 +23,9 @@ import math
 import sys
 import time
 
-from ..estimate.diagnostics import summarise_fit, tree_label
+from ..estimate.diagnostics import CLI_NAMES, summarise_fit, tree_label
 from ..estimate.hdp import HDPOptions, estimate_tree
+from ..estimate.hdp.options import RENAMED_PRESETS, SAMPLER_PRESETS
 from ..estimate.table_io import DEFAULT_CHUNKSIZE, count_estimate_table, node_frame
 from ..io.tables import decompression_error
 from ..utils.progress import Progress
@@ -44,13 +45,22 @@ def add_estimate_parser(subparsers) -> None:
         "p_<value> (posterior mean) and, with --chains >= 2, mcse_<value>.",
     )
     p.add_argument("data", metavar="DATA", help="child-first table")
-    p.add_argument("--sampler", default=None, choices=["paper", "fast"],
-                   help="fast: overrelaxed, concentrations every iteration, sampled until the "
-                   "estimates' MCSE is <= 0.01 and the chains pass the convergence checks (at "
-                   "most 5000 iterations); paper: the paper's sampler, 5000 plain Gibbs "
-                   "iterations. The flags below override it (default: paper)")
+    p.add_argument("--sampler", default=None, choices=[*SAMPLER_PRESETS, *RENAMED_PRESETS],
+                   help="paper: the paper's sampler, 5000 plain Gibbs iterations; adaptive: "
+                   "the paper's moves until the Monte-Carlo error of what the table's rows "
+                   "read is <= 0.01 (500 to 5000 iterations); adaptive-overrelaxed: the same "
+                   "with overrelaxed moves; strict (formerly fast): overrelaxed, every "
+                   "probability within 0.01 and the concentrations past R-hat and ESS checks. "
+                   "The flags below override it (default: paper, the reference's sampler)")
     p.add_argument("--iterations", type=parse_iterations, default=None,
                    help="Gibbs iterations per chain, or 'auto' (default: the sampler's)")
+    p.add_argument("--min-iter", type=int, default=None, metavar="N",
+                   help="adaptive length: the fewest iterations per chain (default: 500)")
+    p.add_argument("--max-iter", type=int, default=None, metavar="N",
+                   help="adaptive length: the most iterations per chain (default: 5000)")
+    p.add_argument("--mcse-tolerance", type=float, default=None, metavar="TOL",
+                   help="the largest Monte-Carlo standard error of what the rows read "
+                   "(default: 0.01)")
     p.add_argument("--burn-in", type=int, default=None,
                    help="iterations discarded (default: min(1000, iterations/10); 250 with "
                    "'auto' iterations)")
@@ -82,7 +92,8 @@ def add_estimate_parser(subparsers) -> None:
     p.set_defaults(func=run_estimate)
 
 
-_FLAGS = {"n_iter": "--iterations", "burn_in": "--burn-in", "n_chains": "--chains"}
+_FLAGS = {"n_iter": "--iterations", "burn_in": "--burn-in", "n_chains": "--chains",
+          "min_iter": "--min-iter", "max_iter": "--max-iter", "mcse_tolerance": "--mcse-tolerance"}
 
 
 def parse_iterations(text: str) -> int | str:
@@ -95,6 +106,10 @@ def parse_iterations(text: str) -> int | str:
         raise argparse.ArgumentTypeError(f"expected an integer or 'auto', got {text!r}") from None
 
 
+# the warning's advice in this command's flags (it writes no model to diagnose)
+_ESTIMATE_NAMES = {**CLI_NAMES, "inspect": "--chains 2 or more writes each node's MCSE"}
+
+
 def _finite_or_none(x: float):
     return None if x is None or not math.isfinite(x) else round(float(x), 4)
 
@@ -104,7 +119,8 @@ def run_estimate(args: argparse.Namespace) -> int:
     try:
         sampler = "paper" if args.sampler is None else args.sampler
         given = {"n_iter": args.iterations, "burn_in": args.burn_in,
-                 "overrelax": args.overrelax}
+                 "overrelax": args.overrelax, "min_iter": args.min_iter,
+                 "max_iter": args.max_iter, "mcse_tolerance": args.mcse_tolerance}
         options = HDPOptions.preset(
             sampler, tying=args.tying, update=args.update, root=args.root,
             n_chains=args.chains, **{k: v for k, v in given.items() if v is not None},
@@ -138,9 +154,7 @@ def run_estimate(args: argparse.Namespace) -> int:
                            progress=progress)
     wall = time.perf_counter() - t0
     # one line on stderr (hdpbn estimate: warning: ...) when the chain(s) look unconverged
-    summarise_fit([result], [tree_label(tree)]).warn_if_unconverged(remedy=(
-        "Mix faster with --sampler fast (exact, adaptive length) or run longer (--iterations, "
-        "--burn-in) or more --chains."))
+    summarise_fit([result], [tree_label(tree)]).warn_if_unconverged(_ESTIMATE_NAMES)
     mcse = result.mcse if options.n_chains >= 2 else None
     table = node_frame(coded, result.probabilities, mcse)
 

@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 import time
 import warnings
@@ -35,7 +36,8 @@ import pandas as pd
 from ..classifier.ensemble import ESKDBClassifier
 from ..classifier.estimator import BayesNetClassifier
 from ..classifier.loading import load_classifier
-from ..estimate.diagnostics import UnconvergedWarning
+from ..estimate.diagnostics import CLI_NAMES, PYTHON_NAMES, UnconvergedWarning
+from ..estimate.hdp.options import DEFAULT_SAMPLER, RENAMED_PRESETS, SAMPLER_PRESETS
 from ..evaluation.cross_validation import cross_validate, summarise
 from ..io.datasets import dataset_path, list_datasets, load_dataset
 from ..io.tables import decompression_error, read_table
@@ -95,8 +97,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mdl-cuts", action="store_true",
                    help="eskdb: every member cuts numeric columns at Weka's MDL cut points "
                    "(default: each member draws its own, the stochastic MDL)")
-    g.add_argument("--estimator", default="m", choices=["m", "hdp"],
-                   help="m-estimates with back-off, or HDP estimates (default: m)")
+    g.add_argument("--estimator", default="hdp", choices=["hdp", "m"],
+                   help="HDP estimates (the paper's method), or m-estimates with back-off "
+                   "(default: hdp)")
     g.add_argument("--m", default="auto",
                    help="m-estimate mass; 'auto' chooses it by leave-one-out RMSE among 0.05, "
                    "0.2, 1, 5, 20; 'holdout' by the paper's rule, RMSE on a holdout of N/10 "
@@ -109,14 +112,24 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--categorical", default=None,
                    help="comma-separated columns to treat as nominal even if numeric")
     h = p.add_argument_group("HDP sampler (--estimator hdp)")
-    h.add_argument("--sampler", default="paper", choices=["paper", "fast"],
-                   help="fast: overrelaxed, concentrations every iteration, each tree sampled "
-                   "until its estimates are precise (MCSE <= 0.01) and its chains pass the "
-                   "convergence checks, at most 5000 iterations; paper: the paper's sampler, "
-                   "5000 plain Gibbs iterations, concentrations every 5th. The flags below "
-                   "override it; --structure eskdb always uses the paper's (default: paper)")
+    h.add_argument("--sampler", default=DEFAULT_SAMPLER,
+                   choices=[*SAMPLER_PRESETS, *RENAMED_PRESETS],
+                   help="adaptive: the paper's moves, each tree sampled until the Monte-Carlo "
+                   "error of what the training rows read is at most --mcse-tolerance (500 to "
+                   "5000 iterations); adaptive-overrelaxed: the same rule, overrelaxed moves; "
+                   "strict (formerly fast): overrelaxed, every probability within the "
+                   "tolerance and the concentrations past R-hat and ESS checks (slow); paper: "
+                   "the paper's sampler, 5000 plain Gibbs iterations. The flags below override "
+                   "it (default: adaptive)")
     h.add_argument("--iterations", type=parse_iterations, default=None,
-                   help="Gibbs iterations, or 'auto' (default: the sampler's; eskdb: 1000)")
+                   help="Gibbs iterations, or 'auto' (default: the sampler's)")
+    h.add_argument("--min-iter", type=int, default=None, metavar="N",
+                   help="adaptive length: the fewest iterations per chain (default: 500)")
+    h.add_argument("--max-iter", type=int, default=None, metavar="N",
+                   help="adaptive length: the most iterations per chain (default: 5000)")
+    h.add_argument("--mcse-tolerance", type=float, default=None, metavar="TOL",
+                   help="the largest Monte-Carlo standard error of what the rows read "
+                   "(default: 0.01)")
     h.add_argument("--burn-in", type=int, default=None,
                    help="iterations discarded (default: min(1000, iterations/10); with "
                    "'auto' iterations 250)")
@@ -141,6 +154,9 @@ _FLAG_ERRORS = {
     "random_state": "--seed must be a non-negative integer, got {seed}",
     "n_jobs": "--threads must be a non-zero integer (-1: all cores), got {threads}",
 }
+# the sampler options whose messages name the Python parameter, and their flags
+_FLAG_NAMES = {"n_iter": "--iterations", "min_iter": "--min-iter", "max_iter": "--max-iter",
+               "mcse_tolerance": "--mcse-tolerance", "burn_in": "--burn-in"}
 
 
 def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
@@ -176,13 +192,10 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
     # defaults); those left out are not passed at all
     common.update({name: value for name, value in (
         ("n_iter", args.iterations), ("concentration_every", args.concentration_every),
-        ("overrelax", args.overrelax)) if value is not None})
-    if args.structure != "eskdb":
-        common["sampler"] = args.sampler
-    elif args.sampler != "paper":
-        raise ValueError("--sampler fast applies to --structure nb, tan, kdb and skdb; an "
-                         "eskdb ensemble samples with the paper's sampler (1000 iterations by "
-                         "default; --iterations, --concentration-every and --overrelax set it)")
+        ("overrelax", args.overrelax), ("min_iter", args.min_iter),
+        ("max_iter", args.max_iter), ("mcse_tolerance", args.mcse_tolerance))
+        if value is not None})
+    common["sampler"] = args.sampler
     if args.structure == "eskdb":
         model: Any = ESKDBClassifier(
             n_estimators=args.n_estimators, k=5 if args.k is None else args.k,
@@ -199,6 +212,8 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
             if msg.startswith(param + " "):
                 msg = flag_msg.format(seed=args.seed, threads=args.threads)
                 break
+        for param, flag in _FLAG_NAMES.items():
+            msg = re.sub(rf"\b{param}\b", flag, msg)
         raise ValueError(msg) from None
     return model
 
@@ -291,6 +306,16 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cli_text(message: Any) -> Any:
+    """A warning's text with the command line's flags: an :class:`UnconvergedWarning` of a fit
+    advises ``--max-iter`` where Python would say ``max_iter``."""
+    diagnostics = getattr(message, "diagnostics", None)
+    if (isinstance(message, UnconvergedWarning) and diagnostics is not None
+            and message.names is PYTHON_NAMES):  # a command's own text is left as it is
+        return diagnostics.warning_message(CLI_NAMES) or message
+    return message
+
+
 def _warn_once_per_kind(caught: list[warnings.WarningMessage], n_fits: int,
                         what: str = "folds") -> None:
     """Re-emit the warnings of many fits: the HDP convergence warnings as one line (how many
@@ -298,8 +323,8 @@ def _warn_once_per_kind(caught: list[warnings.WarningMessage], n_fits: int,
     unconverged = [w for w in caught if issubclass(w.category, UnconvergedWarning)]
     if unconverged:
         warnings.warn(
-            f"in {len(unconverged)} of {n_fits} {what} {unconverged[0].message} (the first "
-            "such fit)",
+            f"in {len(unconverged)} of {n_fits} {what} {_cli_text(unconverged[0].message)} "
+            "(the first such fit)",
             UnconvergedWarning, stacklevel=2,
         )
     seen = set()
@@ -318,9 +343,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
           f"{y.nunique()} classes), {args.folds}-fold cross-validation x {args.repeats}, "
           f"seed {args.seed}")
     if "hdp" in estimators:
-        n = (BayesNetClassifier(estimator="hdp").hdp_options().n_iter if args.iterations is None
-             else args.iterations)
-        print(f"HDP: {n} Gibbs iterations, level tying")
+        opt = BayesNetClassifier(estimator="hdp", n_iter=args.iterations).hdp_options()
+        if opt.adaptive:
+            print(f"HDP: the {DEFAULT_SAMPLER} sampler ({opt.min_iter} to {opt.max_iter} Gibbs "
+                  "iterations per tree, until the Monte-Carlo error of what the rows read is "
+                  f"<= {opt.mcse_tolerance}), level tying")
+        else:
+            print(f"HDP: {opt.n_iter} Gibbs iterations, level tying")
     # the numba kernels compile on first use (then load from numba's cache): do it before any
     # fit is timed, and say so, instead of a silent pause inside the first row's "fit s"
     print("compiling the numba kernels on first use (cached afterwards) ...", end=" ", flush=True)
@@ -437,7 +466,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--folds", type=int, default=2)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--iterations", type=parse_iterations, default=None,
-                   help="HDP iterations (default: 5000)")
+                   help="HDP iterations, or 'auto' (default: the adaptive sampler's, 500 to "
+                   "5000 per tree)")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_cmd_demo)
     return parser
@@ -478,6 +508,7 @@ def _one_line_warnings(command: str) -> Iterator[None]:
     saved = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
+        message = _cli_text(message)
         try:
             print(f"hdpbn {command}: warning: {message}",
                   file=sys.stderr if file is None else file)

@@ -27,7 +27,7 @@ ESTIMATORS: tuple[str, ...] = ("m", "hdp")
 HDP_PARAMETERS: tuple[str, ...] = (
     "n_iter", "burn_in", "tying", "update", "root", "n_chains", "concentration_shape",
     "concentration_rate", "concentration_every", "alpha0", "overrelax",
-    "mcse_tolerance", "mcse_weighting", "convergence_checks",
+    "min_iter", "max_iter", "mcse_tolerance", "mcse_weighting", "convergence_checks",
 )
 
 
@@ -35,8 +35,9 @@ def hdp_options(params: Mapping[str, Any]) -> HDPOptions:
     """The sampler options among ``params`` (``ValueError`` naming a bad one).
 
     ``params["sampler"]`` names the preset (:data:`~fastpath.estimate.hdp.options.
-    SAMPLER_PRESETS`; ``"paper"`` when absent, as for the ensemble and for model files written
-    before presets existed); every other sampler option that is not None overrides it.
+    SAMPLER_PRESETS`; ``"paper"`` when absent, as for model files written before the
+    classifiers had a ``sampler`` parameter, whose fits were the paper's sampler); every other
+    sampler option that is not None overrides it.
     """
     sampler = params.get("sampler", "paper")  # HDPOptions.preset names a bad one
     overrides = {name: params[name] for name in HDP_PARAMETERS

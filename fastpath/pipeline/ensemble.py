@@ -52,7 +52,7 @@ from .stages import (
 )
 
 __all__ = [
-    "ENSEMBLE_REMEDY", "FittedEnsemble", "Member", "ensemble_proba", "estimate_members",
+    "FittedEnsemble", "Member", "ensemble_proba", "estimate_members",
     "fit_ensemble_in_memory", "learn_member", "member_codes", "member_streams",
 ]
 
@@ -98,13 +98,6 @@ class FittedEnsemble:
     hdp_results_: list[HDPResult] | None = None
     diagnostics_: FitDiagnostics | None = None
     n_passes_: int | None = None
-
-
-#: The unconverged-fit advice in :class:`~fastpath.ESKDBClassifier`'s parameters (it has no
-#: sampler presets: the authors' fixed-length sampler).
-ENSEMBLE_REMEDY = ("Mix faster with overrelax=True, concentration_every=1 or run longer "
-                   "(n_iter, burn_in) or more chains; see diagnostics_ "
-                   "(hdpbn diagnose MODEL).")
 
 
 def member_streams(random_state, n_members: int) -> list[np.random.Generator]:
@@ -209,8 +202,7 @@ def estimate_members(config: FitConfig, members: list[Member], *, log: FitLog | 
                 distinct.append(tree)
                 names.append(f"member {e}: {tree_label(tree, i)}")
             slots[-1].append(position[key])
-    estimated = estimate_tables(config, distinct, None, tree_names=names,
-                                stacklevel=stacklevel + 1, log=log, remedy=ENSEMBLE_REMEDY)
+    estimated = estimate_tables(config, distinct, None, tree_names=names, log=log)
     for member, slot in zip(members, slots, strict=True):
         member.probability_tables = [estimated.tables[j] for j in slot]
     return estimated.hdp_results, estimated.diagnostics

@@ -41,7 +41,7 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
     m, scores = choose_m_from_codes(config, specs, codes, y_codes,
                                     as_generator(config.random_state), counts=counts)
     trees = name_trees(counts, specs, encoder.feature_names_)
-    estimated = estimate_tables(config, trees, m, stacklevel=stacklevel + 1, log=log)
+    estimated = estimate_tables(config, trees, m, log=log)
     log.stage("fitted")
     return FittedModel(
         classes_=classes,

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..counts.context_tree import ContextTree
 from ..counts.counting import CountAccumulator, TreeSpec
-from ..estimate.diagnostics import DEFAULT_REMEDY, FitDiagnostics, summarise_fit, tree_label
+from ..estimate.diagnostics import FitDiagnostics, summarise_fit, tree_label
 from ..estimate.hdp.api import estimate_trees
 from ..estimate.hdp.results import HDPResult
 from ..estimate.mestimate import M_GRID, M_GRID_POSITIVE, m_estimate_table
@@ -241,17 +241,16 @@ def structure_name(config: FitConfig) -> str:
 
 def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | None, *,
                     tree_names: Sequence[str] | None = None,
-                    stacklevel: int = 2, log: FitLog | None = None,
-                    remedy: str = DEFAULT_REMEDY) -> EstimatedTables:
+                    log: FitLog | None = None) -> EstimatedTables:
     """m-estimates with the chosen ``m`` (and ``config.m_backoff``), or HDP estimates with
     ``config.hdp``.
 
-    HDP fits warn (:class:`~fastpath.estimate.diagnostics.UnconvergedWarning`, ``stacklevel``
-    frames above the caller) when a tree looks unconverged, with one chain too (split R-hat of
-    its halves, bulk ESS);
-    ``tree_names`` name the trees in the diagnostics (default: ``P(child | parents)``);
-    ``log`` (default ``config.log()``) shows the sampler's progress when verbose;
-    ``remedy`` ends the warning with advice in the calling estimator's parameters.
+    HDP fits warn (:class:`~fastpath.estimate.diagnostics.UnconvergedWarning`, pointed at the
+    first line outside fastpath) when a tree's estimates are not certified
+    (:meth:`~fastpath.estimate.diagnostics.FitDiagnostics.unconverged`), with advice in the
+    classifiers' parameters; ``tree_names`` name the trees in the diagnostics (default:
+    ``P(child | parents)``); ``log`` (default ``config.log()``) shows the sampler's progress
+    when verbose.
     """
     log = config.log() if log is None else log
     if config.estimator == "m":
@@ -267,7 +266,7 @@ def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | 
         if tree_names is None:
             tree_names = [tree_label(t, i) for i, t in enumerate(trees)]
         diagnostics = summarise_fit(results, tree_names)
-        diagnostics.warn_if_unconverged(stacklevel=stacklevel + 1, remedy=remedy)
+        diagnostics.warn_if_unconverged()
         tables = [np.array(r.probabilities, dtype=np.float64) for r in results]
     for t in tables:
         t.flags.writeable = False

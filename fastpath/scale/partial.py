@@ -157,7 +157,7 @@ class PartialFit:
         ``"auto"`` scores the positive candidates (:data:`M_GRID_POSITIVE`), ``"holdout"`` the
         paper's (:data:`M_GRID`, 0 included)."""
         m, scores, trees = self.trees_and_m()
-        estimated = estimate_tables(self.config, trees, m, stacklevel=stacklevel + 1)
+        estimated = estimate_tables(self.config, trees, m)
         self.state.stale = False
         return FittedModel(
             classes_=self.classes,

@@ -240,7 +240,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
         log.stage(f"pass {runner.n_passes + 1}: choosing m (loo)")
         m, scores = loo_m_choice(runner.run(coder, loo_m_statistic(config, specs, full, n)), n)
     trees = name_trees(full, specs, encoder.feature_names_)
-    estimated = estimate_tables(config, trees, m, stacklevel=stacklevel + 1, log=log)
+    estimated = estimate_tables(config, trees, m, log=log)
     log.stage(f"fitted in {runner.n_passes} passes")
     return FittedModel(
         classes_=classes,

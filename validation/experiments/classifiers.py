@@ -21,10 +21,14 @@ Names
     step; ``root="reference"``: the root's table counts fixed at min(1, n)); ``-hdp`` is the
     exact sampler. Both sample the concentrations every fifth iteration, as the reference does,
     for ``--iterations`` iterations (``sampler="paper"``).
+``tan-hdpa``, ``kdb3-hdpa``, ``skdb5-hdpa``, ``eskdb-hdpa``, ...
+    ``<structure>-hdpa``: HDP estimates with the library's default sampler
+    (``sampler="adaptive"``: the paper's moves, each tree sampled until the Monte-Carlo error of
+    what the training rows read is at most 0.01); ``--iterations`` does not apply.
 ``tan-hdpf``, ``kdb3-hdpf``, ``skdb5-hdpf``, ...
-    ``<structure>-hdpf``: HDP estimates with the library's default sampler (``sampler="fast"``:
-    overrelaxed, concentrations every iteration, each tree sampled until its estimates are
-    precise and its chain passes the convergence checks); ``--iterations`` does not apply.
+    ``<structure>-hdpf``: HDP estimates with the strict adaptive sampler (``sampler="strict"``,
+    formerly ``"fast"``: overrelaxed, concentrations every iteration, each tree sampled until
+    every estimate is precise and its chain passes the convergence checks).
 ``rf``
     scikit-learn random forest with the paper's (Weka default) settings: 100 trees,
     ``max_features = int(log2(n_attributes) + 1)``, no minimum leaf size (``min_samples_leaf=1``,
@@ -37,10 +41,12 @@ Names
 ``xgboost``
     XGBoost, ``max_depth=6``, 50 boosting rounds (the paper's Splice experiment), histogram
     trees, other parameters at their defaults.
-``eskdb-hdp``, ``eskdb-m``, ``eskdb10-hdp``, ``eskdb-mdl-hdp``, ...
+``eskdb-hdp``, ``eskdb-m``, ``eskdb10-hdp``, ``eskdb-mdl-hdp``, ``eskdb-hdpa``, ...
     ``eskdb[E][-mdl]-<estimator>``: the ensemble of ``E`` (default 20) selective kDB-5 members
     (:class:`fastpath.ESKDBClassifier`, Zhang, Petitjean & Buntine 2020), each with its own
-    stochastic MDL discretisation, or with Weka's MDL for every member (``-mdl``).
+    stochastic MDL discretisation, or with Weka's MDL for every member (``-mdl``); ``-hdp``
+    samples ``--iterations`` iterations with the paper's sampler (the authors ran 1,000),
+    ``-hdpa`` with the library's default, adaptive sampler.
 ``rf-weka``
     Weka's RandomForest as the paper ran it (``-I 100 -K 0``, Debian's ``weka`` package; ``make
     weka``) on the same MDL codes written as ARFF with every attribute nominal, so that a split on
@@ -98,8 +104,8 @@ DEFAULT_CLASSIFIERS: tuple[str, ...] = (
 #: ``--quick``: a handful, enough to exercise every code path
 QUICK_CLASSIFIERS: tuple[str, ...] = ("nb-m", "tan-m", "kdb3-m", "kdb3-hdp", "skdb3-m", "rf")
 
-_NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mloo|mv|m|hdpr|hdpf|hdp)$")
-_ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl)?-(m|hdp)$")
+_NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mloo|mv|m|hdpr|hdpf|hdpa|hdp)$")
+_ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl)?-(m|hdpa|hdp)$")
 #: ESKDB's members' K and default number of members (the authors' settings)
 ESKDB_K = 5
 ESKDB_MEMBERS = 20
@@ -119,12 +125,13 @@ class ClassifierSpec:
     m_backoff: str = "path"  # bnc with m-estimates: "path" (-m) or "value" (-mv)
     m_rule: str = "holdout"  # bnc with m-estimates: "holdout" (-m, -mv) or "auto" (-mloo)
     reference_sampler: bool = False  # bnc with HDP: the Java sampler's shortcuts (-hdpr)
-    fast_sampler: bool = False  # bnc with HDP: sampler="fast", adaptive length (-hdpf)
+    fast_sampler: bool = False  # bnc with HDP: sampler="strict", adaptive length (-hdpf)
+    adaptive_sampler: bool = False  # HDP with the default sampler="adaptive" (-hdpa)
 
     def cache_tag(self, iterations: int) -> str:
         """Directory name of this classifier's cached cells (HDP tags carry the iterations;
-        the fast sampler's, ``-auto``, its adaptive length)."""
-        if self.fast_sampler:
+        the adaptive samplers', ``-auto``, their adaptive length)."""
+        if self.fast_sampler or self.adaptive_sampler:
             return f"{self.name}-auto"
         return f"{self.name}-it{iterations}" if self.estimator == "hdp" else self.name
 
@@ -141,7 +148,9 @@ class ClassifierSpec:
             return "RF (Weka)"
         if self.family == "eskdb":
             det = "" if self.stochastic else " (MDL)"
-            return f"ESKDB-{self.n_members}{det}-{'HDP' if self.estimator == 'hdp' else 'm'}"
+            est = "m" if self.estimator != "hdp" else (
+                "HDP (adaptive sampler)" if self.adaptive_sampler else "HDP")
+            return f"ESKDB-{self.n_members}{det}-{est}"
         if self.family == "xgboost":
             return "XGBoost"
         base = {"nb": "NB", "tan": "TAN"}.get(self.structure or "")
@@ -149,7 +158,9 @@ class ClassifierSpec:
             base = f"{'SkDB' if self.structure == 'skdb' else 'kDB'}-{self.k}"
         if self.estimator == "hdp":
             if self.fast_sampler:
-                return f"{base}-HDP (fast sampler)"
+                return f"{base}-HDP (strict sampler)"
+            if self.adaptive_sampler:
+                return f"{base}-HDP (adaptive sampler)"
             return f"{base}-HDP (reference sampler)" if self.reference_sampler else f"{base}-HDP"
         if self.m_rule == "auto":
             return f"{base}-m (leave-one-out m)"
@@ -170,14 +181,17 @@ def parse_classifier(name: str) -> ClassifierSpec:
         n_members = ESKDB_MEMBERS if members is None else int(members)
         if n_members < 1:
             raise ValueError(f"{name!r}: an ensemble needs at least one member")
-        return ClassifierSpec(key, "eskdb", "skdb", ESKDB_K, estimator, n_members, mdl is None)
+        adaptive = estimator == "hdpa"
+        return ClassifierSpec(key, "eskdb", "skdb", ESKDB_K, "hdp" if adaptive else estimator,
+                              n_members, mdl is None, adaptive_sampler=adaptive)
     match = _NAME.match(key)
     if match is None:
         raise ValueError(
             f"unknown classifier {name!r}: expected <structure>-<estimator> with structure "
             "nb, tan, kdb<K> or skdb<K> and estimator m, mv (m-estimates with the value "
             "back-off), mloo (m chosen by leave-one-out), hdp, hdpr (HDP with the reference "
-            "sampler's shortcuts) or hdpf (HDP with the fast adaptive sampler) (e.g. kdb3-hdp), "
+            "sampler's shortcuts), hdpa (HDP with the default adaptive sampler) or hdpf (HDP "
+            "with the strict adaptive sampler) (e.g. kdb3-hdp), "
             "eskdb[E][-mdl]-<estimator>, or rf, rf-onehot, rf-raw, rf-weka, xgboost"
         )
     head, kdb_k, skdb_k, estimator = match.groups()
@@ -185,7 +199,9 @@ def parse_classifier(name: str) -> ClassifierSpec:
     m_rule = "auto" if estimator == "mloo" else "holdout"
     reference = estimator == "hdpr"
     fast = estimator == "hdpf"
-    estimator = {"mv": "m", "mloo": "m", "hdpr": "hdp", "hdpf": "hdp"}.get(estimator, estimator)
+    adaptive = estimator == "hdpa"
+    estimator = {"mv": "m", "mloo": "m", "hdpr": "hdp", "hdpf": "hdp",
+                 "hdpa": "hdp"}.get(estimator, estimator)
     if kdb_k is not None:
         structure, k = "kdb", int(kdb_k)
     elif skdb_k is not None:
@@ -193,7 +209,8 @@ def parse_classifier(name: str) -> ClassifierSpec:
     else:
         structure, k = head, 1 if head == "tan" else 0
     return ClassifierSpec(key, "bnc", structure, k, estimator, m_backoff=backoff, m_rule=m_rule,
-                          reference_sampler=reference, fast_sampler=fast)
+                          reference_sampler=reference, fast_sampler=fast,
+                          adaptive_sampler=adaptive)
 
 
 class DiscretisedBaseline:
@@ -339,10 +356,12 @@ def make_classifier(
     if spec.family == "rf-weka":
         return WekaForest(categorical_features=categorical_features, seed=seed, n_jobs=n_jobs)
     if spec.family == "eskdb":
+        sampling: dict[str, Any] = (dict(sampler="adaptive") if spec.adaptive_sampler
+                                    else dict(sampler="paper", n_iter=iterations))
         return ESKDBClassifier(
             n_estimators=spec.n_members, k=spec.k, estimator=spec.estimator,
             stochastic_discretization=spec.stochastic, categorical_features=categorical_features,
-            n_iter=iterations, n_jobs=n_jobs, random_state=seed,
+            n_jobs=n_jobs, random_state=seed, **sampling,
         )
     kwargs: dict[str, Any] = dict(
         estimator=spec.estimator,
@@ -350,7 +369,9 @@ def make_classifier(
         random_state=seed,
     )
     if spec.estimator == "hdp" and spec.fast_sampler:
-        kwargs.update(sampler="fast", n_jobs=n_jobs)
+        kwargs.update(sampler="strict", n_jobs=n_jobs)
+    elif spec.estimator == "hdp" and spec.adaptive_sampler:
+        kwargs.update(sampler="adaptive", n_jobs=n_jobs)
     elif spec.estimator == "hdp":
         kwargs.update(sampler="paper", n_iter=iterations, n_jobs=n_jobs)
         if spec.reference_sampler:

@@ -39,7 +39,7 @@ from . import kernels as _s
 from .options import AUTO_BATCH, HDPOptions
 from .results import HDPResult, HDPTrace
 from .stirling import LogStirlingTable
-from .stopping import StopCheck, batch_means_mcse, check_stop, next_length
+from .stopping import StopCheck, batch_means_mcse, check_stop, next_length, rows_mcse
 
 __all__ = ["RATIO_N_MAX", "estimate_tree", "estimate_trees"]
 
@@ -295,6 +295,7 @@ def _init_chain(
         node_tr=np.zeros((prep.n_trace, prep.trace_ids.size, K)),
         draw_ids=prep.draw_ids,
         draws=np.zeros((prep.n_draws, prep.draw_ids.size, K)),
+        rows_tr=np.zeros(cfg.n_iter - cfg.burn_in),
     )
     n_bands = int(np.count_nonzero(model.band_slot >= 0))
     scratch = _s.Scratch(
@@ -348,16 +349,20 @@ def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -
     m = len(chains) * _closed_batches(prep, opt, n_run)
     mcse = batch_means_mcse(sum(ch.accum.bm_s1 for ch in chains),
                             sum(ch.accum.bm_s2 for ch in chains), m)
+    n_kept = max(0, n_run - opt.burn_in_iterations)
     if opt.mcse_weighting == "rows":  # RMS over the training rows of what each reads
-        leaf_counts = prep.tree.counts[prep.leaf_start:]
-        weights = leaf_counts / max(int(leaf_counts.sum()), 1)
-        mcse = np.sqrt(np.sum(weights * mcse[prep.leaf_start:] ** 2, keepdims=True))
+        chain_p = (np.stack([(ch.accum.acc_sum + ch.accum.acc_batch) / n_kept for ch in chains])
+                   if len(chains) >= 2 and n_kept > 0 else None)
+        mcse = np.array([rows_mcse(prep.tree, mcse, chain_p)])
     conc, lj = _kept_trace(prep, opt, chains, n_run)
     if opt.fix_concentrations:
         conc = conc[:, :, :0]
-    if not opt.convergence_checks:  # the MCSE alone decides
+    rows = None
+    if opt.convergence_checks:  # the strict rule: the chains' state and rows' R-hat too
+        rows = np.stack([ch.traces.rows_tr[:n_kept] for ch in chains])
+    else:  # what predictions read alone decides
         conc, lj = conc[:, :0, :0], lj[:, :0]
-    return check_stop(mcse, conc, lj, tolerance=opt.mcse_tolerance)
+    return check_stop(mcse, conc, lj, tolerance=opt.mcse_tolerance, rows_probability=rows)
 
 
 def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: int,
@@ -389,6 +394,7 @@ def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: i
         log_joint=readonly(np.stack([ch.traces.lj_tr[:rows] for ch in chains])),
         node_ids=readonly(prep.trace_ids),
         node_probabilities=readonly(np.stack([ch.traces.node_tr[:rows] for ch in chains])),
+        rows_probability=readonly(np.stack([ch.traces.rows_tr[:n_keep] for ch in chains])),
     )
     has_draws = prep.draw_ids.size > 0
     n_draws = rows - burn // opt.thin

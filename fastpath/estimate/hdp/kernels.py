@@ -272,6 +272,11 @@ class Traces(NamedTuple):
         Nodes whose posterior draws are kept (empty: no draws).
     draws : ndarray of float64, (n_draws, n_drawn, K)
         The draws (:func:`posterior_draw`).
+    rows_tr : ndarray of float64, (n_kept,)
+        At every post-burn-in iteration (not thinned), the mean over the training rows of the
+        Rao-Blackwellised probability each row reads at its leaf, ``sum_{leaf, k} n_leaf,k
+        phat_leaf,k / N``: the scalar whose R-hat says whether the chains agree on what
+        predictions read.
     """
 
     conc_tr: np.ndarray
@@ -280,6 +285,7 @@ class Traces(NamedTuple):
     node_tr: np.ndarray
     draw_ids: np.ndarray
     draws: np.ndarray
+    rows_tr: np.ndarray
 
 
 class Scratch(NamedTuple):
@@ -1091,12 +1097,20 @@ def run_iterations(it_start, it_stop, model, cfg, state, accum, traces, scratch)
     node_tr = traces.node_tr
     draw_ids = traces.draw_ids
     draws = traces.draws
+    rows_tr = traces.rows_tr
+    counts = model.counts
+    leaf_start = model.leaf_start
     phi = scratch.phi
     n_nodes, K = n.shape
     G = alpha.shape[0]
     has_groups = G > 0
     phase = 3 % every
     n_trace_burn = burn_in // thin
+    n_rows = 0
+    for j in range(leaf_start, n_nodes):
+        for k in range(K):
+            n_rows += counts[j, k]
+    inv_rows = 1.0 / n_rows if n_rows > 0 else 0.0
     for it in range(it_start, it_stop):
         sweep(model, cfg, state, scratch)
         if has_groups and not fix_conc and it % every == phase:
@@ -1109,6 +1123,11 @@ def run_iterations(it_start, it_stop, model, cfg, state, accum, traces, scratch)
             r = it - burn_in - 1  # index among kept iterations
             for g in range(G):
                 alpha_sum[g] += alpha[g]
+            rows_p = 0.0
+            for j in range(leaf_start, n_nodes):
+                for k in range(K):
+                    rows_p += counts[j, k] * phat[j, k]
+            rows_tr[r] = rows_p * inv_rows
             if r < n_batches * bsize and (r + 1) % bsize == 0:
                 inv_b = 1.0 / bsize
                 for j in range(n_nodes):

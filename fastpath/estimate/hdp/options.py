@@ -10,9 +10,10 @@ import numpy as np
 
 from ...counts.context_tree import TYING_STRATEGIES
 from ...utils.validation import check_float, check_int
+from ...utils.warn import warn
 
-__all__ = ["AUTO_BATCH", "MCSE_WEIGHTINGS", "ROOT_TREATMENTS", "SAMPLER_PRESETS", "UPDATES",
-           "HDPOptions"]
+__all__ = ["AUTO_BATCH", "DEFAULT_SAMPLER", "MCSE_WEIGHTINGS", "RENAMED_PRESETS", "ROOT_TREATMENTS",
+           "SAMPLER_PRESETS", "UPDATES", "HDPOptions", "resolve_preset"]
 
 UPDATES: tuple[str, ...] = ("exact", "window")
 ROOT_TREATMENTS: tuple[str, ...] = ("exact", "reference")
@@ -24,15 +25,33 @@ AUTO_BATCH = 25
 MCSE_WEIGHTINGS: tuple[str, ...] = ("max", "rows")
 
 #: Named sampler settings (``HDPOptions.preset``, ``BayesNetClassifier(sampler=...)``).
+#:
+#: ``"adaptive"`` (the classifiers' default): the paper's moves (plain Gibbs, concentrations
+#: re-sampled every 5th iteration), each tree sampled until the Monte-Carlo error of what the
+#: training rows read is small (``n_iter="auto"``, ``mcse_weighting="rows"``, no R-hat/ESS
+#: condition; with two or more chains the error includes how far the chains disagree).
+#: Chosen over the overrelaxed moves because, under this rule, nearly every tree stops at
+#: ``min_iter`` and the plain iteration is the cheaper one (docs/performance.md, "The default
+#: sampler").
+#: ``"adaptive-overrelaxed"``: the same rule with the overrelaxed moves, concentrations every
+#: iteration. ``"strict"``: the overrelaxed moves, every probability of every node within the
+#: tolerance and the concentrations and log joint past R-hat <= 1.01 and bulk ESS >= 100 per
+#: chain (the rule of the former ``"fast"`` preset; slower than ``"paper"``).
 #: ``"paper"``: the paper's and the reference's sampler, 5,000 plain Gibbs iterations with the
-#: concentrations re-sampled every 5th (the default; the experiments' runner and ``hdpbn
-#: estimate`` use it). ``"fast"``: still exact, overrelaxed, concentrations every iteration, and
-#: each tree sampled until its estimates are precise and its chains pass the convergence checks
-#: (``n_iter="auto"``; docs/performance.md measures its cost and a faster rule).
+#: concentrations re-sampled every 5th (the experiments' runner and ``hdpbn estimate``).
 SAMPLER_PRESETS: dict[str, dict[str, object]] = {
+    "adaptive": {"n_iter": "auto", "concentration_every": 5, "overrelax": False,
+                 "mcse_weighting": "rows", "convergence_checks": False},
+    "adaptive-overrelaxed": {"n_iter": "auto", "concentration_every": 1, "overrelax": True,
+                             "mcse_weighting": "rows", "convergence_checks": False},
+    "strict": {"n_iter": "auto", "concentration_every": 1, "overrelax": True,
+               "mcse_weighting": "max", "convergence_checks": True},
     "paper": {"n_iter": 5000, "concentration_every": 5, "overrelax": False},
-    "fast": {"n_iter": "auto", "concentration_every": 1, "overrelax": True},
 }
+#: The classifiers' default preset.
+DEFAULT_SAMPLER = "adaptive"
+#: Former preset names, still accepted with a ``FutureWarning``: name -> preset.
+RENAMED_PRESETS: dict[str, str] = {"fast": "strict"}
 
 
 @dataclass(frozen=True)
@@ -57,20 +76,22 @@ class HDPOptions:
     check_every : int
         ``n_iter="auto"`` only: the chains stop at ``min_iter`` plus a multiple of it.
     mcse_tolerance : float
-        ``n_iter="auto"`` only: the largest Monte-Carlo standard error (batch means of
-        :data:`AUTO_BATCH` iterations, pooled over chains) allowed on any probability of any
-        node of the tree.
-    mcse_weighting : {"max", "rows"}
-        ``n_iter="auto"`` only: what must be below ``mcse_tolerance``. ``"max"``: the MCSE of
-        every probability of every node. ``"rows"``: the root mean square, over the training
-        rows, of the MCSE of the probability each row reads at its leaf (weights
-        ``n_leaf,value / N``): the Monte-Carlo error a prediction meets on data like the
-        training data, which a rarely reached node barely moves.
+        The largest Monte-Carlo standard error (batch means of :data:`AUTO_BATCH` iterations
+        when adaptive, pooled over chains) allowed on what ``mcse_weighting`` names: where an
+        adaptive run stops, and, for every run, above which the fit's
+        :class:`~fastpath.estimate.UnconvergedWarning` says the estimates are imprecise.
+    mcse_weighting : {"rows", "max"}
+        What must be below ``mcse_tolerance``. ``"rows"`` (default): the root mean square,
+        over the training rows, of the MCSE of the probability each row reads at its leaf
+        (weights ``n_leaf,value / N``): the Monte-Carlo error a prediction meets on data like
+        the training data, which a rarely reached node barely moves. ``"max"``: the MCSE of
+        every probability of every node.
     convergence_checks : bool
-        ``n_iter="auto"`` only: the stopping rule also requires the concentrations and the log
-        joint to pass R-hat <= 1.01 and bulk ESS >= 100 per chain (default). ``False``: the
-        MCSE alone decides (faster; nothing then checks that the chains have mixed before they
-        stop, beyond the batch means).
+        The stopping rule (``n_iter="auto"``) also requires the concentrations and the log
+        joint to pass R-hat <= 1.01 and bulk ESS >= 100 per chain, and the fit warns when they
+        do not (the ``"strict"`` preset; with two or more chains also the split R-hat of the
+        rows' probability trace). ``False`` (default): they are computed and reported
+        (``diagnostics_``) but neither stop the chains nor warn.
     tying : {"level", "same-parent", "single", "none"}
         Which nodes share a concentration (paper, "Sampling and tying concentrations").
     update : {"exact", "window"}
@@ -129,8 +150,8 @@ class HDPOptions:
     max_iter: int = 5000
     check_every: int = 250
     mcse_tolerance: float = 0.01
-    mcse_weighting: str = "max"
-    convergence_checks: bool = True
+    mcse_weighting: str = "rows"
+    convergence_checks: bool = False
     tying: str = "level"
     update: str = "exact"
     root: str = "exact"
@@ -249,10 +270,21 @@ class HDPOptions:
     @classmethod
     def preset(cls, name: str, **overrides) -> HDPOptions:
         """The options of a named sampler (:data:`SAMPLER_PRESETS`), ``overrides`` applied on
-        top (``ValueError`` for an unknown name)."""
-        if not (isinstance(name, str) and name in SAMPLER_PRESETS):
-            raise ValueError(f"sampler must be one of {tuple(SAMPLER_PRESETS)}, got {name!r}")
-        return cls(**{**SAMPLER_PRESETS[name], **overrides})
+        top (``ValueError`` for an unknown name; a former name warns and maps to its preset)."""
+        return cls(**{**SAMPLER_PRESETS[resolve_preset(name)], **overrides})
 
     def replace(self, **changes) -> HDPOptions:
         return dataclasses.replace(self, **changes)
+
+
+def resolve_preset(name: str) -> str:
+    """The preset ``name`` names: itself, or for a former name (:data:`RENAMED_PRESETS`) its new
+    name with a ``FutureWarning``; ``ValueError`` for an unknown one."""
+    if isinstance(name, str) and name in RENAMED_PRESETS:
+        new = RENAMED_PRESETS[name]
+        warn(f"sampler={name!r} is now called sampler={new!r} (the same options); the old name "
+             "will be removed in a future release", FutureWarning)
+        return new
+    if not (isinstance(name, str) and name in SAMPLER_PRESETS):
+        raise ValueError(f"sampler must be one of {tuple(SAMPLER_PRESETS)}, got {name!r}")
+    return name

@@ -12,7 +12,7 @@ import pandas as pd
 from ...counts.context_tree import ContextTree
 from ..convergence import effective_sample_size, split_rhat
 from .options import HDPOptions
-from .stopping import StopCheck
+from .stopping import StopCheck, rows_mcse
 
 __all__ = ["HDPResult", "HDPTrace"]
 
@@ -33,6 +33,10 @@ class HDPTrace:
     node_ids : (n_traced,) int64
     node_probabilities : (n_chains, n_trace, n_traced, K)
         Rao-Blackwellised estimates of the traced nodes at each trace point.
+    rows_probability : (n_chains, n_kept)
+        At every post-burn-in iteration (not thinned), the mean over the training rows of the
+        Rao-Blackwellised probability each row reads at its leaf: what predictions read, in
+        one number per iteration (its split R-hat is the fit's check that the chains agree).
     """
 
     iterations: np.ndarray
@@ -41,6 +45,7 @@ class HDPTrace:
     log_joint: np.ndarray
     node_ids: np.ndarray
     node_probabilities: np.ndarray
+    rows_probability: np.ndarray = field(default_factory=lambda: np.zeros((1, 0)))
 
     @property
     def kept(self) -> np.ndarray:
@@ -108,6 +113,23 @@ class HDPResult:
     n_iterations: int = 0
     stop_reason: str = "n_iter"
     stop_check: StopCheck | None = None
+
+    @property
+    def rows_mcse(self) -> float:
+        """Root mean square over the training rows of the MCSE of the probability each row
+        reads at its leaf, with two or more chains at least their between-chain standard
+        error (:func:`~fastpath.estimate.hdp.stopping.rows_mcse`; NaN when the run was too
+        short to estimate it): what ``mcse_tolerance`` bounds by default."""
+        return rows_mcse(self.tree, self.mcse, self.chain_probabilities)
+
+    @property
+    def rows_rhat(self) -> float:
+        """Split R-hat of the rows' probability trace over the chains (NaN with one chain or a
+        trace that never moves)."""
+        rows = np.asarray(self.trace.rows_probability, dtype=float)
+        if rows.shape[0] < 2 or rows.shape[1] < 4:
+            return math.nan
+        return split_rhat(rows)
 
     @property
     def n_groups(self) -> int:

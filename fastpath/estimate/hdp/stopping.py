@@ -3,12 +3,21 @@
 At every block boundary (``min_iter``, then every ``check_every`` iterations) the chains of one
 tree stop together when
 
-1. the Monte-Carlo standard error of every posterior-mean probability of every node -- batch
-   means of :data:`~fastpath.estimate.hdp.options.AUTO_BATCH` iterations, pooled over the
-   chains -- is at most ``mcse_tolerance``; and
-2. the post-burn-in traces of the concentrations and of the log joint pass the checks the fit's
-   diagnostics apply (:mod:`fastpath.estimate.diagnostics`): rank-normalised split R-hat <=
-   1.01 and bulk ESS >= 100 per chain. A trace that never moves (NaN statistics) needs no check.
+1. the Monte-Carlo standard error -- batch means of
+   :data:`~fastpath.estimate.hdp.options.AUTO_BATCH` iterations, pooled over the chains -- is
+   at most ``mcse_tolerance``: with ``mcse_weighting="rows"`` (the default) its root mean
+   square over the training rows, each row weighing the probability it reads at its leaf
+   (``sqrt(sum_{leaf,k} n_leaf,k MCSE_leaf,k^2 / N)``); with ``"max"`` every probability of
+   every node;
+   with two or more chains, the rows' MCSE is also at least the between-chain standard error
+   of what the rows read (:func:`rows_mcse`), so chains that disagree by more than the
+   tolerance keep running; and
+2. with ``convergence_checks=True`` only (the ``"strict"`` preset), the post-burn-in traces of
+   the concentrations and of the log joint pass the checks the fit's diagnostics apply
+   (:mod:`fastpath.estimate.diagnostics`): split R-hat <= 1.01 and bulk ESS >= 100 per chain,
+   and with two or more chains the split R-hat of the rows' probability trace
+   (:attr:`~fastpath.estimate.hdp.results.HDPTrace.rows_probability`) is at most 1.01 too.
+   A trace that never moves (NaN statistics) needs no check.
 
 Both read only the tree's own chains at the boundary, never the clock or the other trees, so
 the iterations a tree runs are a function of the seed alone. When the rule is unmet,
@@ -26,7 +35,8 @@ import numpy as np
 
 from ..convergence import ESS_PER_CHAIN_MIN, RHAT_MAX, effective_sample_size, split_rhat
 
-__all__ = ["STOP_REASONS", "StopCheck", "batch_means_mcse", "check_stop", "next_length"]
+__all__ = ["STOP_REASONS", "StopCheck", "batch_means_mcse", "check_stop", "next_length",
+           "rows_mcse"]
 
 #: why a tree's chains stopped: ``"n_iter"`` (a fixed length), ``"tolerance"`` (the rule was
 #: met), ``"max_iter"`` (adaptive, the rule still unmet at ``max_iter``)
@@ -49,6 +59,9 @@ class StopCheck(NamedTuple):
         Smallest bulk ESS over the same traces (NaN: no trace moves).
     unmet : str
         What is still out of bounds ("" when ``stop``).
+    rows_rhat : float
+        Split R-hat of the rows' probability trace (NaN with one chain or a trace that never
+        moves).
     """
 
     stop: bool
@@ -56,6 +69,7 @@ class StopCheck(NamedTuple):
     max_rhat: float
     min_ess: float
     unmet: str
+    rows_rhat: float = math.nan
 
 
 def batch_means_mcse(s1: np.ndarray, s2: np.ndarray, n_batches: int) -> np.ndarray:
@@ -73,6 +87,32 @@ def batch_means_mcse(s1: np.ndarray, s2: np.ndarray, n_batches: int) -> np.ndarr
     return np.sqrt(var / m)
 
 
+def rows_mcse(tree, mcse: np.ndarray, chain_probabilities: np.ndarray | None = None) -> float:
+    """Monte-Carlo standard error of what the training rows read, in one number.
+
+    The root mean square over the training rows of the MCSE of the probability each row reads
+    at its leaf, ``sqrt(sum_{leaf, k} n_leaf,k MCSE_leaf,k^2 / N)``, from the batch-means
+    ``mcse`` of shape (n_nodes, K) (NaN where it is not estimated). With two or more chains
+    (``chain_probabilities`` of shape (n_chains, n_nodes, K)) it is the larger of that and the
+    same root mean square of the between-chain standard error ``sd_c(p_c) / sqrt(C)``: chains
+    that settled on different values (a mode one chain never left, which batch means within a
+    chain cannot see) count at their face value. ``tree`` is the
+    :class:`~fastpath.counts.ContextTree` the MCSEs belong to: its deepest level's counts weigh
+    them.
+    """
+    leaf_start = int(tree.level_offsets[-2])
+    leaf_counts = tree.counts[leaf_start:]
+    weights = leaf_counts / max(int(leaf_counts.sum()), 1)
+    with np.errstate(invalid="ignore"):
+        within = float(np.sqrt(np.sum(weights * np.asarray(mcse)[leaf_start:] ** 2)))
+        if chain_probabilities is None or len(chain_probabilities) < 2:
+            return within
+        p = np.asarray(chain_probabilities, dtype=float)[:, leaf_start:]
+        se2 = p.var(axis=0, ddof=1) / p.shape[0]
+        between = float(np.sqrt(np.sum(weights * se2)))
+    return max(within, between) if math.isfinite(within) else within
+
+
 def _finite(values: list[float], worst) -> float:
     a = np.asarray(values, dtype=float)
     a = a[np.isfinite(a)]
@@ -85,6 +125,7 @@ def check_stop(
     log_joint: np.ndarray,
     *,
     tolerance: float,
+    rows_probability: np.ndarray | None = None,
     rhat_max: float = RHAT_MAX,
     ess_min_per_chain: float = ESS_PER_CHAIN_MIN,
 ) -> StopCheck:
@@ -93,13 +134,17 @@ def check_stop(
     Parameters
     ----------
     mcse : ndarray
-        MCSE of every posterior-mean probability of the tree (any shape).
+        The MCSEs that must be within ``tolerance`` (any shape; the rows' root mean square is
+        one value).
     concentrations : ndarray of shape (n_chains, n_draws, n_groups)
         Post-burn-in trace of the sampled concentrations (``n_groups = 0`` when fixed).
     log_joint : ndarray of shape (n_chains, n_draws)
         Post-burn-in trace of the log joint.
     tolerance : float
         Largest MCSE allowed.
+    rows_probability : ndarray of shape (n_chains, n_kept), optional
+        The rows' probability trace; with two or more chains its split R-hat must be
+        <= ``rhat_max``.
     rhat_max, ess_min_per_chain : float
         The diagnostics' thresholds (R-hat <= 1.01, bulk ESS >= 100 per chain).
     """
@@ -116,14 +161,23 @@ def check_stop(
     max_rhat = _finite(rhats, np.max)
     min_ess = _finite(esss, np.min)
     ess_min = ess_min_per_chain * lj.shape[0]
+    rows_rhat = math.nan
+    if rows_probability is not None:
+        rows = np.asarray(rows_probability, dtype=float)
+        if rows.ndim != 2:
+            raise ValueError(f"rows_probability must be (chains, draws), got {rows.shape}")
+        if rows.shape[0] >= 2 and rows.shape[1] >= 4:
+            rows_rhat = split_rhat(rows)
     unmet = []
     if not max_mcse <= tolerance:
         unmet.append(f"MCSE {max_mcse:.4f} > {tolerance}")
+    if math.isfinite(rows_rhat) and rows_rhat > rhat_max:
+        unmet.append(f"rows' probability R-hat {rows_rhat:.3f} > {rhat_max}")
     if math.isfinite(max_rhat) and max_rhat > rhat_max:
         unmet.append(f"R-hat {max_rhat:.3f} > {rhat_max}")
     if math.isfinite(min_ess) and min_ess < ess_min:
         unmet.append(f"ESS {min_ess:.0f} < {ess_min:.0f}")
-    return StopCheck(not unmet, max_mcse, max_rhat, min_ess, "; ".join(unmet))
+    return StopCheck(not unmet, max_mcse, max_rhat, min_ess, "; ".join(unmet), rows_rhat)
 
 
 def next_length(
@@ -140,9 +194,10 @@ def next_length(
     """Iterations per chain at the next check of a tree whose rule ``check`` is unmet.
 
     The kept iterations are scaled by what each unmet condition needs -- ``(MCSE /
-    tolerance)^2`` and ``ess_min / ESS``, with 10 % to spare; an unmet R-hat alone, or an
-    MCSE not yet estimable, doubles them -- then rounded up to a multiple of ``step`` past
-    ``n_run`` (at least one ``step``) and capped at ``max_iter``.
+    tolerance)^2`` and ``ess_min / ESS``, with 10 % to spare; an unmet R-hat alone (of the
+    concentrations, the log joint or the rows' probabilities), or an MCSE not yet estimable,
+    doubles them -- then rounded up to a multiple of ``step`` past ``n_run`` (at least one
+    ``step``) and capped at ``max_iter``.
     """
     kept = max(n_run - burn_in, 1)
     ratio = 2.0 if not math.isfinite(check.max_mcse) else 1.0
@@ -150,7 +205,7 @@ def next_length(
         ratio = max(ratio, (check.max_mcse / tolerance) ** 2)
     if math.isfinite(check.min_ess) and check.min_ess < ess_min:
         ratio = max(ratio, ess_min / max(check.min_ess, 1.0))
-    if math.isfinite(check.max_rhat) and check.max_rhat > rhat_max:
+    if any(math.isfinite(r) and r > rhat_max for r in (check.max_rhat, check.rows_rhat)):
         ratio = max(ratio, 2.0)
     extra = burn_in + math.ceil(kept * ratio * 1.1) - n_run
     blocks = max(1, math.ceil(extra / step))
