@@ -12,18 +12,19 @@ warm-up that compiles the kernels); structure ``eskdb`` is ``ESKDBClassifier()``
 kDB-5 members), whose ``paper`` variant is the authors' 1,000 iterations. The variants of one
 fold run back to back, in turn, so a noisy machine affects them alike. Variants: ``paper``
 (``sampler="paper"``: 5,000 plain Gibbs iterations), ``adaptive`` (``sampler="adaptive"``, the
-default: the paper's moves, each tree until the root mean square over the training rows of the
-MCSE of what each row reads is <= 0.01), ``adaptive-overrelaxed`` (the same rule, overrelaxed
-moves with the concentrations every iteration), ``strict`` (``sampler="strict"``, formerly
-``"fast"``: overrelaxed, each tree until the MCSE of every probability is <= 0.01 and its chain
-passes R-hat <= 1.01 and bulk ESS >= 100) and ``strict-mcse`` (the same with
+default: overrelaxed moves with the concentrations every iteration, each tree until the root
+mean square over the training rows of the MCSE of what each row reads is <= 0.01),
+``adaptive-plain`` (the same rule, the paper's plain moves), ``strict`` (``sampler="strict"``,
+formerly ``"fast"``: overrelaxed, each tree until the MCSE of every probability is <= 0.01 and
+its chain passes R-hat <= 1.01 and bulk ESS >= 100) and ``strict-mcse`` (the same with
 ``convergence_checks=False``: the MCSE alone decides).
 
-Prints one JSON line per (dataset, structure, variant) with the sums over its folds, then per
-structure and variant: total fit seconds, total sampling seconds (the chains' own time, summed
-over trees), their ratios to ``paper``, the RMSE W-D-L against ``paper`` over the datasets (mean
-RMSE of the folds; the same metric function for every variant) and the share of tree fits that
-stopped at ``max_iter``.
+Prints one JSON line per (dataset, structure, variant) with the sums over its folds (and how
+many tree fits ran each number of iterations), then per structure and variant: total fit
+seconds, total sampling seconds (the chains' own time, summed over trees), their ratios to
+``paper``, the RMSE W-D-L against ``paper`` over the datasets (mean RMSE of the folds; the same
+metric function for every variant), the share of tree fits that stopped at ``max_iter``, and
+the distribution of iterations per tree fit.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import json
 import sys
 import time
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import numba
@@ -49,7 +51,7 @@ from validation.experiments.runner import CrossValidation, discover_datasets, lo
 VARIANTS = {
     "paper": {"sampler": "paper"},
     "adaptive": {"sampler": "adaptive"},
-    "adaptive-overrelaxed": {"sampler": "adaptive-overrelaxed"},
+    "adaptive-plain": {"sampler": "adaptive-plain"},
     "strict": {"sampler": "strict"},
     "strict-mcse": {"sampler": "strict", "convergence_checks": False},
 }
@@ -94,12 +96,15 @@ def main(argv=None) -> int:
         refs = refs[: args.limit]
     # (structure, variant) -> per dataset: [fit s, sampling s, mean RMSE, tree fits, at max_iter]
     table: dict[tuple[str, str], dict[str, list[float]]] = {}
+    # (structure, variant) -> how many tree fits ran each number of iterations
+    table_lengths: dict[tuple[str, str], Counter] = {}
     for ref in refs:
         X, labels = load_dataset(ref, args.typing)
         classes, y_codes = np.unique(labels, return_inverse=True)
         splits = list(CrossValidation().splits(y_codes))[: args.splits]
         for structure in structures:
             sums = {v: [0.0, 0.0, 0.0, 0, 0] for v in variants}
+            lengths = {v: Counter() for v in variants}
             for _, where, train, test in splits:
                 seed = 1000 * where["repeat"] + where["fold"]
                 for v in variants:
@@ -118,13 +123,18 @@ def main(argv=None) -> int:
                     s[2] += rmse(y_codes[test], proba) / len(splits)
                     s[3] += len(res)
                     s[4] += sum(r.stop_reason == "max_iter" for r in res)
+                    lengths[v].update(r.n_iterations for r in res)
+                    table_lengths.setdefault((structure, v), Counter()).update(
+                        r.n_iterations for r in res)
             for v in variants:
                 table.setdefault((structure, v), {})[ref.name] = sums[v]
                 print(json.dumps({"dataset": ref.name, "structure": structure, "variant": v,
                                   "fit_seconds": round(sums[v][0], 3),
                                   "sampling_seconds": round(sums[v][1], 3),
                                   "rmse": round(sums[v][2], 5), "tree_fits": sums[v][3],
-                                  "at_max_iter": sums[v][4]}), flush=True)
+                                  "at_max_iter": sums[v][4],
+                                  "iterations": {str(k): n for k, n in
+                                                 sorted(lengths[v].items())}}), flush=True)
     print()
     print("| structure | variant | datasets | fit s | paper / variant | sampling s | "
           "paper / variant | RMSE W-D-L vs paper (p) | tree fits at max_iter |")
@@ -145,6 +155,12 @@ def main(argv=None) -> int:
             wdl = "-" if v == "paper" else f"{w}-{dr}-{lo} ({sign_test(w, lo):.2f})"
             print(f"| {structure} | {v} | {len(rows)} | {fit:.1f} | {bfit / fit:.2f} | "
                   f"{samp:.1f} | {bsamp / samp:.2f} | {wdl} | {at_max} of {fits} |")
+    print()
+    print("iterations per tree fit (share of the variant's tree fits):")
+    for (structure, v), counts in table_lengths.items():
+        total = sum(counts.values())
+        shares = ", ".join(f"{k}: {n / total:.1%}" for k, n in sorted(counts.items()))
+        print(f"  {structure} {v}: {shares}")
     return 0
 
 

@@ -286,11 +286,11 @@ def test_the_rule_and_the_next_length_are_consistent(mcse, tolerance, n_run, bur
 # ------------------------------------------------------------------ the default rule (adaptive)
 def test_the_presets_and_the_former_name():
     adaptive = HDPOptions.preset("adaptive")
-    # the paper's moves, the rows rule, no R-hat/ESS condition
-    assert adaptive.adaptive and not adaptive.overrelax and adaptive.concentration_every == 5
+    # overrelaxed moves, the rows rule, no R-hat/ESS condition
+    assert adaptive.adaptive and adaptive.overrelax and adaptive.concentration_every == 1
     assert adaptive.mcse_weighting == "rows" and not adaptive.convergence_checks
-    over = HDPOptions.preset("adaptive-overrelaxed")
-    assert over.overrelax and over.concentration_every == 1 and over.mcse_weighting == "rows"
+    plain = HDPOptions.preset("adaptive-plain")
+    assert not plain.overrelax and plain.concentration_every == 5 and plain.mcse_weighting == "rows"
     strict = HDPOptions.preset("strict")
     assert strict.mcse_weighting == "max" and strict.convergence_checks and strict.overrelax
     with pytest.warns(FutureWarning, match="sampler='fast' is now called sampler='strict'"):

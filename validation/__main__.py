@@ -156,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--overrelax", action="store_true",
                    help="run fastpath with overrelaxed updates (HDPOptions(overrelax=True))")
     a.add_argument("--sampler", default="paper",
-                   choices=["paper", "adaptive", "adaptive-overrelaxed", "strict", "fast"],
+                   choices=["paper", "adaptive", "adaptive-plain", "strict", "fast"],
                    help="fastpath's sampler: the paper's at fixed lengths (default), or a preset "
                    "with its adaptive length (adaptive: the library's default; strict, "
                    "formerly fast)")
@@ -202,7 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--reference-chains", type=int, default=4)
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--typing", default="manifest", help="column typing, as for the runner")
-    m.add_argument("--sampler", default="adaptive", help="the classifiers' sampler preset")
+    m.add_argument("--samplers", default="adaptive",
+                   help="comma-separated sampler presets to check (default: adaptive)")
     m.add_argument("--out", help="CSV of one row per tree (resumed when it exists)")
     m.set_defaults(func=_mcse_check)
     return p
@@ -210,9 +211,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _mcse_check(args: argparse.Namespace) -> int:
     return mcse_check.main(args.data, args.out, structures=args.structures,
+                           samplers=[s.strip() for s in args.samplers.split(",") if s.strip()],
                            reference_iterations=args.reference_iterations,
                            reference_chains=args.reference_chains, seed=args.seed,
-                           typing=args.typing, options={"sampler": args.sampler})
+                           typing=args.typing)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

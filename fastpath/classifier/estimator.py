@@ -76,20 +76,20 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         (a text column that is at least 95 % numbers is numeric, its other values missing, with
         a warning). A list or mask *adds* nominal columns (e.g. integer-coded categories): text
         and categorical columns stay nominal (see :class:`~fastpath.encode.TableEncoder`).
-    sampler : {"adaptive", "adaptive-overrelaxed", "strict", "paper"}, default="adaptive"
+    sampler : {"adaptive", "adaptive-plain", "strict", "paper"}, default="adaptive"
         The HDP sampler's preset (``estimator="hdp"``; :data:`fastpath.estimate.hdp.options.
-        SAMPLER_PRESETS`). ``"adaptive"``: the paper's moves (plain Gibbs, concentrations
-        every 5th iteration), each tree sampled until the Monte-Carlo standard error of what
-        the training rows read is at most ``mcse_tolerance`` (root mean square over the rows;
-        with ``n_chains >= 2`` also until the chains agree on it, R-hat <= 1.01): at least
-        ``min_iter`` = 500 and at most ``max_iter`` = 5,000 iterations. Over 41 datasets it
-        gives the paper sampler's accuracy at a fraction of its time (docs/performance.md,
-        "The default sampler"). ``"adaptive-overrelaxed"``: the same rule, overrelaxed moves.
-        ``"strict"`` (formerly ``"fast"``): overrelaxed moves, every probability of every
-        node within the tolerance, and the concentrations and log joint past R-hat <= 1.01 and
-        bulk ESS >= 100 per chain -- slower than ``"paper"``. ``"paper"``: the paper's and the
-        reference's sampler, 5,000 plain Gibbs iterations (what the experiments run). The
-        sampler options below override the preset.
+        SAMPLER_PRESETS`). ``"adaptive"``: exact overrelaxed moves, concentrations every
+        iteration, each tree sampled until the Monte-Carlo standard error of what the training
+        rows read is at most ``mcse_tolerance`` (root mean square over the rows; with
+        ``n_chains >= 2`` including how far the chains disagree): at least ``min_iter`` = 500
+        and at most ``max_iter`` = 5,000 iterations. Over 41 datasets it gives the paper
+        sampler's accuracy at a fraction of its time (docs/performance.md, "The default
+        sampler"). ``"adaptive-plain"``: the same rule with the paper's plain moves (faster per
+        tree, less precise). ``"strict"`` (formerly ``"fast"``): overrelaxed moves, every
+        probability of every node within the tolerance, and the concentrations and log joint
+        past R-hat <= 1.01 and bulk ESS >= 100 per chain -- slower than ``"paper"``.
+        ``"paper"``: the paper's and the reference's sampler, 5,000 plain Gibbs iterations
+        (what the experiments run). The sampler options below override the preset.
     n_iter : int, "auto" or None, default=None
         Iterations per chain; ``"auto"``: the adaptive length above. ``None``: the preset's.
     min_iter, max_iter : int or None, default=None

@@ -47,9 +47,9 @@ def add_estimate_parser(subparsers) -> None:
     p.add_argument("data", metavar="DATA", help="child-first table")
     p.add_argument("--sampler", default=None, choices=[*SAMPLER_PRESETS, *RENAMED_PRESETS],
                    help="paper: the paper's sampler, 5000 plain Gibbs iterations; adaptive: "
-                   "the paper's moves until the Monte-Carlo error of what the table's rows "
-                   "read is <= 0.01 (500 to 5000 iterations); adaptive-overrelaxed: the same "
-                   "with overrelaxed moves; strict (formerly fast): overrelaxed, every "
+                   "exact overrelaxed moves until the Monte-Carlo error of what the table's "
+                   "rows read is <= 0.01 (500 to 5000 iterations); adaptive-plain: the same "
+                   "with the paper's plain moves; strict (formerly fast): overrelaxed, every "
                    "probability within 0.01 and the concentrations past R-hat and ESS checks. "
                    "The flags below override it (default: paper, the reference's sampler)")
     p.add_argument("--iterations", type=parse_iterations, default=None,

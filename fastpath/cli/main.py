@@ -114,11 +114,12 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     h = p.add_argument_group("HDP sampler (--estimator hdp)")
     h.add_argument("--sampler", default=DEFAULT_SAMPLER,
                    choices=[*SAMPLER_PRESETS, *RENAMED_PRESETS],
-                   help="adaptive: the paper's moves, each tree sampled until the Monte-Carlo "
-                   "error of what the training rows read is at most --mcse-tolerance (500 to "
-                   "5000 iterations); adaptive-overrelaxed: the same rule, overrelaxed moves; "
-                   "strict (formerly fast): overrelaxed, every probability within the "
-                   "tolerance and the concentrations past R-hat and ESS checks (slow); paper: "
+                   help="adaptive: exact overrelaxed moves, each tree sampled until the "
+                   "Monte-Carlo error of what the training rows read is at most "
+                   "--mcse-tolerance (500 to 5000 iterations); adaptive-plain: the same rule, "
+                   "the paper's plain moves (faster, less precise); strict (formerly fast): "
+                   "overrelaxed, every probability within the tolerance and the concentrations "
+                   "past R-hat and ESS checks (slow); paper: "
                    "the paper's sampler, 5000 plain Gibbs iterations. The flags below override "
                    "it (default: adaptive)")
     h.add_argument("--iterations", type=parse_iterations, default=None,

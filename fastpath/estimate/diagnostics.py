@@ -222,7 +222,7 @@ class TreeDiagnostics:
         m, tol = self.certified_mcse, self.mcse_tolerance
         if math.isfinite(m) and math.isfinite(tol) and m > tol:
             what = "MCSE of what the rows read" if self.mcse_weighting == "rows" else "max MCSE"
-            out.append(f"{what} {m:.4f} > {tol} after {self.iterations} iterations")
+            out.append(f"{what} {m:.3g} > {tol:g} after {self.iterations} iterations")
         if self.convergence_checks:
             if (self.n_chains >= 2 and math.isfinite(self.rows_rhat)
                     and self.rows_rhat > rhat_max):

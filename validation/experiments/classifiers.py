@@ -23,8 +23,10 @@ Names
     for ``--iterations`` iterations (``sampler="paper"``).
 ``tan-hdpa``, ``kdb3-hdpa``, ``skdb5-hdpa``, ``eskdb-hdpa``, ...
     ``<structure>-hdpa``: HDP estimates with the library's default sampler
-    (``sampler="adaptive"``: the paper's moves, each tree sampled until the Monte-Carlo error of
+    (``sampler="adaptive"``: overrelaxed moves, each tree sampled until the Monte-Carlo error of
     what the training rows read is at most 0.01); ``--iterations`` does not apply.
+    ``<structure>-hdpp``: the same rule with the paper's plain moves (``sampler=
+    "adaptive-plain"``).
 ``tan-hdpf``, ``kdb3-hdpf``, ``skdb5-hdpf``, ...
     ``<structure>-hdpf``: HDP estimates with the strict adaptive sampler (``sampler="strict"``,
     formerly ``"fast"``: overrelaxed, concentrations every iteration, each tree sampled until
@@ -104,8 +106,8 @@ DEFAULT_CLASSIFIERS: tuple[str, ...] = (
 #: ``--quick``: a handful, enough to exercise every code path
 QUICK_CLASSIFIERS: tuple[str, ...] = ("nb-m", "tan-m", "kdb3-m", "kdb3-hdp", "skdb3-m", "rf")
 
-_NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mloo|mv|m|hdpr|hdpf|hdpa|hdp)$")
-_ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl)?-(m|hdpa|hdp)$")
+_NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mloo|mv|m|hdpr|hdpf|hdpa|hdpp|hdp)$")
+_ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl)?-(m|hdpa|hdpp|hdp)$")
 #: ESKDB's members' K and default number of members (the authors' settings)
 ESKDB_K = 5
 ESKDB_MEMBERS = 20
@@ -126,7 +128,13 @@ class ClassifierSpec:
     m_rule: str = "holdout"  # bnc with m-estimates: "holdout" (-m, -mv) or "auto" (-mloo)
     reference_sampler: bool = False  # bnc with HDP: the Java sampler's shortcuts (-hdpr)
     fast_sampler: bool = False  # bnc with HDP: sampler="strict", adaptive length (-hdpf)
-    adaptive_sampler: bool = False  # HDP with the default sampler="adaptive" (-hdpa)
+    adaptive_sampler: bool = False  # HDP with an adaptive sampler (-hdpa, -hdpp)
+    plain_moves: bool = False  # -hdpp: sampler="adaptive-plain"
+
+    @property
+    def adaptive_preset(self) -> str:
+        """The preset of an adaptive-sampler classifier."""
+        return "adaptive-plain" if self.plain_moves else "adaptive"
 
     def cache_tag(self, iterations: int) -> str:
         """Directory name of this classifier's cached cells (HDP tags carry the iterations;
@@ -149,7 +157,7 @@ class ClassifierSpec:
         if self.family == "eskdb":
             det = "" if self.stochastic else " (MDL)"
             est = "m" if self.estimator != "hdp" else (
-                "HDP (adaptive sampler)" if self.adaptive_sampler else "HDP")
+                f"HDP ({self.adaptive_preset} sampler)" if self.adaptive_sampler else "HDP")
             return f"ESKDB-{self.n_members}{det}-{est}"
         if self.family == "xgboost":
             return "XGBoost"
@@ -160,7 +168,7 @@ class ClassifierSpec:
             if self.fast_sampler:
                 return f"{base}-HDP (strict sampler)"
             if self.adaptive_sampler:
-                return f"{base}-HDP (adaptive sampler)"
+                return f"{base}-HDP ({self.adaptive_preset} sampler)"
             return f"{base}-HDP (reference sampler)" if self.reference_sampler else f"{base}-HDP"
         if self.m_rule == "auto":
             return f"{base}-m (leave-one-out m)"
@@ -181,17 +189,19 @@ def parse_classifier(name: str) -> ClassifierSpec:
         n_members = ESKDB_MEMBERS if members is None else int(members)
         if n_members < 1:
             raise ValueError(f"{name!r}: an ensemble needs at least one member")
-        adaptive = estimator == "hdpa"
+        adaptive = estimator in ("hdpa", "hdpp")
         return ClassifierSpec(key, "eskdb", "skdb", ESKDB_K, "hdp" if adaptive else estimator,
-                              n_members, mdl is None, adaptive_sampler=adaptive)
+                              n_members, mdl is None, adaptive_sampler=adaptive,
+                              plain_moves=estimator == "hdpp")
     match = _NAME.match(key)
     if match is None:
         raise ValueError(
             f"unknown classifier {name!r}: expected <structure>-<estimator> with structure "
             "nb, tan, kdb<K> or skdb<K> and estimator m, mv (m-estimates with the value "
             "back-off), mloo (m chosen by leave-one-out), hdp, hdpr (HDP with the reference "
-            "sampler's shortcuts), hdpa (HDP with the default adaptive sampler) or hdpf (HDP "
-            "with the strict adaptive sampler) (e.g. kdb3-hdp), "
+            "sampler's shortcuts), hdpa (HDP with the default adaptive sampler), hdpp (the "
+            "adaptive rule with the paper's plain moves) or hdpf (HDP with the strict adaptive "
+            "sampler) (e.g. kdb3-hdp), "
             "eskdb[E][-mdl]-<estimator>, or rf, rf-onehot, rf-raw, rf-weka, xgboost"
         )
     head, kdb_k, skdb_k, estimator = match.groups()
@@ -199,9 +209,10 @@ def parse_classifier(name: str) -> ClassifierSpec:
     m_rule = "auto" if estimator == "mloo" else "holdout"
     reference = estimator == "hdpr"
     fast = estimator == "hdpf"
-    adaptive = estimator == "hdpa"
+    adaptive = estimator in ("hdpa", "hdpp")
+    plain = estimator == "hdpp"
     estimator = {"mv": "m", "mloo": "m", "hdpr": "hdp", "hdpf": "hdp",
-                 "hdpa": "hdp"}.get(estimator, estimator)
+                 "hdpa": "hdp", "hdpp": "hdp"}.get(estimator, estimator)
     if kdb_k is not None:
         structure, k = "kdb", int(kdb_k)
     elif skdb_k is not None:
@@ -210,7 +221,7 @@ def parse_classifier(name: str) -> ClassifierSpec:
         structure, k = head, 1 if head == "tan" else 0
     return ClassifierSpec(key, "bnc", structure, k, estimator, m_backoff=backoff, m_rule=m_rule,
                           reference_sampler=reference, fast_sampler=fast,
-                          adaptive_sampler=adaptive)
+                          adaptive_sampler=adaptive, plain_moves=plain)
 
 
 class DiscretisedBaseline:
@@ -356,7 +367,7 @@ def make_classifier(
     if spec.family == "rf-weka":
         return WekaForest(categorical_features=categorical_features, seed=seed, n_jobs=n_jobs)
     if spec.family == "eskdb":
-        sampling: dict[str, Any] = (dict(sampler="adaptive") if spec.adaptive_sampler
+        sampling: dict[str, Any] = (dict(sampler=spec.adaptive_preset) if spec.adaptive_sampler
                                     else dict(sampler="paper", n_iter=iterations))
         return ESKDBClassifier(
             n_estimators=spec.n_members, k=spec.k, estimator=spec.estimator,
@@ -371,7 +382,7 @@ def make_classifier(
     if spec.estimator == "hdp" and spec.fast_sampler:
         kwargs.update(sampler="strict", n_jobs=n_jobs)
     elif spec.estimator == "hdp" and spec.adaptive_sampler:
-        kwargs.update(sampler="adaptive", n_jobs=n_jobs)
+        kwargs.update(sampler=spec.adaptive_preset, n_jobs=n_jobs)
     elif spec.estimator == "hdp":
         kwargs.update(sampler="paper", n_iter=iterations, n_jobs=n_jobs)
         if spec.reference_sampler:
