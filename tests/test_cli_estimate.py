@@ -201,13 +201,13 @@ def test_estimate_warns_on_stderr_when_the_chain_looks_unconverged(data, capsys)
     from fastpath.cli.main import main
 
     d, _ = data
-    assert main(["estimate", str(d / "t.csv"), "--iterations", "60", "--mcse-tolerance",
-                 "0.00001", "--json", "--quiet"]) == 0
+    assert main(["estimate", str(d / "t.csv"), "--iterations", "60", "--json",
+                 "--quiet"]) == 0
     captured = capsys.readouterr()
     json.loads(captured.out)  # stdout stays one JSON object
     assert "hdpbn estimate: warning: the HDP estimates of 1 of 1 trees are not certified" in (
         captured.err)
     assert "P(child | y, x1)" in captured.err and "Traceback" not in captured.err
     # the advice names the command's options, not the Python estimator's
-    assert "--sampler adaptive" in captured.err and "--iterations " in captured.err
+    assert "--iterations auto" in captured.err and "--iterations 1000" in captured.err
     assert "sampler='adaptive'" not in captured.err and "diagnose" not in captured.err

@@ -57,8 +57,9 @@ def _big_sparse() -> ContextTree:
 def fits():
     good, bad = _worked_example(), _big_sparse()
     long = estimate_trees([good], HDPOptions(n_iter=6000, n_chains=4), seed=1)[0]
-    short = estimate_trees([bad], HDPOptions(n_iter=300, burn_in=50, thin=1, n_chains=4),
-                           seed=2)[0]
+    # 5 batches of 50 iterations: short, yet long enough batches for an honest MCSE
+    short = estimate_trees([bad], HDPOptions(n_iter=300, burn_in=50, thin=1, n_chains=4,
+                                             n_batches=5), seed=2)[0]
     return long, short
 
 
@@ -143,7 +144,7 @@ def test_frame_and_json_round_trip(fits):
 def test_fixed_concentrations_and_constant_traces():
     # every count <= 1: no table count is ever sampled, so the log joint never moves
     tree = ContextTree.from_leaf_counts([[0], [1]], [[1, 0], [0, 1]], [2], 2)
-    res = estimate_trees([tree], HDPOptions(n_iter=500, n_chains=2, fix_concentrations=True),
+    res = estimate_trees([tree], HDPOptions(n_iter=1000, n_chains=2, fix_concentrations=True),
                          seed=0)[0]
     diag = summarise_fit([res])
     assert diag.trees[0].variables == ("log_joint",)
@@ -266,14 +267,14 @@ def test_diagnose_broken_pipe_ends_quietly(saved_model):
 
 
 def test_unmixed_concentrations_alone_do_not_warn_but_are_reported():
-    # the README's credit-a kDB-2 example with few iterations of the paper's sampler: the
-    # concentrations of 15 trees have not mixed, yet what the rows read is precise -- reported,
-    # not warned about; the strict rule warns, naming a tree and its own remedy
+    # the README's credit-a kDB-2 example with 1,000 iterations of the paper's sampler: the
+    # concentrations have not mixed, yet what the rows read is precise -- reported, not warned
+    # about; the strict rule warns, naming a tree and its own remedy
     from fastpath import BayesNetClassifier
     from fastpath.io.datasets import load_dataset
 
     X, y = load_dataset("credit-a")
-    clf = BayesNetClassifier("kdb", 2, sampler="paper", n_iter=300, random_state=0)
+    clf = BayesNetClassifier("kdb", 2, sampler="paper", n_iter=1000, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnconvergedWarning)
         clf.fit(X, y)
@@ -282,3 +283,17 @@ def test_unmixed_concentrations_alone_do_not_warn_but_are_reported():
     strict = BayesNetClassifier("kdb", 2, sampler="strict", max_iter=600, random_state=0)
     with pytest.warns(UnconvergedWarning, match=r"one chain\): P\(.*max_iter="):
         strict.fit(X, y)
+
+
+def test_a_fixed_run_too_short_to_certify_says_so_and_how_long_is_enough():
+    from fastpath import BayesNetClassifier
+    from fastpath.io.datasets import load_dataset
+
+    X, y = load_dataset("car")
+    # 300 iterations: batches of 10 iterations, too short for an honest MCSE
+    with pytest.warns(UnconvergedWarning,
+                      match=r"too short to certify.*n_iter='auto'.*n_iter=1000"):
+        BayesNetClassifier("nb", sampler="paper", n_iter=300, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnconvergedWarning)
+        BayesNetClassifier("nb", sampler="paper", n_iter=1000, random_state=0).fit(X, y)

@@ -142,8 +142,11 @@ def main(paths: Sequence[str], out: str | None, *, structures: Sequence[str],
     done: set[tuple[str, str]] = set()
     if out is not None and Path(out).exists():  # resume: keep what an earlier run measured
         old = pd.read_csv(out)
+        old = old[old["sampler"].isin(samplers)]
         frames.append(old)
-        done = set(zip(old["dataset"], old["structure"], strict=True))
+        # a (dataset, structure) is done when every sampler asked for was measured on it
+        have = old.groupby(["dataset", "structure"])["sampler"].agg(set)
+        done = {key for key, got in have.items() if set(samplers) <= got}
     for ref in discover_datasets(paths):
         todo = [s for s in structures if (ref.name, s) not in done]
         if not todo:

@@ -265,7 +265,8 @@ _LARGE = dict(cardinalities=(4, 10), n_values=4, leaf_rows=_rows(40, 10, 800, 12
               prior_shape=30.0, prior_rate=1.0)
 
 _OVERRELAX = {"overrelax": True}
-#: the moves of the fast preset (HDPOptions.preset("fast")) at SBC's fixed lengths
+#: the moves of the adaptive (default) and strict presets (formerly "fast") at SBC's fixed
+#: lengths
 _FAST_MOVES = {"overrelax": True, "concentration_every": 1}
 
 #: CI: a tiny tree, exact update (plain and overrelaxed), plus a negative control that must be
@@ -293,7 +294,7 @@ FULL_CASES: tuple[SBCCase, ...] = (
     SBCCase("large_alpha_window", **_LARGE, update="window", seed=6, thin=200, burn_in=2000,
             replications=500),
     SBCCase("small_root_reference", **_SMALL, root="reference", seed=2, expect_fail=True),
-    # the fast preset's moves (overrelaxed, concentrations every iteration)
+    # the default and strict presets' moves (overrelaxed, concentrations every iteration)
     SBCCase("tiny_fast", **_TINY, seed=1, fit_options=_FAST_MOVES),
     SBCCase("small_fast", **_SMALL, seed=2, fit_options=_FAST_MOVES),
     SBCCase("small_none_fast", **_SMALL, tying="none", seed=3, fit_options=_FAST_MOVES),

@@ -24,6 +24,7 @@ from ..counts.context_tree import ContextTree
 from ..counts.counting import TreeSpec
 from ..encode.encoder import TableEncoder
 from ..estimate.diagnostics import FitDiagnostics
+from ..estimate.hdp.options import RENAMED_PRESETS
 from ..pipeline.config import hdp_options
 from ..pipeline.ensemble import FittedEnsemble, Member
 from ..pipeline.fitted import FittedModel
@@ -242,6 +243,8 @@ def _params(meta: dict) -> dict[str, Any]:
     parameter was fitted with the paper's sampler, and says so once loaded."""
     params = dict(meta["params"])
     params.setdefault("sampler", "paper")
+    # a preset saved under its former name is the same options (no FutureWarning per load)
+    params["sampler"] = RENAMED_PRESETS.get(params["sampler"], params["sampler"])
     return params
 
 

@@ -62,8 +62,8 @@ def add_estimate_parser(subparsers) -> None:
                    help="the largest Monte-Carlo standard error of what the rows read "
                    "(default: 0.01)")
     p.add_argument("--burn-in", type=int, default=None,
-                   help="iterations discarded (default: min(1000, iterations/10); 250 with "
-                   "'auto' iterations)")
+                   help="iterations discarded (default: min(1000, iterations/10); with "
+                   "'auto' iterations, half of --min-iter)")
     p.add_argument("--tying", default="level", choices=["level", "same-parent", "single", "none"],
                    help="concentration tying (default: level)")
     p.add_argument("--update", default="exact", choices=["exact", "window"],

@@ -46,7 +46,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..counts.context_tree import ContextTree
 from ..utils.warn import warn
 from .convergence import ESS_PER_CHAIN_MIN, RHAT_MAX, effective_sample_size, split_rhat
-from .hdp.options import HDPOptions
+from .hdp.options import AUTO_BATCH, HDPOptions
 from .hdp.results import HDPResult
 
 __all__ = [
@@ -65,22 +65,22 @@ __all__ = [
 #: How :func:`remedy` writes an option in Python (the classifiers' parameters).
 PYTHON_NAMES: dict[str, str] = {
     "max_iter": "max_iter={}", "mcse_tolerance": "mcse_tolerance={}", "n_iter": "n_iter={}",
-    "sampler": "sampler={!r}", "n_chains": "n_chains={}",
+    "sampler": "sampler={!r}", "n_chains": "n_chains={}", "auto_length": "n_iter='auto'",
     "inspect": "see diagnostics_ (hdpbn diagnose MODEL)",
 }
 #: How :func:`remedy` writes an option on the command line (``hdpbn fit/evaluate/estimate``).
 CLI_NAMES: dict[str, str] = {
     "max_iter": "--max-iter {}", "mcse_tolerance": "--mcse-tolerance {}",
     "n_iter": "--iterations {}", "sampler": "--sampler {}", "n_chains": "--chains {}",
-    "inspect": "see hdpbn diagnose MODEL",
+    "auto_length": "--iterations auto", "inspect": "see hdpbn diagnose MODEL",
 }
 
 
 class UnconvergedWarning(ConvergenceWarning):
     """The HDP estimates of a fit are not certified: on some tree the Monte-Carlo error of what
-    predictions read is above the tolerance, or its chains disagree (split R-hat > 1.01 with two
-    or more chains); under ``sampler="strict"`` also when the concentrations or the log joint
-    fail their R-hat / ESS checks.
+    predictions read is above the tolerance (with two or more chains it includes how far the
+    chains disagree); under ``sampler="strict"`` also when the concentrations, the log joint or
+    the rows' probabilities fail their R-hat / ESS checks.
 
     A subclass of scikit-learn's :class:`~sklearn.exceptions.ConvergenceWarning`, so a filter on
     that class covers it. ``diagnostics`` is the fit's :class:`FitDiagnostics` (None when the
@@ -119,13 +119,14 @@ def remedy(options: HDPOptions, trees: Sequence[TreeDiagnostics],
                  if math.isfinite(t.certified_mcse) and t.mcse_tolerance > 0), default=0.0)
     iters = max((t.iterations for t in trees), default=0) or options.iterations_max
     longer = _nice_up(iters * max(2.0, 1.2 * worst * worst))
+    if not options.adaptive:  # long enough for batches of AUTO_BATCH iterations
+        longer = max(longer, _nice_up(AUTO_BATCH * options.n_batches / 0.9 + 1))
     tips = []
     if options.adaptive:
         tips.append("run longer: " + names["max_iter"].format(longer)
                     + f" (now {options.max_iter})")
     else:
-        tips.append("let each tree run until its estimates are precise: "
-                    + names["sampler"].format("adaptive"))
+        tips.append("let each tree run until its estimates are precise: " + names["auto_length"])
         tips.append("or run longer: " + names["n_iter"].format(longer))
     if worst > 1:
         tol = options.mcse_tolerance * worst
@@ -169,7 +170,9 @@ class TreeDiagnostics:
     estimated); ``rows_rhat`` and ``rows_ess`` the split R-hat (two or more chains) and bulk
     ESS of the rows' probability trace. ``mcse_weighting`` says which MCSE ``mcse_tolerance``
     bounds, and ``convergence_checks`` whether the concentrations' and log joint's R-hat and ESS
-    count as problems (``sampler="strict"``).
+    count as problems (``sampler="strict"``); ``batch_size`` is the iterations per batch of its
+    batch-means MCSE (a fixed run with batches shorter than
+    :data:`~fastpath.estimate.hdp.options.AUTO_BATCH` is too short to certify; 0: unknown).
     """
 
     index: int
@@ -190,6 +193,7 @@ class TreeDiagnostics:
     rows_ess: float = math.nan
     mcse_weighting: str = "rows"
     convergence_checks: bool = False
+    batch_size: int = 0
 
     @property
     def max_rhat(self) -> float:
@@ -220,9 +224,17 @@ class TreeDiagnostics:
         """Why this tree's estimates are not certified (empty when they are)."""
         out = []
         m, tol = self.certified_mcse, self.mcse_tolerance
+        what = "MCSE of what the rows read" if self.mcse_weighting == "rows" else "max MCSE"
         if math.isfinite(m) and math.isfinite(tol) and m > tol:
-            what = "MCSE of what the rows read" if self.mcse_weighting == "rows" else "max MCSE"
             out.append(f"{what} {m:.3g} > {tol:g} after {self.iterations} iterations")
+        elif not math.isfinite(m) and self.stop_reason == "max_iter":
+            # too few kept iterations for two batches: nothing certifies the estimates
+            out.append(f"{what} not estimable after {self.iterations} iterations")
+        elif 0 < self.batch_size < AUTO_BATCH:
+            # batch means over a few iterations ignore the autocorrelation: their MCSE is too
+            # small to certify anything (a fixed run of fewer than ~700 iterations)
+            out.append(f"too short to certify: the MCSE's batches hold {self.batch_size} "
+                       f"iterations (at least {AUTO_BATCH} needed)")
         if self.convergence_checks:
             if (self.n_chains >= 2 and math.isfinite(self.rows_rhat)
                     and self.rows_rhat > rhat_max):
@@ -256,7 +268,7 @@ class TreeDiagnostics:
             "max_mcse": self.max_mcse, "mcse_tolerance": self.mcse_tolerance,
             "rows_mcse": self.rows_mcse, "rows_rhat": self.rows_rhat,
             "rows_ess": self.rows_ess, "mcse_weighting": self.mcse_weighting,
-            "convergence_checks": self.convergence_checks,
+            "convergence_checks": self.convergence_checks, "batch_size": self.batch_size,
         }
 
     @classmethod
@@ -274,7 +286,8 @@ class TreeDiagnostics:
                    *floats([d.get("max_mcse"), d.get("mcse_tolerance"), d.get("rows_mcse"),
                             d.get("rows_rhat"), d.get("rows_ess")]),
                    mcse_weighting=str(d.get("mcse_weighting", "max")),
-                   convergence_checks=bool(d.get("convergence_checks", True)) or old)
+                   convergence_checks=bool(d.get("convergence_checks", True)) or old,
+                   batch_size=int(d.get("batch_size", 0)))
 
 
 @dataclass(frozen=True)
@@ -470,7 +483,16 @@ def _tree_diagnostics(i: int, res: HDPResult, name: str) -> TreeDiagnostics:
         rows_ess=effective_sample_size(rows) if rows.shape[1] >= 4 else math.nan,
         mcse_weighting=opt.mcse_weighting,
         convergence_checks=bool(opt.convergence_checks),
+        batch_size=_batch_size(opt, int(res.n_iterations)),
     )
+
+
+def _batch_size(opt: HDPOptions, n_run: int) -> int:
+    """Iterations per batch of the run's batch-means MCSE (as the sampler forms them)."""
+    if opt.adaptive:
+        return AUTO_BATCH
+    n_keep = n_run - opt.burn_in_iterations
+    return max(1, n_keep // max(min(opt.n_batches, n_keep), 1))
 
 
 def summarise_fit(

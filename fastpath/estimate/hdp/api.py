@@ -12,8 +12,9 @@ The model and the sampler are the paper's (section 4, Algorithms 1-5); the kerne
 
 :func:`estimate_trees` samples many trees (sharing one Stirling table) and their chains in
 parallel threads; every (tree, chain) pair owns a random stream derived from the seed, so results
-are bit-identical whatever the number of threads. With ``n_iter="auto"`` (the fast preset,
-``HDPOptions.preset("fast")``) a tree's chains run in blocks and meet at each block's end, where
+are bit-identical whatever the number of threads. With ``n_iter="auto"`` (the classifiers'
+default preset, ``HDPOptions.preset("adaptive")``) a tree's chains run in blocks and meet at each
+block's end, where
 the stopping rule of :mod:`fastpath.estimate.hdp.stopping` decides from them alone whether the
 tree is done (``res.n_iterations``, ``res.stop_reason``).
 """

@@ -18,7 +18,7 @@ __all__ = ["AUTO_BATCH", "DEFAULT_SAMPLER", "MCSE_WEIGHTINGS", "RENAMED_PRESETS"
 UPDATES: tuple[str, ...] = ("exact", "window")
 ROOT_TREATMENTS: tuple[str, ...] = ("exact", "reference")
 #: iterations per batch of the batch-means MCSE with ``n_iter="auto"``: a few times the
-#: integrated autocorrelation time of the worst node estimates under the fast preset (<= 20
+#: integrated autocorrelation time of the worst node estimates under the overrelaxed moves (<= 20
 #: iterations on credit-a and hepatitis kDB-3, docs/performance.md)
 AUTO_BATCH = 25
 #: what the adaptive length's MCSE tolerance applies to (``HDPOptions.mcse_weighting``)
@@ -83,8 +83,8 @@ class HDPOptions:
     mcse_weighting : {"rows", "max"}
         What must be below ``mcse_tolerance``. ``"rows"`` (default): the root mean square,
         over the training rows, of the MCSE of the probability each row reads at its leaf
-        (weights ``n_leaf,value / N``): the Monte-Carlo error a prediction meets on data like
-        the training data, which a rarely reached node barely moves. ``"max"``: the MCSE of
+        (weights ``n_leaf,value / N``): the Monte-Carlo error of what the training rows read
+        for their own class, which a rarely reached node barely moves. ``"max"``: the MCSE of
         every probability of every node.
     convergence_checks : bool
         The stopping rule (``n_iter="auto"``) also requires the concentrations and the log
