@@ -322,7 +322,7 @@ def study_mdl(rows: int = 1_000_000, n_test: int = 200_000, max_bins_list=(256, 
     X, y = frame(rows)
     X_test, y_test = frame(n_test)
     t0 = time.perf_counter()
-    ref = BayesNetClassifier("kdb", 2, random_state=0).fit(X, y)
+    ref = BayesNetClassifier("kdb", 2, estimator="m", random_state=0).fit(X, y)
     t_mem = time.perf_counter() - t0
     out = []
     xs = {c: np.sort(X[c].to_numpy()) for c in X.columns}
@@ -351,7 +351,7 @@ def study_mdl(rows: int = 1_000_000, n_test: int = 200_000, max_bins_list=(256, 
     for mb in max_bins_list:
         t0 = time.perf_counter()
         # the streaming driver itself: max_bins is an option of the out-of-core fit only
-        clf = BayesNetClassifier("kdb", 2, random_state=0)
+        clf = BayesNetClassifier("kdb", 2, estimator="m", random_state=0)
         clf._assign(fit_stream(
             FitConfig.from_params(clf.get_params()),
             lambda: (df.iloc[s : s + 100_000] for s in range(0, rows, 100_000)),
@@ -384,7 +384,7 @@ def study_splice(directory: Path, rows: int = 200_000) -> dict:
 def _splice_fit(path: str, warm: str) -> None:
     from fastpath import BayesNetClassifier
 
-    BayesNetClassifier("skdb", 5, random_state=0).fit(warm)  # compile outside the timing
+    BayesNetClassifier("skdb", 5, estimator="m", random_state=0).fit(warm)  # compile, untimed
     import fastpath.scale.passes as S
 
     times = {}
@@ -404,7 +404,7 @@ def _splice_fit(path: str, warm: str) -> None:
     S.LocalRunner.run = timed("run", original[0])
     S.LocalRunner.schema = timed("schema", original[1])
     t0, c0 = time.perf_counter(), _cpu()
-    clf = BayesNetClassifier("skdb", 5, random_state=0).fit(path)
+    clf = BayesNetClassifier("skdb", 5, estimator="m", random_state=0).fit(path)
     total, total_cpu = time.perf_counter() - t0, _cpu() - c0
     rows = int(clf.trees_[0].counts.sum())
     print(json.dumps({
