@@ -2,8 +2,8 @@
 
 The paper reports 86 s to fit SkDB-5 with HDP estimates (50,000 iterations) on adult and under
 1 s to classify 25,000 rows. This script fits ``BayesNetClassifier(structure="skdb", k=5,
-estimator="hdp", sampler="paper", n_iter=50_000)`` on a stratified half of a dataset (seed 0) and predicts the other
-half, after a JIT warm-up on 2,000 rows that is not timed::
+estimator="hdp", sampler="paper", n_iter=50_000)`` on a stratified half of a dataset (seed 0)
+and predicts the other half, after a JIT warm-up on 2,000 rows that is not timed::
 
     python benchmarks/skdb_timing.py DATASETS/adult.csv.gz --typing manifest --threads 2
 
