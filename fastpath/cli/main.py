@@ -37,7 +37,12 @@ from ..classifier.ensemble import ESKDBClassifier
 from ..classifier.estimator import BayesNetClassifier
 from ..classifier.loading import load_classifier
 from ..estimate.diagnostics import CLI_NAMES, PYTHON_NAMES, UnconvergedWarning
-from ..estimate.hdp.options import DEFAULT_SAMPLER, RENAMED_PRESETS, SAMPLER_PRESETS
+from ..estimate.hdp.options import (
+    DEFAULT_ENSEMBLE_SAMPLER,
+    DEFAULT_SAMPLER,
+    RENAMED_PRESETS,
+    SAMPLER_PRESETS,
+)
 from ..evaluation.cross_validation import cross_validate, summarise
 from ..io.datasets import dataset_path, list_datasets, load_dataset
 from ..io.tables import decompression_error, read_table
@@ -112,7 +117,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--categorical", default=None,
                    help="comma-separated columns to treat as nominal even if numeric")
     h = p.add_argument_group("HDP sampler (--estimator hdp)")
-    h.add_argument("--sampler", default=DEFAULT_SAMPLER,
+    h.add_argument("--sampler", default=None,
                    choices=[*SAMPLER_PRESETS, *RENAMED_PRESETS],
                    help="adaptive: exact overrelaxed moves, each tree sampled until the "
                    "Monte-Carlo error of what the training rows read is at most "
@@ -121,7 +126,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    "overrelaxed, every probability within the tolerance and the concentrations "
                    "past R-hat and ESS checks (slow); paper: "
                    "the paper's sampler, 5000 plain Gibbs iterations. The flags below override "
-                   "it (default: adaptive)")
+                   f"it (default: {DEFAULT_SAMPLER}; eskdb: {DEFAULT_ENSEMBLE_SAMPLER})")
     h.add_argument("--iterations", type=parse_iterations, default=None,
                    help="Gibbs iterations, or 'auto' (default: the sampler's)")
     h.add_argument("--min-iter", type=int, default=None, metavar="N",
@@ -196,7 +201,8 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
         ("overrelax", args.overrelax), ("min_iter", args.min_iter),
         ("max_iter", args.max_iter), ("mcse_tolerance", args.mcse_tolerance))
         if value is not None})
-    common["sampler"] = args.sampler
+    if args.sampler is not None:  # else each classifier's own default
+        common["sampler"] = args.sampler
     if args.structure == "eskdb":
         model: Any = ESKDBClassifier(
             n_estimators=args.n_estimators, k=5 if args.k is None else args.k,
