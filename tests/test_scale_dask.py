@@ -39,8 +39,9 @@ def _frame(name):
 def test_dask_fit_equals_in_memory_fit(client, structure, k):
     X, y, df = _frame("credit-a")  # numeric and nominal columns, missing values
     ddf = dd.from_pandas(df, npartitions=5)
-    a = BayesNetClassifier(structure, k, random_state=3).fit(X, y)
-    b = BayesNetClassifier(structure, k, random_state=3).fit(ddf, "class", chunksize=60)
+    a = BayesNetClassifier(structure, k, estimator="m", random_state=3).fit(X, y)
+    b = BayesNetClassifier(structure, k, estimator="m", random_state=3).fit(ddf, "class",
+                                                                         chunksize=60)
     assert b.n_passes_ == {"nb": 2, "tan": 3, "kdb": 3, "skdb": 4}[structure] + 1  # m="auto"
     assert a.encoder_.to_dict() == b.encoder_.to_dict()
     assert a.structure_ == b.structure_
