@@ -54,13 +54,7 @@ def add_estimate_parser(subparsers) -> None:
                    "The flags below override it (default: paper, the reference's sampler)")
     p.add_argument("--iterations", type=parse_iterations, default=None,
                    help="Gibbs iterations per chain, or 'auto' (default: the sampler's)")
-    p.add_argument("--min-iter", type=int, default=None, metavar="N",
-                   help="adaptive length: the fewest iterations per chain (default: 500)")
-    p.add_argument("--max-iter", type=int, default=None, metavar="N",
-                   help="adaptive length: the most iterations per chain (default: 5000)")
-    p.add_argument("--mcse-tolerance", type=float, default=None, metavar="TOL",
-                   help="the largest Monte-Carlo standard error of what the rows read "
-                   "(default: 0.01)")
+    add_adaptive_length_options(p)
     p.add_argument("--burn-in", type=int, default=None,
                    help="iterations discarded (default: min(1000, iterations/10); with "
                    "'auto' iterations, half of --min-iter)")
@@ -94,6 +88,18 @@ def add_estimate_parser(subparsers) -> None:
 
 _FLAGS = {"n_iter": "--iterations", "burn_in": "--burn-in", "n_chains": "--chains",
           "min_iter": "--min-iter", "max_iter": "--max-iter", "mcse_tolerance": "--mcse-tolerance"}
+
+
+def add_adaptive_length_options(group) -> None:
+    """``--min-iter``, ``--max-iter``, ``--mcse-tolerance``: the adaptive length's rule, for
+    every command that samples (an ``argparse`` parser or argument group)."""
+    group.add_argument("--min-iter", type=int, default=None, metavar="N",
+                   help="adaptive length: the fewest iterations per chain (default: 500)")
+    group.add_argument("--max-iter", type=int, default=None, metavar="N",
+                   help="adaptive length: the most iterations per chain (default: 5000)")
+    group.add_argument("--mcse-tolerance", type=float, default=None, metavar="TOL",
+                   help="the largest Monte-Carlo standard error of what the rows read "
+                   "(default: 0.01)")
 
 
 def parse_iterations(text: str) -> int | str:

@@ -49,7 +49,7 @@ from ..io.tables import decompression_error, read_table
 from ..utils.progress import Progress
 from ..version import __version__
 from .diagnose import add_diagnose_parser
-from .estimate import add_estimate_parser, parse_iterations
+from .estimate import add_adaptive_length_options, add_estimate_parser, parse_iterations
 
 __all__ = ["build_parser", "main"]
 
@@ -129,13 +129,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    f"it (default: {DEFAULT_SAMPLER}; eskdb: {DEFAULT_ENSEMBLE_SAMPLER})")
     h.add_argument("--iterations", type=parse_iterations, default=None,
                    help="Gibbs iterations, or 'auto' (default: the sampler's)")
-    h.add_argument("--min-iter", type=int, default=None, metavar="N",
-                   help="adaptive length: the fewest iterations per chain (default: 500)")
-    h.add_argument("--max-iter", type=int, default=None, metavar="N",
-                   help="adaptive length: the most iterations per chain (default: 5000)")
-    h.add_argument("--mcse-tolerance", type=float, default=None, metavar="TOL",
-                   help="the largest Monte-Carlo standard error of what the rows read "
-                   "(default: 0.01)")
+    add_adaptive_length_options(h)
     h.add_argument("--burn-in", type=int, default=None,
                    help="iterations discarded (default: min(1000, iterations/10); with "
                    "'auto' iterations, half of --min-iter)")
