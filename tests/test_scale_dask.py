@@ -85,3 +85,16 @@ def test_bad_partition_names_partition_row_and_column(client):
         clf.fit(ddf, "cls", chunksize=7)
     with pytest.raises(NotFittedError):
         clf.predict(df.drop(columns="cls").iloc[:3])
+
+
+def test_dask_fit_with_the_default_hdp_sampler_equals_in_memory_fit():
+    # the default estimator (HDP, adaptive sampler): the same counts and seed give the same
+    # chains, so the same tables, iterations and diagnostics
+    X, y, df = _frame("credit-a")
+    ddf = dd.from_pandas(df, npartitions=4)
+    a = BayesNetClassifier("tan", random_state=5).fit(X, y)
+    b = BayesNetClassifier("tan", random_state=5).fit(ddf, "class", chunksize=100)
+    assert a.estimator == "hdp" and a.sampler == "adaptive"
+    for ta, tb in zip(a.probability_tables_, b.probability_tables_, strict=True):
+        np.testing.assert_array_equal(ta, tb)
+    assert a.n_iter_ == b.n_iter_ and a.diagnostics_.to_dict() == b.diagnostics_.to_dict()
