@@ -483,16 +483,8 @@ def _tree_diagnostics(i: int, res: HDPResult, name: str) -> TreeDiagnostics:
         rows_ess=effective_sample_size(rows) if rows.shape[1] >= 4 else math.nan,
         mcse_weighting=opt.mcse_weighting,
         convergence_checks=bool(opt.convergence_checks),
-        batch_size=_batch_size(opt, int(res.n_iterations)),
+        batch_size=opt.batch_layout[1],
     )
-
-
-def _batch_size(opt: HDPOptions, n_run: int) -> int:
-    """Iterations per batch of the run's batch-means MCSE (as the sampler forms them)."""
-    if opt.adaptive:
-        return AUTO_BATCH
-    n_keep = n_run - opt.burn_in_iterations
-    return max(1, n_keep // max(min(opt.n_batches, n_keep), 1))
 
 
 def summarise_fit(

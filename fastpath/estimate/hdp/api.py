@@ -37,7 +37,7 @@ from ...counts.context_tree import ContextTree, tying_groups
 from ...utils.validation import check_int, readonly
 from ..convergence import ESS_PER_CHAIN_MIN
 from . import kernels as _s
-from .options import AUTO_BATCH, HDPOptions
+from .options import HDPOptions
 from .results import HDPResult, HDPTrace
 from .stirling import LogStirlingTable
 from .stopping import StopCheck, batch_means_mcse, check_stop, next_length, rows_mcse
@@ -158,15 +158,9 @@ def _prepare(index: int, tree: ContextTree, opt: HDPOptions) -> _Prepared:
     else:
         draw_ids = np.asarray(opt.record_draws, dtype=np.int64)
     burn = opt.burn_in_iterations
-    n_keep = opt.iterations_max - burn
-    if opt.adaptive:
-        # batches of a fixed size, as many as the longest run holds: the MCSE at a block
-        # boundary uses the batches closed so far
-        batch_size = AUTO_BATCH
-        n_batches = n_keep // AUTO_BATCH
-    else:
-        n_batches = min(opt.n_batches, n_keep)
-        batch_size = max(1, n_keep // max(n_batches, 1))
+    # adaptive: batches of a fixed size, as many as the longest run holds; the MCSE at a block
+    # boundary uses the batches closed so far
+    n_batches, batch_size = opt.batch_layout
     n_trace = opt.iterations_max // opt.thin
     n_draws = n_trace - burn // opt.thin if draw_ids.size else 0
     # (node, value) pairs whose table count may need sampling (subtree count >= 2), in sweep

@@ -273,6 +273,18 @@ class HDPOptions:
             return min(1000, self.n_iter // 10)
         return self.burn_in
 
+    @property
+    def batch_layout(self) -> tuple[int, int]:
+        """``(n_batches, batch_size)`` of the batch-means MCSE: batches of
+        :data:`AUTO_BATCH` iterations, as many as the longest adaptive run holds; for a fixed
+        length, ``n_batches`` batches (at most one per kept iteration) splitting the kept
+        iterations."""
+        n_keep = self.iterations_max - self.burn_in_iterations
+        if self.adaptive:
+            return n_keep // AUTO_BATCH, AUTO_BATCH
+        n_batches = min(self.n_batches, n_keep)
+        return n_batches, max(1, n_keep // max(n_batches, 1))
+
     @classmethod
     def preset(cls, name: str, **overrides) -> HDPOptions:
         """The options of a named sampler (:data:`SAMPLER_PRESETS`), ``overrides`` applied on
