@@ -1,7 +1,9 @@
 """fastpath.classifier.model_io: model files as arrays + JSON, never pickle.
 
 A saved and reloaded classifier must predict exactly as the original (every structure, both
-estimators) and carry the same learned state field by field. Files that are not models are
+estimators) and carry the same learned state field by field, member by member. Files written by
+the release before the classifiers shared one format (main at 2b1c588, in
+``tests/data/models-2b1c588``) still load and predict exactly as they did. Files that are not models are
 refused with a ``ValueError`` naming the file; labels that JSON cannot hold are refused when
 saving (``TypeError``, nothing written); loading never unpickles, checked with a crafted archive
 whose object array would run code if it were unpickled.
@@ -17,10 +19,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fastpath import BayesNetClassifier
+from fastpath import BayesNetClassifier, ESKDBClassifier
+from fastpath.classifier import load_classifier
 from fastpath.classifier.model_io import FORMAT_VERSION, read_model, read_model_meta, save_model
 from fastpath.io.datasets import load_dataset
 from fastpath.pipeline.fitted import FittedModel
+
+OLD_MODELS = os.path.join(os.path.dirname(__file__), "data", "models-2b1c588")
 
 TREE_ARRAYS = ("level_offsets", "parent", "branch_value", "counts", "child_offsets",
                "lookup_offsets", "child_lookup")
@@ -49,22 +54,26 @@ def assert_same_fitted(a: FittedModel, b: FittedModel) -> None:
         assert b.feature_names_in_ is None
     else:
         assert list(a.feature_names_in_) == list(b.feature_names_in_)
-    assert a.encoder_.codings_ == b.encoder_.codings_
-    assert a.encoder_.to_dict() == b.encoder_.to_dict()
-    assert a.structure_ == b.structure_
-    assert a.tree_specs_ == b.tree_specs_
-    assert len(a.trees_) == len(b.trees_)
-    for ta, tb in zip(a.trees_, b.trees_, strict=True):
-        assert ta.n_values == tb.n_values
-        assert ta.branch_cardinalities == tb.branch_cardinalities
-        assert (ta.child_name, ta.conditioning_names) == (tb.child_name, tb.conditioning_names)
-        for name in TREE_ARRAYS:
-            np.testing.assert_array_equal(getattr(ta, name), getattr(tb, name), err_msg=name)
-    for pa, pb in zip(a.probability_tables_, b.probability_tables_, strict=True):
-        np.testing.assert_array_equal(pa, pb)
-        assert not pb.flags.writeable
-    assert _dict_or_none(a.selection_) == _dict_or_none(b.selection_)
-    assert a.m_ == b.m_ and a.m_scores_ == b.m_scores_
+    assert len(a.members_) == len(b.members_)
+    for ma, mb in zip(a.members_, b.members_, strict=True):
+        assert ma.encoder.codings_ == mb.encoder.codings_
+        assert ma.encoder.to_dict() == mb.encoder.to_dict()
+        assert ma.structure == mb.structure
+        assert ma.tree_specs == mb.tree_specs
+        assert len(ma.trees) == len(mb.trees)
+        for ta, tb in zip(ma.trees, mb.trees, strict=True):
+            assert ta.n_values == tb.n_values
+            assert ta.branch_cardinalities == tb.branch_cardinalities
+            assert (ta.child_name, ta.conditioning_names) == (tb.child_name,
+                                                              tb.conditioning_names)
+            for name in TREE_ARRAYS:
+                np.testing.assert_array_equal(getattr(ta, name), getattr(tb, name),
+                                              err_msg=name)
+        for pa, pb in zip(ma.probability_tables, mb.probability_tables, strict=True):
+            np.testing.assert_array_equal(pa, pb)
+            assert not pb.flags.writeable
+        assert _dict_or_none(ma.selection) == _dict_or_none(mb.selection)
+        assert ma.m == mb.m and ma.m_scores == mb.m_scores
     assert _dict_or_none(a.diagnostics_) == _dict_or_none(b.diagnostics_)
 
 
@@ -83,7 +92,7 @@ def test_save_load_round_trip_is_exact(credit, tmp_path, structure, k, estimator
     assert_same_fitted(_fitted(clf), model)
     assert model.hdp_results_ is None and model.n_passes_ is None
     assert (model.diagnostics_ is None) == (estimator == "m")
-    assert (model.selection_ is None) == (structure != "skdb")
+    assert (model.members_[0].selection is None) == (structure != "skdb")
 
     loaded = BayesNetClassifier.load(path)
     assert loaded.get_params() == clf.get_params()
@@ -121,6 +130,35 @@ def test_the_file_is_one_npz_of_plain_arrays(credit, tmp_path):
         assert all(data[name].dtype != object for name in data.files)
         meta = json.loads(bytes(data["meta"]).decode("utf-8"))
     assert meta == read_model_meta(tmp_path / "m.npz")
+
+
+# ====================================================================== files of the last release
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # short runs
+@pytest.mark.parametrize("name", ["skdb-hdp", "tan-m", "kdb-hdp-paper", "eskdb-hdp", "eskdb-m"])
+def test_files_saved_by_the_previous_format_load_and_predict_identically(credit, name):
+    """Saved by main at 2b1c588 (version 1: one layout per estimator) on every third row of
+    credit-a, with the predictions it made; today's classifiers fitted alike predict the same."""
+    X, y = credit
+    X, y = X.iloc[::3].reset_index(drop=True), y[::3]
+    path = os.path.join(OLD_MODELS, f"{name}.npz")
+    assert read_model_meta(path)["version"] == 1
+    expected = np.load(os.path.join(OLD_MODELS, f"{name}-proba.npy"))
+    loaded = load_classifier(path)
+    assert isinstance(loaded, ESKDBClassifier if name.startswith("eskdb") else
+                      BayesNetClassifier)
+    np.testing.assert_array_equal(loaded.predict_proba(X), expected)
+    refit = type(loaded)(**loaded.get_params())
+    np.testing.assert_array_equal(refit.fit(X, y).predict_proba(X), expected)
+
+
+def test_a_file_loads_only_into_the_estimator_that_saved_it(credit, tmp_path):
+    X, y = credit
+    ESKDBClassifier(2, 1, "m", random_state=0).fit(X, y).save(tmp_path / "e.npz")
+    with pytest.raises(ValueError, match="holds a ESKDBClassifier; load it with"):
+        BayesNetClassifier.load(tmp_path / "e.npz")
+    with pytest.raises(ValueError, match="holds a BayesNetClassifier"):
+        ESKDBClassifier.load(os.path.join(OLD_MODELS, "tan-m.npz"))
+    assert isinstance(load_classifier(tmp_path / "e.npz"), ESKDBClassifier)
 
 
 # ====================================================================== not a model
@@ -211,7 +249,7 @@ def test_table_that_does_not_match_its_tree_is_corrupt(credit, tmp_path):
     BayesNetClassifier("nb", m=1.0).fit(X, y).save(tmp_path / "ok.npz")
     with np.load(tmp_path / "ok.npz", allow_pickle=False) as data:
         arrays = {n: data[n] for n in data.files}
-    arrays["tree1_table"] = arrays["tree1_table"][:-1]
+    arrays["member0_tree1_table"] = arrays["member0_tree1_table"][:-1]
     np.savez(tmp_path / "bad.npz", **arrays)
     with pytest.raises(ValueError, match="table 1 does not match its tree"):
         read_model(tmp_path / "bad.npz")
@@ -246,7 +284,7 @@ def test_save_model_refuses_labels_directly(credit, tmp_path):
     classes[:] = [(1, 2), (3, 4)]
     model.classes_ = classes
     with pytest.raises(TypeError, match="of type tuple"):
-        save_model(clf.get_params(), model, tmp_path / "t.npz")
+        save_model("BayesNetClassifier", clf.get_params(), model, tmp_path / "t.npz")
 
 
 # ====================================================================== no unpickling

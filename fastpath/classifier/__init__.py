@@ -1,5 +1,5 @@
-"""The estimators (:class:`BayesNetClassifier`, :class:`ESKDBClassifier`) and their model files
-(:mod:`.model_io`)."""
+"""The estimators (:class:`BayesNetClassifier`, :class:`ESKDBClassifier`), their shared base
+(:class:`~fastpath.classifier.base.BaseBayesNet`) and their model files (:mod:`.model_io`)."""
 
 from .ensemble import ESKDBClassifier
 from .estimator import STRUCTURES, BayesNetClassifier, NotFittedError

@@ -1,42 +1,44 @@
-"""The scikit-learn compatible Bayesian network classifier: the top layer of fastpath.
+"""The Bayesian network classifier: one member, with the structure the user chooses.
 
-It checks what the user passes, hands the data to a driver (:func:`fastpath.pipeline.
-fit_in_memory`, :func:`fastpath.scale.fit_stream`, :func:`fastpath.scale.dask.fit_dask` or the
-``partial_fit`` counts of :mod:`fastpath.scale.partial`), assigns the learned state the driver
-returns (:class:`~fastpath.pipeline.FittedModel`) and predicts with it
-(:mod:`fastpath.predict.inference`).
+Everything but its parameters and the single member's attributes is the base class's
+(:class:`~fastpath.classifier.base.BaseBayesNet`): the fit's drivers, ``partial_fit``,
+prediction and model files.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
-from sklearn.utils.validation import check_is_fitted
 
-from ..pipeline.config import STRUCTURES, FitConfig
-from ..pipeline.fitted import FittedModel
-from ..pipeline.memory import fit_in_memory
+from ..pipeline.config import STRUCTURES
+from ..pipeline.fitted import Member
 from ..pipeline.stages import pack
 from ..predict.inference import joint_log_likelihood, posterior_from_joint
-from ..scale.dask import fit_dask
-from ..scale.partial import PartialFit, start_partial_fit
-from ..scale.passes import fit_stream
-from ..scale.sources import is_dask_frame, is_stream_source
-from .base import TabularInput
-from .model_io import read_model, save_model
+from .base import BaseBayesNet
 
 __all__ = ["STRUCTURES", "BayesNetClassifier", "NotFittedError"]
 
-# Attributes that are neither parameters nor in FittedModel but belong to a fit.
-_PRIVATE_STATE = ("_packed", "_partial_state")
+
+def _member_attribute(name: str, field: str, doc: str) -> property:
+    """A fitted attribute read from the single member (``AttributeError`` when it does not
+    apply to the fit, e.g. ``m_`` of HDP estimates, or before a fit)."""
+
+    def get(self: BayesNetClassifier) -> Any:
+        members = self.__dict__.get("members_")
+        value = None if not members else getattr(members[0], field)
+        if value is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return value
+
+    get.__name__ = name
+    get.__doc__ = doc
+    return property(get)
 
 
-
-class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
+class BayesNetClassifier(BaseBayesNet):
     """Bayesian network classifier with m-estimates or HDP estimates of its tables.
 
     Parameters
@@ -128,6 +130,8 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` was a DataFrame with string column names.
+    members_ : list of fastpath.pipeline.Member
+        The one member (the attributes below read it).
     encoder_ : TableEncoder
     structure_ : fastpath.structure.Structure
         Parents of every attribute (``structure_.parents``), exportable with
@@ -156,190 +160,44 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         tree's estimates are not certified (:mod:`fastpath.estimate.diagnostics`).
     """
 
-    def __init__(
-        self,
-        structure: str = "kdb",
-        k: int = 1,
-        estimator: str = "hdp",
-        *,
-        m: float | str = "auto",
-        m_backoff: str = "path",
-        categorical_features: Any = "auto",
-        sampler: str = "adaptive",
-        n_iter: int | str | None = None,
-        min_iter: int | None = None,
-        max_iter: int | None = None,
-        burn_in: int | None = None,
-        tying: str = "level",
-        update: str = "exact",
-        root: str = "exact",
-        n_chains: int = 1,
-        concentration_shape: float = 2.0,
-        concentration_rate: float = 1.0,
-        concentration_every: int | None = None,
-        alpha0: float = 2.0,
-        overrelax: bool | None = None,
-        mcse_tolerance: float | None = None,
-        mcse_weighting: str | None = None,
-        convergence_checks: bool | None = None,
-        n_jobs: int | None = None,
-        random_state: Any = None,
-        verbose: int = 0,
-    ) -> None:
-        self.structure = structure
-        self.k = k
-        self.estimator = estimator
-        self.m = m
-        self.m_backoff = m_backoff
-        self.categorical_features = categorical_features
-        self.sampler = sampler
-        self.n_iter = n_iter
-        self.min_iter = min_iter
-        self.max_iter = max_iter
-        self.burn_in = burn_in
-        self.tying = tying
-        self.update = update
-        self.root = root
-        self.n_chains = n_chains
-        self.concentration_shape = concentration_shape
-        self.concentration_rate = concentration_rate
-        self.concentration_every = concentration_every
-        self.alpha0 = alpha0
-        self.overrelax = overrelax
-        self.mcse_tolerance = mcse_tolerance
-        self.mcse_weighting = mcse_weighting
-        self.convergence_checks = convergence_checks
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+    _own_parameters = (
+        inspect.Parameter("structure", inspect.Parameter.POSITIONAL_OR_KEYWORD, default="kdb",
+                          annotation="str"),
+        inspect.Parameter("k", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=1,
+                          annotation="int"),
+        inspect.Parameter("estimator", inspect.Parameter.POSITIONAL_OR_KEYWORD, default="hdp",
+                          annotation="str"),
+    )
 
-    def fit_config(self) -> FitConfig:
-        """The checked parameters (``ValueError`` naming a bad one, before any work)."""
-        return FitConfig.from_params(self.get_params())
+    encoder_ = _member_attribute("encoder_", "encoder", "The coding of the columns.")
+    structure_ = _member_attribute("structure_", "structure", "The parents of every attribute.")
+    selection_ = _member_attribute("selection_", "selection",
+                                   "Selective kDB's selection record (``structure='skdb'``).")
+    tree_specs_ = _member_attribute("tree_specs_", "tree_specs",
+                                    "What each context tree counts (class prior first).")
+    trees_ = _member_attribute("trees_", "trees", "The context trees (class prior first).")
+    probability_tables_ = _member_attribute("probability_tables_", "probability_tables",
+                                            "Every tree's table (read-only).")
+    m_ = _member_attribute("m_", "m", "The m of the m-estimates.")
+    m_scores_ = _member_attribute("m_scores_", "m_scores", "RMSE of each candidate m.")
 
-
-    # ------------------------------------------------------------------ fit
-    def fit(self, X: Any, y: Any = None, *, chunksize: int | None = None) -> BayesNetClassifier:
-        """Learn the discretisation, the structure and the probability tables.
-
-        The estimator is updated only when the fit succeeds: after an error it is exactly as
-        before the call.
-
-        Parameters
-        ----------
-        X : DataFrame or array-like of shape (n_samples, n_features), or a stream
-            Nominal and numeric columns; missing values (NaN/None) are a value of their own.
-            A *stream* is fitted out of core in a few passes (:mod:`fastpath.scale`): a path
-            to a CSV/TSV (optionally compressed) or Parquet file, a callable returning a fresh
-            iterator of DataFrame chunks, an iterator of DataFrame chunks (spilled to a
-            temporary directory, as it can be read only once), or a ``dask.dataframe.DataFrame``
-            (:mod:`fastpath.scale.dask`). A stream's chunks hold the target column too.
-        y : array-like of shape (n_samples,), or str
-            Class labels (no missing values). For a stream: the name of the target column
-            (default: the last column).
-        chunksize : int, optional
-            Streams only: rows per chunk read from a file (default 100,000), or per block of
-            a Dask partition. Memory grows with it, not with the number of rows.
-        """
-        config = self.fit_config()
-        if is_dask_frame(X):
-            model = fit_dask(config, X, y, chunksize=chunksize, stacklevel=2)
-        elif is_stream_source(X):
-            model = fit_stream(config, X, y, chunksize=chunksize, stacklevel=2)
-        else:
-            frame, has_names, classes, y_codes = self._in_memory_data(X, y, chunksize)
-            model = fit_in_memory(config, frame, has_names, classes, y_codes, stacklevel=2)
-        self._assign(model)
-        return self
-
-    def partial_fit(
-        self, X: Any, y: Any, classes: Any = None, *, schema: Any = None
-    ) -> BayesNetClassifier:
-        """Add a chunk of rows to the counts; the next prediction re-estimates the tables.
-
-        The first call fixes everything but the counts, and later calls only add counts:
-
-        * the classes: ``classes`` when given (every label the stream will hold), else the
-          labels of the first chunk;
-        * the coding of every column (categories, MDL cut points, missing-value codes):
-          ``schema`` when given (a fitted :class:`~fastpath.encode.TableEncoder`, or a
-          mapping for :func:`fastpath.scale.declare_schema`), else learned from the first
-          chunk exactly as :meth:`fit` learns it;
-        * the structure (and for ``"skdb"`` the selected attributes), learned from the first
-          chunk (naive Bayes needs no data).
-
-        A later chunk with a class, a category or a missing value outside that schema raises
-        ``ValueError`` naming the call, row and column, and adds nothing. The rows are not
-        kept, so m is chosen at re-estimation on the holdout rule over all rows seen (with
-        ``m="auto"`` among the positive candidates); with ``m="holdout"`` or a fixed m, a
-        declared schema and a data-independent structure, ``partial_fit`` over chunks and
-        :meth:`fit` on their concatenation give the same model. :meth:`fit` discards
-        everything ``partial_fit`` gathered; a saved model cannot resume ``partial_fit``.
-        ``trees_`` and ``probability_tables_`` are those of the last re-estimation (the first
-        prediction after a ``partial_fit`` runs it).
-        """
-        partial: PartialFit | None = self.__dict__.get("_partial_state")
-        if partial is not None:
-            partial.add(self._validate_X(X), y)
-            return self
-        config = self.fit_config()
-        frame, has_names = self._frame(X)
-        partial = start_partial_fit(config, frame, has_names, y, classes, schema)
-        self._clear_fit()
-        self.classes_ = partial.classes
-        self.n_features_in_ = partial.n_features_in
-        if partial.feature_names_in is not None:
-            self.feature_names_in_ = partial.feature_names_in
-        self.encoder_ = partial.encoder
-        self.structure_ = partial.learned.structure
-        self.tree_specs_ = partial.specs
-        if partial.learned.selection is not None:
-            self.selection_ = partial.learned.selection
-        self._partial_state = partial
-        return self
-
-    def _refresh_partial(self) -> None:
-        """Lazy re-estimation after ``partial_fit`` (called before every prediction)."""
-        partial: PartialFit | None = self.__dict__.get("_partial_state")
-        if partial is not None and partial.stale:
-            self._assign(partial.refresh(stacklevel=5), keep_partial=True)
-
-    def _clear_fit(self, keep_partial: bool = False) -> None:
-        for name in (*FittedModel.attribute_names(), *_PRIVATE_STATE):
-            if not (keep_partial and name == "_partial_state"):
-                self.__dict__.pop(name, None)
-
-    def _assign(self, model: FittedModel, keep_partial: bool = False) -> None:
-        """Replace the fitted state by ``model``'s (parameters untouched)."""
-        self._clear_fit(keep_partial)
-        for name, value in model.attributes().items():
-            setattr(self, name, value)
-        self._packed = pack(self.tree_specs_, self.trees_, self.probability_tables_)
+    @property
+    def _member(self) -> Member:
+        self._check_fitted()
+        return self.members_[0]
 
     # ------------------------------------------------------------------ predict
-    def _check_fitted(self) -> None:
-        self._refresh_partial()
-        check_is_fitted(self, "_packed")
-
     def transform_codes(self, X: Any) -> np.ndarray:
         """Integer codes of ``X`` as the model sees them (``-1`` = unseen in training)."""
-        self._check_fitted()
-        return self.encoder_.transform(self._validate_X(X))
+        member = self._member  # checks that the model is fitted
+        return member.encoder.transform(self._validate_X(X))
 
     def predict_joint_log_proba(self, X: Any) -> np.ndarray:
         """log P(y, x) for every row and class, shape (n_samples, n_classes)."""
-        codes = self.transform_codes(X)  # checks that the model is fitted
-        return joint_log_likelihood(self._packed, codes)
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """P(y | x) for every row, shape (n_samples, n_classes), columns in ``classes_`` order."""
-        return posterior_from_joint(self.predict_joint_log_proba(X))
-
-    def predict_log_proba(self, X: Any) -> np.ndarray:
-        """log P(y | x), from the joint log likelihood (finite where P(y | x) underflows)."""
-        joint = self.predict_joint_log_proba(X)
-        with np.errstate(invalid="ignore"):
-            return joint - logsumexp(joint, axis=1, keepdims=True)
+        member = self._member
+        codes = member.encoder.transform(self._validate_X(X))
+        with self._threads():
+            return joint_log_likelihood(member.pack(), codes)
 
     def predict_proba_with_tables(self, X: Any, tables: list[np.ndarray]) -> np.ndarray:
         """P(y | x) with this fitted structure and context trees but other probability tables.
@@ -348,8 +206,8 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
         ``(n_nodes, K)`` table per attribute tree of :attr:`trees_`), e.g. another estimator's
         posterior means. The classifier itself is not modified.
         """
-        self._check_fitted()
-        own = self.probability_tables_
+        member = self._member
+        own = member.probability_tables
         if len(tables) != len(own):
             raise ValueError(f"tables: expected {len(own)} tables (class prior + attributes), "
                              f"got {len(tables)}")
@@ -357,37 +215,9 @@ class BayesNetClassifier(TabularInput, ClassifierMixin, BaseEstimator):
             if np.shape(t) != o.shape:
                 raise ValueError(f"tables[{i}] has shape {np.shape(t)}, the classifier's "
                                  f"{o.shape}")
-        packed = pack(self.tree_specs_, self.trees_,
+        packed = pack(member.tree_specs, member.trees,
                       [np.asarray(t, dtype=np.float64) for t in tables])
-        return posterior_from_joint(joint_log_likelihood(packed, self.transform_codes(X)))
+        codes = member.encoder.transform(self._validate_X(X))
+        with self._threads():
+            return posterior_from_joint(joint_log_likelihood(packed, codes))
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Most probable class of every row (ties: the first class in ``classes_``)."""
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
-
-    # ------------------------------------------------------------------ persistence
-    def save(self, path: Any) -> None:
-        """Save the fitted model as arrays + JSON in one ``.npz`` file (no pickle)."""
-        self._check_fitted()
-        save_model(self.get_params(), FittedModel(**{
-            name: getattr(self, name, None) for name in FittedModel.attribute_names()
-        }), path)
-
-    @classmethod
-    def load(cls, path: Any) -> BayesNetClassifier:
-        """Load a model written by :meth:`save` (never unpickles anything)."""
-        params, model = read_model(path)
-        est = cls(**params)
-        est._assign(model)
-        return est
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(super().__getstate__())  # object.__getstate__ returns __dict__ itself
-        state.pop("_packed", None)  # rebuilt from the tables on unpickling
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        if "trees_" in state:
-            self._packed = pack(self.tree_specs_, self.trees_, self.probability_tables_)

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import os
 
+from .base import BaseBayesNet
 from .ensemble import ESKDBClassifier
 from .estimator import BayesNetClassifier
-from .model_io import ENSEMBLE, read_model_meta
+from .model_io import model_class_name
 
 __all__ = ["load_classifier"]
 
+_CLASSES: dict[str, type[BaseBayesNet]] = {
+    cls.__name__: cls for cls in (BayesNetClassifier, ESKDBClassifier)
+}
+
 
 def load_classifier(path: str | os.PathLike) -> BayesNetClassifier | ESKDBClassifier:
-    """The fitted estimator in ``path``: an :class:`ESKDBClassifier` for an ensemble's file, a
-    :class:`BayesNetClassifier` otherwise (``ValueError`` naming a file that is neither)."""
-    if read_model_meta(path)["format"] == ENSEMBLE:
-        return ESKDBClassifier.load(path)
-    return BayesNetClassifier.load(path)
+    """The fitted estimator in ``path``, of the class that saved it (``ValueError`` naming a
+    file that is not a model file, or one of an unknown estimator)."""
+    name = model_class_name(path)
+    if name not in _CLASSES:
+        raise ValueError(f"{os.fspath(path)!r} holds a {name}, which this hdpbn does not know")
+    return _CLASSES[name].load(path)

@@ -1,10 +1,15 @@
 """Saving and loading fitted classifiers without pickle.
 
-A model file is one ``.npz`` archive: numeric arrays (every tree's leaf paths and counts and its
-probability table) plus one JSON document (parameters, classes, the encoder's codings, the
-structure, the tree specifications). Loading uses ``np.load(..., allow_pickle=False)``, so a model
-file cannot run code. Class labels and category labels must be JSON values (str, int, float,
-bool); others are refused at save time rather than silently changed.
+A model file is one ``.npz`` archive: numeric arrays (every member's trees: leaf paths, leaf
+counts and probability table, prefixed ``member<e>_``) plus one JSON document (the estimator's
+class and parameters, the classes, and per member the encoder's codings, the structure, the
+selection, the tree specifications and m). A single classifier is a file with one member.
+Loading uses ``np.load(..., allow_pickle=False)``, so a model file cannot run code. Class labels
+and category labels must be JSON values (str, int, float, bool); others are refused at save time
+rather than silently changed.
+
+Version 1 files (a single classifier's ``hdpbn-model`` and an ensemble's ``hdpbn-ensemble``,
+written before the classifiers shared one format) still load, into the same members.
 """
 
 from __future__ import annotations
@@ -26,26 +31,21 @@ from ..encode.encoder import TableEncoder
 from ..estimate.diagnostics import FitDiagnostics
 from ..estimate.hdp.options import RENAMED_PRESETS
 from ..pipeline.config import hdp_options
-from ..pipeline.ensemble import FittedEnsemble, Member
-from ..pipeline.fitted import FittedModel
+from ..pipeline.fitted import FittedModel, Member
 from ..structure.graphs import Structure
 from ..structure.selective import SelectedStructure
 
 __all__ = [
-    "ENSEMBLE",
-    "FORMAT_VERSION",
-    "MODEL",
-    "read_ensemble",
-    "read_model",
-    "read_model_meta",
-    "save_ensemble",
-    "save_model",
+    "FORMAT_VERSION", "MODEL", "model_class_name", "read_model", "read_model_meta", "save_model",
 ]
 
-FORMAT_VERSION = 1
-#: the ``format`` of a single classifier's file and of an ensemble's
+FORMAT_VERSION = 2
+#: the ``format`` of every model file
 MODEL = "hdpbn-model"
-ENSEMBLE = "hdpbn-ensemble"
+#: the ``format`` of an ensemble's version 1 file
+_ENSEMBLE_V1 = "hdpbn-ensemble"
+#: which estimator wrote a version 1 file
+_V1_CLASSES = {MODEL: "BayesNetClassifier", _ENSEMBLE_V1: "ESKDBClassifier"}
 
 
 def _label(v: Any) -> Any:
@@ -119,11 +119,22 @@ def _encoder_dict(encoder: TableEncoder) -> dict:
     return out
 
 
-def _header(kind: str, params: dict[str, Any], model: Any) -> dict[str, Any]:
+def _write(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
+    with open(path, "wb") as fh:
+        np.savez_compressed(fh, **arrays)
+
+
+def save_model(class_name: str, params: dict[str, Any], model: FittedModel,
+               path: str | os.PathLike) -> None:
+    """Write a fitted classifier (the estimator's class name, its parameters and learned
+    state) to ``path`` (``.npz``)."""
+    arrays: dict[str, np.ndarray] = {}
     names = model.feature_names_in_
-    return {
-        "format": kind,
+    meta = {
+        "format": MODEL,
         "version": FORMAT_VERSION,
+        "estimator": class_name,
         "params": _jsonable_params(params),
         "classes": [_label(c) for c in model.classes_],
         "n_features_in": int(model.n_features_in_),
@@ -131,64 +142,48 @@ def _header(kind: str, params: dict[str, Any], model: Any) -> dict[str, Any]:
         "diagnostics": (
             model.diagnostics_.to_dict() if model.diagnostics_ is not None else None
         ),
+        "members": [
+            {
+                "encoder": _encoder_dict(member.encoder),
+                "structure": member.structure.to_dict(),
+                "selection": (
+                    None if member.selection is None else member.selection.to_dict()
+                ),
+                "trees": _write_trees(f"member{e}_", member.tree_specs, member.trees,
+                                      member.probability_tables, arrays),
+                "m": member.m,
+                "m_scores": {str(k): v for k, v in (member.m_scores or {}).items()},
+            }
+            for e, member in enumerate(model.members_)
+        ],
     }
-
-
-def _write(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray]) -> None:
-    arrays["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
-    with open(path, "wb") as fh:
-        np.savez_compressed(fh, **arrays)
-
-
-def save_model(params: dict[str, Any], model: FittedModel, path: str | os.PathLike) -> None:
-    """Write a fitted classifier (its parameters and learned state) to ``path`` (``.npz``)."""
-    arrays: dict[str, np.ndarray] = {}
-    meta = _header(MODEL, params, model)
-    meta.update({
-        "encoder": _encoder_dict(model.encoder_),
-        "structure": model.structure_.to_dict(),
-        "trees": _write_trees("", model.tree_specs_, model.trees_, model.probability_tables_,
-                              arrays),
-        "m": model.m_,
-        "m_scores": {str(k): v for k, v in (model.m_scores_ or {}).items()},
-        "selection": (
-            model.selection_.to_dict() if model.selection_ is not None else None
-        ),
-    })
-    _write(path, meta, arrays)
-
-
-def save_ensemble(params: dict[str, Any], model: FittedEnsemble,
-                  path: str | os.PathLike) -> None:
-    """Write a fitted ensemble: the shared header, then every member's encoder, selection,
-    trees and tables (arrays prefixed ``member<e>_``)."""
-    arrays: dict[str, np.ndarray] = {}
-    meta = _header(ENSEMBLE, params, model)
-    meta["members"] = [
-        {
-            "encoder": _encoder_dict(member.encoder),
-            "selection": member.selection.to_dict(),
-            "trees": _write_trees(f"member{e}_", member.tree_specs, member.trees,
-                                  member.probability_tables, arrays),
-            "m": member.m,
-            "m_scores": {str(k): v for k, v in (member.m_scores or {}).items()},
-        }
-        for e, member in enumerate(model.members_)
-    ]
     _write(path, meta, arrays)
 
 
 def read_model_meta(path: str | os.PathLike) -> dict[str, Any]:
     """The JSON document of a model file (``ValueError`` naming the file when it is not one)."""
-    with _open(path, (MODEL, ENSEMBLE)) as (meta, _):
+    with _open(path, None) as (meta, _):
         return meta
+
+
+def model_class_name(path: str | os.PathLike) -> str:
+    """The name of the estimator class that wrote the model file ``path`` (``ValueError``
+    naming the file when it is not one)."""
+    return _class_name(read_model_meta(path))
+
+
+def _class_name(meta: dict) -> str:
+    if meta.get("version", 0) >= 2:
+        return meta["estimator"]
+    return _V1_CLASSES[meta["format"]]
 
 
 @contextlib.contextmanager
 def _open(path: str | os.PathLike,
-          kinds: tuple[str, ...]) -> Iterator[tuple[dict[str, Any], Any]]:
-    """The metadata and the open archive of a model file; every way a file can fail to be one
-    (missing, not a zip archive, truncated, corrupt, foreign, too new) is an error naming it."""
+          class_name: str | None) -> Iterator[tuple[dict[str, Any], Any]]:
+    """The metadata and the open archive of a model file written by ``class_name`` (any
+    estimator when None); every way a file can fail to be one (missing, not a zip archive,
+    truncated, corrupt, foreign, too new, another estimator's) is an error naming it."""
     name = os.fspath(path)
     if not Path(name).exists():
         raise FileNotFoundError(f"no such file: {name!r}")
@@ -201,30 +196,29 @@ def _open(path: str | os.PathLike,
         raise ValueError(f"{name!r} is not an hdpbn model file (not an .npz archive)")
     with data:
         try:
-            meta = _meta(name, data, kinds)
+            meta = _meta(name, data, class_name)
             yield meta, data
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
             raise ValueError(f"{name!r} is a damaged model file ({exc})") from None
 
 
-def _meta(name: str, data: Any, kinds: tuple[str, ...]) -> dict[str, Any]:
+def _meta(name: str, data: Any, class_name: str | None) -> dict[str, Any]:
     if "meta" not in data.files:
         raise ValueError(f"{name!r} is not an hdpbn model file (no metadata)")
     try:
         meta = json.loads(bytes(data["meta"]).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise ValueError(f"{name!r} is not an hdpbn model file (unreadable metadata)") from None
-    if not isinstance(meta, dict) or meta.get("format") not in (MODEL, ENSEMBLE):
+    if not isinstance(meta, dict) or meta.get("format") not in _V1_CLASSES:
         raise ValueError(f"{name!r} is not an hdpbn model file")
-    if meta["format"] not in kinds:
-        what = "an ensemble" if meta["format"] == ENSEMBLE else "a single classifier"
-        raise ValueError(f"{name!r} holds {what} ({meta['format']}); load it with the "
-                         "estimator that saved it")
     if meta.get("version", 0) > FORMAT_VERSION:
         raise ValueError(
             f"{name!r}: model file version {meta['version']} is newer than this hdpbn "
             f"understands ({FORMAT_VERSION}); upgrade hdpbn"
         )
+    if class_name is not None and _class_name(meta) != class_name:
+        raise ValueError(f"{name!r} holds a {_class_name(meta)}; load it with "
+                         f"{_class_name(meta)}.load or fastpath.classifier.load_classifier")
     return meta
 
 
@@ -261,48 +255,31 @@ def _m_scores(entry: dict) -> dict[float, float] | None:
     return None if entry["m"] is None else {float(k): v for k, v in entry["m_scores"].items()}
 
 
-def read_model(path: str | os.PathLike) -> tuple[dict[str, Any], FittedModel]:
-    """The parameters and the learned state written by :func:`save_model`."""
-    with _open(path, (MODEL,)) as (meta, data):
+def read_model(path: str | os.PathLike,
+               class_name: str | None = None) -> tuple[dict[str, Any], FittedModel]:
+    """The parameters and the learned state written by :func:`save_model` (or by version 1's
+    single-classifier and ensemble writers); ``class_name``: the estimator that must have
+    written it (``ValueError`` otherwise)."""
+    with _open(path, class_name) as (meta, data):
         arrays = {name: data[name] for name in data.files}
-    specs, trees, tables = _read_trees("", meta["trees"], arrays)
-    model = FittedModel(
-        classes_=_classes(meta),
-        n_features_in_=meta["n_features_in"],
-        feature_names_in_=_feature_names(meta),
-        encoder_=TableEncoder.from_dict(meta["encoder"]),
-        structure_=Structure.from_dict(meta["structure"]),
-        tree_specs_=specs,
-        trees_=trees,
-        probability_tables_=tables,
-        selection_=(None if meta.get("selection") is None
-                    else SelectedStructure.from_dict(meta["selection"])),
-        m_=meta["m"],
-        m_scores_=_m_scores(meta),
-        diagnostics_=_diagnostics(meta),
-    )
-    return _params(meta), model
-
-
-def read_ensemble(path: str | os.PathLike) -> tuple[dict[str, Any], FittedEnsemble]:
-    """The parameters and the learned state written by :func:`save_ensemble`."""
-    with _open(path, (ENSEMBLE,)) as (meta, data):
-        arrays = {name: data[name] for name in data.files}
+    if meta["format"] == MODEL and meta.get("version", 0) < 2:
+        entries = [dict(meta, selection=meta.get("selection"))]  # one member, fields on top
+        prefixes = [""]
+    else:
+        entries = meta["members"]
+        prefixes = [f"member{e}_" for e in range(len(entries))]
     members = []
-    for e, entry in enumerate(meta["members"]):
-        specs, trees, tables = _read_trees(f"member{e}_", entry["trees"], arrays)
-        selection = SelectedStructure.from_dict(entry["selection"])
-        members.append(Member(
-            encoder=TableEncoder.from_dict(entry["encoder"]),
-            order=tuple(selection.full_structure.order),
-            selection=selection,
-            tree_specs=specs,
-            trees=trees,
-            probability_tables=tables,
-            m=entry["m"],
-            m_scores=_m_scores(entry),
-        ))
-    model = FittedEnsemble(
+    for entry, prefix in zip(entries, prefixes, strict=True):
+        specs, trees, tables = _read_trees(prefix, entry["trees"], arrays)
+        selection = (None if entry.get("selection") is None
+                     else SelectedStructure.from_dict(entry["selection"]))
+        structure = (Structure.from_dict(entry["structure"]) if "structure" in entry
+                     else selection.structure)  # version 1 ensembles kept the selection only
+        member = Member(TableEncoder.from_dict(entry["encoder"]), structure, specs, trees,
+                        tables, selection, entry["m"], _m_scores(entry))
+        member.pack()
+        members.append(member)
+    model = FittedModel(
         classes_=_classes(meta),
         n_features_in_=meta["n_features_in"],
         feature_names_in_=_feature_names(meta),

@@ -9,10 +9,11 @@ import sys
 
 import pandas as pd
 
-from ..classifier.estimator import BayesNetClassifier
-from ..classifier.model_io import ENSEMBLE, read_model_meta
-from ..estimate.diagnostics import FitDiagnostics, summarise_fit, tree_label
+from ..classifier.loading import load_classifier
+from ..classifier.model_io import read_model_meta
+from ..estimate.diagnostics import FitDiagnostics, summarise_fit
 from ..estimate.hdp import estimate_trees
+from ..pipeline.members import distinct_trees
 
 __all__ = ["add_diagnose_parser", "run_diagnose"]
 
@@ -41,18 +42,18 @@ def add_diagnose_parser(subparsers) -> None:
     p.set_defaults(func=run_diagnose)
 
 
-
-
 def _rerun(path: str, chains: int | None) -> tuple[FitDiagnostics, str]:
-    model = BayesNetClassifier.load(path)
+    model = load_classifier(path)
     p = model.get_params()
     n_chains = int(chains) if chains is not None else int(p["n_chains"])
     if n_chains < 1:
         raise ValueError(f"--chains must be >= 1, got {n_chains}")
     options = dataclasses.replace(model.hdp_options(), n_chains=n_chains)
     seed = p["random_state"]
-    results = estimate_trees(model.trees_, options, seed=seed)
-    names = [tree_label(t, i) for i, t in enumerate(model.trees_)]
+    # the fit's trees in the fit's order (an ensemble's shared trees once), so a seed gives
+    # the fit's own chains
+    trees, names, _ = distinct_trees(model.members_)
+    results = estimate_trees(trees, options, seed=seed)
     if isinstance(seed, int) and chains is None:
         note = f"re-sampled with the model's settings and seed {seed} (the fit's own chains)"
     elif isinstance(seed, int):
@@ -76,9 +77,6 @@ def run_diagnose(args: argparse.Namespace) -> int:
     if stored is not None and not args.rerun and args.chains is None:
         diag = FitDiagnostics.from_dict(stored)  # the verdict needs no options
         note = "stored in the model file at fit time"
-    elif meta["format"] == ENSEMBLE:
-        raise ValueError(f"{args.model!r} is an ensemble: its stored diagnostics are shown "
-                         "without --rerun/--chains (re-sampling an ensemble is not available)")
     else:
         diag, note = _rerun(args.model, args.chains)
     if args.json:

@@ -47,6 +47,7 @@ from ..evaluation.cross_validation import cross_validate, summarise
 from ..io.datasets import dataset_path, list_datasets, load_dataset
 from ..io.tables import decompression_error, read_table
 from ..utils.progress import Progress
+from ..utils.warn import warn
 from ..version import __version__
 from .diagnose import add_diagnose_parser
 from .estimate import add_adaptive_length_options, add_estimate_parser, parse_iterations
@@ -323,11 +324,10 @@ def _warn_once_per_kind(caught: list[warnings.WarningMessage], n_fits: int,
     fits, the first fit's message), any other warning once."""
     unconverged = [w for w in caught if issubclass(w.category, UnconvergedWarning)]
     if unconverged:
-        warnings.warn(
+        warn(
             f"in {len(unconverged)} of {n_fits} {what} {_cli_text(unconverged[0].message)} "
             "(the first such fit)",
-            UnconvergedWarning, stacklevel=2,
-        )
+            UnconvergedWarning)
     seen = set()
     for w in caught:
         if issubclass(w.category, UnconvergedWarning) or str(w.message) in seen:

@@ -25,7 +25,6 @@ not depend on the other rows.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +41,7 @@ from ..utils.dtypes import (
     stray_tokens,
 )
 from ..utils.validation import as_generator
+from ..utils.warn import warn
 from .discretize import apply_cut_points, mdl_cut_points, stochastic_mdl_cut_points
 
 __all__ = ["UNKNOWN", "AttributeCoding", "TableEncoder", "as_frame"]
@@ -271,23 +271,18 @@ class TableEncoder:
                 values, stray = self._numeric_values(col, name, None)
                 if stray.any():
                     tokens = count_tokens(col[stray])
-                    warnings.warn(
+                    warn(
                         stray_message(
                             name, tokens, int((~missing).sum()),
                             "list the column in categorical_features to keep it nominal, or "
                             "make those values NaN before fitting",
-                        ),
-                        UserWarning,
-                        stacklevel=3,
-                    )
+                        ), UserWarning)
                     missing = missing | stray
             if missing.all():
-                warnings.warn(
+                warn(
                     f"column {name!r} is missing in every training row; it is kept as a "
                     "constant attribute that carries no information",
-                    UserWarning,
-                    stacklevel=3,
-                )
+                    UserWarning)
             if missing.all():
                 # nothing to discretise or enumerate: one value, "missing"
                 codings.append(AttributeCoding(name=str(name), kind="nominal", missing_code=0))
@@ -302,12 +297,10 @@ class TableEncoder:
                         categories = tuple(python_scalar(c) for c in sorted(uniq, key=str))
                 n_present = len(categories)
                 if n_present > 1 and n_present >= len(col) and len(col) > 10:
-                    warnings.warn(
+                    warn(
                         f"nominal column {name!r} has {n_present} distinct values for "
                         f"{len(col)} rows (an identifier?); each value will be seen about once",
-                        UserWarning,
-                        stacklevel=3,
-                    )
+                        UserWarning)
                 codings.append(
                     AttributeCoding(
                         name=str(name),

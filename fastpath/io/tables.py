@@ -100,6 +100,7 @@ from ..utils.dtypes import (
     stray_tokens,
     to_float64,
 )
+from ..utils.warn import warn
 from .arff import read_arff
 from .typed_table import NOMINAL, NUMERIC, TableWithTypes
 
@@ -359,13 +360,11 @@ def _warn_if_another_separator(path: Path, table: TableWithTypes, sep: str) -> N
     name = str(table.frame.columns[0])
     for other, label in ((";", "';'"), ("\t", "tab"), ("|", "'|'"), (",", "','")):
         if other != sep and other in name:
-            warnings.warn(
+            warn(
                 f"{str(path)!r} was read as one column named {name[:60]!r}: is it "
                 f"{label}-separated? CSV files are read with ',' and .tsv files with tabs; "
                 "convert it, or read it with pandas and pass the DataFrame",
-                UserWarning,
-                stacklevel=4,
-            )
+                UserWarning)
             return
 
 
@@ -424,16 +423,13 @@ def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding,
         elif tokens is not None:
             data[c] = parse_numbers(col)[0]
             types[c] = NUMERIC
-            warnings.warn(
+            warn(
                 stray_message(
                     c, tokens, int(col.notna().sum()),
                     f"pass na_values={list(tokens)[:5]!r} to read_table to read them as missing "
                     "without this warning, or fix the file; declare the column categorical "
                     "(categorical_features, hdpbn --categorical) to code it as nominal",
-                ),
-                UserWarning,
-                stacklevel=5,
-            )
+                ), UserWarning)
         else:
             data[c] = as_nominal(col)
             types[c] = NOMINAL

@@ -15,14 +15,16 @@ from ..utils.progress import FitLog
 from ..utils.validation import as_generator, check_int, n_threads
 
 __all__ = [
-    "ESTIMATORS", "HDP_PARAMETERS", "M_BACKOFFS", "M_RULES", "STRUCTURES", "FitConfig",
-    "hdp_options",
+    "DISCRETIZATIONS", "ESTIMATORS", "HDP_PARAMETERS", "M_BACKOFFS", "M_RULES", "STRUCTURES",
+    "FitConfig", "hdp_options",
 ]
 
 STRUCTURES: tuple[str, ...] = ("nb", "tan", "kdb", "skdb")
 #: the names ``m`` accepts for a rule that chooses it, and the rule each names
 M_RULES: dict[str, str] = {"auto": "loo", "holdout": "holdout"}
 ESTIMATORS: tuple[str, ...] = ("m", "hdp")
+#: how the members cut numeric columns: Weka's MDL cut points, or each member its own draw
+DISCRETIZATIONS: tuple[str, ...] = ("mdl", "stochastic")
 #: the estimator's parameters that are sampler options (same names as :class:`HDPOptions`)
 HDP_PARAMETERS: tuple[str, ...] = (
     "n_iter", "burn_in", "tying", "update", "root", "n_chains", "concentration_shape",
@@ -49,10 +51,16 @@ def hdp_options(params: Mapping[str, Any]) -> HDPOptions:
 class FitConfig:
     """The checked parameters of a fit, shared by every driver.
 
-    Build it with :meth:`from_params` from ``BayesNetClassifier.get_params()``; every bad value
+    Build it with :meth:`from_params` from an estimator's ``get_params()``; every bad value
     raises ``ValueError`` naming the parameter before any data is read. ``m_backoff`` (the
     m-estimates' back-off rule, :func:`fastpath.estimate.m_estimate_table`) defaults to
     ``"path"`` and ``verbose`` to 0 when ``params`` lacks them.
+
+    A fit learns ``n_members`` members (``n_estimators``; 1 for a single classifier) that
+    differ in how they are drawn (:mod:`fastpath.pipeline.members`): member 0 orders the
+    attributes by ``I(X; Y)``, the others by an order drawn in proportion to it, and with
+    ``discretization="stochastic"`` (``stochastic_discretization=True``) each member draws its
+    own cut points.
     """
 
     structure: str
@@ -65,6 +73,8 @@ class FitConfig:
     random_state: Any
     m_backoff: str = "path"
     verbose: int = 0
+    n_members: int = 1
+    discretization: str = "mdl"
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> FitConfig:
@@ -87,6 +97,10 @@ class FitConfig:
         verbose = params.get("verbose", 0)
         if not isinstance(verbose, bool):
             check_int("verbose", verbose, 0)
+        n_members = check_int("n_estimators", params.get("n_estimators", 1), 1)
+        stochastic = params.get("stochastic_discretization", False)
+        if not isinstance(stochastic, bool | np.bool_):
+            raise ValueError(f"stochastic_discretization must be a bool, got {stochastic!r}")
         n_threads(params["n_jobs"])  # checks n_jobs
         seed = params["random_state"]
         if not isinstance(seed, np.random.Generator | np.random.RandomState):
@@ -102,6 +116,8 @@ class FitConfig:
             random_state=seed,
             m_backoff=m_backoff,
             verbose=int(verbose),
+            n_members=n_members,
+            discretization="stochastic" if stochastic else "mdl",
         )
 
     def log(self) -> FitLog:

@@ -1,8 +1,14 @@
-"""What a fit learns: one record every driver returns and the estimator assigns."""
+"""What a fit learns: one record every driver returns and every estimator assigns.
+
+A fitted classifier is a list of *members*, each a Bayesian network classifier with its own
+coding of the columns, structure, context trees and probability tables; its ``P(y | x)`` is the
+mean of the members' posteriors. A single classifier (``BayesNetClassifier``) is an ensemble of
+one member, so one record, one model-file layout and one prediction path serve both.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -12,31 +18,71 @@ from ..counts.counting import TreeSpec
 from ..encode.encoder import TableEncoder
 from ..estimate.diagnostics import FitDiagnostics
 from ..estimate.hdp.results import HDPResult
+from ..predict.inference import PackedModel
 from ..structure.graphs import Structure
 from ..structure.selective import SelectedStructure
+from .stages import pack
 
-__all__ = ["FittedModel"]
+__all__ = ["FittedModel", "Member"]
+
+
+@dataclass
+class Member:
+    """One member of a fitted classifier: its coding, structure, trees and tables.
+
+    ``selection`` is the selective kDB record (``None`` for NB, TAN and kDB); ``m`` the m of
+    m-estimates (``None`` for HDP estimates) and ``m_scores`` every candidate's RMSE when it was
+    chosen. :meth:`pack` builds the prediction arrays once the tables are set; the fit's driver
+    calls it, so prediction only reads the member.
+    """
+
+    encoder: TableEncoder
+    structure: Structure
+    tree_specs: list[TreeSpec]
+    trees: list[ContextTree]
+    probability_tables: list[np.ndarray]
+    selection: SelectedStructure | None = None
+    m: float | None = None
+    m_scores: dict[float, float] | None = None
+    packed: PackedModel | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        """The member's attribute order (selective kDB: the order of its kDB-K, before the
+        selection kept a prefix of it)."""
+        if self.selection is not None:
+            return tuple(self.selection.full_structure.order)
+        return tuple(self.structure.order)
+
+    def pack(self) -> PackedModel:
+        """Build (once) and return the prediction arrays of the member's tables."""
+        if self.packed is None:
+            self.packed = pack(self.tree_specs, self.trees, self.probability_tables)
+        return self.packed
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["packed"] = None  # rebuilt from the tables on unpickling
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.probability_tables:
+            self.pack()
 
 
 @dataclass
 class FittedModel:
-    """The learned state of a Bayesian network classifier (the estimator's ``*_`` attributes).
+    """The learned state of a classifier (the estimators' ``*_`` attributes).
 
-    Fields left ``None`` do not apply to the fit (``m_`` for HDP estimates, ``selection_``
-    outside selective kDB, ``n_passes_`` for in-memory fits) and are not assigned.
+    Fields left ``None`` do not apply to the fit (``n_passes_`` for in-memory fits,
+    ``hdp_results_`` and ``diagnostics_`` for m-estimates) and are not assigned.
     """
 
     classes_: np.ndarray
     n_features_in_: int
     feature_names_in_: np.ndarray | None
-    encoder_: TableEncoder
-    structure_: Structure
-    tree_specs_: list[TreeSpec]
-    trees_: list[ContextTree]
-    probability_tables_: list[np.ndarray]
-    selection_: SelectedStructure | None = None
-    m_: float | None = None
-    m_scores_: dict[float, float] | None = None
+    members_: list[Member]
     hdp_results_: list[HDPResult] | None = None
     diagnostics_: FitDiagnostics | None = None
     n_passes_: int | None = None

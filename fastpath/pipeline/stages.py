@@ -55,6 +55,7 @@ __all__ = [
     "pick_m",
     "plan_m",
     "selected",
+    "structure_from_member_scores",
     "structure_from_scores",
     "structure_name",
     "tree_specs",
@@ -78,8 +79,10 @@ class LearnedStructure:
 
 
 def learn_structure(config: FitConfig, codes: np.ndarray, y_codes: np.ndarray,
-                    cardinalities: Sequence[int], n_classes: int) -> LearnedStructure:
-    """The structure of ``config.structure`` learned from an in-memory code matrix."""
+                    cardinalities: Sequence[int], n_classes: int,
+                    order: Sequence[int] | None = None) -> LearnedStructure:
+    """The structure of ``config.structure`` learned from an in-memory code matrix; ``order``
+    (kDB and SkDB) replaces the ``I(X; Y)`` ranking of the attributes."""
     cards = tuple(cardinalities)
     everything = tuple(range(len(cards)))
     if config.structure == "nb":
@@ -87,9 +90,20 @@ def learn_structure(config: FitConfig, codes: np.ndarray, y_codes: np.ndarray,
     if config.structure == "tan":
         return LearnedStructure(graphs.tan(codes, y_codes, cards, n_classes), everything)
     if config.structure == "kdb":
-        return LearnedStructure(graphs.kdb(codes, y_codes, cards, n_classes, config.k), everything)
-    selection = select_skdb(codes, y_codes, cards, n_classes, config.k)
-    return selected(selection)
+        return LearnedStructure(graphs.kdb(codes, y_codes, cards, n_classes, config.k, order),
+                                everything)
+    return selected(select_skdb(codes, y_codes, cards, n_classes, config.k, order=order))
+
+
+def structure_from_member_scores(config: FitConfig, mutual_information: np.ndarray | None,
+                                 conditional_mutual_information: np.ndarray | None,
+                                 n_attributes: int, order: Sequence[int] | None) -> Structure:
+    """:func:`structure_from_scores` with an attribute order (kDB and SkDB): a member's."""
+    if order is None or config.structure in ("nb", "tan"):
+        return structure_from_scores(config, mutual_information,
+                                     conditional_mutual_information, n_attributes)
+    return graphs.kdb_from_scores(mutual_information, conditional_mutual_information, config.k,
+                                  order)
 
 
 def structure_from_scores(config: FitConfig, mutual_information: np.ndarray | None,
@@ -106,7 +120,6 @@ def structure_from_scores(config: FitConfig, mutual_information: np.ndarray | No
 def selected(selection: SelectedStructure) -> LearnedStructure:
     """The learned structure of a selective kDB: only the selected attributes get a tree."""
     return LearnedStructure(selection.structure, tuple(sorted(selection.attributes)), selection)
-
 
 
 def name_trees(counts: TreeSource, specs: Sequence[TreeSpec],

@@ -1,6 +1,7 @@
 """Fits across machines: every counting pass is a map over Dask partitions and a tree reduction.
 
-``BayesNetClassifier.fit(ddf, "target")`` with a ``dask.dataframe.DataFrame`` runs the passes of
+``BayesNetClassifier.fit(ddf, "target")`` (or ``ESKDBClassifier``'s: every member's statistics
+ride in the same passes) with a ``dask.dataframe.DataFrame`` runs the passes of
 :mod:`fastpath.scale.passes` (schema, structure statistics, counts, and for SkDB the leave-one-out
 pass) as Dask tasks:
 
@@ -199,14 +200,13 @@ class DaskRunner:
 
 def fit_dask(config: FitConfig, ddf, y: Any = None, *, chunksize: int | None = None,
              max_bins: int = DEFAULT_MAX_BINS, pair_memory: int = DEFAULT_PAIR_MEMORY,
-             split_every: int = 8, stacklevel: int = 2) -> FittedModel:
+             split_every: int = 8) -> FittedModel:
     """Fit on a Dask DataFrame whose column ``y`` (default: the last) is the target.
 
     See the module docstring.
     """
     runner = dask_runner(ddf, y, chunksize, split_every)
-    return fit_passes(config, runner, y, max_bins=max_bins, pair_memory=pair_memory,
-                      stacklevel=stacklevel + 1)
+    return fit_passes(config, runner, y, max_bins=max_bins, pair_memory=pair_memory)
 
 
 def dask_runner(ddf, y: Any, chunksize: int | None, split_every: int = 8) -> DaskRunner:

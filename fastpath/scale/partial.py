@@ -8,12 +8,17 @@ with the smallest hashes seen so far. With ``m="holdout"`` re-estimation chooses
 rows and candidates as :meth:`~fastpath.BayesNetClassifier.fit` on the concatenated chunks;
 with ``m="auto"``, ``fit`` scores the candidates by leave-one-out over every row, which
 ``partial_fit`` cannot revisit: it scores the same positive candidates on the holdout.
+
+Every member of the fit (``config.n_members``; :mod:`fastpath.pipeline.members`) keeps its own
+counts: the first call learns each member from its chunk exactly as the in-memory fit would
+(own cut points, order, structure), later calls code each chunk once per member. One reservoir
+key serves every member (drawn from ``random_state``), and :meth:`PartialFit.refresh` estimates
+every member's tables in one call (:func:`~fastpath.pipeline.members.finish_fit`).
 """
 
 from __future__ import annotations
 
 import copy
-import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,31 +30,16 @@ from ..counts.counting import CountAccumulator, TreeSpec
 from ..encode.encoder import TableEncoder
 from ..estimate.mestimate import M_GRID, M_GRID_POSITIVE
 from ..pipeline.config import FitConfig
-from ..pipeline.ensemble import (
-    FittedEnsemble,
-    Member,
-    estimate_members,
-    learn_member,
-    member_streams,
-)
-from ..pipeline.fitted import FittedModel
+from ..pipeline.fitted import FittedModel, Member
 from ..pipeline.holdout import MAX_HOLDOUT, holdout_key, row_hashes
-from ..pipeline.stages import (
-    LearnedStructure,
-    choose_m,
-    estimate_tables,
-    learn_structure,
-    name_trees,
-    plan_m,
-    tree_specs,
-)
+from ..pipeline.members import finish_fit, learn_member, member_streams
+from ..pipeline.stages import LearnedStructure, choose_m, name_trees, plan_m
 from ..utils.validation import as_generator, check_labels
+from ..utils.warn import warn
 from .errors import StreamError, first_true
 from .schema import declare_schema
 
-__all__ = [
-    "PartialEnsemble", "PartialFit", "PartialState", "start_partial_ensemble", "start_partial_fit",
-]
+__all__ = ["PartialFit", "PartialMember", "PartialState", "start_partial_fit"]
 
 
 @dataclass
@@ -109,75 +99,84 @@ class PartialState:
 
 
 @dataclass
-class PartialFit:
-    """What ``partial_fit`` keeps between calls: the part fixed by the first call, the counts."""
+class PartialMember:
+    """One member's part of ``partial_fit``: what the first call fixed, and its counts."""
 
-    config: FitConfig
-    classes: np.ndarray
     encoder: TableEncoder
     learned: LearnedStructure
     specs: list[TreeSpec]
-    n_features_in: int
-    feature_names_in: np.ndarray | None
     state: PartialState
-    n_calls: int = 0
 
-    @property
-    def stale(self) -> bool:
-        """Rows were added since the last :meth:`refresh`."""
-        return self.state.stale
-
-    def add(self, frame: pd.DataFrame, y: Any) -> None:
-        """Add a later chunk; ``StreamError`` naming the call, row and column, and nothing is
-        added, when it holds a class, a category or a missing value outside the schema."""
-        y_codes = _class_codes(self.classes, y, frame.shape[0], self.n_calls)
-        codes = _chunk_codes(self.encoder, frame, self.n_calls)
-        self.state.add(codes, y_codes)
-        self.n_calls += 1
-
-    def trees_and_m(self) -> tuple[float | None, dict[float, float], list[ContextTree]]:
-        """m, the candidates' scores and the context trees of every row seen (:meth:`refresh`
-        without the estimation)."""
-        rule = self.config.m_rule
-        holdout_config = self.config if rule is None else replace(self.config, m="holdout")
-        plan = plan_m(holdout_config, self.state.n_seen, as_generator(self.config.random_state))
+    def trees_and_m(self, config: FitConfig
+                    ) -> tuple[float | None, dict[float, float], list[ContextTree]]:
+        """m, the candidates' scores and the context trees of every row seen."""
+        rule = config.m_rule
+        holdout_config = config if rule is None else replace(config, m="holdout")
+        plan = plan_m(holdout_config, self.state.n_seen, as_generator(config.random_state))
         m, scores = plan.m, plan.scores
         if plan.needs_holdout:
             # the holdout of the reservoir's hashes (drawn with the first call's key)
             train, hold_codes, hold_y = self.state.split(plan.n_hold)
             m, scores = choose_m(self.specs, train, hold_codes, hold_y,
-                                 backoff=self.config.m_backoff,
+                                 backoff=config.m_backoff,
                                  grid=M_GRID if rule == "holdout" else M_GRID_POSITIVE)
         trees = name_trees(self.state.counts(), self.specs, self.encoder.feature_names_)
         return m, scores, trees
 
-    def refresh(self, *, stacklevel: int = 2) -> FittedModel:
+
+@dataclass
+class PartialFit:
+    """What ``partial_fit`` keeps between calls: the part fixed by the first call, and every
+    member's counts."""
+
+    config: FitConfig
+    classes: np.ndarray
+    feature_names: list[str]
+    has_names: bool
+    members: list[PartialMember]
+    n_calls: int = 0
+
+    @property
+    def stale(self) -> bool:
+        """Rows were added since the last :meth:`refresh`."""
+        return any(member.state.stale for member in self.members)
+
+    def add(self, frame: pd.DataFrame, y: Any) -> None:
+        """Add a later chunk to every member; ``StreamError`` naming the call, row and column,
+        and nothing is added anywhere, when it holds a class, a category or a missing value
+        outside a member's schema."""
+        y_codes = _class_codes(self.classes, y, frame.shape[0], self.n_calls)
+        codes = [_chunk_codes(member.encoder, frame, self.n_calls) for member in self.members]
+        for member, member_codes in zip(self.members, codes, strict=True):
+            member.state.add(member_codes, y_codes)
+        self.n_calls += 1
+
+    def refresh(self) -> FittedModel:
         """Context trees and tables from every row seen; m (``m="auto"`` or ``"holdout"``)
         chosen on the holdout rule, since the rows seen are not kept for a leave-one-out pass:
         ``"auto"`` scores the positive candidates (:data:`M_GRID_POSITIVE`), ``"holdout"`` the
         paper's (:data:`M_GRID`, 0 included)."""
-        m, scores, trees = self.trees_and_m()
-        estimated = estimate_tables(self.config, trees, m)
-        self.state.stale = False
-        return FittedModel(
-            classes_=self.classes,
-            n_features_in_=self.n_features_in,
-            feature_names_in_=self.feature_names_in,
-            encoder_=self.encoder,
-            structure_=self.learned.structure,
-            tree_specs_=self.specs,
-            trees_=trees,
-            probability_tables_=estimated.tables,
-            selection_=self.learned.selection,
-            m_=m,
-            m_scores_=scores if self.config.estimator == "m" else None,
-            hdp_results_=estimated.hdp_results,
-            diagnostics_=estimated.diagnostics,
-        )
+        members = []
+        for partial in self.members:
+            m, scores, trees = partial.trees_and_m(self.config)
+            members.append(Member(partial.encoder, partial.learned.structure, partial.specs,
+                                  trees, [], partial.learned.selection, m,
+                                  scores if self.config.estimator == "m" else None))
+        fitted = finish_fit(self.config, members, classes=self.classes,
+                            feature_names=self.feature_names, has_names=self.has_names)
+        for partial in self.members:
+            partial.state.stale = False
+        return fitted
 
 
 def _chunk_codes(encoder: TableEncoder, frame: pd.DataFrame, call: int) -> np.ndarray:
     codes = encoder.transform(frame)
+    _check_chunk_codes(codes, encoder, frame, call)
+    return codes
+
+
+def _check_chunk_codes(codes: np.ndarray, encoder: TableEncoder, frame: pd.DataFrame,
+                       call: int) -> None:
     if codes.size and codes.min() < 0:
         r, j = (int(v) for v in np.argwhere(codes < 0)[0])
         value = frame.iloc[r, j]
@@ -187,11 +186,10 @@ def _chunk_codes(encoder: TableEncoder, frame: pd.DataFrame, call: int) -> np.nd
             "outside the schema fixed by the first call (declare it with "
             "schema=declare_schema(...) on the first call)"
         )
-    return codes
 
 
 def _class_codes(classes: np.ndarray, y: Any, n_rows: int, call: int) -> np.ndarray:
-    labels, codes = check_labels(y, n_rows, stacklevel=5)
+    labels, codes = check_labels(y, n_rows)
     index = pd.Index(classes).get_indexer(pd.Index(labels))
     if (index < 0).any():
         bad = labels[first_true(index < 0)]
@@ -231,13 +229,11 @@ def _warn_if_the_first_chunk_lacks_classes(encoder: TableEncoder, classes: np.nd
               for c in range(classes.size) if c not in set(present.tolist())]
     uncut = [c.name for c in encoder.codings_ if c.kind == "numeric" and not c.cut_points]
     detail = f"; its numeric columns {uncut[:5]} got no cut point" if uncut else ""
-    warnings.warn(
+    warn(
         f"partial_fit: the first chunk holds no row of the classes {absent[:5]}, but it fixes "
         f"the coding of every column{detail}. Shuffle the rows, or pass "
         "schema=declare_schema(...) (or a TableEncoder fitted on a sample) on the first call",
-        UserWarning,
-        stacklevel=4,
-    )
+        UserWarning)
 
 
 def _first_call_classes(frame: pd.DataFrame, y: Any, classes: Any) -> tuple[np.ndarray,
@@ -246,9 +242,9 @@ def _first_call_classes(frame: pd.DataFrame, y: Any, classes: Any) -> tuple[np.n
     first chunk's class codes."""
     if classes is not None:
         declared = np.asarray(classes).ravel()
-        class_labels, _ = check_labels(declared, declared.shape[0], stacklevel=5)
+        class_labels, _ = check_labels(declared, declared.shape[0])
     else:
-        class_labels, _ = check_labels(y, frame.shape[0], stacklevel=5)
+        class_labels, _ = check_labels(y, frame.shape[0])
     if class_labels.size < 2:
         raise ValueError(
             f"the target has only 1 class ({class_labels[0]!r}); a classifier needs at "
@@ -259,104 +255,26 @@ def _first_call_classes(frame: pd.DataFrame, y: Any, classes: Any) -> tuple[np.n
 
 def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y: Any,
                       classes: Any = None, schema: Any = None) -> PartialFit:
-    """The first ``partial_fit`` call: fix the classes, the schema and the structure."""
+    """The first ``partial_fit`` call: fix the classes, and every member's coding (``schema``
+    when given, for every member), attribute order and structure, learned from this chunk."""
     class_labels, y_codes = _first_call_classes(frame, y, classes)
     n_classes = class_labels.size
-    encoder = _schema_encoder(config, frame, has_names, schema, y_codes, n_classes)
-    if schema is None:
-        _warn_if_the_first_chunk_lacks_classes(encoder, class_labels, y_codes)
-    codes = _chunk_codes(encoder, frame, 0)
-    cards = encoder.cardinalities_
-    learned = learn_structure(config, codes, y_codes, cards, n_classes)
-    specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
+    declared = None
+    if schema is not None:
+        declared = _schema_encoder(config, frame, has_names, schema, y_codes, n_classes)
     # the reservoir's hash key: the key fit() would draw (refresh draws it again to match)
     key = holdout_key(as_generator(config.random_state)) if config.m_rule else None
-    fit = PartialFit(
-        config=config,
-        classes=class_labels,
-        encoder=encoder,
-        learned=learned,
-        specs=specs,
-        n_features_in=frame.shape[1],
-        feature_names_in=np.asarray(frame.columns, dtype=object) if has_names else None,
-        state=PartialState(CountAccumulator(specs), key),
-    )
-    fit.state.add(codes, y_codes)
-    fit.n_calls = 1
-    return fit
-
-
-# ====================================================================== ensembles
-@dataclass
-class PartialEnsemble:
-    """``ESKDBClassifier.partial_fit``'s state: one :class:`PartialFit` per member.
-
-    The first call learns every member from its chunk exactly as
-    :func:`~fastpath.pipeline.ensemble.fit_ensemble_in_memory` would (own cut points, order,
-    selective kDB); later calls code each chunk once per member and add counts. Re-estimation
-    chooses each member's m on the holdout rule (one reservoir key for all members, drawn from
-    ``random_state``) and estimates every member's tables in one call
-    (:func:`~fastpath.pipeline.ensemble.estimate_members`: shared trees are sampled once).
-    """
-
-    config: FitConfig
-    members: list[PartialFit]
-    n_calls: int = 0
-
-    @property
-    def stale(self) -> bool:
-        return any(member.stale for member in self.members)
-
-    def add(self, frame: pd.DataFrame, y: Any) -> None:
-        """Add a later chunk to every member; a value outside any member's schema raises
-        ``StreamError`` and adds nothing anywhere."""
-        y_codes = _class_codes(self.members[0].classes, y, frame.shape[0], self.n_calls)
-        codes = [_chunk_codes(member.encoder, frame, self.n_calls) for member in self.members]
-        for member, member_codes in zip(self.members, codes, strict=True):
-            member.state.add(member_codes, y_codes)
-        self.n_calls += 1
-
-    def refresh(self, *, stacklevel: int = 2) -> FittedEnsemble:
-        members = []
-        for partial in self.members:
-            m, scores, trees = partial.trees_and_m()
-            members.append(Member(partial.encoder, partial.learned.structure.order,
-                                  partial.learned.selection, partial.specs, trees, [], m,
-                                  scores if self.config.estimator == "m" else None))
-            partial.state.stale = False
-        results, diagnostics = estimate_members(self.config, members,
-                                                stacklevel=stacklevel + 1)
-        first = self.members[0]
-        return FittedEnsemble(
-            classes_=first.classes,
-            n_features_in_=first.n_features_in,
-            feature_names_in_=first.feature_names_in,
-            members_=members,
-            hdp_results_=results,
-            diagnostics_=diagnostics,
-        )
-
-
-def start_partial_ensemble(config: FitConfig, n_members: int, stochastic: bool,
-                           frame: pd.DataFrame, has_names: bool, y: Any,
-                           classes: Any = None) -> PartialEnsemble:
-    """The first ``ESKDBClassifier.partial_fit`` call: the classes and every member's coding
-    and structure, from this chunk."""
-    class_labels, y_codes = _first_call_classes(frame, y, classes)
-    n_classes = class_labels.size
-    key = holdout_key(as_generator(config.random_state)) if config.m_rule else None
     members = []
-    for e, rng in enumerate(member_streams(config.random_state, n_members)):
-        encoder, codes, learned, specs = learn_member(config, e, rng, stochastic, frame,
-                                                      y_codes, n_classes)
-        if e == 0:
-            _warn_if_the_first_chunk_lacks_classes(encoder, class_labels, y_codes)
-        partial = PartialFit(
-            config=config, classes=class_labels, encoder=encoder, learned=learned, specs=specs,
-            n_features_in=frame.shape[1],
-            feature_names_in=np.asarray(frame.columns, dtype=object) if has_names else None,
-            state=PartialState(CountAccumulator(specs), key),
+    for e, rng in enumerate(member_streams(config)):
+        encoder, codes, learned, specs = learn_member(
+            config, e, rng, frame, y_codes, n_classes,
+            encoder=None if declared is None else copy.deepcopy(declared),
         )
-        partial.state.add(codes, y_codes)
-        members.append(partial)
-    return PartialEnsemble(config, members, n_calls=1)
+        _check_chunk_codes(codes, encoder, frame, 0)
+        if e == 0 and schema is None:
+            _warn_if_the_first_chunk_lacks_classes(encoder, class_labels, y_codes)
+        member = PartialMember(encoder, learned, specs, PartialState(CountAccumulator(specs), key))
+        member.state.add(codes, y_codes)
+        members.append(member)
+    return PartialFit(config, class_labels, [str(c) for c in frame.columns], has_names,
+                      members, n_calls=1)

@@ -70,6 +70,7 @@ the statistics into a model are those of the in-memory fit (:mod:`fastpath.pipel
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
@@ -80,28 +81,30 @@ import pandas as pd
 from ..encode.sketch import DEFAULT_MAX_BINS
 from ..estimate.mestimate import M_GRID_POSITIVE
 from ..pipeline.config import FitConfig
-from ..pipeline.fitted import FittedModel
+from ..pipeline.fitted import FittedModel, Member
 from ..pipeline.holdout import holdout_threshold
+from ..pipeline.members import finish_fit, member_streams
 from ..pipeline.stages import (
     choose_m,
-    estimate_tables,
     name_trees,
     pick_m,
     plan_m,
     selected,
-    structure_from_scores,
+    structure_from_member_scores,
     structure_name,
     tree_specs,
 )
+from ..structure.orders import sample_order
 from ..structure.selective import DEFAULT_LOO_M, SelectedStructure, full_depth, full_model_rmse
 from ..utils.progress import FitLog
 from ..utils.validation import as_generator
 from .errors import Where
-from .schema import Coder, SchemaStats, first_stats
+from .schema import Coder, MemberCoder, SchemaStats, first_stats
 from .sources import Restart, Source, as_frame_chunk, check_chunksize, open_source, target_name
 from .stats import (
     CountStats,
     LooStats,
+    MemberStats,
     PairStats,
     PassStatistic,
     ProjectedCounts,
@@ -173,91 +176,143 @@ class LocalRunner:
 
 # ====================================================================== the fit
 def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEFAULT_MAX_BINS,
-               pair_memory: int = DEFAULT_PAIR_MEMORY, stacklevel: int = 2) -> FittedModel:
+               pair_memory: int = DEFAULT_PAIR_MEMORY) -> FittedModel:
     """The passes of a streaming fit over ``runner``; returns what the fit learned.
 
     ``runner`` provides ``schema(categorical_features, y, max_bins)``, ``run(coder, state)``
-    and ``n_passes`` (:class:`LocalRunner`, or :class:`fastpath.scale.dask.DaskRunner`).
+    and ``n_passes`` (:class:`LocalRunner`, or :class:`fastpath.scale.dask.DaskRunner`). Every
+    member of the fit (``config.n_members``, :mod:`fastpath.pipeline.members`) gathers its
+    statistics in the same passes: member ``e`` codes each chunk with its own encoder
+    (:class:`~fastpath.scale.schema.MemberCoder`) and reads its own codes
+    (:class:`~fastpath.scale.stats.MemberStats`), drawing from its generator in the order the
+    in-memory fit draws (cut points, attribute order, holdout key), so an ensemble of any size
+    reads the data as often as one member does. Memory: per member, its pair tables (bounded
+    by ``pair_memory / n_members``), its count trees and at most 5,000 held-out rows.
     """
     log = config.log()
-    # pass 1: schema
+    n_members = config.n_members
+    of_members = f", {n_members} members" if n_members > 1 else ""
+    # pass 1: schema, once for all members; each member then draws its own cut points
     stats, classes, class_order = schema_pass(config, runner, y, max_bins, log)
     n = stats.n_rows
     n_classes = classes.size
-    encoder = stats.encoder(config.categorical_features, class_order)
-    cards = encoder.cardinalities_
-    p = len(cards)
-    coder = Coder(encoder, stats.target, classes)
+    if config.structure == "skdb" and n < 2:
+        raise ValueError(f"leave-one-out needs at least 2 rows, got {n}")
+    streams = member_streams(config)
+    encoders = []
+    for e, rng in enumerate(streams):
+        with warnings.catch_warnings():
+            if e > 0:  # the schema's warnings (identifiers, stray tokens) are said once
+                warnings.simplefilter("ignore")
+            encoders.append(stats.encoder(config.categorical_features, class_order,
+                                          discretization=config.discretization,
+                                          random_state=rng))
+    coder = MemberCoder([Coder(enc, stats.target, classes) for enc in encoders])
+    cards = [enc.cardinalities_ for enc in encoders]
+    p = len(cards[0])
 
-    # pass 2: structure statistics
-    mi = cmi = None
+    # pass 2: every member's pair statistics; member e's g-th group rides in pass g
+    mi: list[np.ndarray | None] = [None] * n_members
+    cmi = [np.zeros((p, p)) for _ in range(n_members)]
     if config.structure != "nb":
-        if config.structure == "skdb" and n < 2:
-            raise ValueError(f"leave-one-out needs at least 2 rows, got {n}")
-        cmi = np.zeros((p, p))
-        log.stage(f"pass 2: pair statistics of {n} rows ({structure_name(config)})")
-        for pairs in pair_groups(cards, n_classes, n, pair_memory):
-            ps = runner.run(coder, PairStats(cards, n_classes, n, pairs, config.n_threads))
-            if mi is None:
-                mi = ps.mutual_information()
-            values = ps.cmi_values()
-            cmi[ps.pair_i, ps.pair_j] = values
-            cmi[ps.pair_j, ps.pair_i] = values
-    structure = structure_from_scores(config, mi, cmi, p)
+        log.stage(f"pass 2: pair statistics of {n} rows ({structure_name(config)}){of_members}")
+        groups = [pair_groups(c, n_classes, n, max(1, pair_memory // n_members)) for c in cards]
+        for g in range(max(len(gs) for gs in groups)):
+            gathered = runner.run(coder, MemberStats([
+                PairStats(cards[e], n_classes, n, groups[e][g], config.n_threads)
+                if g < len(groups[e]) else None
+                for e in range(n_members)
+            ]))
+            for e, ps in enumerate(gathered.items):
+                if ps is None:
+                    continue
+                if mi[e] is None:
+                    mi[e] = ps.mutual_information()
+                values = ps.cmi_values()
+                cmi[e][ps.pair_i, ps.pair_j] = values
+                cmi[e][ps.pair_j, ps.pair_i] = values
+    structures = []
+    for e, rng in enumerate(streams):
+        order = None
+        if e > 0 and config.structure in ("kdb", "skdb"):
+            order = sample_order(mi[e], rng)
+        structures.append(structure_from_member_scores(config, mi[e], cmi[e], p, order))
 
-    # pass 3: counts, with the m holdout aside (SkDB: the kDB-K trees of every attribute)
-    plan = plan_m(config, n, as_generator(config.random_state))
-    threshold = holdout_threshold(n, plan.n_hold, plan.key) if plan.needs_holdout else None
-    specs = tree_specs(structure, cards, n_classes, structure.order if config.structure ==
-                       "skdb" else range(p))
-    log.stage(f"pass {runner.n_passes + 1}: counting {len(specs)} context trees")
-    counted = runner.run(coder, CountStats(specs, plan.key, threshold))
-    hold_codes, hold_y = counted.holdout(p)
-    train = counted.accumulator
-    full = copy.deepcopy(train)
-    if hold_y.size:
-        full.update(hold_codes, hold_y)
+    # pass 3: counts of every member's trees (SkDB: its kDB-K trees), with the m holdout aside
+    plans, all_specs, counting = [], [], []
+    for e, rng in enumerate(streams):
+        # member 0 holds out the rows a single classifier holds out (the same generator)
+        plan = plan_m(config, n, as_generator(config.random_state) if e == 0 else rng)
+        threshold = holdout_threshold(n, plan.n_hold, plan.key) if plan.needs_holdout else None
+        attributes = structures[e].order if config.structure == "skdb" else range(p)
+        specs = tree_specs(structures[e], cards[e], n_classes, attributes)
+        plans.append(plan)
+        all_specs.append(specs)
+        counting.append(CountStats(specs, plan.key, threshold))
+    what = (f"{len(all_specs[0])} context trees" if n_members == 1
+            else "the members' context trees")
+    log.stage(f"pass {runner.n_passes + 1}: counting {what}")
+    counted = runner.run(coder, MemberStats(counting)).items
+    holdouts, trains, fulls = [], [], []
+    for c in counted:
+        hold_codes, hold_y = c.holdout(p)
+        full = copy.deepcopy(c.accumulator)
+        if hold_y.size:
+            full.update(hold_codes, hold_y)
+        holdouts.append((hold_codes, hold_y))
+        trains.append(c.accumulator)
+        fulls.append(full)
 
-    # pass 4 (SkDB): leave-one-out over the kDB-K counts
-    selection = None
-    attributes = range(p)
+    # pass 4 (SkDB): every member's leave-one-out selection of n* and k*
+    selections: list[SelectedStructure | None] = [None] * n_members
+    final_specs = all_specs
     if config.structure == "skdb":
-        trees = [full.tree(t) for t in range(1, len(specs))]
-        log.stage(f"pass {runner.n_passes + 1}: leave-one-out selection of attributes and k")
-        loo = runner.run(coder, LooStats(specs[1:], trees, full.tree(0).counts[0], n,
-                                         structure.k, DEFAULT_LOO_M, config.n_threads))
-        learned = selected(SelectedStructure.from_rmse(structure, loo.rmse(), DEFAULT_LOO_M))
-        selection, structure, attributes = learned.selection, learned.structure, learned.attributes
-        kdb_specs, specs = specs, tree_specs(structure, cards, n_classes, attributes)
-        train = ProjectedCounts(train, kdb_specs, specs)
-        full = ProjectedCounts(full, kdb_specs, specs)
+        log.stage(f"pass {runner.n_passes + 1}: leave-one-out selection of attributes and "
+                  f"k{of_members}")
+        loo = runner.run(coder, MemberStats([
+            LooStats(all_specs[e][1:], [fulls[e].tree(t) for t in range(1, len(all_specs[e]))],
+                     fulls[e].tree(0).counts[0], n, structures[e].k, DEFAULT_LOO_M,
+                     config.n_threads)
+            for e in range(n_members)
+        ])).items
+        final_specs = []
+        for e in range(n_members):
+            chosen = selected(SelectedStructure.from_rmse(structures[e], loo[e].rmse(),
+                                                          DEFAULT_LOO_M))
+            specs = tree_specs(chosen.structure, cards[e], n_classes, chosen.attributes)
+            trains[e] = ProjectedCounts(trains[e], all_specs[e], specs)
+            fulls[e] = ProjectedCounts(fulls[e], all_specs[e], specs)
+            structures[e], selections[e] = chosen.structure, chosen.selection
+            final_specs.append(specs)
 
-    # pass 5 (m="auto"): leave-one-out errors of every candidate m, in one pass
-    m, scores = plan.m, plan.scores
-    if plan.needs_holdout:
-        m, scores = choose_m(specs, train, hold_codes, hold_y, backoff=config.m_backoff)
-    elif plan.needs_loo:
-        log.stage(f"pass {runner.n_passes + 1}: choosing m (loo)")
-        m, scores = loo_m_choice(runner.run(coder, loo_m_statistic(config, specs, full, n)), n)
-    trees = name_trees(full, specs, encoder.feature_names_)
-    estimated = estimate_tables(config, trees, m, log=log)
+    # pass 5 (m="auto"): every member's leave-one-out errors of every candidate m, in one pass
+    choices: list[tuple[float | None, dict[float, float]]] = [(pl.m, pl.scores) for pl in plans]
+    if any(pl.needs_loo for pl in plans):
+        log.stage(f"pass {runner.n_passes + 1}: choosing m (loo){of_members}")
+        groups_m = runner.run(coder, MemberStats([
+            loo_m_statistic(config, final_specs[e], fulls[e], n) if plans[e].needs_loo else None
+            for e in range(n_members)
+        ])).items
+        for e, group in enumerate(groups_m):
+            if group is not None:
+                choices[e] = loo_m_choice(group, n)
+    for e, plan in enumerate(plans):
+        if plan.needs_holdout:
+            choices[e] = choose_m(final_specs[e], trains[e], *holdouts[e],
+                                  backoff=config.m_backoff)
+
+    members = []
+    for e in range(n_members):
+        m, scores = choices[e]
+        members.append(Member(
+            encoders[e], structures[e], final_specs[e],
+            name_trees(fulls[e], final_specs[e], encoders[e].feature_names_), [], selections[e],
+            m, scores if config.estimator == "m" else None,
+        ))
+    fitted = finish_fit(config, members, classes=classes, feature_names=stats.features,
+                        has_names=stats.has_names, log=log, n_passes=runner.n_passes)
     log.stage(f"fitted in {runner.n_passes} passes")
-    return FittedModel(
-        classes_=classes,
-        n_features_in_=len(stats.features),
-        feature_names_in_=np.asarray(stats.features, dtype=object) if stats.has_names else None,
-        encoder_=encoder,
-        structure_=structure,
-        tree_specs_=specs,
-        trees_=trees,
-        probability_tables_=estimated.tables,
-        selection_=selection,
-        m_=m,
-        m_scores_=scores if config.estimator == "m" else None,
-        hdp_results_=estimated.hdp_results,
-        diagnostics_=estimated.diagnostics,
-        n_passes_=runner.n_passes,
-    )
+    return fitted
 
 
 def schema_pass(config: FitConfig, runner: Runner, y: Any, max_bins: int, log: FitLog
@@ -299,14 +354,13 @@ def loo_m_choice(group: StatGroup, n_rows: int) -> tuple[float, dict[float, floa
 
 
 def fit_stream(config: FitConfig, X: Any, y: Any = None, *, chunksize: int | None = None,
-               max_bins: int = DEFAULT_MAX_BINS, pair_memory: int = DEFAULT_PAIR_MEMORY,
-               stacklevel: int = 2) -> FittedModel:
+               max_bins: int = DEFAULT_MAX_BINS,
+               pair_memory: int = DEFAULT_PAIR_MEMORY) -> FittedModel:
     """Fit from a stream in this process: a path, a callable returning an iterator of DataFrame
     chunks, or an iterator of chunks (module doc); ``y`` names the target column (default: the
     last column)."""
     with local_runner(X, y, chunksize, config.n_threads) as runner:
-        return fit_passes(config, runner, y, max_bins=max_bins, pair_memory=pair_memory,
-                          stacklevel=stacklevel + 1)
+        return fit_passes(config, runner, y, max_bins=max_bins, pair_memory=pair_memory)
 
 
 @contextmanager

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import collections.abc
 import copy
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,6 +32,7 @@ from ..utils.dtypes import (
     stray_tokens,
 )
 from ..utils.validation import as_generator, check_labels
+from ..utils.warn import warn
 from .errors import Where, check_columns, fail, first_true
 from .sources import target_name
 
@@ -256,12 +256,10 @@ class SchemaStats:
         for j, name in enumerate(self.features):
             n_missing = int(self.n_missing[j])
             if n_missing == n:
-                warnings.warn(
+                warn(
                     f"column {name!r} is missing in every training row; it is kept as a "
                     "constant attribute that carries no information",
-                    UserWarning,
-                    stacklevel=3,
-                )
+                    UserWarning)
                 codings.append(AttributeCoding(name=name, kind="nominal", missing_code=0))
             elif self.nominal[j]:
                 declared = self.declared[j]
@@ -275,12 +273,10 @@ class SchemaStats:
                         categories = tuple(sorted(uniq, key=str))
                 n_present = len(categories)
                 if n_present > 1 and n_present >= n and n > 10:
-                    warnings.warn(
+                    warn(
                         f"nominal column {name!r} has {n_present} distinct values for "
                         f"{n} rows (an identifier?); each value will be seen about once",
-                        UserWarning,
-                        stacklevel=3,
-                    )
+                        UserWarning)
                 codings.append(
                     AttributeCoding(
                         name=name,
@@ -293,17 +289,14 @@ class SchemaStats:
                 tokens = self.token_counts[j]
                 if tokens:
                     tokens = dict(sorted(tokens.items(), key=lambda kv: (-kv[1], kv[0])))
-                    warnings.warn(
+                    warn(
                         stray_message(
                             name, tokens, n - n_missing + sum(tokens.values()),
                             "the first chunk decided this; list the column in "
                             "categorical_features to keep it nominal, or make those values "
                             "NaN (e.g. a callable source returning pandas.read_csv(path, "
                             "na_values=[...], chunksize=...))",
-                        ),
-                        UserWarning,
-                        stacklevel=3,
-                    )
+                        ), UserWarning)
                 hist = self.hists[j]
                 hist.grow(len(self.labels))
                 if rng is None:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import math
 import numbers
 import os
-import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from sklearn.exceptions import DataConversionWarning
+
+from .warn import warn
 
 __all__ = [
     "as_generator",
@@ -94,7 +95,7 @@ def readonly(a: Any) -> np.ndarray:
     return out
 
 
-def check_labels(y: Any, n_rows: int, *, stacklevel: int = 3) -> tuple[np.ndarray, np.ndarray]:
+def check_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct class labels of ``y`` and every row's index into them.
 
     ``y`` must be one-dimensional (a column vector is raveled with scikit-learn's
@@ -109,12 +110,10 @@ def check_labels(y: Any, n_rows: int, *, stacklevel: int = 3) -> tuple[np.ndarra
         y = y.iloc[:, 0]
     y_arr = np.asarray(y)
     if y_arr.ndim == 2 and y_arr.shape[1] == 1:
-        warnings.warn(
+        warn(
             "A column-vector y was passed when a 1d array was expected. Please change the "
             "shape of y to (n_samples,), for example using ravel().",
-            DataConversionWarning,
-            stacklevel=stacklevel,
-        )
+            DataConversionWarning)
         y_arr = y_arr.ravel()
     if y_arr.ndim != 1:
         raise ValueError(f"y must be one-dimensional, got shape {y_arr.shape}")
