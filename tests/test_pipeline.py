@@ -290,22 +290,25 @@ def test_tree_specs_of_selected_attributes_only():
 
 # ====================================================================== drivers
 def _assert_same_model(a: FittedModel, b: FittedModel, *, same_selection=True):
-    assert a.encoder_.to_dict() == b.encoder_.to_dict()
-    assert a.structure_ == b.structure_
-    assert a.tree_specs_ == b.tree_specs_
     assert list(a.classes_) == list(b.classes_)
     assert a.n_features_in_ == b.n_features_in_
-    for ta, tb in zip(a.trees_, b.trees_, strict=True):
-        np.testing.assert_array_equal(ta.counts, tb.counts)
-        np.testing.assert_array_equal(ta.parent, tb.parent)
-        np.testing.assert_array_equal(ta.branch_value, tb.branch_value)
-        assert (ta.child_name, ta.conditioning_names) == (tb.child_name, tb.conditioning_names)
-    for pa, pb in zip(a.probability_tables_, b.probability_tables_, strict=True):
-        np.testing.assert_array_equal(pa, pb)
-    assert a.m_ == b.m_ and a.m_scores_ == b.m_scores_
-    if same_selection:
-        sa, sb = a.selection_, b.selection_
-        assert (sa is None and sb is None) or sa.to_dict() == sb.to_dict()
+    assert len(a.members_) == len(b.members_)
+    for ma, mb in zip(a.members_, b.members_, strict=True):
+        assert ma.encoder.to_dict() == mb.encoder.to_dict()
+        assert ma.structure == mb.structure
+        assert ma.tree_specs == mb.tree_specs
+        for ta, tb in zip(ma.trees, mb.trees, strict=True):
+            np.testing.assert_array_equal(ta.counts, tb.counts)
+            np.testing.assert_array_equal(ta.parent, tb.parent)
+            np.testing.assert_array_equal(ta.branch_value, tb.branch_value)
+            assert (ta.child_name, ta.conditioning_names) == (tb.child_name,
+                                                              tb.conditioning_names)
+        for pa, pb in zip(ma.probability_tables, mb.probability_tables, strict=True):
+            np.testing.assert_array_equal(pa, pb)
+        assert ma.m == mb.m and ma.m_scores == mb.m_scores
+        if same_selection:
+            sa, sb = ma.selection, mb.selection
+            assert (sa is None and sb is None) or sa.to_dict() == sb.to_dict()
 
 
 @pytest.fixture(scope="module")
@@ -332,7 +335,7 @@ def test_fit_in_memory_is_what_fit_assigns(credit, params):
                                              for n in FittedModel.attribute_names()}))
     assert list(model.feature_names_in_) == list(X.columns)
     if params.get("estimator") == "hdp":
-        assert model.m_ is None and model.m_scores_ is None
+        assert model.members_[0].m is None and model.members_[0].m_scores is None
         assert model.diagnostics_.to_dict() == clf.diagnostics_.to_dict()
         for ra, rb in zip(model.hdp_results_, clf.hdp_results_, strict=True):
             np.testing.assert_array_equal(ra.probabilities, rb.probabilities)
@@ -357,8 +360,8 @@ def test_in_memory_and_streaming_drivers_agree(car, structure, k):
     config = FitConfig.from_params(_params(structure=structure, k=k, random_state=3))
     classes, y_codes = check_labels(y, len(y))
     memory = fit_in_memory(config, X, True, classes, y_codes)
-    assert memory.encoder_.to_dict()["codings"] == schema.to_dict()["codings"]
-    assert memory.m_scores_  # m was chosen on a holdout
+    assert memory.members_[0].encoder.to_dict()["codings"] == schema.to_dict()["codings"]
+    assert memory.members_[0].m_scores  # m was chosen on a holdout
     stream = fit_stream(config, _chunks(X.assign(cls=y), 250), "cls")
     _assert_same_model(memory, stream)
     assert stream.n_passes_ == (2 if structure == "nb" else 3) + 1  # + the m="auto" pass
@@ -380,6 +383,6 @@ def test_partial_fit_driver_agrees_with_the_other_two(car):
     _assert_same_model(stream, incremental)
     # and the counts are those of the rows, counted directly
     codes = schema.transform(X)
-    ref = CountAccumulator(memory.tree_specs_).update(codes, y_codes)
-    for i, tree in enumerate(incremental.trees_):
+    ref = CountAccumulator(memory.members_[0].tree_specs).update(codes, y_codes)
+    for i, tree in enumerate(incremental.members_[0].trees):
         np.testing.assert_array_equal(tree.counts, ref.tree(i).counts)

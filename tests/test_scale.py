@@ -455,22 +455,28 @@ def test_partial_fit_with_declared_schema_equals_fit():
     a = _m_classifier("nb", m="holdout", random_state=4).fit(X, y)
     b = _m_classifier("nb", m="holdout", random_state=4)
     for s in range(0, len(X), 111):
-        b.partial_fit(X.iloc[s : s + 111], y[s : s + 111], classes=np.unique(y), schema=schema)
+        b.partial_fit(X.iloc[s : s + 111], y[s : s + 111], classes=np.unique(y), schema=schema,
+                      refresh=False)
     assert b._partial_state.stale and not hasattr(b, "trees_")
-    b.predict_proba(X.iloc[:1])  # the lazy re-estimation
+    with pytest.raises(NotFittedError, match="refresh_tables"):
+        b.predict_proba(X.iloc[:1])  # prediction never re-estimates
+    b.refresh_tables()  # the deferred re-estimation
     assert not b._partial_state.stale
     _assert_same_model(a, b, X)
 
 
-def test_partial_fit_counts_every_row_and_reestimates_lazily():
+def test_partial_fit_counts_every_row_and_reestimates_at_the_call():
     X, y, _ = _frame("car")
     perm = np.random.default_rng(0).permutation(len(X))  # car is sorted: mix its rows
     X, y = X.iloc[perm].reset_index(drop=True), y[perm]
     clf = _m_classifier("kdb", 2, random_state=0)
     clf.partial_fit(X.iloc[:700], y[:700], classes=np.unique(y))
     p1 = clf.predict_proba(X)
-    clf.partial_fit(X.iloc[700:], y[700:])
+    clf.partial_fit(X.iloc[700:], y[700:], refresh=False)
     assert clf._partial_state.stale
+    np.testing.assert_array_equal(clf.predict_proba(X), p1)  # the last estimate, unchanged
+    clf.refresh_tables()  # re-estimates from every row
+    assert not clf._partial_state.stale
     p2 = clf.predict_proba(X)
     assert not np.array_equal(p1, p2)
     specs = clf.tree_specs_
