@@ -48,12 +48,12 @@ STAGES = {
     "coding": [("fastpath.encode.encoder:TableEncoder", "fit"),
                ("fastpath.encode.encoder:TableEncoder", "transform")],
     "structure": [("fastpath.structure.selective", "kdb"),
-                  ("fastpath.pipeline.ensemble", "mutual_information"),
-                  ("fastpath.pipeline.ensemble", "sample_order")],
+                  ("fastpath.pipeline.members", "mutual_information"),
+                  ("fastpath.pipeline.members", "sample_order")],
     "selection": [("fastpath.structure.selective", "loo_scores")],
     "counting": [("fastpath.counts.counting:CountAccumulator", "update")],
-    "m choice": [("fastpath.pipeline.ensemble", "choose_m_from_codes")],
-    "estimation": [("fastpath.pipeline.ensemble", "estimate_tables")],
+    "m choice": [("fastpath.pipeline.memory", "choose_m_from_codes")],
+    "estimation": [("fastpath.pipeline.members", "estimate_tables")],
 }
 
 

@@ -86,9 +86,10 @@ def main() -> None:
     from fastpath.predict.inference import joint_log_likelihood
 
     threads = numba.get_num_threads()
+    packed = clf.members_[0].pack()
     for n_threads in sorted({1, threads}):
         numba.set_num_threads(n_threads)
-        kernel_s = best_of(lambda: joint_log_likelihood(clf._packed, big_codes), args.repeat)
+        kernel_s = best_of(lambda: joint_log_likelihood(packed, big_codes), args.repeat)
         print(f"predict kernel, {n_threads} thread(s), {len(big_X):,} rows: {kernel_s:.3f} s, "
               f"{len(big_X) / kernel_s:,.0f} rows/s")
     numba.set_num_threads(threads)

@@ -24,6 +24,7 @@ Leaf rows are Rao-Blackwellised: each draw contributes E[theta | phi_parent, alp
 from __future__ import annotations
 
 import math
+import os
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -62,6 +63,9 @@ __all__ = [
 # per chain are fastpath's (RHAT_MAX, ESS_PER_CHAIN_MIN), so both samplers pass the same bar
 BFMI_MIN = 0.3
 DIVERGENCE_FRACTION_MAX = 0.001
+
+#: frames under this package are skipped when a warning names a line
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class UntrustworthyRunWarning(UserWarning):
@@ -489,7 +493,7 @@ def _summarise(tree, tying, model_tree, post, extra, seconds, max_tree_depth, wa
     if warn and problems:
         warnings.warn(
             "NUTS run NOT TRUSTWORTHY: " + "; ".join(problems), UntrustworthyRunWarning,
-            stacklevel=3,
+            skip_file_prefixes=(_PACKAGE_DIR,),  # the caller's line, however deep the call
         )
 
     probabilities = p.mean(axis=(0, 1))
