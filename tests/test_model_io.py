@@ -4,9 +4,9 @@ A saved and reloaded classifier must predict exactly as the original (every stru
 estimators) and carry the same learned state field by field, member by member. Files written by
 the release before the classifiers shared one format (main at 2b1c588, in
 ``tests/data/models-2b1c588``) still load and predict exactly as they did. Files that are not
-models are refused with a ``ValueError`` naming the file; labels that JSON cannot hold are refused when
-saving (``TypeError``, nothing written); loading never unpickles, checked with a crafted archive
-whose object array would run code if it were unpickled.
+models are refused with a ``ValueError`` naming the file; labels that JSON cannot hold are
+refused when saving (``TypeError``, nothing written); loading never unpickles, checked with a
+crafted archive whose object array would run code if it were unpickled.
 """
 
 from __future__ import annotations
