@@ -50,21 +50,16 @@ mcse_tolerance, mcse_weighting, convergence_checks
         ``"adaptive"`` (the single classifier's default) gave the same accuracy at 1.7x the
         sampling time over 41 datasets (docs/performance.md, "The default sampler"). The
         authors ran ``sampler="paper", n_iter=1000``.
-    n_jobs : int or None, default=None
-        Threads (``None`` or -1: all cores). Results do not depend on it.
     random_state : int, numpy Generator or None, default=None
         Seed of the members' orders, discretisations, m holdouts and samplers.
-    verbose : int, default=0
-        ``1``: say on standard error what the fit is doing (a line per stage: coding,
-        structure, counting or each pass over the data, the choice of m; a progress bar with
-        an ETA for the HDP sampler). Does not change the result.
+    n_jobs, verbose
+        As for :class:`~fastpath.BayesNetClassifier`: the threads of every stage, and what
+        the fit says on standard error.
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Only when ``X`` was a DataFrame with string column names.
+    classes_, n_features_in_, feature_names_in_
+        As for :class:`~fastpath.BayesNetClassifier`.
     members_ : list of fastpath.pipeline.Member
         Every member's encoder (its cut points), attribute order, selection (``n*``, ``k*``,
         leave-one-out RMSE), context trees and probability tables.

@@ -116,7 +116,9 @@ class BayesNetClassifier(BaseBayesNet):
         above the tolerance (or whose chains disagree) warns; the warning names the trees and
         the option to change.
     n_jobs : int or None, default=None
-        Threads for the HDP sampler (``None``: all cores). Results do not depend on it.
+        Threads of every stage: the HDP sampler's, numba's kernels' (structure scores,
+        leave-one-out selection, prediction) and BLAS's (``None`` or ``-1``: all cores).
+        Results do not depend on it.
     random_state : int, numpy Generator or None, default=None
         Seed of the m holdout split and of the sampler. An int gives identical results.
     verbose : int, default=0

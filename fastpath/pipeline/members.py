@@ -27,6 +27,7 @@ place where a fitted record is built.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -53,7 +54,8 @@ from .stages import (
 )
 
 __all__ = [
-    "distinct_trees", "finish_fit", "learn_member", "member_codes", "member_streams",
+    "distinct_trees", "finish_fit", "learn_member", "member_codes", "member_encoders",
+    "member_streams",
     "members_joint_log_proba", "members_log_proba", "members_proba",
 ]
 
@@ -68,35 +70,49 @@ def member_streams(config: FitConfig) -> list[np.random.Generator | None]:
     return [np.random.default_rng(child) for child in root.spawn(config.n_members)]
 
 
+def member_encoders(config: FitConfig, streams: Sequence[np.random.Generator | None],
+                    frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
+                    log: FitLog | None = None) -> list[TableEncoder]:
+    """Every member's coding of the columns (step 1 of the module docstring), learned from
+    ``frame`` in this thread, member after member, each from its own generator: what the data
+    warns about (stray tokens, identifiers, empty columns) is said once, by member 0, and
+    points at the caller's line (a warning raised in a worker thread could not)."""
+    log = FitLog(0) if log is None else log
+    log.stage(f"coding {frame.shape[0]} rows x {frame.shape[1]} columns"
+              + (f", {config.n_members} members" if config.n_members > 1 else ""))
+    encoders = []
+    for e, rng in enumerate(streams):
+        with warnings.catch_warnings():
+            if e > 0:
+                warnings.simplefilter("ignore")
+            encoders.append(TableEncoder(config.categorical_features,
+                                         discretization=config.discretization,
+                                         random_state=rng).fit(frame, y_codes, n_classes))
+    return encoders
+
+
 def learn_member(config: FitConfig, index: int, rng: np.random.Generator | None,
-                 frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
-                 log: FitLog | None = None, *, encoder: TableEncoder | None = None,
-                 ) -> tuple[TableEncoder, np.ndarray, LearnedStructure, list[TreeSpec]]:
-    """Member ``index``'s coding, attribute order and structure, learned in memory (steps
-    1-3 of the module docstring): its encoder, the codes of ``frame``, the structure and its
-    trees' specs. ``rng`` is the member's generator (drawn in that order); ``log`` says each
-    step of a single member, or one line per member of several. ``encoder``: a fitted
-    encoder (a declared schema) to use instead of learning one."""
+                 encoder: TableEncoder, frame: pd.DataFrame, y_codes: np.ndarray,
+                 n_classes: int, log: FitLog | None = None,
+                 ) -> tuple[np.ndarray, LearnedStructure, list[TreeSpec]]:
+    """Member ``index``'s attribute order and structure, learned in memory with its coding
+    ``encoder`` (steps 2-3 of the module docstring): the codes of ``frame``, the structure and
+    its trees' specs. ``rng`` is the member's generator (after its cut points were drawn);
+    ``log`` says the step of a single member, or one line per member of several."""
     log = FitLog(0) if log is None else log
     if config.n_members == 1:
-        log.stage(f"coding {frame.shape[0]} rows x {frame.shape[1]} columns")
+        log.stage(f"learning the structure ({structure_name(config)})")
     else:
-        log.stage(f"member {index + 1}/{config.n_members}: coding, attribute order, "
+        log.stage(f"member {index + 1}/{config.n_members}: attribute order, "
                   f"{structure_name(config)}")
-    if encoder is None:
-        encoder = TableEncoder(config.categorical_features,
-                               discretization=config.discretization,
-                               random_state=rng).fit(frame, y_codes, n_classes)
     codes = encoder.transform(frame)
     cards = encoder.cardinalities_
     order = None
     if index > 0 and config.structure in ("kdb", "skdb"):
         order = sample_order(mutual_information(codes, y_codes, cards, n_classes), rng)
-    if config.n_members == 1:
-        log.stage(f"learning the structure ({structure_name(config)})")
     learned = learn_structure(config, codes, y_codes, cards, n_classes, order)
     specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
-    return encoder, codes, learned, specs
+    return codes, learned, specs
 
 
 def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,

@@ -11,7 +11,7 @@ from ..counts.counting import CountAccumulator
 from ..utils.validation import as_generator
 from .config import FitConfig
 from .fitted import FittedModel, Member
-from .members import finish_fit, learn_member, member_streams
+from .members import finish_fit, learn_member, member_encoders, member_streams
 from .stages import choose_m_from_codes, name_trees
 
 __all__ = ["fit_in_memory"]
@@ -26,9 +26,12 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
     streams = member_streams(config)
     log = config.log()
 
+    encoders = member_encoders(config, streams, frame, y_codes, n_classes, log)
+
     def fit_member(e: int, rng: np.random.Generator | None) -> Member:
-        encoder, codes, learned, specs = learn_member(config, e, rng, frame, y_codes, n_classes,
-                                                      log)
+        encoder = encoders[e]
+        codes, learned, specs = learn_member(config, e, rng, encoder, frame, y_codes, n_classes,
+                                             log)
         if n_members == 1:
             log.stage(f"counting {len(specs)} context trees")
         counts = CountAccumulator(specs).update(codes, y_codes)

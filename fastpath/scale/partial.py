@@ -32,7 +32,7 @@ from ..estimate.mestimate import M_GRID, M_GRID_POSITIVE
 from ..pipeline.config import FitConfig
 from ..pipeline.fitted import FittedModel, Member
 from ..pipeline.holdout import MAX_HOLDOUT, holdout_key, row_hashes
-from ..pipeline.members import finish_fit, learn_member, member_streams
+from ..pipeline.members import finish_fit, learn_member, member_encoders, member_streams
 from ..pipeline.stages import LearnedStructure, choose_m, name_trees, plan_m
 from ..utils.validation import as_generator, check_labels
 from ..utils.warn import warn
@@ -264,12 +264,14 @@ def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y
         declared = _schema_encoder(config, frame, has_names, schema, y_codes, n_classes)
     # the reservoir's hash key: the key fit() would draw (refresh draws it again to match)
     key = holdout_key(as_generator(config.random_state)) if config.m_rule else None
+    streams = member_streams(config)
+    if declared is None:
+        encoders = member_encoders(config, streams, frame, y_codes, n_classes)
+    else:
+        encoders = [copy.deepcopy(declared) for _ in streams]
     members = []
-    for e, rng in enumerate(member_streams(config)):
-        encoder, codes, learned, specs = learn_member(
-            config, e, rng, frame, y_codes, n_classes,
-            encoder=None if declared is None else copy.deepcopy(declared),
-        )
+    for e, (rng, encoder) in enumerate(zip(streams, encoders, strict=True)):
+        codes, learned, specs = learn_member(config, e, rng, encoder, frame, y_codes, n_classes)
         _check_chunk_codes(codes, encoder, frame, 0)
         if e == 0 and schema is None:
             _warn_if_the_first_chunk_lacks_classes(encoder, class_labels, y_codes)

@@ -1,0 +1,123 @@
+"""fastpath.classifier.base: one base class for every classifier.
+
+A single classifier is an ensemble of one member: its prediction is its member's, and
+``ESKDBClassifier(1, ...)`` without stochastic cut points is ``BayesNetClassifier("skdb", ...)``.
+Both classifiers have the same shared parameters by construction. Prediction only reads the
+fitted state: it never changes the estimator (not even after ``partial_fit``), and threads
+that predict at once with one fitted classifier get what each would get alone.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import pickle
+import threading
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from fastpath import BayesNetClassifier, ESKDBClassifier
+from fastpath.classifier.base import SHARED_PARAMETERS
+from fastpath.io.datasets import load_dataset
+
+
+@pytest.fixture(scope="module")
+def credit():
+    X, y = load_dataset("credit-a")
+    return X, np.asarray(y)
+
+
+def test_the_classifiers_share_their_parameters_and_differ_in_their_own():
+    single = inspect.signature(BayesNetClassifier).parameters
+    ensemble = inspect.signature(ESKDBClassifier).parameters
+    shared = [p.name for p in SHARED_PARAMETERS]
+    assert list(single)[-len(shared):] == shared == list(ensemble)[-len(shared):]
+    for name in shared:
+        if name != "sampler":
+            assert single[name].default == ensemble[name].default, name
+    assert (single["sampler"].default, ensemble["sampler"].default) == ("adaptive",
+                                                                          "adaptive-plain")
+    assert list(single)[:3] == ["structure", "k", "estimator"]
+    assert list(ensemble)[:4] == ["n_estimators", "k", "estimator", "stochastic_discretization"]
+    # scikit-learn reads them back, and positional arguments bind in order
+    clf = BayesNetClassifier("tan", 1, "m", m=2.0)
+    assert clf.get_params()["structure"] == "tan" and clf.m == 2.0
+    assert clone(clf).get_params() == clf.get_params()
+    with pytest.raises(TypeError):
+        BayesNetClassifier(bad_parameter=1)
+
+
+def test_an_ensemble_of_one_selective_kdb_is_the_single_classifier(credit):
+    X, y = credit
+    params = dict(k=2, estimator="hdp", sampler="adaptive", n_iter=60, random_state=5)
+    single = BayesNetClassifier("skdb", **params).fit(X, y)
+    one = ESKDBClassifier(1, stochastic_discretization=False, **params).fit(X, y)
+    np.testing.assert_array_equal(one.predict_proba(X), single.predict_proba(X))
+    np.testing.assert_array_equal(one.predict_log_proba(X), single.predict_log_proba(X))
+    assert single.members_[0].selection.to_dict() == one.members_[0].selection.to_dict()
+    assert single.structure_ is single.members_[0].structure
+
+
+def test_single_member_attributes_read_the_member(credit):
+    X, y = credit
+    clf = BayesNetClassifier("kdb", 1, "m", random_state=0).fit(X, y)
+    member = clf.members_[0]
+    assert clf.encoder_ is member.encoder and clf.trees_ is member.trees
+    assert clf.m_ == member.m and clf.m_scores_ is member.m_scores
+    assert not hasattr(clf, "selection_")  # kDB: no selection
+    assert not hasattr(BayesNetClassifier().fit(X, y), "m_")  # HDP estimates: no m
+
+
+def _state(clf) -> bytes:
+    return pickle.dumps(clf.__dict__)
+
+
+def test_prediction_never_changes_the_estimator(credit):
+    X, y = credit
+    clf = ESKDBClassifier(2, 1, "m", random_state=0)
+    clf.partial_fit(X.iloc[:400], y[:400], classes=np.unique(y))
+    clf.partial_fit(X.iloc[400:], y[400:], refresh=False)
+    before = _state(clf)
+    clf.predict_proba(X)
+    clf.predict_log_proba(X)
+    clf.predict(X)
+    assert _state(clf) == before
+
+
+@pytest.mark.parametrize("make", [
+    lambda: BayesNetClassifier("skdb", 2, n_iter=50, random_state=0),
+    lambda: ESKDBClassifier(3, 2, "m", random_state=0),
+], ids=["single", "ensemble"])
+@pytest.mark.parametrize("n_jobs", [1, None])
+def test_threads_may_predict_at_once(credit, make, n_jobs):
+    X, y = credit
+    clf = make().set_params(n_jobs=n_jobs).fit(X, y)
+    blocks = [X.iloc[i::4] for i in range(4)]
+    alone = [clf.predict_proba(b) for b in blocks]
+    before = _state(clf)
+    results: dict[tuple[int, int], np.ndarray] = {}
+    barrier = threading.Barrier(8)
+
+    def work(t: int) -> None:
+        barrier.wait()  # every thread predicts at the same moment
+        for r in range(3):
+            results[t, r] = clf.predict_proba(blocks[t % 4])
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 24
+    for (t, _), proba in results.items():
+        np.testing.assert_array_equal(proba, alone[t % 4])
+    assert _state(clf) == before
+
+
+def test_copies_and_pickles_predict_alike(credit):
+    X, y = credit
+    clf = ESKDBClassifier(2, 1, n_iter=40, random_state=0).fit(X, y)
+    for other in (copy.deepcopy(clf), pickle.loads(pickle.dumps(clf))):
+        np.testing.assert_array_equal(other.predict_proba(X), clf.predict_proba(X))

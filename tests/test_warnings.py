@@ -1,0 +1,184 @@
+"""Every warning fastpath raises names the caller's line, however deep inside the library it is
+raised (one helper, :func:`fastpath.utils.warn.warn`, with ``skip_file_prefixes``; no stack level
+counted by hand).
+
+Each case below is a function whose line marked ``# <- warns here`` is the user's call; the
+warning must carry this file and that line. The cases reach every ``warn`` call of the library
+but the command line's (which re-emits warnings it caught for its own output), in memory, out
+of core, in ``partial_fit``, in the ensemble and in the readers.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
+
+import fastpath
+from fastpath import BayesNetClassifier, ESKDBClassifier, UnconvergedWarning, read_table
+from fastpath.io.datasets import load_dataset
+
+PACKAGE = Path(fastpath.__file__).parent
+
+
+@pytest.fixture(scope="module")
+def car():
+    X, y = load_dataset("car")
+    perm = np.random.default_rng(0).permutation(len(X))  # car is sorted by class
+    return X.iloc[perm].reset_index(drop=True), np.asarray(y)[perm]
+
+
+def _stray_frame(n: int = 60) -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(1)
+    score = rng.normal(size=n).round(3).astype(object)
+    score[[3, 17]] = "?"
+    return pd.DataFrame({"score": score, "colour": rng.choice(["r", "g"], n)}), \
+        rng.choice(["a", "b"], n)
+
+
+# ---------------------------------------------------------------------- the cases
+def case_no_feature_names_at_predict(car, tmp_path):
+    X, y = car
+    clf = BayesNetClassifier("nb", estimator="m").fit(X, y)
+    clf.predict(X.to_numpy())  # <- warns here
+
+
+def case_feature_names_at_predict_only(car, tmp_path):
+    X, y = car
+    clf = BayesNetClassifier("nb", estimator="m").fit(X.to_numpy(), y)
+    clf.predict_proba(X)  # <- warns here
+
+
+def case_column_vector_y(car, tmp_path):
+    X, y = car
+    BayesNetClassifier("nb", estimator="m").fit(X, y.reshape(-1, 1))  # <- warns here
+
+
+def case_stray_tokens_in_memory(car, tmp_path):
+    X, y = _stray_frame()
+    BayesNetClassifier("nb", estimator="m").fit(X, y)  # <- warns here
+
+
+def case_stray_tokens_in_a_stream(car, tmp_path):
+    X, y = _stray_frame()
+    chunks = [X.assign(cls=y)]
+    BayesNetClassifier("nb", estimator="m").fit(lambda: iter(chunks), "cls")  # <- warns here
+
+
+def case_column_missing_everywhere(car, tmp_path):
+    X, y = car
+    BayesNetClassifier("nb", estimator="m").fit(X.assign(empty=np.nan), y)  # <- warns here
+
+
+def case_column_missing_everywhere_in_a_stream(car, tmp_path):
+    X, y = car
+    chunks = [X.assign(empty=np.nan, cls=y)]
+    BayesNetClassifier("nb", estimator="m").fit(lambda: iter(chunks), "cls")  # <- warns here
+
+
+def case_identifier_column(car, tmp_path):
+    X, y = car
+    ESKDBClassifier(2, 1, "m").fit(X.assign(id=np.arange(len(X)).astype(str)), y)  # <- warns here
+
+
+def case_identifier_column_in_a_stream(car, tmp_path):
+    X, y = car
+    chunks = [X.assign(id=np.arange(len(X)).astype(str), cls=y)]
+    BayesNetClassifier("nb", estimator="m").fit(lambda: iter(chunks), "cls")  # <- warns here
+
+
+def case_first_partial_chunk_lacks_classes(car, tmp_path):
+    X, y = car
+    one = y == y[0]
+    clf = BayesNetClassifier("nb", estimator="m", m=1.0)
+    clf.partial_fit(X[one].iloc[:50], y[one][:50], classes=np.unique(y))  # <- warns here
+
+
+def case_unconverged(car, tmp_path):
+    X, y = car
+    BayesNetClassifier("nb", n_iter=20, random_state=0).fit(X, y)  # <- warns here
+
+
+def case_unconverged_at_partial_fit(car, tmp_path):
+    X, y = car
+    BayesNetClassifier("nb", n_iter=20).partial_fit(X, y)  # <- warns here
+
+
+def case_renamed_sampler(car, tmp_path):
+    BayesNetClassifier(sampler="fast").hdp_options()  # <- warns here
+
+
+def case_stray_tokens_in_a_file(car, tmp_path):
+    X, _ = _stray_frame(200)
+    X.to_csv(tmp_path / "stray.csv", index=False)
+    read_table(tmp_path / "stray.csv")  # <- warns here
+
+
+def case_another_separator(car, tmp_path):
+    (tmp_path / "semi.csv").write_text("a;b;class\n1;2;x\n3;4;y\n")
+    read_table(tmp_path / "semi.csv")  # <- warns here
+
+
+CASES = {
+    "no_feature_names_at_predict": UserWarning,
+    "feature_names_at_predict_only": UserWarning,
+    "column_vector_y": DataConversionWarning,
+    "stray_tokens_in_memory": UserWarning,
+    "stray_tokens_in_a_stream": UserWarning,
+    "column_missing_everywhere": UserWarning,
+    "column_missing_everywhere_in_a_stream": UserWarning,
+    "identifier_column": UserWarning,
+    "identifier_column_in_a_stream": UserWarning,
+    "first_partial_chunk_lacks_classes": UserWarning,
+    "unconverged": UnconvergedWarning,
+    "unconverged_at_partial_fit": UnconvergedWarning,
+    "renamed_sampler": FutureWarning,
+    "stray_tokens_in_a_file": UserWarning,
+    "another_separator": UserWarning,
+}
+
+
+def _marked_line(function) -> int:
+    lines, first = inspect.getsourcelines(function)
+    marked = [first + i for i, line in enumerate(lines) if "# <- warns here" in line]
+    assert len(marked) == 1
+    return marked[0]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_every_warning_names_the_callers_line(car, tmp_path, name):
+    function = globals()[f"case_{name}"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        function(car, tmp_path)
+    ours = [w for w in caught if issubclass(w.category, CASES[name])]
+    assert ours, f"{name}: no {CASES[name].__name__} was raised"
+    for w in ours:
+        assert (os.path.abspath(w.filename), w.lineno) == (__file__, _marked_line(function)), \
+            f"{name}: {w.category.__name__} points at {w.filename}:{w.lineno}"
+
+
+def test_unconverged_warning_is_a_scikit_learn_convergence_warning():
+    assert issubclass(UnconvergedWarning, ConvergenceWarning)
+
+
+def test_the_package_warns_only_through_the_helper():
+    """No ``warnings.warn`` and no ``stacklevel`` in fastpath outside the helper itself."""
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "warn.py" and path.parent.name == "utils":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.keyword) and node.arg == "stacklevel":
+                offenders.append(f"{path.relative_to(PACKAGE)}:{node.value.lineno} stacklevel")
+            if (isinstance(node, ast.Attribute) and node.attr == "warn"
+                    and isinstance(node.value, ast.Name) and node.value.id == "warnings"):
+                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno} warnings.warn")
+    assert offenders == []
