@@ -10,8 +10,10 @@
 
 Run ``hdpbn SUBCOMMAND --help`` for the options of each.
 
-Every failure is one line ``hdpbn COMMAND: error: ...`` on standard error with exit status 2
-(no traceback); output paths are checked before the work starts; warnings are one line
+Every error of the user's (a bad value or option, a file that cannot be read or written, an
+optional extra that is not installed) is one line ``hdpbn COMMAND: error: ...`` on standard error
+with exit status 2 (no traceback); any other exception is a bug in hdpbn and propagates with its
+traceback. Output paths are checked before the work starts; warnings are one line
 ``hdpbn COMMAND: warning: ...``; a closed pipe on standard output (``hdpbn predict ... | head``)
 ends the command quietly with exit status 141 (128 + SIGPIPE, as a shell reports it).
 """
@@ -395,7 +397,7 @@ def _cmd_experiments(args: argparse.Namespace) -> int:
     try:  # validation is a sibling package that imports fastpath: imported here, on use
         from validation.experiments.cli import main as experiments_main
     except ImportError as exc:  # pragma: no cover - the validation package ships with hdpbn
-        raise NotImplementedError(f"the experiment runner is not installed: {exc}") from None
+        raise ImportError(f"the experiment runner is not installed: {exc}") from None
     return int(experiments_main(args.rest, prog="hdpbn experiments") or 0)
 
 
@@ -480,7 +482,12 @@ def build_parser() -> argparse.ArgumentParser:
 # the output file of each command: (attribute of the parsed arguments, flag)
 _OUTPUTS = {"fit": ("model", "--model"), "predict": ("out", "--out"),
             "estimate": ("out", "--out")}
-_ERRORS = (ValueError, TypeError, OSError, NotImplementedError, KeyError, ImportError)
+# the errors that are the user's, shown as one line with exit status 2: a bad value (the
+# library's own input errors, StreamError and the ARFF reader's, are ValueErrors naming the
+# chunk, row, column or parameter), a file that cannot be read or written, an optional extra
+# that is not installed. Anything else (TypeError, KeyError, AttributeError, ...) is a bug in
+# hdpbn: it propagates with its traceback instead of passing for a usage error.
+_USER_ERRORS = (ValueError, OSError, ImportError)
 
 
 def _check_output(path: str, flag: str) -> None:
@@ -548,7 +555,7 @@ def _run(command: str, work: Callable[[], Any]) -> int:
         except BrokenPipeError:  # the reader went away (hdpbn predict ... | head): end quietly
             _silence_stdout()
             return 141
-        except _ERRORS as exc:
+        except _USER_ERRORS as exc:
             print(f"hdpbn {command}: error: {_describe(exc)}", file=sys.stderr)
             return 2
 
