@@ -41,8 +41,6 @@ def add_diagnose_parser(subparsers) -> None:
     p.set_defaults(func=run_diagnose)
 
 
-
-
 def _rerun(path: str, chains: int | None) -> tuple[FitDiagnostics, str]:
     model = BayesNetClassifier.load(path)
     p = model.get_params()

@@ -401,7 +401,6 @@ def _cmd_experiments(args: argparse.Namespace) -> int:
     return int(experiments_main(args.rest, prog="hdpbn experiments") or 0)
 
 
-
 # ---------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -476,7 +475,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_cmd_demo)
     return parser
-
 
 
 # the output file of each command: (attribute of the parsed arguments, flag)

@@ -108,7 +108,6 @@ def selected(selection: SelectedStructure) -> LearnedStructure:
     return LearnedStructure(selection.structure, tuple(sorted(selection.attributes)), selection)
 
 
-
 def name_trees(counts: TreeSource, specs: Sequence[TreeSpec],
                feature_names: Sequence[str]) -> list[ContextTree]:
     """Every spec's context tree from ``counts``, with its variables' names."""
