@@ -12,7 +12,8 @@ from ...counts.context_tree import TYING_STRATEGIES
 from ...utils.validation import check_float, check_int
 from ...utils.warn import warn
 
-__all__ = ["AUTO_BATCH", "DEFAULT_ENSEMBLE_SAMPLER", "DEFAULT_SAMPLER", "MCSE_WEIGHTINGS",
+__all__ = ["AUTO_BATCH", "BURN_IN_CAP", "DEFAULT_ENSEMBLE_SAMPLER", "DEFAULT_SAMPLER",
+           "ESTIMATE_SAMPLER", "MCSE_WEIGHTINGS", "PAPER_CONCENTRATION_EVERY", "PAPER_ITERATIONS",
            "RENAMED_PRESETS", "ROOT_TREATMENTS", "SAMPLER_PRESETS", "UPDATES", "HDPOptions",
            "resolve_preset"]
 
@@ -24,6 +25,13 @@ ROOT_TREATMENTS: tuple[str, ...] = ("exact", "reference")
 AUTO_BATCH = 25
 #: what the adaptive length's MCSE tolerance applies to (``HDPOptions.mcse_weighting``)
 MCSE_WEIGHTINGS: tuple[str, ...] = ("max", "rows")
+#: the reference implementation's run length and concentration schedule: Gibbs iterations per
+#: chain, and every how many iterations the concentrations are re-sampled (``"paper"`` preset,
+#: and :class:`HDPOptions`' own defaults)
+PAPER_ITERATIONS = 5000
+PAPER_CONCENTRATION_EVERY = 5
+#: the most iterations a default burn-in discards (``HDPOptions.burn_in_iterations``)
+BURN_IN_CAP = 1000
 
 #: Named sampler settings (``HDPOptions.preset``, ``BayesNetClassifier(sampler=...)``).
 #:
@@ -47,7 +55,8 @@ SAMPLER_PRESETS: dict[str, dict[str, object]] = {
                        "mcse_weighting": "rows", "convergence_checks": False},
     "strict": {"n_iter": "auto", "concentration_every": 1, "overrelax": True,
                "mcse_weighting": "max", "convergence_checks": True},
-    "paper": {"n_iter": 5000, "concentration_every": 5, "overrelax": False},
+    "paper": {"n_iter": PAPER_ITERATIONS, "concentration_every": PAPER_CONCENTRATION_EVERY,
+              "overrelax": False},
 }
 #: The classifiers' default preset.
 DEFAULT_SAMPLER = "adaptive"
@@ -56,6 +65,10 @@ DEFAULT_SAMPLER = "adaptive"
 #: extra precision buys nothing there (ESKDB-20 with either, 41 datasets: RMSE and log-loss
 #: W-D-L not significant) at 1.7x the sampling time (docs/performance.md, "The default sampler").
 DEFAULT_ENSEMBLE_SAMPLER = "adaptive-plain"
+#: ``hdpbn estimate``'s preset: that command reproduces the reference implementation's tables
+#: (its output is compared with the reference's), so it keeps the paper's sampler where the
+#: classifiers default to :data:`DEFAULT_SAMPLER`.
+ESTIMATE_SAMPLER = "paper"
 #: Former preset names, still accepted with a ``FutureWarning``: name -> preset.
 RENAMED_PRESETS: dict[str, str] = {"fast": "strict"}
 
@@ -150,7 +163,7 @@ class HDPOptions:
         phi_j ~ Dir(n_j + alpha_j phi_parent) given the current table counts and concentrations.
     """
 
-    n_iter: int | str = 5000
+    n_iter: int | str = PAPER_ITERATIONS
     burn_in: int | None = None
     min_iter: int = 500
     max_iter: int = 5000
@@ -166,7 +179,7 @@ class HDPOptions:
     concentration_init: float | tuple[float, ...] = 2.0
     fix_concentrations: bool = False
     concentration_max: float = 4000.0
-    concentration_every: int = 5
+    concentration_every: int = PAPER_CONCENTRATION_EVERY
     alpha0: float = 2.0
     overrelax: bool = False
     window: int = 10
@@ -270,7 +283,7 @@ class HDPOptions:
         if self.burn_in is None:
             if self.adaptive:
                 return self.min_iter // 2
-            return min(1000, self.n_iter // 10)
+            return min(BURN_IN_CAP, self.n_iter // 10)
         return self.burn_in
 
     @property
