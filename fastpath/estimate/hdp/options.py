@@ -20,8 +20,8 @@ __all__ = ["AUTO_BATCH", "BURN_IN_CAP", "DEFAULT_ENSEMBLE_SAMPLER", "DEFAULT_SAM
 UPDATES: tuple[str, ...] = ("exact", "window")
 ROOT_TREATMENTS: tuple[str, ...] = ("exact", "reference")
 #: iterations per batch of the batch-means MCSE with ``n_iter="auto"``: a few times the
-#: integrated autocorrelation time of the worst node estimates under the overrelaxed moves (<= 20
-#: iterations on credit-a and hepatitis kDB-3, docs/performance.md)
+#: integrated autocorrelation time of the worst node estimates under the overrelaxed moves
+#: (measured in docs/sampler.md, "Adaptive length")
 AUTO_BATCH = 25
 #: what the adaptive length's MCSE tolerance applies to (``HDPOptions.mcse_weighting``)
 MCSE_WEIGHTINGS: tuple[str, ...] = ("max", "rows")
@@ -40,9 +40,10 @@ BURN_IN_CAP = 1000
 #: training rows read is small (``n_iter="auto"``, ``mcse_weighting="rows"``, no R-hat/ESS
 #: condition; with two or more chains the error includes how far the chains disagree).
 #: ``"adaptive-plain"``: the same rule with the paper's moves (plain Gibbs, concentrations
-#: every 5th iteration): half the time per tree, since nearly every tree stops at ``min_iter``
-#: under both, but 2.5x the error against long reference runs and a measurable loss of log
-#: loss on kDB-3 -- hence not the default (docs/performance.md, "The default sampler").
+#: every 5th iteration): less time per tree, since nearly every tree stops at ``min_iter``
+#: under both, but a larger error against long reference runs and a measurable loss of log
+#: loss on kDB-3 -- hence not the default (measurements: docs/performance.md, "The default
+#: sampler").
 #: ``"strict"``: the overrelaxed moves, every probability of every node within the tolerance
 #: and the concentrations and log joint past R-hat <= 1.01 and bulk ESS >= 100 per chain (the
 #: rule of the former ``"fast"`` preset; slower than ``"paper"``).
@@ -62,8 +63,9 @@ SAMPLER_PRESETS: dict[str, dict[str, object]] = {
 DEFAULT_SAMPLER = "adaptive"
 #: The ensemble's default preset: the same rule for every member tree, with the paper's cheaper
 #: plain moves. Averaging 20 members divides their Monte-Carlo errors, so the overrelaxed moves'
-#: extra precision buys nothing there (ESKDB-20 with either, 41 datasets: RMSE and log-loss
-#: W-D-L not significant) at 1.7x the sampling time (docs/performance.md, "The default sampler").
+#: extra precision buys nothing there (ESKDB-20 with either: no significant difference in RMSE
+#: or log loss) for more sampling time (measurements: docs/performance.md, "The default
+#: sampler").
 DEFAULT_ENSEMBLE_SAMPLER = "adaptive-plain"
 #: ``hdpbn estimate``'s preset: that command reproduces the reference implementation's tables
 #: (its output is compared with the reference's), so it keeps the paper's sampler where the
@@ -139,9 +141,10 @@ class HDPOptions:
         Overrelaxed updates (``update="exact"`` only): nine in ten table-count updates reflect the
         current value's position in its conditional's cdf instead of drawing afresh, and the
         concentrations take Adler's overrelaxed step (Metropolis-corrected) instead of their Gamma
-        draw. Still exact (every step leaves the posterior invariant); 2-5x the ESS per iteration
-        of the concentrations and leaves for about 8 % more time per iteration
-        (docs/validation.md, "Efficiency").
+        draw. Still exact (every step leaves the posterior invariant); several times the ESS per
+        iteration of the concentrations and leaves for a little more time per iteration
+        (measurements: docs/sampler.md, "Overrelaxed updates", and docs/validation.md,
+        "Efficiency").
         Not in the paper or the reference code, hence off by default. ``concentration_max`` then
         truncates the concentrations' posterior (proposals above it are rejected) instead of
         clipping draws.
