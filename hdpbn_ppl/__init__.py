@@ -18,7 +18,7 @@ precision on for its own run only, and code that traces the model itself does so
 program).
 """
 
-__all__ = ["double_precision", "fit"]
+__all__ = ["double_precision", "fit"]  # noqa: F822 - defined lazily by __getattr__
 
 
 def __getattr__(name):

@@ -213,7 +213,8 @@ def fit(
         Root concentration (fixed) and the Gamma(shape, rate) prior of the concentrations.
     target_accept : float
         NUTS target acceptance probability (0.95: smaller steps than the default 0.8, which
-        removes the rare divergences of sparse trees at about 20 % more leapfrog steps).
+        removes the rare divergences of sparse trees for a few more leapfrog steps;
+        docs/model.md, "Acceptance on the validation suite").
     chain_method : {"auto", "sequential", "vectorized", "parallel"}
         See :func:`choose_chain_method`.
     retries : sequence of (target_accept, warmup_factor, max_tree_depth)

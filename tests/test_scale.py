@@ -39,6 +39,7 @@ STRUCTURES = [("nb", 0), ("tan", 1), ("kdb", 2), ("skdb", 2)]
 # the HDP path of each driver has tests of its own below
 _m_classifier = functools.partial(BayesNetClassifier, estimator="m")
 
+
 def _fit_stream(est, X, y, **driver_options):
     """The streaming driver with options the estimator does not expose (``pair_memory``,
     ``max_bins``); its result assigned to ``est`` as ``fit`` assigns it."""

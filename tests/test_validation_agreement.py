@@ -90,8 +90,6 @@ def quick_results():
     return ag.run_agreement(suite.quick_names(), ag.QUICK, log=lambda *a: None)
 
 
-
-
 @pytest.mark.slow
 @pytest.mark.ppl
 @pytest.mark.xdist_group("nuts-agreement")

@@ -23,6 +23,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from fastpath.estimate.hdp.options import PAPER_ITERATIONS
 from fastpath.io.datasets import load_dataset
 from hdpbn_ppl import suite
 
@@ -184,7 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--folds", type=int, default=2)
     c.add_argument("--repeats", type=int, default=5)
     c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--iterations", type=int, default=5000, help="Gibbs iterations")
+    c.add_argument("--iterations", type=int, default=PAPER_ITERATIONS,
+                   help=f"Gibbs iterations (default: {PAPER_ITERATIONS}, the paper's sampler's)")
     c.add_argument("--tying", default="level", choices=["level", "same-parent", "single", "none"])
     c.add_argument("--chains", type=int, default=4, help="NUTS chains")
     c.add_argument("--warmup", type=int, default=1000, help="NUTS warm-up steps per chain")

@@ -208,7 +208,7 @@ def _khat(x: np.ndarray) -> np.ndarray:
                 warnings.catch_warnings():
             warnings.simplefilter("ignore")
             # r_eff = 1: the tail size of independent draws (the default estimates r_eff from
-            # a tail ESS first, 25x the cost for the same k-hat on these chains)
+            # a tail ESS first, far dearer for the same k-hat: docs/validation.md)
             return float(array_stats.pareto_khat(draws, chain_axis=0, draw_axis=1, r_eff=1.0,
                                                  tail=tail))
         return math.nan

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from fastpath.classifier.estimator import BayesNetClassifier
+from fastpath.estimate.hdp.options import PAPER_ITERATIONS
 from fastpath.evaluation.cross_validation import (
     align_proba,
     label_codes,
@@ -127,7 +128,7 @@ def run_classifier_agreement(
     n_folds: int = 2,
     n_repeats: int = 5,
     seed: int = 0,
-    n_iter: int = 5000,
+    n_iter: int = PAPER_ITERATIONS,
     tying: str = "level",
     chains: int = 4,
     warmup: int = 1000,

@@ -30,7 +30,7 @@ from ..counts.counting import TreeSpec
 from ..encode.encoder import TableEncoder
 from ..estimate.diagnostics import FitDiagnostics
 from ..estimate.hdp.options import RENAMED_PRESETS
-from ..pipeline.config import hdp_options
+from ..pipeline.config import LEGACY_SAMPLER, hdp_options
 from ..pipeline.fitted import FittedModel, Member
 from ..structure.graphs import Structure
 from ..structure.selective import SelectedStructure
@@ -236,7 +236,7 @@ def _params(meta: dict) -> dict[str, Any]:
     """The stored parameters; a file written before the classifiers had a ``sampler``
     parameter was fitted with the paper's sampler, and says so once loaded."""
     params = dict(meta["params"])
-    params.setdefault("sampler", "paper")
+    params.setdefault("sampler", LEGACY_SAMPLER)
     # a preset saved under its former name is the same options (no FutureWarning per load)
     params["sampler"] = RENAMED_PRESETS.get(params["sampler"], params["sampler"])
     return params

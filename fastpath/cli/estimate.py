@@ -25,12 +25,24 @@ import time
 
 from ..estimate.diagnostics import CLI_NAMES, summarise_fit, tree_label
 from ..estimate.hdp import HDPOptions, estimate_tree
-from ..estimate.hdp.options import RENAMED_PRESETS, SAMPLER_PRESETS
+from ..estimate.hdp.options import (
+    BURN_IN_CAP,
+    ESTIMATE_SAMPLER,
+    PAPER_ITERATIONS,
+    RENAMED_PRESETS,
+    SAMPLER_PRESETS,
+)
 from ..estimate.table_io import DEFAULT_CHUNKSIZE, count_estimate_table, node_frame
 from ..io.tables import decompression_error
 from ..utils.progress import Progress
 
-__all__ = ["add_estimate_parser", "parse_iterations", "run_estimate"]
+__all__ = ["add_adaptive_length_options", "add_burn_in_option", "add_estimate_parser",
+           "parse_iterations", "run_estimate"]
+
+# the flags left out mean the sampler options left out: their defaults are HDPOptions' own
+_DEFAULT = HDPOptions()
+#: ``hdpbn estimate``'s ``--seed`` (a command is reproducible when run again)
+ESTIMATE_SEED = 0
 
 
 def add_estimate_parser(subparsers) -> None:
@@ -46,31 +58,34 @@ def add_estimate_parser(subparsers) -> None:
     )
     p.add_argument("data", metavar="DATA", help="child-first table")
     p.add_argument("--sampler", default=None, choices=[*SAMPLER_PRESETS, *RENAMED_PRESETS],
-                   help="paper: the paper's sampler, 5000 plain Gibbs iterations; adaptive: "
-                   "exact overrelaxed moves until the Monte-Carlo error of what the table's "
-                   "rows read is <= 0.01 (500 to 5000 iterations); adaptive-plain: the same "
-                   "with the paper's plain moves; strict (formerly fast): overrelaxed, every "
-                   "probability within 0.01 and the concentrations past R-hat and ESS checks. "
-                   "The flags below override it (default: paper, the reference's sampler)")
+                   help=f"paper: the paper's sampler, {PAPER_ITERATIONS} plain Gibbs iterations; "
+                   "adaptive: exact overrelaxed moves until the Monte-Carlo error of what the "
+                   f"table's rows read is <= {_DEFAULT.mcse_tolerance} ({_DEFAULT.min_iter} to "
+                   f"{_DEFAULT.max_iter} iterations); adaptive-plain: the same with the paper's "
+                   "plain moves; strict (formerly fast): overrelaxed, every probability within "
+                   f"{_DEFAULT.mcse_tolerance} and the concentrations past R-hat and ESS checks. "
+                   f"The flags below override it (default: {ESTIMATE_SAMPLER}, the reference's "
+                   "sampler)")
     p.add_argument("--iterations", type=parse_iterations, default=None,
                    help="Gibbs iterations per chain, or 'auto' (default: the sampler's)")
     add_adaptive_length_options(p)
-    p.add_argument("--burn-in", type=int, default=None,
-                   help="iterations discarded (default: min(1000, iterations/10); with "
-                   "'auto' iterations, half of --min-iter)")
-    p.add_argument("--tying", default="level", choices=["level", "same-parent", "single", "none"],
-                   help="concentration tying (default: level)")
-    p.add_argument("--update", default="exact", choices=["exact", "window"],
-                   help="table-count update: exact Gibbs step, or the reference's +-10 window "
-                   "(default: exact)")
-    p.add_argument("--root", default="exact", choices=["exact", "reference"],
+    add_burn_in_option(p)
+    p.add_argument("--tying", default=_DEFAULT.tying,
+                   choices=["level", "same-parent", "single", "none"],
+                   help=f"concentration tying (default: {_DEFAULT.tying})")
+    p.add_argument("--update", default=_DEFAULT.update, choices=["exact", "window"],
+                   help="table-count update: exact Gibbs step, or the reference's "
+                   f"+-{_DEFAULT.window} window (default: {_DEFAULT.update})")
+    p.add_argument("--root", default=_DEFAULT.root, choices=["exact", "reference"],
                    help="root treatment: Dirichlet-integrated, or the reference's shortcut "
-                   "(default: exact)")
-    p.add_argument("--chains", type=int, default=1, help="independent chains (default: 1)")
+                   f"(default: {_DEFAULT.root})")
+    p.add_argument("--chains", type=int, default=_DEFAULT.n_chains,
+                   help=f"independent chains (default: {_DEFAULT.n_chains})")
     p.add_argument("--overrelax", action="store_const", const=True, default=None,
                    help="overrelaxed table-count and concentration updates (exact update only; "
                    "faster mixing; not the reference's sampler)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--seed", type=int, default=ESTIMATE_SEED,
+                   help=f"random seed (default: {ESTIMATE_SEED})")
     p.add_argument("--threads", type=int, default=None,
                    help="worker threads for the chains (default: all cores)")
     p.add_argument("--chunksize", type=int, default=DEFAULT_CHUNKSIZE,
@@ -94,12 +109,21 @@ def add_adaptive_length_options(group) -> None:
     """``--min-iter``, ``--max-iter``, ``--mcse-tolerance``: the adaptive length's rule, for
     every command that samples (an ``argparse`` parser or argument group)."""
     group.add_argument("--min-iter", type=int, default=None, metavar="N",
-                   help="adaptive length: the fewest iterations per chain (default: 500)")
+                   help="adaptive length: the fewest iterations per chain "
+                   f"(default: {_DEFAULT.min_iter})")
     group.add_argument("--max-iter", type=int, default=None, metavar="N",
-                   help="adaptive length: the most iterations per chain (default: 5000)")
+                   help="adaptive length: the most iterations per chain "
+                   f"(default: {_DEFAULT.max_iter})")
     group.add_argument("--mcse-tolerance", type=float, default=None, metavar="TOL",
                    help="the largest Monte-Carlo standard error of what the rows read "
-                   "(default: 0.01)")
+                   f"(default: {_DEFAULT.mcse_tolerance})")
+
+
+def add_burn_in_option(group) -> None:
+    """``--burn-in``, for every command that samples (a parser or argument group)."""
+    group.add_argument("--burn-in", type=int, default=None,
+                       help=f"iterations discarded (default: min({BURN_IN_CAP}, iterations/10); "
+                       "with 'auto' iterations, half of --min-iter)")
 
 
 def parse_iterations(text: str) -> int | str:
@@ -123,7 +147,7 @@ def _finite_or_none(x: float):
 def run_estimate(args: argparse.Namespace) -> int:
     """Run ``hdpbn estimate``; returns the exit status."""
     try:
-        sampler = "paper" if args.sampler is None else args.sampler
+        sampler = ESTIMATE_SAMPLER if args.sampler is None else args.sampler
         given = {"n_iter": args.iterations, "burn_in": args.burn_in,
                  "overrelax": args.overrelax, "min_iter": args.min_iter,
                  "max_iter": args.max_iter, "mcse_tolerance": args.mcse_tolerance}

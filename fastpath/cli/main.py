@@ -10,8 +10,10 @@
 
 Run ``hdpbn SUBCOMMAND --help`` for the options of each.
 
-Every failure is one line ``hdpbn COMMAND: error: ...`` on standard error with exit status 2
-(no traceback); output paths are checked before the work starts; warnings are one line
+Every error of the user's (a bad value or option, a file that cannot be read or written, an
+optional extra that is not installed) is one line ``hdpbn COMMAND: error: ...`` on standard error
+with exit status 2 (no traceback); any other exception is a bug in hdpbn and propagates with its
+traceback. Output paths are checked before the work starts; warnings are one line
 ``hdpbn COMMAND: warning: ...``; a closed pipe on standard output (``hdpbn predict ... | head``)
 ends the command quietly with exit status 141 (128 + SIGPIPE, as a shell reports it).
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import json
 import os
 import re
@@ -40,8 +43,11 @@ from ..estimate.diagnostics import CLI_NAMES, PYTHON_NAMES, UnconvergedWarning
 from ..estimate.hdp.options import (
     DEFAULT_ENSEMBLE_SAMPLER,
     DEFAULT_SAMPLER,
+    PAPER_CONCENTRATION_EVERY,
+    PAPER_ITERATIONS,
     RENAMED_PRESETS,
     SAMPLER_PRESETS,
+    HDPOptions,
 )
 from ..evaluation.cross_validation import cross_validate, summarise
 from ..io.datasets import dataset_path, list_datasets, load_dataset
@@ -50,9 +56,22 @@ from ..utils.progress import Progress
 from ..utils.warn import warn
 from ..version import __version__
 from .diagnose import add_diagnose_parser
-from .estimate import add_adaptive_length_options, add_estimate_parser, parse_iterations
+from .estimate import (
+    add_adaptive_length_options,
+    add_burn_in_option,
+    add_estimate_parser,
+    parse_iterations,
+)
 
-__all__ = ["build_parser", "main"]
+__all__ = ["CLI_SEED", "build_parser", "main"]
+
+# A flag left out means what the Python parameter left out means: the flags' defaults are read
+# from the classifiers' signatures, not written again here.
+_BNC = {n: p.default for n, p in inspect.signature(BayesNetClassifier).parameters.items()}
+_ESKDB = {n: p.default for n, p in inspect.signature(ESKDBClassifier).parameters.items()}
+#: ``--seed``'s default: a command is reproducible when run again, where the Python default
+#: (``random_state=None``) draws a fresh seed, as scikit-learn does
+CLI_SEED = 0
 
 
 # ---------------------------------------------------------------------- helpers
@@ -93,28 +112,31 @@ def _split_target(frame: pd.DataFrame, target: str | None) -> tuple[pd.DataFrame
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model")
-    g.add_argument("--structure", default="kdb", choices=["nb", "tan", "kdb", "skdb", "eskdb"],
+    g.add_argument("--structure", default=_BNC["structure"],
+                   choices=["nb", "tan", "kdb", "skdb", "eskdb"],
                    help="naive Bayes, tree-augmented naive Bayes, kDB-k, selective kDB, or an "
-                   "ensemble of selective kDB members (ESKDB; in memory) (default: kdb)")
+                   "ensemble of selective kDB members (ESKDB; in memory) "
+                   f"(default: {_BNC['structure']})")
     g.add_argument("--k", type=int, default=None,
-                   help="max attribute parents for kdb, skdb and eskdb (default: 1; eskdb: 5)")
-    g.add_argument("--n-estimators", type=int, default=20, metavar="E",
-                   help="eskdb: members of the ensemble (default: 20)")
+                   help="max attribute parents for kdb, skdb and eskdb "
+                   f"(default: {_BNC['k']}; eskdb: {_ESKDB['k']})")
+    g.add_argument("--n-estimators", type=int, default=_ESKDB["n_estimators"], metavar="E",
+                   help=f"eskdb: members of the ensemble (default: {_ESKDB['n_estimators']})")
     g.add_argument("--mdl-cuts", action="store_true",
                    help="eskdb: every member cuts numeric columns at Weka's MDL cut points "
                    "(default: each member draws its own, the stochastic MDL)")
-    g.add_argument("--estimator", default="hdp", choices=["hdp", "m"],
+    g.add_argument("--estimator", default=_BNC["estimator"], choices=["hdp", "m"],
                    help="HDP estimates (the paper's method), or m-estimates with back-off "
-                   "(default: hdp)")
-    g.add_argument("--m", default="auto",
+                   f"(default: {_BNC['estimator']})")
+    g.add_argument("--m", default=_BNC["m"],
                    help="m-estimate mass; 'auto' chooses it by leave-one-out RMSE among 0.05, "
                    "0.2, 1, 5, 20; 'holdout' by the paper's rule, RMSE on a holdout of N/10 "
-                   "rows among 0, 0.05, 0.2, 1, 5, 20 (default: auto)")
-    g.add_argument("--m-backoff", default="path", choices=["path", "value"],
+                   f"rows among 0, 0.05, 0.2, 1, 5, 20 (default: {_BNC['m']})")
+    g.add_argument("--m-backoff", default=_BNC["m_backoff"], choices=["path", "value"],
                    help="when an m-estimate backs off: 'path', a context never seen uses its "
                    "deepest seen ancestor; 'value', the paper's literal rule, a value whose "
                    "joint count with the context is zero uses the deepest ancestor where it "
-                   "is non-zero, rows not renormalised (default: path)")
+                   f"is non-zero, rows not renormalised (default: {_BNC['m_backoff']})")
     g.add_argument("--categorical", default=None,
                    help="comma-separated columns to treat as nominal even if numeric")
     h = p.add_argument_group("HDP sampler (--estimator hdp)")
@@ -122,29 +144,34 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    choices=[*SAMPLER_PRESETS, *RENAMED_PRESETS],
                    help="adaptive: exact overrelaxed moves, each tree sampled until the "
                    "Monte-Carlo error of what the training rows read is at most "
-                   "--mcse-tolerance (500 to 5000 iterations); adaptive-plain: the same rule, "
+                   f"--mcse-tolerance ({HDPOptions.min_iter} to {HDPOptions.max_iter} "
+                   "iterations); adaptive-plain: the same rule, "
                    "the paper's plain moves (faster, less precise); strict (formerly fast): "
                    "overrelaxed, every probability within the tolerance and the concentrations "
                    "past R-hat and ESS checks (slow); paper: "
-                   "the paper's sampler, 5000 plain Gibbs iterations. The flags below override "
+                   f"the paper's sampler, {PAPER_ITERATIONS} plain Gibbs iterations. The flags "
+                   "below override "
                    f"it (default: {DEFAULT_SAMPLER}; eskdb: {DEFAULT_ENSEMBLE_SAMPLER})")
     h.add_argument("--iterations", type=parse_iterations, default=None,
                    help="Gibbs iterations, or 'auto' (default: the sampler's)")
     add_adaptive_length_options(h)
-    h.add_argument("--burn-in", type=int, default=None,
-                   help="iterations discarded (default: min(1000, iterations/10); with "
-                   "'auto' iterations, half of --min-iter)")
-    h.add_argument("--tying", default="level", choices=["level", "same-parent", "single", "none"],
-                   help="concentration tying (default: level)")
-    h.add_argument("--chains", type=int, default=1, help="independent chains (default: 1)")
+    add_burn_in_option(h)
+    h.add_argument("--tying", default=_BNC["tying"],
+                   choices=["level", "same-parent", "single", "none"],
+                   help=f"concentration tying (default: {_BNC['tying']})")
+    h.add_argument("--chains", type=int, default=_BNC["n_chains"],
+                   help=f"independent chains (default: {_BNC['n_chains']})")
     h.add_argument("--concentration-every", type=int, default=None, metavar="N",
                    help="re-sample the concentrations every N-th iteration (default: the "
-                   "sampler's, 1 for fast, 5 for paper, the reference's schedule)")
+                   "sampler's, 1 for the overrelaxed ones, adaptive and strict, "
+                   f"{PAPER_CONCENTRATION_EVERY} for paper and adaptive-plain, the reference's "
+                   "schedule)")
     h.add_argument("--overrelax", action="store_const", const=True, default=None,
                    help="overrelaxed table-count and concentration updates (still exact; "
-                   "faster mixing; not the reference's sampler; default: on with the fast "
-                   "sampler)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+                   "faster mixing; not the reference's sampler; default: the sampler's, on "
+                   "for adaptive and strict)")
+    p.add_argument("--seed", type=int, default=CLI_SEED,
+                   help=f"random seed (default: {CLI_SEED})")
     p.add_argument("--threads", type=int, default=None,
                    help="threads for the HDP sampler (default: all cores; -1: all cores, "
                    "-2: all but one); results do not depend on it")
@@ -200,12 +227,12 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
         common["sampler"] = args.sampler
     if args.structure == "eskdb":
         model: Any = ESKDBClassifier(
-            n_estimators=args.n_estimators, k=5 if args.k is None else args.k,
+            n_estimators=args.n_estimators, k=_ESKDB["k"] if args.k is None else args.k,
             stochastic_discretization=not args.mdl_cuts, **common,
         )
     else:
         model = BayesNetClassifier(structure=args.structure,
-                                   k=1 if args.k is None else args.k, **common)
+                                   k=_BNC["k"] if args.k is None else args.k, **common)
     try:  # every parameter is checked here, before any work
         model.fit_config()
     except ValueError as exc:  # name the command-line flag, not the Python parameter
@@ -395,9 +422,8 @@ def _cmd_experiments(args: argparse.Namespace) -> int:
     try:  # validation is a sibling package that imports fastpath: imported here, on use
         from validation.experiments.cli import main as experiments_main
     except ImportError as exc:  # pragma: no cover - the validation package ships with hdpbn
-        raise NotImplementedError(f"the experiment runner is not installed: {exc}") from None
+        raise ImportError(f"the experiment runner is not installed: {exc}") from None
     return int(experiments_main(args.rest, prog="hdpbn experiments") or 0)
-
 
 
 # ---------------------------------------------------------------------- parser
@@ -469,18 +495,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--folds", type=int, default=2)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--iterations", type=parse_iterations, default=None,
-                   help="HDP iterations, or 'auto' (default: the adaptive sampler's, 500 to "
-                   "5000 per tree)")
-    p.add_argument("--seed", type=int, default=0)
+                   help="HDP iterations, or 'auto' (default: the adaptive sampler's, "
+                   f"{HDPOptions.min_iter} to {HDPOptions.max_iter} per tree)")
+    p.add_argument("--seed", type=int, default=CLI_SEED)
     p.set_defaults(func=_cmd_demo)
     return parser
-
 
 
 # the output file of each command: (attribute of the parsed arguments, flag)
 _OUTPUTS = {"fit": ("model", "--model"), "predict": ("out", "--out"),
             "estimate": ("out", "--out")}
-_ERRORS = (ValueError, TypeError, OSError, NotImplementedError, KeyError, ImportError)
+# the errors that are the user's, shown as one line with exit status 2: a bad value (the
+# library's own input errors, StreamError and the ARFF reader's, are ValueErrors naming the
+# chunk, row, column or parameter), a file that cannot be read or written, an optional extra
+# that is not installed. Anything else (TypeError, KeyError, AttributeError, ...) is a bug in
+# hdpbn: it propagates with its traceback instead of passing for a usage error.
+_USER_ERRORS = (ValueError, OSError, ImportError)
 
 
 def _check_output(path: str, flag: str) -> None:
@@ -548,7 +578,7 @@ def _run(command: str, work: Callable[[], Any]) -> int:
         except BrokenPipeError:  # the reader went away (hdpbn predict ... | head): end quietly
             _silence_stdout()
             return 141
-        except _ERRORS as exc:
+        except _USER_ERRORS as exc:
             print(f"hdpbn {command}: error: {_describe(exc)}", file=sys.stderr)
             return 2
 

@@ -154,7 +154,6 @@ def as_frame(X: Any) -> tuple[pd.DataFrame, bool]:
     return frame, False
 
 
-
 class TableEncoder:
     """Code a table's columns as small integers (nominal values, MDL intervals, missing).
 

@@ -294,9 +294,6 @@ def decompression_error(path: str | os.PathLike, exc: BaseException) -> ValueErr
 # ----------------------------------------------------------------------------- helpers
 
 
-
-
-
 def _named_columns(wanted: Sequence[str | int], order: Sequence[str], path: Path) -> set[str]:
     """The names of ``wanted`` (names or positions in ``order``), checked."""
     out = set()
@@ -322,15 +319,6 @@ def _check_columns(available: Sequence[str], columns: Sequence[str] | None, path
     missing = [c for c in columns if c not in have]
     if missing:
         raise ValueError(f"{str(path)!r} has no column(s) {missing}; it has {list(available)}")
-
-
-
-
-
-
-
-
-
 
 
 # ----------------------------------------------------------------------------- CSV

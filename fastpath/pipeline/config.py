@@ -15,8 +15,8 @@ from ..utils.progress import FitLog
 from ..utils.validation import as_generator, check_int, n_threads
 
 __all__ = [
-    "DISCRETIZATIONS", "ESTIMATORS", "HDP_PARAMETERS", "M_BACKOFFS", "M_RULES", "STRUCTURES",
-    "FitConfig", "hdp_options",
+    "DISCRETIZATIONS", "ESTIMATORS", "HDP_PARAMETERS", "LEGACY_SAMPLER", "M_BACKOFFS", "M_RULES",
+    "STRUCTURES", "FitConfig", "hdp_options",
 ]
 
 STRUCTURES: tuple[str, ...] = ("nb", "tan", "kdb", "skdb")
@@ -31,17 +31,20 @@ HDP_PARAMETERS: tuple[str, ...] = (
     "concentration_rate", "concentration_every", "alpha0", "overrelax",
     "min_iter", "max_iter", "mcse_tolerance", "mcse_weighting", "convergence_checks",
 )
+#: the preset of a model file written before the classifiers had a ``sampler`` parameter: its
+#: fit ran the paper's sampler (not today's default, so that it refits as it was fitted)
+LEGACY_SAMPLER = "paper"
 
 
 def hdp_options(params: Mapping[str, Any]) -> HDPOptions:
     """The sampler options among ``params`` (``ValueError`` naming a bad one).
 
     ``params["sampler"]`` names the preset (:data:`~fastpath.estimate.hdp.options.
-    SAMPLER_PRESETS`; ``"paper"`` when absent, as for model files written before the
-    classifiers had a ``sampler`` parameter, whose fits were the paper's sampler); every other
-    sampler option that is not None overrides it.
+    SAMPLER_PRESETS`; :data:`LEGACY_SAMPLER`, the paper's, when absent, as for model files
+    written before the classifiers had a ``sampler`` parameter, whose fits were the paper's
+    sampler); every other sampler option that is not None overrides it.
     """
-    sampler = params.get("sampler", "paper")  # HDPOptions.preset names a bad one
+    sampler = params.get("sampler", LEGACY_SAMPLER)  # HDPOptions.preset names a bad one
     overrides = {name: params[name] for name in HDP_PARAMETERS
                  if name in params and params[name] is not None}
     return HDPOptions.preset(sampler, **overrides)
@@ -91,10 +94,10 @@ class FitConfig:
                 raise ValueError(
                     f"m must be 'auto', 'holdout' or a non-negative number, got {m!r}"
                 )
-        m_backoff = params.get("m_backoff", "path")
+        m_backoff = params.get("m_backoff", cls.m_backoff)  # the field's default
         if not (isinstance(m_backoff, str) and m_backoff in M_BACKOFFS):
             raise ValueError(f"m_backoff must be one of {M_BACKOFFS}, got {m_backoff!r}")
-        verbose = params.get("verbose", 0)
+        verbose = params.get("verbose", cls.verbose)
         if not isinstance(verbose, bool):
             check_int("verbose", verbose, 0)
         n_members = check_int("n_estimators", params.get("n_estimators", 1), 1)

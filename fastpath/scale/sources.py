@@ -210,7 +210,6 @@ class _CsvSource(Source):
                 raise Restart() from None
             raise
 
-
     def _malformed(self, i: int, exc: Exception) -> StreamError:
         start = i * self.chunksize
         text = str(exc).strip()

@@ -80,8 +80,6 @@ def _frozen_float(a, shape: tuple[int, ...], name: str) -> np.ndarray:
     return out
 
 
-
-
 @dataclass(frozen=True, eq=False)
 class Structure:
     """A BNC structure: the class is a parent of every attribute, plus attribute parents.

@@ -81,6 +81,7 @@ from sklearn.ensemble import RandomForestClassifier
 from fastpath.classifier.ensemble import ESKDBClassifier
 from fastpath.classifier.estimator import BayesNetClassifier
 from fastpath.encode.encoder import TableEncoder, as_frame
+from fastpath.estimate.hdp.options import PAPER_ITERATIONS
 
 from .weka import WekaForest
 
@@ -352,7 +353,7 @@ _MISSING = "\x00missing"
 def make_classifier(
     spec: ClassifierSpec,
     *,
-    iterations: int = 5000,
+    iterations: int = PAPER_ITERATIONS,
     seed: int = 0,
     categorical_features: Any = "auto",
     n_jobs: int = 1,

@@ -30,6 +30,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fastpath.estimate.hdp.options import PAPER_ITERATIONS
+
 from . import plots
 from .classifiers import DEFAULT_CLASSIFIERS, QUICK_CLASSIFIERS, parse_classifier
 from .reporting import (
@@ -209,7 +211,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         refs = discover_datasets(args.data)
         classifiers = _classifier_list(args.classifiers, DEFAULT_CLASSIFIERS)
         repeats = 5 if args.repeats is None else args.repeats
-        iterations = 5000 if args.iterations is None else args.iterations
+        iterations = PAPER_ITERATIONS if args.iterations is None else args.iterations
     refs = _filter(refs, args.datasets, args.exclude)
     classifiers = _available(classifiers)
     tmp = None
@@ -366,7 +368,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--classifiers", default=None,
                    help="comma-separated names: nb-m, tan-hdp, kdb3-m, skdb5-hdp, rf, xgboost")
     p.add_argument("--iterations", type=int, default=None,
-                   help="HDP sampler iterations (default: 5000; --quick: 1000)")
+                   help=f"HDP sampler iterations (default: {PAPER_ITERATIONS}; "
+                   f"--quick: {QUICK_ITERATIONS})")
     p.add_argument("--jobs", type=int, default=2, help="worker processes (default: 2)")
     p.add_argument("--seed", type=int, default=0, help="seed of the folds and models")
     p.add_argument("--cache", default=None, help="cell cache folder (default: OUT/cache)")

@@ -315,4 +315,3 @@ def parse_distribution(stdout: str, n_rows: int, n_classes: int, *,
     if not (np.isfinite(out).all() and (out >= 0).all() and (totals > 0).all()):
         raise RuntimeError(f"Weka printed invalid class distributions\n{context}")
     return out / totals
-

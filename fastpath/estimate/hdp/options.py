@@ -12,18 +12,26 @@ from ...counts.context_tree import TYING_STRATEGIES
 from ...utils.validation import check_float, check_int
 from ...utils.warn import warn
 
-__all__ = ["AUTO_BATCH", "DEFAULT_ENSEMBLE_SAMPLER", "DEFAULT_SAMPLER", "MCSE_WEIGHTINGS",
+__all__ = ["AUTO_BATCH", "BURN_IN_CAP", "DEFAULT_ENSEMBLE_SAMPLER", "DEFAULT_SAMPLER",
+           "ESTIMATE_SAMPLER", "MCSE_WEIGHTINGS", "PAPER_CONCENTRATION_EVERY", "PAPER_ITERATIONS",
            "RENAMED_PRESETS", "ROOT_TREATMENTS", "SAMPLER_PRESETS", "UPDATES", "HDPOptions",
            "resolve_preset"]
 
 UPDATES: tuple[str, ...] = ("exact", "window")
 ROOT_TREATMENTS: tuple[str, ...] = ("exact", "reference")
 #: iterations per batch of the batch-means MCSE with ``n_iter="auto"``: a few times the
-#: integrated autocorrelation time of the worst node estimates under the overrelaxed moves (<= 20
-#: iterations on credit-a and hepatitis kDB-3, docs/performance.md)
+#: integrated autocorrelation time of the worst node estimates under the overrelaxed moves
+#: (measured in docs/sampler.md, "Adaptive length")
 AUTO_BATCH = 25
 #: what the adaptive length's MCSE tolerance applies to (``HDPOptions.mcse_weighting``)
 MCSE_WEIGHTINGS: tuple[str, ...] = ("max", "rows")
+#: the reference implementation's run length and concentration schedule: Gibbs iterations per
+#: chain, and every how many iterations the concentrations are re-sampled (``"paper"`` preset,
+#: and :class:`HDPOptions`' own defaults)
+PAPER_ITERATIONS = 5000
+PAPER_CONCENTRATION_EVERY = 5
+#: the most iterations a default burn-in discards (``HDPOptions.burn_in_iterations``)
+BURN_IN_CAP = 1000
 
 #: Named sampler settings (``HDPOptions.preset``, ``BayesNetClassifier(sampler=...)``).
 #:
@@ -32,9 +40,10 @@ MCSE_WEIGHTINGS: tuple[str, ...] = ("max", "rows")
 #: training rows read is small (``n_iter="auto"``, ``mcse_weighting="rows"``, no R-hat/ESS
 #: condition; with two or more chains the error includes how far the chains disagree).
 #: ``"adaptive-plain"``: the same rule with the paper's moves (plain Gibbs, concentrations
-#: every 5th iteration): half the time per tree, since nearly every tree stops at ``min_iter``
-#: under both, but 2.5x the error against long reference runs and a measurable loss of log
-#: loss on kDB-3 -- hence not the default (docs/performance.md, "The default sampler").
+#: every 5th iteration): less time per tree, since nearly every tree stops at ``min_iter``
+#: under both, but a larger error against long reference runs and a measurable loss of log
+#: loss on kDB-3 -- hence not the default (measurements: docs/performance.md, "The default
+#: sampler").
 #: ``"strict"``: the overrelaxed moves, every probability of every node within the tolerance
 #: and the concentrations and log joint past R-hat <= 1.01 and bulk ESS >= 100 per chain (the
 #: rule of the former ``"fast"`` preset; slower than ``"paper"``).
@@ -47,15 +56,21 @@ SAMPLER_PRESETS: dict[str, dict[str, object]] = {
                        "mcse_weighting": "rows", "convergence_checks": False},
     "strict": {"n_iter": "auto", "concentration_every": 1, "overrelax": True,
                "mcse_weighting": "max", "convergence_checks": True},
-    "paper": {"n_iter": 5000, "concentration_every": 5, "overrelax": False},
+    "paper": {"n_iter": PAPER_ITERATIONS, "concentration_every": PAPER_CONCENTRATION_EVERY,
+              "overrelax": False},
 }
 #: The classifiers' default preset.
 DEFAULT_SAMPLER = "adaptive"
 #: The ensemble's default preset: the same rule for every member tree, with the paper's cheaper
 #: plain moves. Averaging 20 members divides their Monte-Carlo errors, so the overrelaxed moves'
-#: extra precision buys nothing there (ESKDB-20 with either, 41 datasets: RMSE and log-loss
-#: W-D-L not significant) at 1.7x the sampling time (docs/performance.md, "The default sampler").
+#: extra precision buys nothing there (ESKDB-20 with either: no significant difference in RMSE
+#: or log loss) for more sampling time (measurements: docs/performance.md, "The default
+#: sampler").
 DEFAULT_ENSEMBLE_SAMPLER = "adaptive-plain"
+#: ``hdpbn estimate``'s preset: that command reproduces the reference implementation's tables
+#: (its output is compared with the reference's), so it keeps the paper's sampler where the
+#: classifiers default to :data:`DEFAULT_SAMPLER`.
+ESTIMATE_SAMPLER = "paper"
 #: Former preset names, still accepted with a ``FutureWarning``: name -> preset.
 RENAMED_PRESETS: dict[str, str] = {"fast": "strict"}
 
@@ -126,9 +141,10 @@ class HDPOptions:
         Overrelaxed updates (``update="exact"`` only): nine in ten table-count updates reflect the
         current value's position in its conditional's cdf instead of drawing afresh, and the
         concentrations take Adler's overrelaxed step (Metropolis-corrected) instead of their Gamma
-        draw. Still exact (every step leaves the posterior invariant); 2-5x the ESS per iteration
-        of the concentrations and leaves for about 8 % more time per iteration
-        (docs/validation.md, "Efficiency").
+        draw. Still exact (every step leaves the posterior invariant); several times the ESS per
+        iteration of the concentrations and leaves for a little more time per iteration
+        (measurements: docs/sampler.md, "Overrelaxed updates", and docs/validation.md,
+        "Efficiency").
         Not in the paper or the reference code, hence off by default. ``concentration_max`` then
         truncates the concentrations' posterior (proposals above it are rejected) instead of
         clipping draws.
@@ -150,7 +166,7 @@ class HDPOptions:
         phi_j ~ Dir(n_j + alpha_j phi_parent) given the current table counts and concentrations.
     """
 
-    n_iter: int | str = 5000
+    n_iter: int | str = PAPER_ITERATIONS
     burn_in: int | None = None
     min_iter: int = 500
     max_iter: int = 5000
@@ -166,7 +182,7 @@ class HDPOptions:
     concentration_init: float | tuple[float, ...] = 2.0
     fix_concentrations: bool = False
     concentration_max: float = 4000.0
-    concentration_every: int = 5
+    concentration_every: int = PAPER_CONCENTRATION_EVERY
     alpha0: float = 2.0
     overrelax: bool = False
     window: int = 10
@@ -270,7 +286,7 @@ class HDPOptions:
         if self.burn_in is None:
             if self.adaptive:
                 return self.min_iter // 2
-            return min(1000, self.n_iter // 10)
+            return min(BURN_IN_CAP, self.n_iter // 10)
         return self.burn_in
 
     @property

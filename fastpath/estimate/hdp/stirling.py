@@ -41,8 +41,9 @@ details in ``docs/stirling.md``):
   2.3e-10 at n = 10^5, 3.7e-9 at 10^6, 3.0e-8 at 10^7 -- one or two ulps of log S, which is
   ~1.5e8 at n = 10^7; where log S is small (t near n) the error stays below ~1e-10.
 
-Memory: at most 16.8 MB for any ``n_max`` (built in ~0.05 s).  Cost: a table lookup (~15 ns) for
-``n <= N_EXACT``; otherwise ~150-200 ns in the edge strips and ~350-450 ns for the saddle point.
+Memory: at most 16.8 MB for any ``n_max`` (the ``n <= N_EXACT`` table).  Cost: a table lookup
+for ``n <= N_EXACT``; otherwise an edge-strip series or the saddle point, an order of magnitude
+dearer (timings: docs/stirling.md, "Memory and speed").
 """
 
 from __future__ import annotations

@@ -1,0 +1,120 @@
+"""Which errors the command line turns into one line (the user's) and which it lets through
+with their traceback (a bug in hdpbn)."""
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+from fastpath.cli.main import main
+from fastpath.io.datasets import load_dataset
+from fastpath.scale.errors import StreamError
+
+# the modules themselves (fastpath.cli.main is also the name of the function main)
+cli_main = importlib.import_module("fastpath.cli.main")
+cli_estimate = importlib.import_module("fastpath.cli.estimate")
+cli_diagnose = importlib.import_module("fastpath.cli.diagnose")
+
+
+@pytest.fixture
+def credit_csv(tmp_path):
+    X, y = load_dataset("credit-a")
+    path = tmp_path / "credit.csv"
+    X.assign(**{"class": y}).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
+def child_first_csv(tmp_path):
+    path = tmp_path / "table.csv"
+    path.write_text("child,y\n" + "".join(f"{'ab'[i % 2]},{'uvw'[i % 3]}\n" for i in range(30)))
+    return path
+
+
+def _raiser(exc: BaseException):
+    def boom(*args, **kwargs):
+        raise exc
+
+    return boom
+
+
+def _one_error_line(err: str, command: str) -> str:
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"hdpbn {command}: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+# ---------------------------------------------------------------------- the user's errors
+def test_bad_values_and_missing_files_are_one_line_with_exit_2(credit_csv, tmp_path, capsys):
+    assert main(["evaluate", str(credit_csv), "--target", "nope"]) == 2
+    assert "target column 'nope'" in _one_error_line(capsys.readouterr().err, "evaluate")
+    assert main(["predict", str(credit_csv), "--model", str(tmp_path / "none.npz")]) == 2
+    assert "none.npz" in _one_error_line(capsys.readouterr().err, "predict")
+    assert main(["fit", str(credit_csv), "--model", str(tmp_path / "m.npz"),
+                 "--chunksize", "0"]) == 2
+    assert "--chunksize" in _one_error_line(capsys.readouterr().err, "fit")
+
+
+def test_the_librarys_own_input_errors_are_one_line(credit_csv, monkeypatch, capsys):
+    # a streamed table's bad chunk (StreamError, a ValueError naming chunk, row and column)
+    monkeypatch.setattr(cli_main, "cross_validate",
+                        _raiser(StreamError("chunk 3, row 7, column 'A1': not a number")))
+    assert main(["evaluate", str(credit_csv), "--structure", "nb"]) == 2
+    assert "column 'A1'" in _one_error_line(capsys.readouterr().err, "evaluate")
+
+
+def test_a_missing_optional_extra_is_one_line(credit_csv, monkeypatch, capsys):
+    monkeypatch.setattr(cli_main, "cross_validate",
+                        _raiser(ImportError("this needs dask: pip install 'hdpbn[dask]'")))
+    assert main(["evaluate", str(credit_csv), "--structure", "nb"]) == 2
+    assert "pip install" in _one_error_line(capsys.readouterr().err, "evaluate")
+
+
+# ---------------------------------------------------------------------- bugs
+@pytest.mark.parametrize("exc", [TypeError("unsupported operand"), KeyError("n_iter"),
+                                 AttributeError("'NoneType' object has no attribute 'x'"),
+                                 IndexError("index 3 is out of bounds"),
+                                 NotImplementedError("a missing method")])
+def test_an_internal_error_of_a_subcommand_propagates(credit_csv, monkeypatch, capsys, exc):
+    monkeypatch.setattr(cli_main, "cross_validate", _raiser(exc))
+    with pytest.raises(type(exc)):
+        main(["evaluate", str(credit_csv), "--structure", "nb"])
+    assert "error:" not in capsys.readouterr().err
+
+
+def test_internal_errors_of_every_command_propagate(credit_csv, child_first_csv, tmp_path,
+                                                    monkeypatch):
+    monkeypatch.setattr(cli_main, "read_table", _raiser(KeyError("class")))
+    with pytest.raises(KeyError):
+        main(["fit", str(credit_csv), "--model", str(tmp_path / "m.npz"), "--quiet"])
+    monkeypatch.setattr(cli_main, "load_classifier", _raiser(TypeError("bad operand")))
+    with pytest.raises(TypeError):
+        main(["predict", str(credit_csv), "--model", str(tmp_path / "m.npz")])
+    # estimate re-raises what is not a damaged compressed file
+    monkeypatch.setattr(cli_estimate, "count_estimate_table", _raiser(KeyError("depth")))
+    with pytest.raises(KeyError):
+        main(["estimate", str(child_first_csv), "--iterations", "20", "--quiet"])
+    monkeypatch.setattr(cli_diagnose, "read_model_meta", _raiser(AttributeError("meta")))
+    with pytest.raises(AttributeError):
+        main(["diagnose", str(tmp_path / "m.npz")])
+
+
+def test_a_bug_prints_its_traceback_and_not_exit_2(credit_csv):
+    # the command as a user runs it: a library bug is a traceback and Python's exit status 1
+    script = (
+        "import sys\n"
+        "import importlib\n"
+        "m = importlib.import_module('fastpath.cli.main')\n"
+        "def boom(*a, **k):\n"
+        "    raise TypeError('an internal bug')\n"
+        "m.cross_validate = boom\n"
+        f"sys.exit(m.main(['evaluate', {str(credit_csv)!r}, '--structure', 'nb']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" in proc.stderr and "TypeError: an internal bug" in proc.stderr
+    assert "error: an internal bug" not in proc.stderr
