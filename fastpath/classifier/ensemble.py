@@ -47,9 +47,9 @@ mcse_tolerance, mcse_weighting, convergence_checks
         Monte-Carlo error of what its rows read is at most ``mcse_tolerance``. The default
         preset, ``"adaptive-plain"``, makes the moves the paper's plain ones: the average of
         the members divides their Monte-Carlo errors, and the overrelaxed moves of
-        ``"adaptive"`` (the single classifier's default) gave the same accuracy at 1.7x the
-        sampling time over 41 datasets (docs/performance.md, "The default sampler"). The
-        authors ran ``sampler="paper", n_iter=1000``.
+        ``"adaptive"`` (the single classifier's default) gave the same accuracy for more
+        sampling time (docs/performance.md, "The default sampler"). The authors ran
+        ``sampler="paper", n_iter=1000``.
     random_state : int, numpy Generator or None, default=None
         Seed of the members' orders, discretisations, m holdouts and samplers.
     n_jobs, verbose

@@ -102,12 +102,13 @@ class BayesNetClassifier(BaseBayesNet):
         :class:`fastpath.estimate.HDPOptions` (:meth:`hdp_options` builds it).
     concentration_shape, concentration_rate, concentration_every, alpha0
         The sampler's Gamma prior of the concentrations, how often they are re-sampled
-        (``None``: the preset's; ``5`` is the reference's schedule, ``1`` mixes them 3-5 times
-        faster per second, docs/validation.md, "Efficiency"), and the root concentration.
+        (``None``: the preset's; ``5`` is the reference's schedule, ``1`` mixes them faster
+        per second, docs/validation.md, "Efficiency"), and the root concentration.
     overrelax : bool or None, default=None
         Overrelaxed table-count and concentration updates (``update="exact"`` only; see
-        :class:`fastpath.estimate.HDPOptions`): still exact, 2-5x the ESS per iteration for
-        about 8 % more time. ``None``: the preset's.
+        :class:`fastpath.estimate.HDPOptions`): still exact, several times the ESS per
+        iteration for a little more time (docs/sampler.md, "Overrelaxed updates"). ``None``:
+        the preset's.
     mcse_tolerance, mcse_weighting, convergence_checks : default None
         The rule (:class:`fastpath.estimate.HDPOptions`): the MCSE tolerance (0.01), what it
         applies to (``"rows"``: the root mean square over the training rows of what each
@@ -222,4 +223,3 @@ class BayesNetClassifier(BaseBayesNet):
         codes = member.encoder.transform(self._validate_X(X))
         with self._threads():
             return posterior_from_joint(joint_log_likelihood(packed, codes))
-
