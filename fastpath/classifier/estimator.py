@@ -107,7 +107,7 @@ class BayesNetClassifier(BaseBayesNet):
     overrelax : bool or None, default=None
         Overrelaxed table-count and concentration updates (``update="exact"`` only; see
         :class:`fastpath.estimate.HDPOptions`): still exact, several times the ESS per
-        iteration for a little more time (docs/sampler.md, "Overrelaxed updates (`overrelax=True`)"). ``None``:
+        iteration for a little more time (docs/sampler.md, "Overrelaxed updates"). ``None``:
         the preset's.
     mcse_tolerance, mcse_weighting, convergence_checks : default None
         The rule (:class:`fastpath.estimate.HDPOptions`): the MCSE tolerance (0.01), what it
