@@ -17,14 +17,6 @@ from fastpath.cli.main import main
 from fastpath.io.datasets import load_dataset
 
 
-@pytest.fixture
-def credit_csv(tmp_path):
-    X, y = load_dataset("credit-a")
-    path = tmp_path / "credit.csv"
-    X.assign(**{"class": y}).to_csv(path, index=False)
-    return path
-
-
 def test_help_explains_every_subcommand(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--help"])

@@ -8,21 +8,12 @@ import sys
 import pytest
 
 from fastpath.cli.main import main
-from fastpath.io.datasets import load_dataset
 from fastpath.scale.errors import StreamError
 
 # the modules themselves (fastpath.cli.main is also the name of the function main)
 cli_main = importlib.import_module("fastpath.cli.main")
 cli_estimate = importlib.import_module("fastpath.cli.estimate")
 cli_diagnose = importlib.import_module("fastpath.cli.diagnose")
-
-
-@pytest.fixture
-def credit_csv(tmp_path):
-    X, y = load_dataset("credit-a")
-    path = tmp_path / "credit.csv"
-    X.assign(**{"class": y}).to_csv(path, index=False)
-    return path
 
 
 @pytest.fixture
