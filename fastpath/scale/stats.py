@@ -20,7 +20,7 @@ from ..counts.context_tree import ContextTree
 from ..counts.counting import CountAccumulator, TreeSpec
 from ..pipeline.holdout import row_hashes
 from ..structure.scores import mi_from_counts
-from ..structure.selective import loo_chunk_starts, loo_model
+from ..structure.selective import loo_chunk_starts, loo_model, loo_settings
 from .kernels import (
     add_errors,
     loo_errors,
@@ -237,6 +237,7 @@ class LooStats:
         self.value_backoff = bool(value_backoff)
         self.n_threads = max(1, int(n_threads))
         self.model = loo_model(specs, trees, class_counts)
+        self.settings = loo_settings(self.m, self.value_backoff, self.max_k, self.n_total)
         self.chunk_starts = loo_chunk_starts(self.n_total)
         self.sse = np.zeros((self.chunk_starts.size - 1, len(specs), self.max_k + 1))
 
@@ -252,7 +253,6 @@ class LooStats:
             return self
         codes = np.ascontiguousarray(codes, dtype=np.int64)
         y = np.ascontiguousarray(y, dtype=np.int64)
-        model = (*self.model, self.m, self.value_backoff, self.max_k, float(self.n_total))
         n_threads = self.n_threads
         block = LOO_BLOCK * n_threads
         # whole_model: only [., -1, max_k] is written; the zeros elsewhere add nothing
@@ -269,7 +269,8 @@ class LooStats:
                 def rows(lo_hi, b0=b0):
                     lo, hi = int(lo_hi[0]), int(lo_hi[1])
                     if hi > lo:
-                        kernel(codes, y, *model, lo, hi, errors[lo - b0 : hi - b0])
+                        kernel(codes, y, self.model, self.settings, lo, hi,
+                               errors[lo - b0 : hi - b0])
 
                 if pool is None:
                     rows((b0, b1))
