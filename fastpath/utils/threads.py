@@ -34,6 +34,7 @@ from typing import Any
 
 import numba
 from numba.core.dispatcher import Dispatcher
+from numba.np.ufunc import parallel as numba_parallel
 from threadpoolctl import threadpool_limits
 
 from .validation import check_int
@@ -48,10 +49,8 @@ _blas_state: dict[str, Any] = {"depth": 0, "limits": None}
 def _pool_started() -> bool:
     """Whether numba's threading layer is loaded (``numba.get_num_threads`` and
     ``numba.set_num_threads`` start it, with its threads, when it is not)."""
-    from numba.np.ufunc import parallel  # numba's own module, loaded with numba
-
     # a numba without this private flag: assume started (correct, may start the pool early)
-    return bool(getattr(parallel, "_is_initialized", True))
+    return bool(getattr(numba_parallel, "_is_initialized", True))
 
 
 def numba_threads() -> int:
