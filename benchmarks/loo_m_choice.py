@@ -36,6 +36,7 @@ from fastpath.structure.selective import (
     loo_m_scores,
     loo_model,
     loo_row_errors,
+    loo_settings,
     select_skdb,
 )
 from fastpath.structure.specs import tree_specs
@@ -43,18 +44,17 @@ from validation.experiments.runner import discover_datasets, load_dataset
 
 
 @njit(cache=True)
-def _every_entry_sums(codes, y, model, m, value_backoff, max_k, chunk_starts, sse):
+def _every_entry_sums(codes, y, model, settings, chunk_starts, sse):
     """The selection kernel's sums, one thread: sse[chunk, n* - 1, k*]."""
-    n_classes = model[11].shape[0]
-    n_trees = model[0].shape[0]
+    n_classes = model.class_counts.shape[0]
+    n_trees = model.child_col.shape[0]
+    max_k = settings.max_k
     cum = np.empty((n_classes, max_k + 1))
     logp = np.empty(max_k + 2)
     row = np.empty((n_trees, max_k + 1))
     for h in range(chunk_starts.shape[0] - 1):
         for r in range(chunk_starts[h], chunk_starts[h + 1]):
-            loo_row_errors(codes, y, r, model[0], model[1], model[2], model[3], model[4],
-                           model[5], model[6], model[7], model[8], model[9], model[10],
-                           model[11], m, value_backoff, max_k, codes.shape[0], cum, logp, row)
+            loo_row_errors(codes, y, r, model, settings, cum, logp, row)
             for a in range(n_trees):
                 for k in range(max_k + 1):
                     sse[h, a, k] += row[a, k]
@@ -62,13 +62,14 @@ def _every_entry_sums(codes, y, model, m, value_backoff, max_k, chunk_starts, ss
 
 def every_entry_scores(specs, trees, class_counts, codes, y, grid) -> dict[float, float]:
     """What ``loo_m_scores`` returned before: the whole model's entry of the full sums."""
-    model = tuple(loo_model(specs, trees, class_counts))
+    model = loo_model(specs, trees, class_counts)
     max_k = full_depth(specs)
     chunk_starts = loo_chunk_starts(codes.shape[0])
     scores = {}
     for m in grid:
         sse = np.zeros((chunk_starts.size - 1, len(specs), max_k + 1))
-        _every_entry_sums(codes, y, model, float(m), False, max_k, chunk_starts, sse)
+        settings = loo_settings(m, False, max_k, codes.shape[0])
+        _every_entry_sums(codes, y, model, settings, chunk_starts, sse)
         scores[float(m)] = full_model_rmse(sse.sum(axis=0), codes.shape[0])
     return scores
 

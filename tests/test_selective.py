@@ -350,6 +350,7 @@ def test_whole_model_row_error_is_the_full_kernels_last_entry(seed, kind, value_
         loo_model,
         loo_row_errors,
         loo_row_model_error,
+        loo_settings,
     )
     from fastpath.structure.specs import tree_specs
 
@@ -367,9 +368,8 @@ def test_whole_model_row_error_is_the_full_kernels_last_entry(seed, kind, value_
     cum, logp = np.empty((n_classes, max_k + 1)), np.empty(max_k + 2)
     out = np.empty((len(specs) - 1, max_k + 1))
     cum1 = np.empty(n_classes)
+    settings = loo_settings(m, value_backoff, max_k, codes.shape[0])
     for r in range(codes.shape[0]):
-        loo_row_errors(codes, y, r, *model, m, value_backoff, max_k, codes.shape[0], cum, logp,
-                       out)
-        whole = loo_row_model_error(codes, y, r, *model, m, value_backoff, codes.shape[0],
-                                    cum1, logp)
+        loo_row_errors(codes, y, r, model, settings, cum, logp, out)
+        whole = loo_row_model_error(codes, y, r, model, settings, cum1, logp)
         assert whole == out[-1, max_k]

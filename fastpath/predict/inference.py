@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ..counts.context_tree import ContextTree
 from ..counts.counting import TreeSpec
+from ..utils.threads import threaded_kernel
 
 __all__ = ["PackedModel", "joint_log_likelihood", "pack_model", "posterior_from_joint"]
 
@@ -88,7 +89,7 @@ def pack_model(
     )
 
 
-@njit(cache=True, parallel=True)
+@threaded_kernel
 def _joint_kernel(
     codes, class_log_prior, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets,
     lookup_base, child_lookup, n_values, logp_offset, log_prob, out,

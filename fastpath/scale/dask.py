@@ -61,6 +61,7 @@ from ..encode.sketch import DEFAULT_MAX_BINS
 from ..pipeline.config import FitConfig
 from ..pipeline.fitted import FittedModel
 from ..utils.dtypes import is_numeric_dtype
+from ..utils.threads import limit_threads
 from .errors import Where
 from .passes import DEFAULT_PAIR_MEMORY, fit_passes
 from .schema import SchemaStats
@@ -92,14 +93,14 @@ def _schema_partition(frame, index: int, proto: SchemaStats, chunksize: int) -> 
 
 def _run_partition(frame, where: Where, coder, proto, chunksize: int):
     state = proto.fresh()
-    state.n_threads = 1  # the parallelism is over partitions
-    for s in range(0, len(frame), chunksize):
-        sub = frame.iloc[s : s + chunksize]
-        if len(sub) == 0:
-            continue
-        sub_where = where.sub(s, len(sub))
-        codes, y = coder.encode(sub, sub_where)
-        state.update(codes, y, sub_where.start)
+    with limit_threads(1):  # the parallelism is over partitions, every statistic inside included
+        for s in range(0, len(frame), chunksize):
+            sub = frame.iloc[s : s + chunksize]
+            if len(sub) == 0:
+                continue
+            sub_where = where.sub(s, len(sub))
+            codes, y = coder.encode(sub, sub_where)
+            state.update(codes, y, sub_where.start)
     return state
 
 

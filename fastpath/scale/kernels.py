@@ -75,48 +75,36 @@ def narrow_transpose(codes: np.ndarray, max_card: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def loo_errors(
-    codes, y, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
-    child_lookup, n_values, count_offset, counts, totals, class_counts, m, value_backoff, max_k,
-    n_total, r_lo, r_hi, out,
-):
+def loo_errors(codes, y, model, settings, r_lo, r_hi, out):
     """Squared leave-one-out errors of rows r_lo..r_hi-1: out[r - r_lo, tree, k*].
 
-    Each row is :func:`fastpath.structure.selective.loo_row_errors` with the number of rows of the
-    whole data (``n_total``); the errors are stored, not added: :func:`add_errors` then adds them to
-    their global chunk's sums in row order, as the in-memory kernel does, so the sums are the same
+    Each row is :func:`fastpath.structure.selective.loo_row_errors` (``model`` a
+    :class:`~fastpath.structure.selective.LooModel`, ``settings`` a
+    :class:`~fastpath.structure.selective.LooSettings` with the number of rows of the whole
+    data); the errors are stored, not added: :func:`add_errors` then adds them to their global
+    chunk's sums in row order, as the in-memory kernel does, so the sums are the same
     floating-point numbers while the rows can be computed by several threads.
     """
-    cum = np.empty((class_counts.shape[0], max_k + 1))
-    logp = np.empty(max_k + 2)
+    cum = np.empty((model.class_counts.shape[0], settings.max_k + 1))
+    logp = np.empty(settings.max_k + 2)
     for r in range(r_lo, r_hi):
-        loo_row_errors(
-            codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets,
-            lookup_base, child_lookup, n_values, count_offset, counts, totals, class_counts,
-            m, value_backoff, max_k, n_total, cum, logp, out[r - r_lo],
-        )
+        loo_row_errors(codes, y, r, model, settings, cum, logp, out[r - r_lo])
 
 
 @njit(cache=True, nogil=True)
-def loo_model_errors(
-    codes, y, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
-    child_lookup, n_values, count_offset, counts, totals, class_counts, m, value_backoff, max_k,
-    n_total, r_lo, r_hi, out,
-):
+def loo_model_errors(codes, y, model, settings, r_lo, r_hi, out):
     """:func:`loo_errors` for the whole model only (the m choice): out[r - r_lo, -1, max_k] is
     :func:`fastpath.structure.selective.loo_row_model_error`, the number :func:`loo_errors`
     puts there; the rest of ``out`` is left as it was (zeros, by its caller)."""
-    cum = np.empty(class_counts.shape[0])
-    logp = np.empty(max_k + 2)
-    last = child_col.shape[0] - 1
+    cum = np.empty(model.class_counts.shape[0])
+    logp = np.empty(settings.max_k + 2)
+    last = model.child_col.shape[0] - 1
     if last < 0:
         return
+    max_k = settings.max_k
     for r in range(r_lo, r_hi):
-        out[r - r_lo, last, max_k] = loo_row_model_error(
-            codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets,
-            lookup_base, child_lookup, n_values, count_offset, counts, totals, class_counts,
-            m, value_backoff, n_total, cum, logp,
-        )
+        out[r - r_lo, last, max_k] = loo_row_model_error(codes, y, r, model, settings, cum,
+                                                         logp)
 
 
 @njit(cache=True, nogil=True)

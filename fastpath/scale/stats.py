@@ -4,6 +4,9 @@ Every statistic follows one protocol (:class:`PassStatistic`): ``fresh()`` gives
 with the same configuration, ``update(codes, y, start)`` adds a chunk whose first row is row
 ``start`` of the stream, ``merge(other)`` adds another copy's statistics. A runner (in this
 process, or Dask over partitions) gives every chunk or partition a fresh copy and merges them.
+The statistics use as many threads as the calling thread's numba count
+(:func:`fastpath.utils.threads.numba_threads`; set it with
+:func:`~fastpath.utils.threads.limit_threads`); their results do not depend on it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from ..counts.context_tree import ContextTree
 from ..counts.counting import CountAccumulator, TreeSpec
 from ..pipeline.holdout import row_hashes
 from ..structure.scores import mi_from_counts
-from ..structure.selective import loo_chunk_starts, loo_model
+from ..structure.selective import loo_chunk_starts, loo_model, loo_settings
+from ..utils.threads import numba_threads
 from .kernels import (
     add_errors,
     loo_errors,
@@ -64,16 +68,17 @@ class PairStats:
     pairs : (pair_i, pair_j)
         The pairs ``i < j`` this pass counts (all of them unless memory asks for groups).
     n_threads : int
-        Threads over pairs (the kernel releases the GIL).
+        Ignored (deprecated, internal; callers still pass it): the threads over pairs (the
+        kernel releases the GIL) are the calling thread's
+        :func:`~fastpath.utils.threads.numba_threads`.
     """
 
-    def __init__(self, cards, n_classes, n_rows, pairs, n_threads=1) -> None:
+    def __init__(self, cards, n_classes, n_rows, pairs, n_threads=None) -> None:
         self.cards = np.asarray(cards, dtype=np.int64)
         self.n_classes = int(n_classes)
         self.n_total = int(n_rows)
         self.pair_i = np.asarray(pairs[0], dtype=np.int64)
         self.pair_j = np.asarray(pairs[1], dtype=np.int64)
-        self.n_threads = max(1, int(n_threads))
         k = self.n_classes
         self.class_counts = np.zeros(k, dtype=np.int64)
         self.joint_offsets = np.zeros(self.cards.size + 1, dtype=np.int64)
@@ -121,7 +126,7 @@ class PairStats:
         y = np.ascontiguousarray(y, dtype=np.int64)
         args = (Xt, y, k, self.pair_i, self.pair_j, self.cards, self.table_off, self.tables,
                 self.first_off, self.first, np.int64(start))
-        n_threads = min(self.n_threads, n_pairs)
+        n_threads = min(numba_threads(), n_pairs)
         if n_threads == 1:
             pair_update(*args, 0, n_pairs)
         else:
@@ -225,9 +230,11 @@ class LooStats:
     the flat arrays are built as :func:`fastpath.structure.loo_scores` builds them.
     ``whole_model``: only the whole model's sums (``sse[:, -1, max_k]``, the m choice's score,
     the same numbers) are gathered, as :func:`fastpath.structure.loo_m_scores` does in memory.
+    ``n_threads`` is ignored (deprecated, internal; callers still pass it): the rows are shared
+    by the calling thread's :func:`~fastpath.utils.threads.numba_threads` threads.
     """
 
-    def __init__(self, specs, trees, class_counts, n_rows, max_k, m, n_threads=1, *,
+    def __init__(self, specs, trees, class_counts, n_rows, max_k, m, n_threads=None, *,
                  value_backoff: bool = False, whole_model: bool = False) -> None:
         self.n_total = int(n_rows)
         # the m choice reads only the whole model's entry (every tree at its full depth)
@@ -235,8 +242,8 @@ class LooStats:
         self.max_k = int(max_k)
         self.m = float(m)
         self.value_backoff = bool(value_backoff)
-        self.n_threads = max(1, int(n_threads))
         self.model = loo_model(specs, trees, class_counts)
+        self.settings = loo_settings(self.m, self.value_backoff, self.max_k, self.n_total)
         self.chunk_starts = loo_chunk_starts(self.n_total)
         self.sse = np.zeros((self.chunk_starts.size - 1, len(specs), self.max_k + 1))
 
@@ -252,8 +259,7 @@ class LooStats:
             return self
         codes = np.ascontiguousarray(codes, dtype=np.int64)
         y = np.ascontiguousarray(y, dtype=np.int64)
-        model = (*self.model, self.m, self.value_backoff, self.max_k, float(self.n_total))
-        n_threads = self.n_threads
+        n_threads = numba_threads()
         block = LOO_BLOCK * n_threads
         # whole_model: only [., -1, max_k] is written; the zeros elsewhere add nothing
         errors = (np.zeros if self.whole_model else np.empty)(
@@ -269,7 +275,8 @@ class LooStats:
                 def rows(lo_hi, b0=b0):
                     lo, hi = int(lo_hi[0]), int(lo_hi[1])
                     if hi > lo:
-                        kernel(codes, y, *model, lo, hi, errors[lo - b0 : hi - b0])
+                        kernel(codes, y, self.model, self.settings, lo, hi,
+                               errors[lo - b0 : hi - b0])
 
                 if pool is None:
                     rows((b0, b1))

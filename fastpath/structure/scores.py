@@ -15,6 +15,8 @@ from collections.abc import Sequence
 import numba as nb
 import numpy as np
 
+from ..utils.threads import threaded_kernel
+
 __all__ = [
     "cmi_dense",
     "cmi_term",
@@ -109,7 +111,7 @@ def _class_counts(y, n_classes):
     return out
 
 
-@nb.njit(cache=True, parallel=True)
+@threaded_kernel
 def _attribute_class_counts(Xt, y, cards, n_classes, offsets):
     """Joint counts n(x_j = a, y = c), attribute j's table at offsets[j], laid out [a, c]."""
     m, n = Xt.shape
@@ -122,7 +124,7 @@ def _attribute_class_counts(Xt, y, cards, n_classes, offsets):
     return out
 
 
-@nb.njit(cache=True, parallel=True)
+@threaded_kernel
 def mi_from_counts(joint, cards, class_counts, offsets, n_rows):
     """Mutual information of every attribute with the class from the (attribute, class) counts:
     I(X_j; Y) = sum_{a,c} n_ac/N log(n_ac N / (n_a n_c)) from the joint tables."""
@@ -210,7 +212,7 @@ def _pair_cmi(xi, xj, y, ci, cj, n_classes, joint_i, joint_j, class_counts, tabl
     return max(s / n, 0.0)
 
 
-@nb.njit(cache=True, parallel=True)
+@threaded_kernel
 def _cmi_kernel(Xt, y, cards, n_classes, joint, offsets, pair_i, pair_j, chunk_starts):
     """I(X_i; X_j | Y) for every listed pair; pairs in chunks, one reused table per chunk."""
     n_pairs = pair_i.shape[0]

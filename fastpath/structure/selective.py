@@ -56,12 +56,14 @@ import numpy as np
 from numba import njit, prange
 
 from ..counts.counting import CountAccumulator, TreeSpec
+from ..utils.threads import threaded_kernel
 from .graphs import Structure, kdb
 from .specs import tree_specs
 
 __all__ = [
     "DEFAULT_LOO_M",
     "LooModel",
+    "LooSettings",
     "SelectedStructure",
     "full_depth",
     "full_model_rmse",
@@ -71,6 +73,7 @@ __all__ = [
     "loo_row_errors",
     "loo_row_model_error",
     "loo_scores",
+    "loo_settings",
     "select_skdb",
     "selective_structure",
 ]
@@ -171,26 +174,88 @@ class SelectedStructure:
         )
 
 
-# ====================================================================== kernel
+# ====================================================================== records
+# numba types a NamedTuple field by field, so the scalars of LooSettings must always be built
+# with the same Python types (loo_settings converts): another type would compile (and cache)
+# another specialisation of every kernel.
+class LooModel(NamedTuple):
+    """The kDB-K trees as the flat arrays the leave-one-out kernels read (in structure order).
+
+    Tree ``a`` conditions on the class then ``cond_cols[cond_ptr[a]:cond_ptr[a + 1]]`` (its
+    kDB-K parents in branching order); its nodes start at ``node_offset[a]``, its lookup slots
+    at ``lookup_base[a]``, its counts at ``count_offset[a]``. ``totals`` holds each node's row
+    count; ``counts`` each node's child-value counts (flat, node-major).
+    """
+
+    child_col: np.ndarray
+    cond_ptr: np.ndarray
+    cond_cols: np.ndarray
+    node_offset: np.ndarray
+    lookup_offsets: np.ndarray
+    lookup_base: np.ndarray
+    child_lookup: np.ndarray
+    n_values: np.ndarray
+    count_offset: np.ndarray
+    counts: np.ndarray
+    totals: np.ndarray
+    class_counts: np.ndarray
+
+
+class LooSettings(NamedTuple):
+    """How the leave-one-out kernels score, as typed scalars (build with :func:`loo_settings`).
+
+    Attributes
+    ----------
+    m : float
+        m of the m-estimates.
+    value_backoff : bool
+        The m-estimates' ``backoff="value"`` rule (a value whose count at a node, without the
+        held-out row, is zero takes its parent's entry), else ``"path"``
+        (:func:`fastpath.estimate.m_estimate_table`).
+    max_k : int
+        ``K``: the errors are computed for ``k* = 0..max_k``.
+    n_rows : float
+        Rows the counts were taken from (the whole data's, out of core).
+    """
+
+    m: float
+    value_backoff: bool
+    max_k: int
+    n_rows: float
+
+
+def loo_settings(m: float, value_backoff: bool, max_k: int, n_rows: int) -> LooSettings:
+    """:class:`LooSettings` with the field types the kernels are compiled for."""
+    return LooSettings(float(m), bool(value_backoff), int(max_k), float(n_rows))
+
+
+# ====================================================================== kernels
 @njit(cache=True, nogil=True)
-def loo_row_errors(
-    codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
-    child_lookup, n_values, count_offset, counts, totals, class_counts, m, value_backoff, max_k,
-    n_rows, cum, logp, out,
-):
+def loo_row_errors(codes, y, r, model, settings, cum, logp, out):
     """Squared leave-one-out errors of row ``r``: out[a, k*] for n* = a + 1, every k*.
 
-    Trees are in the structure's order; tree ``a`` conditions on the class then
-    ``cond_cols[cond_ptr[a]:cond_ptr[a + 1]]`` (its kDB-K parents in branching order).
-    ``totals`` holds each node's row count; ``counts`` each node's child-value counts (flat,
-    node-major); ``n_rows`` is the number of rows the counts were taken from. ``cum``
-    (n_classes, max_k + 1) and ``logp`` (max_k + 2) are scratch. ``value_backoff``: the
-    m-estimates' ``backoff="value"`` rule (a value whose count at a node, without row r, is zero
-    takes its parent's entry), else ``"path"`` (:func:`fastpath.estimate.m_estimate_table`).
-    Shared by the in-memory
-    kernel below and the streaming pass (:mod:`fastpath.scale.passes`), so both compute the
-    same floating-point numbers.
+    ``model`` is a :class:`LooModel` (trees in the structure's order), ``settings`` a
+    :class:`LooSettings`. ``cum`` (n_classes, max_k + 1) and ``logp`` (max_k + 2) are scratch.
+    Shared by the in-memory kernel below and the streaming pass (:mod:`fastpath.scale.stats`),
+    so both compute the same floating-point numbers.
     """
+    # the records' fields as locals, so that the loops index plain arrays
+    child_col = model.child_col
+    cond_ptr = model.cond_ptr
+    cond_cols = model.cond_cols
+    node_offset = model.node_offset
+    lookup_offsets = model.lookup_offsets
+    lookup_base = model.lookup_base
+    child_lookup = model.child_lookup
+    n_values = model.n_values
+    count_offset = model.count_offset
+    counts = model.counts
+    totals = model.totals
+    class_counts = model.class_counts
+    m = settings.m
+    value_backoff = settings.value_backoff
+    n_rows = settings.n_rows
+    max_k = settings.max_k
     n_classes = class_counts.shape[0]
     n_trees = child_col.shape[0]
     n_k = max_k + 1
@@ -251,24 +316,33 @@ def loo_row_errors(
             err = 1.0 - math.exp(cum[yr, k] - top) / s
             out[a, k] = err * err
 
-
 @njit(cache=True, nogil=True)
-def loo_row_model_error(
-    codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
-    child_lookup, n_values, count_offset, counts, totals, class_counts, m, value_backoff,
-    n_rows, cum, logp,
-):
+def loo_row_model_error(codes, y, r, model, settings, cum, logp):
     """Squared leave-one-out error of row ``r`` under the whole model, every tree at its full
-    depth: ``out[-1, max_k]`` of :func:`loo_row_errors` (``max_k`` the most parents of any
-    tree), the same floating-point number, without the other ``(n*, k*)``. ``cum``
+    depth: ``out[-1, max_k]`` of :func:`loo_row_errors` (``settings.max_k`` the most parents
+    of any tree), the same floating-point number, without the other ``(n*, k*)``. ``cum``
     (n_classes) and ``logp`` (max_k + 2) are scratch.
 
-    The descent is :func:`loo_row_errors`'s, written out again on purpose: as a shared numba
-    function called per (tree, class) it made the selection kernel about 10 % slower and took
-    most of this kernel's gain (measured on connect-4 and thyroid; array arguments are
-    reference-counted at every call). ``tests/test_selective.py`` holds the two to the same
-    numbers.
+    The descent is :func:`loo_row_errors`'s, written out again on purpose: shared as a numba
+    function, even inlined (``inline="always"``), it made both kernels slower (docs/performance.md,
+    "The leave-one-out kernels"). ``tests/test_selective.py`` holds the two to the same numbers.
     """
+    # the records' fields as locals, so that the loops index plain arrays
+    child_col = model.child_col
+    cond_ptr = model.cond_ptr
+    cond_cols = model.cond_cols
+    node_offset = model.node_offset
+    lookup_offsets = model.lookup_offsets
+    lookup_base = model.lookup_base
+    child_lookup = model.child_lookup
+    n_values = model.n_values
+    count_offset = model.count_offset
+    counts = model.counts
+    totals = model.totals
+    class_counts = model.class_counts
+    m = settings.m
+    value_backoff = settings.value_backoff
+    n_rows = settings.n_rows
     n_classes = class_counts.shape[0]
     n_minus = n_rows - 1.0
     yr = y[r]
@@ -321,80 +395,48 @@ def loo_row_model_error(
     return err * err
 
 
-@njit(cache=True, parallel=True)
-def _loo_kernel(
-    codes, y, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
-    child_lookup, n_values, count_offset, counts, totals, class_counts, m, value_backoff, max_k,
-    chunk_starts, sse,
-):
+@threaded_kernel
+def _loo_kernel(codes, y, model, settings, chunk_starts, sse):
     """Leave-one-out squared errors of every (n*, k*), chunk by chunk (sse[chunk, n* - 1, k*]).
 
     Chunks run in parallel; within a chunk the rows' errors are added in row order, so the
     sums do not depend on the number of threads.
     """
-    n_rows = codes.shape[0]
-    n_classes = class_counts.shape[0]
-    n_trees = child_col.shape[0]
+    n_classes = model.class_counts.shape[0]
+    n_trees = model.child_col.shape[0]
+    max_k = settings.max_k
     for h in prange(chunk_starts.shape[0] - 1):
         cum = np.empty((n_classes, max_k + 1))
         logp = np.empty(max_k + 2)
         row = np.empty((n_trees, max_k + 1))
         for r in range(chunk_starts[h], chunk_starts[h + 1]):
-            loo_row_errors(
-                codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets,
-                lookup_base, child_lookup, n_values, count_offset, counts, totals,
-                class_counts, m, value_backoff, max_k, n_rows, cum, logp, row,
-            )
+            loo_row_errors(codes, y, r, model, settings, cum, logp, row)
             for a in range(n_trees):
                 for k in range(max_k + 1):
                     sse[h, a, k] += row[a, k]
 
 
-@njit(cache=True, parallel=True)
-def _loo_model_kernel(
-    codes, y, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets, lookup_base,
-    child_lookup, n_values, count_offset, counts, totals, class_counts, m, value_backoff, max_k,
-    chunk_starts, sse,
-):
+@threaded_kernel
+def _loo_model_kernel(codes, y, model, settings, chunk_starts, sse):
     """:func:`_loo_kernel` for the whole model only: adds to ``sse[chunk, -1, max_k]`` the
     numbers that kernel adds there, in the same order, and leaves the rest of ``sse`` alone.
 
     The m choice scores one model per candidate m: one softmax per row instead of one per
     (n*, k*), which is most of the work with many classes and attributes.
     """
-    n_rows = codes.shape[0]
-    n_trees = child_col.shape[0]
+    n_trees = model.child_col.shape[0]
     if n_trees == 0:
         return
+    max_k = settings.max_k
     for h in prange(chunk_starts.shape[0] - 1):
-        cum = np.empty(class_counts.shape[0])
+        cum = np.empty(model.class_counts.shape[0])
         logp = np.empty(max_k + 2)
         for r in range(chunk_starts[h], chunk_starts[h + 1]):
-            sse[h, n_trees - 1, max_k] += loo_row_model_error(
-                codes, y, r, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets,
-                lookup_base, child_lookup, n_values, count_offset, counts, totals,
-                class_counts, m, value_backoff, n_rows, cum, logp,
-            )
+            sse[h, n_trees - 1, max_k] += loo_row_model_error(codes, y, r, model, settings,
+                                                              cum, logp)
 
 
 # ====================================================================== python API
-class LooModel(NamedTuple):
-    """The kDB-K trees as the flat arrays the leave-one-out kernels read (in structure order)."""
-
-    child_col: np.ndarray
-    cond_ptr: np.ndarray
-    cond_cols: np.ndarray
-    node_offset: np.ndarray
-    lookup_offsets: np.ndarray
-    lookup_base: np.ndarray
-    child_lookup: np.ndarray
-    n_values: np.ndarray
-    count_offset: np.ndarray
-    counts: np.ndarray
-    totals: np.ndarray
-    class_counts: np.ndarray
-
-
 def loo_model(specs: Sequence[TreeSpec], trees: Sequence, class_counts) -> LooModel:
     """Flatten the attribute trees (``specs`` without the class prior) for the kernels."""
     cond_ptr = np.zeros(len(specs) + 1, np.int64)
@@ -532,7 +574,7 @@ def loo_scores(
     # independent of the number of threads
     chunk_starts = loo_chunk_starts(n_rows)
     sse = np.zeros((chunk_starts.size - 1, len(specs), max_k + 1))
-    _loo_kernel(codes, y_codes, *model, m, False, max_k, chunk_starts, sse)
+    _loo_kernel(codes, y_codes, model, loo_settings(m, False, max_k, n_rows), chunk_starts, sse)
     return np.sqrt(sse.sum(axis=0) / n_rows)
 
 
@@ -565,8 +607,8 @@ def loo_m_scores(
     for m in grid:
         sse = np.zeros((chunk_starts.size - 1, len(specs), max_k + 1))
         # only the whole model's entry is filled: the same sum as _loo_kernel's there
-        _loo_model_kernel(codes, y_codes, *model, float(m), backoff == "value", max_k,
-                          chunk_starts, sse)
+        settings = loo_settings(m, backoff == "value", max_k, codes.shape[0])
+        _loo_model_kernel(codes, y_codes, model, settings, chunk_starts, sse)
         scores[float(m)] = full_model_rmse(sse.sum(axis=0), codes.shape[0])
     return scores
 

@@ -17,6 +17,8 @@ from typing import Any
 
 from numba.core.dispatcher import Dispatcher
 
+from .threads import ThreadedKernel
+
 __all__ = ["flush_stale_cache"]
 
 
@@ -29,6 +31,9 @@ def flush_stale_cache(namespace: Mapping[str, Any], dependencies: Sequence[Modul
     """
     try:
         kernels = [obj for obj in namespace.values() if isinstance(obj, Dispatcher)]
+        # a ThreadedKernel (fastpath.utils.threads) holds two dispatchers
+        kernels += [d for obj in namespace.values() if isinstance(obj, ThreadedKernel)
+                    for d in obj.dispatchers]
         own = [k for k in kernels if k.py_func.__module__ == namespace["__name__"]]
         if not own:
             return False

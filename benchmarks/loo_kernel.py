@@ -1,0 +1,155 @@
+"""The leave-one-out kernels with typed records against the positional ones they replaced.
+
+    python benchmarks/loo_kernel.py [--repeat 15] [--old-commit 2b1c588]
+
+Until ``2b1c588`` the leave-one-out kernels of :mod:`fastpath.structure.selective` took 19 to 23
+positional arguments, and the whole-model row kernel (the m choice) repeated the selection
+kernel's descent of a tree ("the deliberate twin descent": as a shared, non-inlined numba
+function it cost about 10 %). They now take two records (:class:`~fastpath.structure.selective.
+LooModel`, :class:`~fastpath.structure.selective.LooSettings`) and share one descent, inlined.
+
+This script reads the old kernels from git (``git show <commit>:fastpath/structure/selective.py``,
+only the kernel functions, compiled in a temporary module), and for every bundled dataset (coded
+with Weka's MDL, the kDB-5 structure of selective kDB) times on one numba thread, interleaved,
+``--repeat`` times: the selection kernel (every (n*, k*)) and the whole-model kernel, old against
+new (the new one both as its ``parallel=True`` compilation on one thread, like the old, and as
+its serial twin, what runs under ``limit_threads(1)``). It checks that the sums are identical and
+prints the ratios of the minimum times (new / old: below 1 is faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from fastpath.counts.counting import CountAccumulator  # noqa: E402
+from fastpath.encode.encoder import TableEncoder  # noqa: E402
+from fastpath.io.datasets import load_dataset  # noqa: E402
+from fastpath.structure.graphs import kdb  # noqa: E402
+from fastpath.structure.selective import (  # noqa: E402
+    _loo_kernel,
+    _loo_model_kernel,
+    loo_chunk_starts,
+    loo_model,
+    loo_settings,
+)
+from fastpath.structure.specs import tree_specs  # noqa: E402
+
+DATASETS = ("car", "credit-a", "kr-vs-kp", "tic-tac-toe")
+OLD_KERNELS = ("loo_row_errors", "loo_row_model_error", "_loo_kernel", "_loo_model_kernel")
+
+
+def old_kernels(commit: str, folder: Path):
+    """The kernel functions of ``selective.py`` at ``commit``, compiled in a module of their own."""
+    source = subprocess.run(["git", "show", f"{commit}:fastpath/structure/selective.py"],
+                            cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    tree = ast.parse(source)
+    decorated = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in OLD_KERNELS:
+            first = min(d.lineno for d in node.decorator_list)
+            lines = source.splitlines()[first - 1 : node.end_lineno]
+            decorated.append("\n".join(lines))
+    assert len(decorated) == len(OLD_KERNELS), "kernels not found at that commit"
+    path = folder / f"old_selective_{commit}.py"
+    path.write_text("import math\nimport numpy as np\nfrom numba import njit, prange\n\n\n"
+                    + "\n\n\n".join(decorated) + "\n")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def problem(name: str, k: int = 5):
+    """Codes, classes, the flattened kDB-k trees and K of a bundled dataset."""
+    X, labels = load_dataset(name)
+    y = np.unique(labels.astype(str), return_inverse=True)[1].astype(np.int64)
+    n_classes = int(y.max()) + 1
+    encoder = TableEncoder("auto").fit(X, y, n_classes)
+    codes = np.ascontiguousarray(encoder.transform(X), dtype=np.int64)
+    cards = encoder.cardinalities_
+    full = kdb(codes, y, cards, n_classes, k)
+    specs = tree_specs(full, cards, n_classes, full.order)[1:]
+    acc = CountAccumulator(specs).update(codes, y)
+    model = loo_model(specs, [acc.tree(t) for t in range(len(specs))],
+                      np.bincount(y, minlength=n_classes))
+    return codes, y, model, full.k
+
+
+def kernel_runs(old, codes, y, model, settings, max_k, cs) -> dict:
+    """Each timed kernel as a function of the sums it adds to."""
+    return {
+        "select old": lambda s: old._loo_kernel(codes, y, *model, 1.0, False, max_k, cs, s),
+        "select new": lambda s: _loo_kernel.parallel(codes, y, model, settings, cs, s),
+        "select new serial": lambda s: _loo_kernel.serial(codes, y, model, settings, cs, s),
+        "whole old": lambda s: old._loo_model_kernel(codes, y, *model, 1.0, False, max_k, cs,
+                                                     s),
+        "whole new": lambda s: _loo_model_kernel.parallel(codes, y, model, settings, cs, s),
+        "whole new serial": lambda s: _loo_model_kernel.serial(codes, y, model, settings, cs,
+                                                               s),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--old-commit", default="2b1c588")
+    ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    args = ap.parse_args(argv)
+    # the old kernels are plain parallel kernels: one thread through numba itself
+    numba.set_num_threads(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        old = old_kernels(args.old_commit, Path(tmp))
+        totals: dict[str, float] = {}
+        for name in args.datasets:
+            codes, y, model, max_k = problem(name)
+            cs = loo_chunk_starts(codes.shape[0])
+            shape = (cs.size - 1, model.child_col.size, max_k + 1)
+            settings = loo_settings(1.0, False, max_k, codes.shape[0])
+            runs = kernel_runs(old, codes, y, model, settings, max_k, cs)
+            sums = {}
+            for key, run in runs.items():  # compiles (or loads) every kernel first
+                sums[key] = np.zeros(shape)
+                run(sums[key])
+            for kind in ("select", "whole"):
+                for key in (f"{kind} new", f"{kind} new serial"):
+                    if not np.array_equal(sums[key], sums[f"{kind} old"]):
+                        raise AssertionError(f"{name}: {key} differs from the old kernel")
+            best = dict.fromkeys(runs, np.inf)
+            for _ in range(args.repeat):
+                for key, run in runs.items():
+                    sse = np.zeros(shape)
+                    t0 = time.perf_counter()
+                    run(sse)
+                    best[key] = min(best[key], time.perf_counter() - t0)
+            for key, t in best.items():
+                totals[key] = totals.get(key, 0.0) + t
+            print(f"{name}: {codes.shape[0]} rows, {model.child_col.size} trees, K = {max_k}, "
+                  f"{model.class_counts.size} classes (identical sums)")
+            for kind in ("select", "whole"):
+                o = best[f"{kind} old"]
+                print(f"  {kind:6s} old {o * 1e3:8.2f} ms   new {best[f'{kind} new'] * 1e3:8.2f} "
+                      f"ms ({best[f'{kind} new'] / o:.3f})   new serial "
+                      f"{best[f'{kind} new serial'] * 1e3:8.2f} ms "
+                      f"({best[f'{kind} new serial'] / o:.3f})", flush=True)
+        for kind in ("select", "whole"):
+            o = totals[f"{kind} old"]
+            print(f"summed over datasets, {kind}: new / old {totals[f'{kind} new'] / o:.3f}, "
+                  f"new serial / old {totals[f'{kind} new serial'] / o:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
