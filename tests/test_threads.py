@@ -1,8 +1,8 @@
-"""fastpath.utils.threads: one thread knob for numba's kernels and the BLAS/OpenMP pools.
+"""fastpath.utils.threads: one thread knob for numba's kernels and the library's pools.
 
-* a fit and a prediction under ``limit_threads(1)`` start no thread at all (counted in
-  ``/proc/self/task`` in a fresh process), and under ``limit_threads(2)`` they do (the check
-  that the measurement can fail);
+* fits and predictions of the estimators with ``n_jobs=1`` (selective kDB, HDP estimates, an
+  ensemble) start no thread at all (counted in ``/proc/self/task`` in a fresh process), and
+  with ``n_jobs=2`` they do (the check that the measurement can fail);
 * the results do not depend on the count;
 * the Dask partition runner runs every statistic, nested ones included, on one thread;
 * ``limit_threads`` nests, restores, is per thread, and checks its argument; a
@@ -29,30 +29,34 @@ from fastpath.utils.threads import ThreadedKernel, limit_threads, numba_threads
 ROOT = Path(__file__).resolve().parents[1]
 
 _PROBE = r"""
-import json, os, sys, threading, time
+import json, os, sys, threading, time, warnings
 import fastpath
-from fastpath.utils.threads import limit_threads
 
-def fit_predict():
+def fit_predict(n):
+    # every stage under the estimators' one knob: numba's kernels, the HDP sampler's pool, the
+    # ensemble's members; nothing else limits the threads in this process
     X, y = fastpath.load_dataset("car")
-    clf = fastpath.BayesNetClassifier(structure="skdb", k=2, estimator="m").fit(X, y)
-    return clf.predict_proba(X)
+    warnings.simplefilter("ignore")  # 40 iterations certify nothing
+    for clf in (fastpath.BayesNetClassifier("skdb", 2, "m", n_jobs=n),
+                fastpath.BayesNetClassifier("kdb", 2, n_iter=40, random_state=0, n_jobs=n),
+                fastpath.ESKDBClassifier(3, 2, "m", random_state=0, n_jobs=n)):
+        clf.fit(X, y).predict_proba(X)
 
 n = int(sys.argv[1])
-with limit_threads(n):
-    before = len(os.listdir("/proc/self/task"))
-    fit_predict()  # compiles (or loads) every kernel; a thread it starts is counted below
-    peak, stop = [0], threading.Event()
-    def sample():
-        while not stop.is_set():
-            peak[0] = max(peak[0], len(os.listdir("/proc/self/task")))
-            time.sleep(0.001)
-    sampler = threading.Thread(target=sample)
-    sampler.start()
-    for _ in range(3):
-        fit_predict()
-    stop.set()
-    sampler.join()
+fastpath.BayesNetClassifier, fastpath.load_dataset  # imported first: imports start threads
+before = len(os.listdir("/proc/self/task"))
+fit_predict(n)  # compiles (or loads) every kernel; a thread it starts is counted below
+peak, stop = [0], threading.Event()
+def sample():
+    while not stop.is_set():
+        peak[0] = max(peak[0], len(os.listdir("/proc/self/task")))
+        time.sleep(0.001)
+sampler = threading.Thread(target=sample)
+sampler.start()
+for _ in range(2):
+    fit_predict(n)
+stop.set()
+sampler.join()
 print(json.dumps({"before": before, "peak": peak[0]}))
 """
 
@@ -65,7 +69,7 @@ def _thread_peak(n: int) -> dict:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts /proc/self/task")
-def test_a_fit_under_one_thread_starts_no_thread():
+def test_a_fit_with_n_jobs_1_starts_no_thread():
     one = _thread_peak(1)
     assert one["peak"] == one["before"] + 1  # the sampling thread only
     if (os.cpu_count() or 1) >= 2:

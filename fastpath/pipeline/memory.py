@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..counts.counting import CountAccumulator
+from ..utils.threads import limit_threads
 from ..utils.validation import as_generator
 from .config import FitConfig
 from .fitted import FittedModel, Member
@@ -46,12 +47,16 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
         return Member(encoder, learned.structure, specs, trees, [], learned.selection, m,
                       scores if config.estimator == "m" else None)
 
+    def fit_member_alone(e: int, rng: np.random.Generator | None) -> Member:
+        with limit_threads(1):  # a worker thread: its kernels serial, never a nested pool
+            return fit_member(e, rng)
+
     # members in parallel threads: each draws only from its own generator and the results are
     # kept in member order, so the members do not depend on the number of threads
     n_threads = min(config.n_threads, n_members)
     if n_threads > 1:
         with ThreadPoolExecutor(n_threads) as pool:
-            members = list(pool.map(fit_member, range(n_members), streams))
+            members = list(pool.map(fit_member_alone, range(n_members), streams))
     else:
         members = [fit_member(e, rng) for e, rng in enumerate(streams)]
     fitted = finish_fit(config, members, classes=classes,

@@ -136,9 +136,8 @@ class LocalRunner:
     """Runs the passes over a :class:`~fastpath.scale.sources.Source` in this process, chunk
     after chunk."""
 
-    def __init__(self, source: Source, n_threads: int = 1) -> None:
+    def __init__(self, source: Source) -> None:
         self.source = source
-        self.n_threads = n_threads
         self.n_passes = 0
 
     def _frames(self, first_pass: bool) -> Iterator[tuple[Where, pd.DataFrame]]:
@@ -219,7 +218,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
         groups = [pair_groups(c, n_classes, n, max(1, pair_memory // n_members)) for c in cards]
         for g in range(max(len(gs) for gs in groups)):
             gathered = runner.run(coder, MemberStats([
-                PairStats(cards[e], n_classes, n, groups[e][g], config.n_threads)
+                PairStats(cards[e], n_classes, n, groups[e][g])
                 if g < len(groups[e]) else None
                 for e in range(n_members)
             ]))
@@ -271,8 +270,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
                   f"k{of_members}")
         loo = runner.run(coder, MemberStats([
             LooStats(all_specs[e][1:], [fulls[e].tree(t) for t in range(1, len(all_specs[e]))],
-                     fulls[e].tree(0).counts[0], n, structures[e].k, DEFAULT_LOO_M,
-                     config.n_threads)
+                     fulls[e].tree(0).counts[0], n, structures[e].k, DEFAULT_LOO_M)
             for e in range(n_members)
         ])).items
         final_specs = []
@@ -337,7 +335,7 @@ def loo_m_statistic(config: FitConfig, specs, counts, n_rows: int) -> StatGroup:
     class_counts = counts.tree(0).counts[0]
     depth = full_depth(specs[1:])
     return StatGroup([
-        LooStats(specs[1:], trees, class_counts, n_rows, depth, m, config.n_threads,
+        LooStats(specs[1:], trees, class_counts, n_rows, depth, m,
                  value_backoff=config.m_backoff == "value", whole_model=True)
         for m in M_GRID_POSITIVE
     ])
@@ -359,12 +357,12 @@ def fit_stream(config: FitConfig, X: Any, y: Any = None, *, chunksize: int | Non
     """Fit from a stream in this process: a path, a callable returning an iterator of DataFrame
     chunks, or an iterator of chunks (module doc); ``y`` names the target column (default: the
     last column)."""
-    with local_runner(X, y, chunksize, config.n_threads) as runner:
+    with local_runner(X, y, chunksize) as runner:
         return fit_passes(config, runner, y, max_bins=max_bins, pair_memory=pair_memory)
 
 
 @contextmanager
-def local_runner(X: Any, y: Any, chunksize: int | None, n_threads: int) -> Iterator[LocalRunner]:
+def local_runner(X: Any, y: Any, chunksize: int | None) -> Iterator[LocalRunner]:
     """A :class:`LocalRunner` over the stream ``X`` (checked with ``y`` and ``chunksize``),
     its source closed (spilled chunks removed) when the block ends."""
     chunksize = check_chunksize(chunksize)
@@ -372,6 +370,6 @@ def local_runner(X: Any, y: Any, chunksize: int | None, n_threads: int) -> Itera
         target_name(y, [])  # raises the TypeError
     source = open_source(X, chunksize)
     try:
-        yield LocalRunner(source, n_threads)
+        yield LocalRunner(source)
     finally:
         source.close()

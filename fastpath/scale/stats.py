@@ -67,13 +67,12 @@ class PairStats:
         also record the first row of each cell (a min, hence still mergeable).
     pairs : (pair_i, pair_j)
         The pairs ``i < j`` this pass counts (all of them unless memory asks for groups).
-    n_threads : int
-        Ignored (deprecated, internal; callers still pass it): the threads over pairs (the
-        kernel releases the GIL) are the calling thread's
-        :func:`~fastpath.utils.threads.numba_threads`.
+
+    The pairs are shared by the calling thread's :func:`~fastpath.utils.threads.numba_threads`
+    threads (the kernel releases the GIL).
     """
 
-    def __init__(self, cards, n_classes, n_rows, pairs, n_threads=None) -> None:
+    def __init__(self, cards, n_classes, n_rows, pairs) -> None:
         self.cards = np.asarray(cards, dtype=np.int64)
         self.n_classes = int(n_classes)
         self.n_total = int(n_rows)
@@ -230,11 +229,11 @@ class LooStats:
     the flat arrays are built as :func:`fastpath.structure.loo_scores` builds them.
     ``whole_model``: only the whole model's sums (``sse[:, -1, max_k]``, the m choice's score,
     the same numbers) are gathered, as :func:`fastpath.structure.loo_m_scores` does in memory.
-    ``n_threads`` is ignored (deprecated, internal; callers still pass it): the rows are shared
-    by the calling thread's :func:`~fastpath.utils.threads.numba_threads` threads.
+    The rows are shared by the calling thread's :func:`~fastpath.utils.threads.numba_threads`
+    threads.
     """
 
-    def __init__(self, specs, trees, class_counts, n_rows, max_k, m, n_threads=None, *,
+    def __init__(self, specs, trees, class_counts, n_rows, max_k, m, *,
                  value_backoff: bool = False, whole_model: bool = False) -> None:
         self.n_total = int(n_rows)
         # the m choice reads only the whole model's entry (every tree at its full depth)

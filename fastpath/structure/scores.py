@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numba as nb
 import numpy as np
 
-from ..utils.threads import threaded_kernel
+from ..utils.threads import numba_threads, threaded_kernel
 
 __all__ = [
     "cmi_dense",
@@ -304,7 +304,7 @@ def _cmi_matrix(Xt, y, cards, n_classes, joint, offsets) -> np.ndarray:
     pair_i, pair_j = np.triu_indices(m, k=1)
     n_pairs = pair_i.shape[0]
     # about 32 chunks per thread keeps the threads balanced; each chunk reuses one table
-    n_chunks = max(1, min(n_pairs, 32 * nb.get_num_threads()))
+    n_chunks = max(1, min(n_pairs, 32 * numba_threads()))
     chunk_starts = np.linspace(0, n_pairs, n_chunks + 1).round().astype(np.int64)
     values = _cmi_kernel(
         Xt,

@@ -316,6 +316,7 @@ def loo_row_errors(codes, y, r, model, settings, cum, logp, out):
             err = 1.0 - math.exp(cum[yr, k] - top) / s
             out[a, k] = err * err
 
+
 @njit(cache=True, nogil=True)
 def loo_row_model_error(codes, y, r, model, settings, cum, logp):
     """Squared leave-one-out error of row ``r`` under the whole model, every tree at its full

@@ -1,4 +1,4 @@
-"""One thread knob for the calling thread: numba's parallel kernels and the BLAS/OpenMP pools.
+"""One thread knob for the calling thread: numba's parallel kernels and the library's pools.
 
 :func:`limit_threads` ``(n)`` is a context manager. Inside it, on the thread that entered it:
 
@@ -6,14 +6,17 @@
 * every kernel built with :func:`threaded_kernel` runs its *serial* compilation when that count
   is 1, so numba's thread pool is never started, and its ``parallel=True`` compilation on
   ``n`` threads otherwise (``numba.set_num_threads``, which numba keeps per thread);
-* BLAS and OpenMP pools are limited to ``n`` threads (``threadpoolctl.threadpool_limits``).
+* the library's Python thread pools (the HDP sampler's, the members', the pass statistics')
+  size themselves by :func:`numba_threads`.
+
+BLAS is not limited: no stage of fastpath calls it (asking OpenBLAS to use one thread would
+start its thread pool).
 
 Everything is restored on exit, and the contexts nest. numba's count is thread-local: a worker
 thread started inside the block does not inherit it and must enter its own ``limit_threads``
-(numba's workqueue threading layer cannot run parallel kernels from several threads at once;
-the others oversubscribe the cores). The BLAS/OpenMP limits are process-wide in those libraries:
-while blocks of several threads overlap, the limits of the first one entered stay in force until
-the last one exits.
+(the others oversubscribe the cores). numba's workqueue threading layer cannot run parallel
+kernels from several threads at once, so the parallel compilations are launched one at a time
+(each already uses the cores it is given); serial ones run concurrently.
 
 ``n`` is a positive int; :func:`fastpath.utils.validation.n_threads` turns scikit-learn's
 ``n_jobs`` into one.
@@ -35,15 +38,13 @@ from typing import Any
 import numba
 from numba.core.dispatcher import Dispatcher
 from numba.np.ufunc import parallel as numba_parallel
-from threadpoolctl import threadpool_limits
 
 from .validation import check_int
 
 __all__ = ["ThreadedKernel", "limit_threads", "numba_threads", "threaded_kernel"]
 
 _local = threading.local()  # .n: the count limit_threads set for this thread (absent: none)
-_blas_lock = threading.Lock()
-_blas_state: dict[str, Any] = {"depth": 0, "limits": None}
+_parallel_launch = threading.Lock()
 
 
 def _pool_started() -> bool:
@@ -70,7 +71,7 @@ def numba_threads() -> int:
 
 @contextmanager
 def limit_threads(n: int) -> Iterator[int]:
-    """Run the block with at most ``n`` threads in numba's kernels and the BLAS/OpenMP pools.
+    """Run the block with at most ``n`` threads in numba's kernels and the library's pools.
 
     Parameters
     ----------
@@ -91,29 +92,12 @@ def limit_threads(n: int) -> Iterator[int]:
     if set_numba:
         numba.set_num_threads(count)
     _local.n = count
-    _enter_blas(n)
     try:
         yield count
     finally:
-        _exit_blas()
         _local.n = previous
         if numba_before is not None:
             numba.set_num_threads(numba_before)
-
-
-def _enter_blas(n: int) -> None:
-    with _blas_lock:
-        if _blas_state["depth"] == 0:
-            _blas_state["limits"] = threadpool_limits(limits=n)
-        _blas_state["depth"] += 1
-
-
-def _exit_blas() -> None:
-    with _blas_lock:
-        _blas_state["depth"] -= 1
-        if _blas_state["depth"] == 0:
-            _blas_state["limits"].restore_original_limits()
-            _blas_state["limits"] = None
 
 
 class ThreadedKernel:
@@ -137,8 +121,10 @@ class ThreadedKernel:
         self.__wrapped__ = fn
 
     def __call__(self, *args: Any) -> Any:
-        kernel = self.serial if numba_threads() == 1 else self.parallel
-        return kernel(*args)
+        if numba_threads() == 1:
+            return self.serial(*args)
+        with _parallel_launch:  # one parallel launch at a time (module docstring)
+            return self.parallel(*args)
 
     @property
     def dispatchers(self) -> tuple[Dispatcher, Dispatcher]:

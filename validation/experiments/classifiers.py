@@ -379,13 +379,14 @@ def make_classifier(
         estimator=spec.estimator,
         categorical_features=categorical_features,
         random_state=seed,
+        n_jobs=n_jobs,  # the threads of every stage, numba's kernels included
     )
     if spec.estimator == "hdp" and spec.fast_sampler:
-        kwargs.update(sampler="strict", n_jobs=n_jobs)
+        kwargs.update(sampler="strict")
     elif spec.estimator == "hdp" and spec.adaptive_sampler:
-        kwargs.update(sampler=spec.adaptive_preset, n_jobs=n_jobs)
+        kwargs.update(sampler=spec.adaptive_preset)
     elif spec.estimator == "hdp":
-        kwargs.update(sampler="paper", n_iter=iterations, n_jobs=n_jobs)
+        kwargs.update(sampler="paper", n_iter=iterations)
         if spec.reference_sampler:
             kwargs.update(update="window", root="reference")
     else:

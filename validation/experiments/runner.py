@@ -37,7 +37,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numba
 import numpy as np
 import pandas as pd
 
@@ -416,7 +415,6 @@ def _warm_up() -> None:
 
 
 def _worker_init() -> None:
-    numba.set_num_threads(1)
     _warm_up()
 
 
@@ -520,19 +518,15 @@ def run_cells(
         bar(len(records) + len(failures), len(cells), f"{cell.dataset.name} {cell.classifier}")
 
     if jobs <= 1:
-        threads = numba.get_num_threads()
-        numba.set_num_threads(1)
-        try:
-            if todo:
-                _warm_up()
-            for cell in todo:
-                try:
-                    _, record = _run_one(cell, protocol, settings, str(cache))
-                    done(cell, record, None)
-                except Exception as exc:  # reported in failures; the run goes on
-                    done(cell, None, exc)
-        finally:
-            numba.set_num_threads(threads)
+        # every classifier is built with n_jobs=1, which governs its numba kernels too
+        if todo:
+            _warm_up()
+        for cell in todo:
+            try:
+                _, record = _run_one(cell, protocol, settings, str(cache))
+                done(cell, record, None)
+            except Exception as exc:  # reported in failures; the run goes on
+                done(cell, None, exc)
     elif todo:
         ctx = mp.get_context("spawn")  # no fork of a process that may hold numba threads
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx,

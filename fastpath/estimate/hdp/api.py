@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import numbers
-import os
 import threading
 import time
 import weakref
@@ -34,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...counts.context_tree import ContextTree, tying_groups
+from ...utils.threads import numba_threads
 from ...utils.validation import check_int, readonly
 from ..convergence import ESS_PER_CHAIN_MIN
 from . import kernels as _s
@@ -43,8 +43,6 @@ from .stirling import LogStirlingTable
 from .stopping import StopCheck, batch_means_mcse, check_stop, next_length, rows_mcse
 
 __all__ = ["RATIO_N_MAX", "estimate_tree", "estimate_trees"]
-
-
 
 
 # ---------------------------------------------------------------------------- running
@@ -479,7 +477,9 @@ def estimate_trees(
         (its posterior draws from ``(i, c, 1)``), so results are bit-identical for the same seed
         whatever ``n_threads`` is. ``None`` takes fresh entropy (kept in ``seed_entropy``).
     n_threads : int, optional
-        Worker threads (the kernels release the GIL). Default: ``os.cpu_count()``.
+        Worker threads (the kernels release the GIL). Default: the calling thread's
+        :func:`~fastpath.utils.threads.numba_threads` (all cores, or what an enclosing
+        :func:`~fastpath.utils.threads.limit_threads` allows: the classifiers' ``n_jobs``).
     stirling : LogStirlingTable, optional
         Table of log Stirling numbers, grown here to the largest count needed. Default: one
         table shared by all calls in this process (built once, kept for the process).
@@ -503,7 +503,7 @@ def estimate_trees(
     if n_threads is not None:
         n_threads = check_int("n_threads", n_threads, 1)
     else:
-        n_threads = os.cpu_count() or 1
+        n_threads = numba_threads()
     entropy = _entropy(seed)
     preps = [_prepare(i, tr, opt) for i, tr in enumerate(trees)]
     # Every n the sampler can reach is bounded by its node's subtree count (t <= n below it).
