@@ -403,7 +403,7 @@ def fitted_details(model) -> dict[str, Any]:
     if m is not None:
         out["m"] = float(m)
     members = getattr(model, "members_", None)
-    if members is not None:
+    if members is not None and hasattr(model, "n_estimators"):  # an ensemble's members
         out["n_members"] = len(members)
         out["mean_n_selected"] = float(np.mean([mb.selection.n_selected for mb in members]))
         out["mean_k_selected"] = float(np.mean([mb.selection.k_selected for mb in members]))
