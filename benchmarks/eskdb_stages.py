@@ -45,15 +45,15 @@ from validation.experiments.runner import CrossValidation, discover_datasets, lo
 #: stage -> the (owner, attribute) pairs whose calls make it up: module functions as the
 #: pipeline looks them up, or methods of a class
 STAGES = {
-    "coding": [("fastpath.encode.encoder:TableEncoder", "fit"),
-               ("fastpath.encode.encoder:TableEncoder", "transform")],
-    "structure": [("fastpath.structure.selective", "kdb"),
-                  ("fastpath.pipeline.members", "mutual_information"),
-                  ("fastpath.pipeline.members", "sample_order")],
-    "selection": [("fastpath.structure.selective", "loo_scores")],
-    "counting": [("fastpath.counts.counting:CountAccumulator", "update")],
-    "m choice": [("fastpath.pipeline.memory", "choose_m_from_codes")],
-    "estimation": [("fastpath.pipeline.members", "estimate_tables")],
+    "coding": [("fastpath.encode._encoder:TableEncoder", "fit"),
+               ("fastpath.encode._encoder:TableEncoder", "transform")],
+    "structure": [("fastpath.structure._selective", "kdb"),
+                  ("fastpath.pipeline._members", "mutual_information"),
+                  ("fastpath.pipeline._members", "sample_order")],
+    "selection": [("fastpath.structure._selective", "loo_scores")],
+    "counting": [("fastpath.counts._counting:CountAccumulator", "update")],
+    "m choice": [("fastpath.pipeline._memory", "choose_m_from_codes")],
+    "estimation": [("fastpath.pipeline._members", "estimate_tables")],
 }
 
 

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-HDPBN = [sys.executable, "-m", "fastpath.cli.main"]
+HDPBN = [sys.executable, "-m", "fastpath.cli._main"]
 WRAPPER = (
     "import resource, subprocess, sys; rc = subprocess.call(sys.argv[1:]); "
     "print('Maximum resident set size (kbytes):', "

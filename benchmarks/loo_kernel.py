@@ -2,13 +2,13 @@
 
     python benchmarks/loo_kernel.py [--repeat 15] [--old-commit 2b1c588]
 
-Until ``2b1c588`` the leave-one-out kernels of :mod:`fastpath.structure.selective` took 19 to 23
+Until ``2b1c588`` the leave-one-out kernels of :mod:`fastpath.structure._selective` took 19 to 23
 positional arguments, and the whole-model row kernel (the m choice) repeated the selection
 kernel's descent of a tree ("the deliberate twin descent": as a shared, non-inlined numba
-function it cost about 10 %). They now take two records (:class:`~fastpath.structure.selective.
-LooModel`, :class:`~fastpath.structure.selective.LooSettings`) and share one descent, inlined.
+function it cost about 10 %). They now take two records (:class:`~fastpath.structure._selective.
+LooModel`, :class:`~fastpath.structure._selective.LooSettings`) and share one descent, inlined.
 
-This script reads the old kernels from git (``git show <commit>:fastpath/structure/selective.py``,
+This script reads the old kernels from git (``git show <commit>:fastpath/structure/_selective.py``,
 only the kernel functions, compiled in a temporary module), and for every bundled dataset (coded
 with Weka's MDL, the kDB-5 structure of selective kDB) times on one numba thread, interleaved,
 ``--repeat`` times: the selection kernel (every (n*, k*)) and the whole-model kernel, old against
@@ -34,18 +34,17 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fastpath.counts.counting import CountAccumulator  # noqa: E402
-from fastpath.encode.encoder import TableEncoder  # noqa: E402
-from fastpath.io.datasets import load_dataset  # noqa: E402
-from fastpath.structure.graphs import kdb  # noqa: E402
-from fastpath.structure.selective import (  # noqa: E402
+from fastpath.counts import CountAccumulator  # noqa: E402
+from fastpath.encode import TableEncoder  # noqa: E402
+from fastpath.io import load_dataset  # noqa: E402
+from fastpath.structure import kdb, tree_specs  # noqa: E402
+from fastpath.structure._selective import (  # noqa: E402
     _loo_kernel,
     _loo_model_kernel,
     loo_chunk_starts,
     loo_model,
     loo_settings,
 )
-from fastpath.structure.specs import tree_specs  # noqa: E402
 
 DATASETS = ("car", "credit-a", "kr-vs-kp", "tic-tac-toe")
 OLD_KERNELS = ("loo_row_errors", "loo_row_model_error", "_loo_kernel", "_loo_model_kernel")
@@ -53,7 +52,7 @@ OLD_KERNELS = ("loo_row_errors", "loo_row_model_error", "_loo_kernel", "_loo_mod
 
 def old_kernels(commit: str, folder: Path):
     """The kernel functions of ``selective.py`` at ``commit``, compiled in a module of their own."""
-    source = subprocess.run(["git", "show", f"{commit}:fastpath/structure/selective.py"],
+    source = subprocess.run(["git", "show", f"{commit}:fastpath/structure/_selective.py"],
                             cwd=ROOT, check=True, capture_output=True, text=True).stdout
     tree = ast.parse(source)
     decorated = []

@@ -3,12 +3,12 @@
     python benchmarks/loo_m_choice.py DATASETS/thyroid.csv.gz DATASETS/connect-4.csv.gz
 
 ``m="auto"`` scores each candidate m by the leave-one-out RMSE of the whole model
-(:func:`fastpath.structure.selective.loo_m_scores`). It used to run the selection kernel, which
+(:func:`fastpath.structure._selective.loo_m_scores`). It used to run the selection kernel, which
 computes a softmax for every (n*, k*) of every row, and read its last entry; it now runs a
 kernel for the whole model only. For every dataset (class column last; ``--typing manifest``
 as in the experiments) this script codes the whole table (Weka's MDL), selects a SkDB-5
 structure, and times, on one numba thread, ``loo_m_scores`` over the candidate grid against
-the same sums taken from :func:`~fastpath.structure.selective.loo_row_errors` row by row (the
+the same sums taken from :func:`~fastpath.structure._selective.loo_row_errors` row by row (the
 selection kernel's rows, summed in the same chunks), ``--repeat`` times interleaved; it checks
 that both give the same floating-point RMSE and prints the ratio of the minimum times.
 """
@@ -26,10 +26,11 @@ from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fastpath.counts.counting import CountAccumulator
-from fastpath.encode.encoder import TableEncoder
-from fastpath.estimate.mestimate import M_GRID_POSITIVE
-from fastpath.structure.selective import (
+from fastpath.counts import CountAccumulator
+from fastpath.encode import TableEncoder
+from fastpath.estimate import M_GRID_POSITIVE
+from fastpath.structure import select_skdb, tree_specs
+from fastpath.structure._selective import (
     full_depth,
     full_model_rmse,
     loo_chunk_starts,
@@ -37,9 +38,7 @@ from fastpath.structure.selective import (
     loo_model,
     loo_row_errors,
     loo_settings,
-    select_skdb,
 )
-from fastpath.structure.specs import tree_specs
 from validation.experiments.runner import discover_datasets, load_dataset
 
 

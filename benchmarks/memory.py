@@ -25,10 +25,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fastpath.counts.context_tree import ContextTree
-from fastpath.counts.counting import count_leaves
-from fastpath.estimate.hdp import HDPOptions, estimate_tree
-from fastpath.estimate.hdp.stirling import LogStirlingTable
+from fastpath.counts import ContextTree, count_leaves
+from fastpath.estimate.hdp import HDPOptions, LogStirlingTable, estimate_tree
 
 
 def peak_rss_mb() -> float:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from fastpath import BayesNetClassifier
-from fastpath.counts.counting import CountAccumulator
+from fastpath.counts import CountAccumulator
 from fastpath.io import read_table
 
 
@@ -83,7 +83,7 @@ def main() -> None:
 
     big_X = pd.concat([X] * reps, ignore_index=True) if reps > 1 else X
     big_codes = clf.transform_codes(big_X)
-    from fastpath.predict.inference import joint_log_likelihood
+    from fastpath.predict import joint_log_likelihood
 
     threads = numba.get_num_threads()
     packed = clf.members_[0].pack()

@@ -52,9 +52,8 @@ ROOT_ENV = "HDPBN_BENCH_ROOT"
 sys.path.insert(0, os.environ.get(ROOT_ENV, str(ROOT)))
 
 import fastpath  # noqa: E402
-from fastpath.estimate.hdp import HDPOptions, estimate_trees  # noqa: E402
-from fastpath.estimate.hdp.stirling import LogStirlingTable  # noqa: E402
-from fastpath.estimate.table_io import CodedTree, tree_from_frame  # noqa: E402
+from fastpath.estimate import CodedTree, tree_from_frame  # noqa: E402
+from fastpath.estimate.hdp import HDPOptions, LogStirlingTable, estimate_trees  # noqa: E402
 
 
 def kl_to_truth(coded: CodedTree, probabilities: np.ndarray, truth: pd.DataFrame) -> float:

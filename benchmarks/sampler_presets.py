@@ -43,7 +43,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fastpath import BayesNetClassifier, ESKDBClassifier
-from fastpath.evaluation.cross_validation import align_proba, rmse
+from fastpath.evaluation import align_proba, rmse
 from validation.experiments.classifiers import parse_classifier
 from validation.experiments.reporting import sign_test
 from validation.experiments.runner import CrossValidation, discover_datasets, load_dataset

@@ -260,8 +260,8 @@ def study_rss(directory: Path, sizes=(1_000_000, 10_000_000), fmt="parquet",
 
 def study_count(rows: int = 4_000_000, chunk: int = 100_000) -> dict:
     """Counting pass only (codes -> kDB-2 context-tree counts), one thread."""
-    from fastpath.counts.counting import CountAccumulator, TreeSpec
-    from fastpath.structure.graphs import kdb
+    from fastpath.counts import CountAccumulator, TreeSpec
+    from fastpath.structure import kdb
 
     model = _model(0)
     rng = np.random.default_rng(5)
@@ -304,7 +304,7 @@ def study_mdl(rows: int = 1_000_000, n_test: int = 200_000, max_bins_list=(256, 
     import pandas as pd
 
     from fastpath import BayesNetClassifier
-    from fastpath.evaluation.cross_validation import rmse as rmse_fn
+    from fastpath.evaluation import rmse as rmse_fn
     from fastpath.pipeline import FitConfig
     from fastpath.scale import fit_stream
 
@@ -385,7 +385,7 @@ def _splice_fit(path: str, warm: str) -> None:
     from fastpath import BayesNetClassifier
 
     BayesNetClassifier("skdb", 5, estimator="m", random_state=0).fit(warm)  # compile, untimed
-    import fastpath.scale.passes as S
+    import fastpath.scale._passes as S
 
     times = {}
     original = S.LocalRunner.run, S.LocalRunner.schema

@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from fastpath import BayesNetClassifier
-    from fastpath.evaluation.cross_validation import rmse, stratified_folds, zero_one_loss
+    from fastpath.evaluation import rmse, stratified_folds, zero_one_loss
     from validation.experiments.runner import discover_datasets, load_dataset
 
     (ref,) = discover_datasets([args.data])

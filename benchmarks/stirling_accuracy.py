@@ -1,4 +1,5 @@
-"""Accuracy, memory and speed of ``fastpath.estimate.hdp.stirling`` (log unsigned Stirling numbers).
+"""Accuracy, memory and speed of ``fastpath.estimate.hdp._stirling`` (log unsigned Stirling
+numbers).
 
 The numbers are those of the first kind.
 
@@ -32,7 +33,7 @@ from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fastpath.estimate.hdp.stirling import (
+from fastpath.estimate.hdp import (
     N_EXACT,
     T_EDGE,
     LogStirlingTable,

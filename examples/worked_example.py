@@ -113,9 +113,9 @@ def _shrinkage_plot(nuts: bool = False) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from fastpath.estimate import tree_from_frame
     from fastpath.estimate.hdp import HDPOptions, estimate_tree
-    from fastpath.estimate.table_io import tree_from_frame
-    from fastpath.io.datasets import load_dataset
+    from fastpath.io import load_dataset
 
     x, y = load_dataset("tic-tac-toe")
     frame = x.assign(**{"class": y})[SHRINKAGE_TABLE]

@@ -24,8 +24,8 @@ import json
 import os
 import sys
 
-from fastpath.counts.context_tree import TYING_STRATEGIES
-from fastpath.estimate.table_io import node_frame, read_estimate_table, tree_from_frame
+from fastpath.counts import TYING_STRATEGIES
+from fastpath.estimate import node_frame, read_estimate_table, tree_from_frame
 
 from .suite import SUITE
 

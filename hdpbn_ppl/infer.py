@@ -44,8 +44,8 @@ from numpyro.distributions import biject_to
 from numpyro.infer.hmc import hmc
 from numpyro.infer.util import get_potential_fn
 
-from fastpath.counts.context_tree import ContextTree
-from fastpath.estimate.convergence import ESS_PER_CHAIN_MIN, RHAT_MAX, mcse_mean
+from fastpath.counts import ContextTree
+from fastpath.estimate import ESS_PER_CHAIN_MIN, RHAT_MAX, mcse_mean
 
 from .model import HDPTree, double_precision
 from .reparam import sampling_model

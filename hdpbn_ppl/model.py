@@ -39,7 +39,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 
-from fastpath.counts.context_tree import ContextTree, tying_groups
+from fastpath.counts import ContextTree, tying_groups
 
 __all__ = ["OBSERVED", "HDPTree", "check_double_precision", "double_precision", "hdp_model"]
 

@@ -31,9 +31,9 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from fastpath.classifier.estimator import BayesNetClassifier
-from fastpath.counts.context_tree import ContextTree, tying_groups
-from fastpath.io.datasets import load_dataset
+from fastpath.classifier import BayesNetClassifier
+from fastpath.counts import ContextTree, tying_groups
+from fastpath.io import load_dataset
 
 __all__ = [
     "SUITE",

@@ -79,7 +79,7 @@ class ExactPosterior:
 
 def worked_example_tree(name: str):
     """The context tree of dataset ``name`` ("DS1" or "DS2")."""
-    from fastpath.counts.context_tree import ContextTree
+    from fastpath.counts import ContextTree
 
     counts = DATASETS[name]
     return ContextTree.from_leaf_counts(

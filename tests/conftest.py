@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fastpath.io.datasets import load_dataset
+from fastpath.io import load_dataset
 
 
 @pytest.fixture

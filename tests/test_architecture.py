@@ -1,7 +1,9 @@
 """The layer rule of docs/architecture.md, checked on the source with ``ast``.
 
 * no import cycle between modules (fastpath, hdpbn_ppl, validation);
-* no module imports another module's private name (``from x import _name``);
+* a package's private modules and names (``_name``) are its own: its modules import each
+  other's freely, another package (hdpbn_ppl, validation) imports only public modules' public
+  names (what the ``__init__`` files export);
 * in fastpath, a folder imports only folders below it in :data:`LAYERS` (a module may import
   modules of its own folder, as long as no cycle forms);
 * fastpath never imports hdpbn_ppl, and imports validation only lazily (the ``experiments``
@@ -178,9 +180,14 @@ def check(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[str]:
                     continue
                 if not lazy:
                     edges[m].add(target)
-                if name.startswith("_") and not name.startswith("__") and target == base:
-                    problems.append(f"{where}: imports the private name {base}.{name}")
                 top = target.split(".")[0]
+                if top != m.split(".")[0]:  # across packages: public modules and names only
+                    private_name = (name.startswith("_") and not name.startswith("__")
+                                    and target == base)
+                    if private_name:
+                        problems.append(f"{where}: imports the private name {base}.{name}")
+                    elif any(p.startswith("_") for p in target.split(".")):
+                        problems.append(f"{where}: imports the private module {target}")
                 if m.startswith("fastpath") and top == "hdpbn_ppl":
                     problems.append(f"{where}: fastpath imports hdpbn_ppl")
                 if lazy and top == m.split(".")[0] and target not in heavy:
@@ -232,13 +239,27 @@ def test_the_checker_passes_a_layered_package(tmp_path):
     assert check(_package(tmp_path, GOOD), ("fastpath",)) == []
 
 
+def test_private_modules_and_names_are_free_inside_their_package(tmp_path):
+    root = _package(tmp_path, {
+        **GOOD,
+        "fastpath/utils/_private.py": "def _helper():\n    return 1\n",
+        "fastpath/counts/_tree.py": "from ..utils._private import _helper\n",
+        "fastpath/counts/__init__.py": "from ._tree import _helper as helper\n",
+        "hdpbn_ppl/model.py": "from fastpath.counts import helper\n",
+    })
+    assert check(root, ("fastpath", "hdpbn_ppl")) == []
+
+
 @pytest.mark.parametrize(
     "extra, expected",
     [
         ({"fastpath/utils/checks.py": "from ..utils import more\n",
           "fastpath/utils/more.py": "from . import checks\n"}, "import cycle"),
-        ({"fastpath/counts/tree.py": "from ..utils.checks import _hidden\n"},
+        ({"hdpbn_ppl/model.py": "from fastpath.utils.checks import _hidden\n"},
          "private name fastpath.utils.checks._hidden"),
+        ({"hdpbn_ppl/model.py": "from fastpath.utils._hidden import check\n",
+          "fastpath/utils/_hidden.py": "def check():\n    return 1\n"},
+         "private module fastpath.utils._hidden"),
         ({"fastpath/counts/tree.py": "from ..estimate.table import x\n"},
          "(layer counts) imports fastpath.estimate.table (layer estimate, above it)"),
         ({"fastpath/counts/tree.py": "def f():\n    from ..utils.checks import check\n"},

@@ -1,4 +1,4 @@
-"""fastpath.classifier.base: one base class for every classifier.
+"""fastpath.classifier._base: one base class for every classifier.
 
 A single classifier is an ensemble of one member: its prediction is its member's, and
 ``ESKDBClassifier(1, ...)`` without stochastic cut points is ``BayesNetClassifier("skdb", ...)``.
@@ -19,8 +19,8 @@ import pytest
 from sklearn.base import clone
 
 from fastpath import BayesNetClassifier, ESKDBClassifier
-from fastpath.classifier.base import SHARED_PARAMETERS
-from fastpath.io.datasets import load_dataset
+from fastpath.classifier._base import SHARED_PARAMETERS
+from fastpath.io import load_dataset
 
 
 @pytest.fixture(scope="module")

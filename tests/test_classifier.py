@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from fastpath import BayesNetClassifier
-from fastpath.classifier.estimator import NotFittedError
-from fastpath.io.datasets import load_dataset
+from fastpath.classifier import NotFittedError
+from fastpath.io import load_dataset
 
 STRUCTURES = [("nb", 0), ("tan", 1), ("kdb", 2), ("skdb", 3)]
 
@@ -245,7 +245,7 @@ def test_selective_kdb_drops_unselected_attributes(tmp_path):
 
 
 def test_hdp_fit_exposes_diagnostics_and_saves_them(tmp_path):
-    from fastpath.estimate.diagnostics import UnconvergedWarning
+    from fastpath.estimate import UnconvergedWarning
 
     X, y = load_dataset("tic-tac-toe")
     clf = BayesNetClassifier(structure="nb", estimator="hdp", n_iter=300, n_chains=2,
@@ -346,7 +346,7 @@ def test_m_backoff_is_checked_naming_it(small, bad):
 
 
 def test_m_backoff_value_reaches_the_tables_and_the_m_choice():
-    from fastpath.estimate.mestimate import m_estimate_table
+    from fastpath.estimate import m_estimate_table
 
     X, y = _zero_count_data()
     path = BayesNetClassifier("tan", random_state=0, estimator="m").fit(X, y)
@@ -410,7 +410,7 @@ def test_m_backoff_out_of_core(tmp_path):
 
 def test_eskdb_passes_m_backoff_to_its_members(tmp_path):
     from fastpath import ESKDBClassifier
-    from fastpath.estimate.mestimate import m_estimate_table
+    from fastpath.estimate import m_estimate_table
 
     X, y = _zero_count_data()
     ens = ESKDBClassifier(n_estimators=2, k=1, estimator="m", m_backoff="value",

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from fastpath import BayesNetClassifier, ESKDBClassifier
-from fastpath.cli.main import main
-from fastpath.io.datasets import load_dataset
+from fastpath.cli import main
+from fastpath.io import load_dataset
 
 
 def test_help_explains_every_subcommand(capsys):
@@ -181,7 +181,7 @@ def test_the_unconverged_warning_names_the_flags_not_python_parameters(credit_cs
 # ---------------------------------------------------------------------- issue 17: clean failures
 def _hdpbn(*argv: str, **kw) -> subprocess.Popen:
     """``hdpbn ARGV`` in a fresh interpreter (what the ``hdpbn`` entry point runs)."""
-    script = "import sys; from fastpath.cli.main import main; sys.exit(main())"
+    script = "import sys; from fastpath.cli._main import main; sys.exit(main())"
     return subprocess.Popen([sys.executable, "-c", script, *argv],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
 

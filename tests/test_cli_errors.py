@@ -7,13 +7,13 @@ import sys
 
 import pytest
 
-from fastpath.cli.main import main
-from fastpath.scale.errors import StreamError
+from fastpath.cli import main
+from fastpath.scale import StreamError
 
-# the modules themselves (fastpath.cli.main is also the name of the function main)
-cli_main = importlib.import_module("fastpath.cli.main")
-cli_estimate = importlib.import_module("fastpath.cli.estimate")
-cli_diagnose = importlib.import_module("fastpath.cli.diagnose")
+# the modules themselves (fastpath.cli._main is also the name of the function main)
+cli_main = importlib.import_module("fastpath.cli._main")
+cli_estimate = importlib.import_module("fastpath.cli._estimate")
+cli_diagnose = importlib.import_module("fastpath.cli._diagnose")
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ def test_a_bug_prints_its_traceback_and_not_exit_2(credit_csv):
     script = (
         "import sys\n"
         "import importlib\n"
-        "m = importlib.import_module('fastpath.cli.main')\n"
+        "m = importlib.import_module('fastpath.cli._main')\n"
         "def boom(*a, **k):\n"
         "    raise TypeError('an internal bug')\n"
         "m.cross_validate = boom\n"

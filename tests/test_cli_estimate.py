@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fastpath.cli.estimate import add_estimate_parser, run_estimate
+from fastpath.cli._estimate import add_estimate_parser, run_estimate
+from fastpath.estimate import tree_from_frame
 from fastpath.estimate.hdp import HDPOptions, estimate_tree
-from fastpath.estimate.table_io import tree_from_frame
 
 
 def _parser():
@@ -155,7 +155,7 @@ def test_missing_file():
 
 
 def test_through_the_hdpbn_entry_point(data, capsys):
-    main = pytest.importorskip("fastpath.cli.main").main
+    main = pytest.importorskip("fastpath.cli._main").main
 
     d, _ = data
     assert main(["estimate", str(d / "t.csv"), "--iterations", "50", "--json", "--quiet"]) == 0
@@ -171,7 +171,7 @@ def test_through_the_hdpbn_entry_point(data, capsys):
 def test_broken_pipe_ends_quietly(data):
     # hdpbn estimate ... | head -0: the reader is gone before anything is printed
     d, _ = data
-    script = "import sys; from fastpath.cli.main import main; sys.exit(main())"
+    script = "import sys; from fastpath.cli._main import main; sys.exit(main())"
     proc = subprocess.Popen([sys.executable, "-c", script, "estimate", str(d / "t.csv"),
                              "--iterations", "50", "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -183,7 +183,7 @@ def test_broken_pipe_ends_quietly(data):
 
 
 def test_out_and_table_are_checked(data, tmp_path, capsys):
-    main = pytest.importorskip("fastpath.cli.main").main
+    main = pytest.importorskip("fastpath.cli._main").main
 
     d, _ = data
     out = tmp_path / "missing" / "t.csv"
@@ -198,7 +198,7 @@ def test_out_and_table_are_checked(data, tmp_path, capsys):
 
 
 def test_estimate_warns_on_stderr_when_the_chain_looks_unconverged(data, capsys):
-    from fastpath.cli.main import main
+    from fastpath.cli import main
 
     d, _ = data
     assert main(["estimate", str(d / "t.csv"), "--iterations", "60", "--json",

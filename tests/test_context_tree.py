@@ -5,8 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastpath.counts.context_tree import ContextTree, tying_groups
-from fastpath.counts.counting import count_tree
+from fastpath.counts import ContextTree, count_tree, tying_groups
 
 
 @st.composite

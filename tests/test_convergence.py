@@ -1,4 +1,4 @@
-"""MCSE of the mean (fastpath.estimate.convergence.mcse_mean), shared by hdpbn_ppl and validation.
+"""MCSE of the mean (fastpath.estimate._convergence.mcse_mean), shared by hdpbn_ppl and validation.
 
 * on AR(1) chains it is the spread of the chain mean over independent replications (the
   definition, with no library in between);
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastpath.estimate.convergence import mcse_mean
+from fastpath.estimate import mcse_mean
 
 
 def _ar1(rng: np.random.Generator, shape: tuple[int, ...], rho: float) -> np.ndarray:
@@ -69,7 +69,7 @@ def test_mcse_shapes_and_edges():
 def test_average_ranks_are_scipys(values, n_rows):
     from scipy.stats import rankdata
 
-    from fastpath.estimate.convergence import average_ranks
+    from fastpath.estimate._convergence import average_ranks
 
     x = np.asarray(values[: len(values) - len(values) % n_rows] or values[:1], dtype=float)
     x = x.reshape(n_rows, -1) if x.size % n_rows == 0 and x.size >= n_rows else x

@@ -5,8 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastpath.counts import counting
-from fastpath.counts.counting import CountAccumulator, TreeSpec, count_tree
+from fastpath.counts import CountAccumulator, TreeSpec, count_tree, counting
 
 
 def _random_problem(seed, n=500, p=5):

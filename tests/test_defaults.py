@@ -7,19 +7,19 @@ import inspect
 import pytest
 
 from fastpath import BayesNetClassifier, ESKDBClassifier
-from fastpath.cli.estimate import ESTIMATE_SEED
-from fastpath.cli.main import CLI_SEED, build_parser
-from fastpath.estimate.hdp.options import (
-    BURN_IN_CAP,
+from fastpath.cli import build_parser
+from fastpath.cli._estimate import ESTIMATE_SEED
+from fastpath.cli._main import CLI_SEED
+from fastpath.estimate.hdp import (
     DEFAULT_ENSEMBLE_SAMPLER,
     DEFAULT_SAMPLER,
-    ESTIMATE_SAMPLER,
-    PAPER_CONCENTRATION_EVERY,
     PAPER_ITERATIONS,
     SAMPLER_PRESETS,
     HDPOptions,
 )
-from fastpath.pipeline.config import HDP_PARAMETERS, LEGACY_SAMPLER, FitConfig, hdp_options
+from fastpath.estimate.hdp._options import BURN_IN_CAP, ESTIMATE_SAMPLER, PAPER_CONCENTRATION_EVERY
+from fastpath.pipeline import FitConfig, hdp_options
+from fastpath.pipeline._config import HDP_PARAMETERS, LEGACY_SAMPLER
 
 BNC = {n: p.default for n, p in inspect.signature(BayesNetClassifier).parameters.items()}
 ESKDB = {n: p.default for n, p in inspect.signature(ESKDBClassifier).parameters.items()}

@@ -1,4 +1,4 @@
-"""Per-tree convergence diagnostics of HDP fits (fastpath.estimate.diagnostics).
+"""Per-tree convergence diagnostics of HDP fits (fastpath.estimate._diagnostics).
 
 * R-hat and ESS agree with ArviZ's (an independent implementation) on the same traces;
 * a long run on a small tree is reported certified without a warning; a short run on a large
@@ -23,14 +23,10 @@ from contextlib import redirect_stdout
 import numpy as np
 import pytest
 
-from fastpath.cli.diagnose import add_diagnose_parser, run_diagnose
-from fastpath.counts.context_tree import ContextTree
-from fastpath.estimate.diagnostics import (
-    FitDiagnostics,
-    UnconvergedWarning,
-    summarise_fit,
-    tree_label,
-)
+from fastpath.cli._diagnose import add_diagnose_parser, run_diagnose
+from fastpath.counts import ContextTree
+from fastpath.estimate import FitDiagnostics, UnconvergedWarning, summarise_fit
+from fastpath.estimate._diagnostics import tree_label
 from fastpath.estimate.hdp import HDPOptions, estimate_trees
 
 
@@ -187,7 +183,7 @@ def _diagnose(argv) -> tuple[int, str]:
 @pytest.fixture(scope="module")
 def saved_model(tmp_path_factory):
     from fastpath import BayesNetClassifier
-    from fastpath.io.datasets import load_dataset
+    from fastpath.io import load_dataset
 
     X, y = load_dataset("car")
     clf = BayesNetClassifier(structure="tan", estimator="hdp", n_iter=600, n_chains=2,
@@ -239,7 +235,7 @@ def test_diagnose_uses_stored_diagnostics(saved_model, tmp_path):
 
 def test_diagnose_errors(tmp_path):
     from fastpath import BayesNetClassifier
-    from fastpath.io.datasets import load_dataset
+    from fastpath.io import load_dataset
 
     with pytest.raises(FileNotFoundError):
         _diagnose([str(tmp_path / "missing.npz")])
@@ -256,7 +252,7 @@ def test_diagnose_errors(tmp_path):
 def test_diagnose_broken_pipe_ends_quietly(saved_model):
     # hdpbn diagnose MODEL | head -0: the reader is gone before anything is printed
     _, path = saved_model
-    script = "import sys; from fastpath.cli.main import main; sys.exit(main())"
+    script = "import sys; from fastpath.cli._main import main; sys.exit(main())"
     proc = subprocess.Popen([sys.executable, "-c", script, "diagnose", str(path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()
@@ -271,7 +267,7 @@ def test_unmixed_concentrations_alone_do_not_warn_but_are_reported():
     # concentrations have not mixed, yet what the rows read is precise -- reported, not warned
     # about; the strict rule warns, naming a tree and its own remedy
     from fastpath import BayesNetClassifier
-    from fastpath.io.datasets import load_dataset
+    from fastpath.io import load_dataset
 
     X, y = load_dataset("credit-a")
     clf = BayesNetClassifier("kdb", 2, sampler="paper", n_iter=1000, random_state=0)
@@ -287,7 +283,7 @@ def test_unmixed_concentrations_alone_do_not_warn_but_are_reported():
 
 def test_a_fixed_run_too_short_to_certify_says_so_and_how_long_is_enough():
     from fastpath import BayesNetClassifier
-    from fastpath.io.datasets import load_dataset
+    from fastpath.io import load_dataset
 
     X, y = load_dataset("car")
     # 300 iterations: batches of 10 iterations, too short for an honest MCSE

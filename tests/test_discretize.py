@@ -1,4 +1,4 @@
-"""Tests for fastpath.encode.discretize: Fayyad & Irani MDL cut points as Weka computes them."""
+"""Tests for fastpath.encode._discretize: Fayyad & Irani MDL cut points as Weka computes them."""
 
 from __future__ import annotations
 
@@ -13,11 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.stats import chi2
 
-from fastpath.encode.discretize import (
-    apply_cut_points,
-    mdl_cut_points,
-    stochastic_mdl_cut_points,
-)
+from fastpath.encode import apply_cut_points, mdl_cut_points, stochastic_mdl_cut_points
 
 DATA = Path(__file__).parent / "data"
 

@@ -1,4 +1,4 @@
-"""fastpath.encode.encoder: tables -> small integer codes.
+"""fastpath.encode._encoder: tables -> small integer codes.
 
 Checked against independent computations: nominal codes are the positions in the sorted
 distinct values (``np.unique``); numeric codes are the MDL intervals of the raw column
@@ -19,8 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastpath.encode.discretize import mdl_cut_points
-from fastpath.encode.encoder import UNKNOWN, TableEncoder, as_frame
+from fastpath.encode import UNKNOWN, TableEncoder, as_frame, mdl_cut_points
 
 
 def _mixed_frame(n=120, seed=0):
@@ -277,7 +276,7 @@ def test_wrong_shapes_are_refused():
 
 # ====================================================================== stochastic discretisation
 def test_stochastic_discretization_draws_each_numeric_column_in_column_order():
-    from fastpath.encode.discretize import stochastic_mdl_cut_points
+    from fastpath.encode import stochastic_mdl_cut_points
 
     rng = np.random.default_rng(3)
     n = 300

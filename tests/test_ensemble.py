@@ -16,10 +16,11 @@ import pandas as pd
 import pytest
 
 from fastpath import BayesNetClassifier, ESKDBClassifier
-from fastpath.estimate.diagnostics import UnconvergedWarning
+from fastpath.estimate import UnconvergedWarning
 from fastpath.estimate.hdp import HDPOptions
 from fastpath.io import load_dataset
-from fastpath.structure.scores import mi_order, mutual_information
+from fastpath.structure import mutual_information
+from fastpath.structure._scores import mi_order
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""fastpath.evaluation.cross_validation: folds, metrics and the cross-validation loop.
+"""fastpath.evaluation._cross_validation: folds, metrics and the cross-validation loop.
 
 Folds partition the rows in every repeat and give each class the same per-fold counts as
 scikit-learn's ``StratifiedKFold`` (compared as proportions, not indices); the same seed gives
@@ -25,7 +25,7 @@ from sklearn.metrics import log_loss as sk_log_loss
 from sklearn.model_selection import StratifiedKFold
 
 from fastpath import BayesNetClassifier
-from fastpath.evaluation.cross_validation import (
+from fastpath.evaluation import (
     align_proba,
     cross_validate,
     label_codes,
@@ -35,7 +35,7 @@ from fastpath.evaluation.cross_validation import (
     summarise,
     zero_one_loss,
 )
-from fastpath.io.datasets import load_dataset
+from fastpath.io import load_dataset
 
 
 # ====================================================================== folds

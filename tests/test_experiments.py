@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from fastpath import BayesNetClassifier
-from fastpath.evaluation.cross_validation import rmse, stratified_folds, zero_one_loss
-from fastpath.io.datasets import dataset_path, load_dataset
+from fastpath.evaluation import rmse, stratified_folds, zero_one_loss
+from fastpath.io import dataset_path, load_dataset
 from validation.experiments import main
 from validation.experiments.classifiers import parse_classifier
 from validation.experiments.cli import quick_checks

@@ -7,15 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from fastpath.counts.context_tree import ContextTree
-from fastpath.estimate.convergence import effective_sample_size, split_rhat
+from fastpath.counts import ContextTree
+from fastpath.estimate import effective_sample_size, split_rhat
 from fastpath.estimate.hdp import (
     HDPOptions,
     HDPResult,
+    LogStirlingTable,
     estimate_tree,
     estimate_trees,
 )
-from fastpath.estimate.hdp.stirling import LogStirlingTable
 
 
 def _tree(seed=0, n_leaves=30, K=3, cards=(3, 4, 3)):

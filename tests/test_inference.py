@@ -1,4 +1,4 @@
-"""fastpath.predict.inference: packed tables -> joint log likelihoods -> class posteriors.
+"""fastpath.predict._inference: packed tables -> joint log likelihoods -> class posteriors.
 
 The reference is a brute-force evaluation written from the definitions: for every row and
 class, log P(y) plus, for every attribute, the log of its table entry at the deepest node of its
@@ -21,7 +21,7 @@ from hypothesis.extra import numpy as hnp
 from scipy.special import logsumexp, softmax
 
 from fastpath import BayesNetClassifier
-from fastpath.predict.inference import joint_log_likelihood, pack_model, posterior_from_joint
+from fastpath.predict import joint_log_likelihood, pack_model, posterior_from_joint
 
 
 # ====================================================================== the reference

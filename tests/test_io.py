@@ -1,4 +1,4 @@
-"""Tests for fastpath.io.tables: CSV / Parquet / ARFF reading with column types, and write_arff."""
+"""Tests for fastpath.io._tables: CSV / Parquet / ARFF reading with column types, and write_arff."""
 
 from __future__ import annotations
 

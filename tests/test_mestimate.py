@@ -3,9 +3,8 @@
 import numpy as np
 import pytest
 
-from fastpath.counts.context_tree import ContextTree
-from fastpath.counts.counting import count_tree
-from fastpath.estimate.mestimate import m_estimate_table
+from fastpath.counts import ContextTree, count_tree
+from fastpath.estimate import m_estimate_table
 
 
 def _tree():

@@ -1,4 +1,4 @@
-"""fastpath.classifier.model_io: model files as arrays + JSON, never pickle.
+"""fastpath.classifier._model_io: model files as arrays + JSON, never pickle.
 
 A saved and reloaded classifier must predict exactly as the original (every structure, both
 estimators) and carry the same learned state field by field, member by member. Files written by
@@ -21,9 +21,9 @@ import pytest
 
 from fastpath import BayesNetClassifier, ESKDBClassifier
 from fastpath.classifier import load_classifier
-from fastpath.classifier.model_io import FORMAT_VERSION, read_model, read_model_meta, save_model
-from fastpath.io.datasets import load_dataset
-from fastpath.pipeline.fitted import FittedModel
+from fastpath.classifier._model_io import FORMAT_VERSION, read_model, read_model_meta, save_model
+from fastpath.io import load_dataset
+from fastpath.pipeline import FittedModel
 
 OLD_MODELS = os.path.join(os.path.dirname(__file__), "data", "models-2b1c588")
 

@@ -19,16 +19,15 @@ import pandas as pd
 import pytest
 
 from fastpath import BayesNetClassifier
-from fastpath.counts.counting import CountAccumulator, TreeSpec
-from fastpath.estimate.mestimate import M_GRID
-from fastpath.io.datasets import load_dataset
+from fastpath.counts import CountAccumulator, TreeSpec
+from fastpath.estimate import M_GRID
+from fastpath.io import load_dataset
 from fastpath.pipeline import FitConfig, FittedModel, fit_in_memory, stages
-from fastpath.pipeline.holdout import holdout_rows
-from fastpath.pipeline.stages import choose_m, plan_m, tree_specs
-from fastpath.scale import declare_schema, fit_stream
-from fastpath.scale.partial import start_partial_fit
+from fastpath.pipeline._holdout import holdout_rows
+from fastpath.pipeline._stages import choose_m, plan_m, tree_specs
+from fastpath.scale import declare_schema, fit_stream, start_partial_fit
 from fastpath.structure import graphs
-from fastpath.utils.validation import check_labels
+from fastpath.utils._validation import check_labels
 
 
 def _params(**changes):

@@ -18,7 +18,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from numpyro import handlers  # noqa: E402
 
-from fastpath.counts.context_tree import TYING_STRATEGIES, tying_groups  # noqa: E402
+from fastpath.counts import TYING_STRATEGIES, tying_groups  # noqa: E402
 from hdpbn_ppl import suite  # noqa: E402
 from hdpbn_ppl.model import HDPTree, double_precision, hdp_model  # noqa: E402
 

@@ -23,7 +23,7 @@ import numpyro.distributions as dist  # noqa: E402
 from numpyro import handlers  # noqa: E402
 from numpyro.infer.util import log_density  # noqa: E402
 
-from fastpath.counts.context_tree import ContextTree  # noqa: E402
+from fastpath.counts import ContextTree  # noqa: E402
 from hdpbn_ppl.model import HDPTree, double_precision, hdp_model  # noqa: E402
 from hdpbn_ppl.reparam import (  # noqa: E402
     DirichletALR,

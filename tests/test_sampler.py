@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from fastpath.counts.context_tree import ContextTree, tying_groups
+from fastpath.counts import ContextTree, tying_groups
 from fastpath.estimate.hdp import HDPOptions, estimate_tree
 from fastpath.estimate.hdp import api as hdp
 from fastpath.estimate.hdp import kernels as S

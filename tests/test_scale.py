@@ -18,19 +18,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastpath import BayesNetClassifier
-from fastpath.classifier.estimator import NotFittedError
-from fastpath.counts.counting import CountAccumulator
-from fastpath.encode.discretize import mdl_cut_points
-from fastpath.encode.encoder import TableEncoder
-from fastpath.encode.sketch import ClassHistogram, mdl_cut_points_from_counts
-from fastpath.io import read_table
-from fastpath.io.datasets import load_dataset
+from fastpath.classifier import NotFittedError
+from fastpath.counts import CountAccumulator
+from fastpath.encode import ClassHistogram, TableEncoder, mdl_cut_points, mdl_cut_points_from_counts
+from fastpath.io import load_dataset, read_table
 from fastpath.pipeline import FitConfig
-from fastpath.pipeline.holdout import holdout_key, holdout_rows, holdout_threshold, row_hashes
-from fastpath.pipeline.stages import choose_m
-from fastpath.scale import StreamError, declare_schema
-from fastpath.scale.passes import fit_stream
-from fastpath.utils.validation import as_generator
+from fastpath.pipeline._holdout import holdout_key, holdout_rows, holdout_threshold, row_hashes
+from fastpath.pipeline._stages import choose_m
+from fastpath.scale import StreamError, declare_schema, fit_stream
+from fastpath.utils._validation import as_generator
 
 STRUCTURES = [("nb", 0), ("tan", 1), ("kdb", 2), ("skdb", 2)]
 
@@ -180,7 +176,7 @@ def test_merging_compressed_histograms_keeps_their_resolution():
 def test_approximate_cut_points_keep_the_class_information():
     """Beyond max_bins distinct values the cuts move (MDL is unstable on noisy data), but the
     discretised column keeps the information about the class of the in-memory cuts."""
-    from fastpath.encode.discretize import apply_cut_points
+    from fastpath.encode import apply_cut_points
 
     rng = np.random.default_rng(3)
     n = 50_000
@@ -227,7 +223,7 @@ def test_stream_of_chunks_equals_in_memory_fit(name, structure, k):
 
 
 def test_threaded_leave_one_out_sums_rows_in_the_in_memory_order(monkeypatch):
-    import fastpath.scale.stats as stats
+    import fastpath.scale._stats as stats
 
     X, y, df = _frame("kr-vs-kp")
     monkeypatch.setattr(stats, "LOO_BLOCK", 37)  # many blocks straddling row chunks

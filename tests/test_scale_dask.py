@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from fastpath import BayesNetClassifier
-from fastpath.classifier.estimator import NotFittedError
-from fastpath.io.datasets import load_dataset
+from fastpath.classifier import NotFittedError
+from fastpath.io import load_dataset
 from fastpath.scale import StreamError
 
 dd = pytest.importorskip("dask.dataframe")

@@ -8,19 +8,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastpath.counts.counting import CountAccumulator, TreeSpec
-from fastpath.estimate.mestimate import m_estimate_table
-from fastpath.predict.inference import joint_log_likelihood, pack_model, posterior_from_joint
-from fastpath.structure import graphs as structure_mod
-from fastpath.structure.orders import sample_order
-from fastpath.structure.scores import mi_order, mutual_information_scores
-from fastpath.structure.selective import (
+from fastpath.counts import CountAccumulator, TreeSpec
+from fastpath.estimate import m_estimate_table
+from fastpath.predict import joint_log_likelihood, pack_model, posterior_from_joint
+from fastpath.structure import (
     SelectedStructure,
-    _best,
     loo_scores,
+    sample_order,
     select_skdb,
     selective_structure,
 )
+from fastpath.structure import graphs as structure_mod
+from fastpath.structure._scores import mi_order, mutual_information_scores
+from fastpath.structure._selective import _best
 
 
 def _random_data(seed: int, n_rows: int, cards: tuple[int, ...], n_classes: int):
@@ -314,8 +314,8 @@ def _brute_force_model_rmse(codes, y, specs, m, backoff):
 @pytest.mark.parametrize("backoff", ["path", "value"])
 @pytest.mark.parametrize("kind", ["nb", "tan", "kdb2"])
 def test_loo_m_scores_equal_brute_force_refits(kind, backoff):
-    from fastpath.structure.selective import loo_m_scores
-    from fastpath.structure.specs import tree_specs
+    from fastpath.structure import tree_specs
+    from fastpath.structure._selective import loo_m_scores
 
     cards, n_classes = (3, 2, 4, 3, 2), 3
     codes, y = _random_data(3, 35, cards, n_classes)
@@ -345,14 +345,14 @@ def test_loo_m_scores_equal_brute_force_refits(kind, backoff):
 def test_whole_model_row_error_is_the_full_kernels_last_entry(seed, kind, value_backoff, m):
     """The m choice's kernel (whole model only) adds exactly the numbers the selection kernel
     computes for (n* = n, k* = K): the same float, row by row, for any structure and back-off."""
-    from fastpath.structure.selective import (
+    from fastpath.structure import tree_specs
+    from fastpath.structure._selective import (
         full_depth,
         loo_model,
         loo_row_errors,
         loo_row_model_error,
         loo_settings,
     )
-    from fastpath.structure.specs import tree_specs
 
     cards, n_classes = (3, 2, 4, 3, 2), 3
     codes, y = _random_data(seed, 30, cards, n_classes)

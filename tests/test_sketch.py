@@ -1,4 +1,4 @@
-"""fastpath.encode.sketch: the bounded class histogram behind out-of-core MDL discretisation.
+"""fastpath.encode._sketch: the bounded class histogram behind out-of-core MDL discretisation.
 
 While a column has at most ``max_bins`` distinct values the histogram is the exact table
 value -> class counts (checked against ``np.unique`` and ``pandas.crosstab``), and its cut points
@@ -18,10 +18,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastpath.encode.discretize import mdl_cut_points, stochastic_mdl_cut_points
-from fastpath.encode.sketch import (
+from fastpath.encode import (
     ClassHistogram,
+    mdl_cut_points,
     mdl_cut_points_from_counts,
+    stochastic_mdl_cut_points,
     stochastic_mdl_cut_points_from_counts,
 )
 

@@ -1,4 +1,4 @@
-"""Tests for fastpath.estimate.hdp.stirling (log unsigned Stirling numbers of the first kind)."""
+"""Tests for fastpath.estimate.hdp._stirling (log unsigned Stirling numbers of the first kind)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from fastpath.estimate.hdp.stirling import (
+from fastpath.estimate.hdp import (
     N_EXACT,
     T_EDGE,
     LogStirlingTable,

@@ -1,4 +1,4 @@
-"""The adaptive length of the HDP sampler: fastpath.estimate.hdp.stopping and n_iter="auto"."""
+"""The adaptive length of the HDP sampler: fastpath.estimate.hdp._stopping and n_iter="auto"."""
 
 import math
 import warnings
@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastpath import BayesNetClassifier
-from fastpath.estimate.diagnostics import UnconvergedWarning, summarise_fit
-from fastpath.estimate.hdp import HDPOptions, estimate_trees
-from fastpath.estimate.hdp.options import AUTO_BATCH, SAMPLER_PRESETS
-from fastpath.estimate.hdp.stopping import StopCheck, batch_means_mcse, check_stop, next_length
+from fastpath.estimate import UnconvergedWarning, summarise_fit
+from fastpath.estimate.hdp import SAMPLER_PRESETS, HDPOptions, estimate_trees
+from fastpath.estimate.hdp._options import AUTO_BATCH
+from fastpath.estimate.hdp._stopping import StopCheck, batch_means_mcse, check_stop, next_length
 from fastpath.io import load_dataset
 
 
@@ -246,7 +246,7 @@ def test_rows_weighting_checks_the_mcse_the_training_rows_read(trees):
 
 
 def test_hdpbn_diagnose_lists_iterations_and_stop_reasons(tmp_path, capsys):
-    from fastpath.cli.main import main
+    from fastpath.cli import main
 
     X, y = load_dataset("credit-a")
     clf = BayesNetClassifier(structure="nb", estimator="hdp", sampler="strict", random_state=0)
@@ -298,7 +298,7 @@ def test_the_presets_and_the_former_name():
 
 
 def test_rows_mcse_is_the_row_weighted_rms_and_counts_disagreeing_chains():
-    from fastpath.estimate.hdp.stopping import rows_mcse
+    from fastpath.estimate.hdp import rows_mcse
 
     X, y = load_dataset("car")
     tree = BayesNetClassifier(structure="nb", estimator="m").fit(X, y).trees_[1]

@@ -18,21 +18,18 @@ from scipy.stats import chisquare
 from sklearn.metrics import mutual_info_score
 
 import fastpath.structure as structure_pkg
-from fastpath.structure.graphs import (
+from fastpath.structure import (
     Structure,
+    conditional_mutual_information,
     kdb,
     kdb_from_scores,
+    mutual_information,
     naive_bayes,
+    sample_order,
     tan,
     tan_from_scores,
 )
-from fastpath.structure.orders import sample_order
-from fastpath.structure.scores import (
-    conditional_mutual_information,
-    mi_order,
-    mutual_information,
-    mutual_information_scores,
-)
+from fastpath.structure._scores import mi_order, mutual_information_scores
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

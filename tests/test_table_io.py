@@ -1,4 +1,4 @@
-"""fastpath.estimate.table_io: the child-first table of ``hdpbn estimate`` and its node output.
+"""fastpath.estimate._table_io: the child-first table of ``hdpbn estimate`` and its node output.
 
 ``tree_from_frame`` codes every column as nominal (sorted values, missing last) and counts a
 context tree: the counts of every node equal ``pandas`` groupby counts of the rows with that
@@ -17,13 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fastpath.estimate.mestimate import m_estimate_table
-from fastpath.estimate.table_io import (
-    count_estimate_table,
-    node_frame,
-    read_estimate_table,
-    tree_from_frame,
-)
+from fastpath.estimate import m_estimate_table, node_frame, read_estimate_table, tree_from_frame
+from fastpath.estimate._table_io import count_estimate_table
 
 COLUMN_KINDS = {
     "str": st.sampled_from(["x", "y", "zz", None]),

@@ -1,4 +1,4 @@
-"""fastpath.utils.threads: one thread knob for numba's kernels and the library's pools.
+"""fastpath.utils._threads: one thread knob for numba's kernels and the library's pools.
 
 * fits and predictions of the estimators with ``n_jobs=1`` (selective kDB, HDP estimates, an
   ensemble) start no thread at all (counted in ``/proc/self/task`` in a fresh process), and
@@ -24,7 +24,8 @@ import pandas as pd
 import pytest
 
 import fastpath
-from fastpath.utils.threads import ThreadedKernel, limit_threads, numba_threads
+from fastpath.utils import limit_threads
+from fastpath.utils._threads import ThreadedKernel, numba_threads
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -111,9 +112,9 @@ class _Coder:
 
 
 def test_the_dask_partition_runner_uses_one_thread_for_nested_statistics():
-    from fastpath.scale.dask import _run_partition
-    from fastpath.scale.errors import Where
-    from fastpath.scale.stats import MemberStats, StatGroup
+    from fastpath.scale._dask import _run_partition
+    from fastpath.scale._errors import Where
+    from fastpath.scale._stats import MemberStats, StatGroup
 
     group = StatGroup([_Recorder(), _Recorder()])
     proto = MemberStats([group])

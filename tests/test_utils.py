@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import DataConversionWarning
 
-from fastpath.utils.dtypes import (
+from fastpath.utils._dtypes import (
     as_nominal,
     duplicates,
     is_numeric_dtype,
@@ -30,7 +30,7 @@ from fastpath.utils.dtypes import (
     stray_tokens,
     to_float64,
 )
-from fastpath.utils.validation import (
+from fastpath.utils._validation import (
     as_generator,
     check_float,
     check_int,
@@ -318,7 +318,7 @@ def test_flush_stale_cache_flushes_when_a_dependency_changes(tmp_path, monkeypat
     import importlib
     import sys
 
-    from fastpath.utils.numba_cache import flush_stale_cache
+    from fastpath.utils._numba_cache import flush_stale_cache
 
     (tmp_path / "dep_for_cache.py").write_text("from numba import njit\n\n\n"
                                                "@njit(cache=True)\ndef f(x):\n    return x + 1\n")

@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pytest
 
-from fastpath.estimate.convergence import effective_sample_size
+from fastpath.estimate import effective_sample_size
 from hdpbn_ppl import suite
 from validation import agreement as ag
 

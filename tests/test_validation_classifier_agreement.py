@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fastpath.classifier.estimator import BayesNetClassifier
-from fastpath.evaluation.cross_validation import align_proba, label_codes, take_rows
+from fastpath.classifier import BayesNetClassifier
+from fastpath.evaluation import align_proba, label_codes, take_rows
 from validation import classifier_agreement as ca
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from scipy import special, stats
 
-from fastpath.counts.context_tree import TYING_STRATEGIES, ContextTree
+from fastpath.counts import TYING_STRATEGIES, ContextTree
 from hdpbn_ppl import suite
 
 
@@ -68,7 +68,7 @@ def test_model_trees_reproduce_from_their_seeds():
 
 
 def test_data_tree_is_the_crosstab():
-    from fastpath.io.datasets import load_dataset
+    from fastpath.io import load_dataset
 
     tree = suite.get("car_nb_safety").build()
     X, y = load_dataset("car")

@@ -1,5 +1,5 @@
 """Every warning fastpath raises names the caller's line, however deep inside the library it is
-raised (one helper, :func:`fastpath.utils.warn.warn`, with ``skip_file_prefixes``; no stack level
+raised (one helper, :func:`fastpath.utils._warn.warn`, with ``skip_file_prefixes``; no stack level
 counted by hand).
 
 Each case below is a function whose line marked ``# <- warns here`` is the user's call; the
@@ -23,7 +23,7 @@ from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
 
 import fastpath
 from fastpath import BayesNetClassifier, ESKDBClassifier, UnconvergedWarning, read_table
-from fastpath.io.datasets import load_dataset
+from fastpath.io import load_dataset
 
 PACKAGE = Path(fastpath.__file__).parent
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from fastpath.io import load_dataset
-from fastpath.io.arff import read_arff
+from fastpath.io._arff import read_arff
 from validation.experiments import weka
 from validation.experiments.weka import WekaForest, parse_distribution, weka_available
 

@@ -23,8 +23,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from fastpath.estimate.hdp.options import PAPER_ITERATIONS
-from fastpath.io.datasets import load_dataset
+from fastpath.estimate.hdp import PAPER_ITERATIONS
+from fastpath.io import load_dataset
 from hdpbn_ppl import suite
 
 from . import agreement as ag

@@ -27,7 +27,7 @@ burn-in / warm-up and, for NUTS, JIT compilation included; fastpath runs its cha
 another on one thread). Fastpath's ESS comes from its thinned traces, so it is a lower bound.
 
 Both samplers' R-hat, ESS and MCSEs of the compared means are computed by the same functions,
-:mod:`fastpath.estimate.convergence`'s.
+:mod:`fastpath.estimate._convergence`'s.
 """
 
 from __future__ import annotations
@@ -46,13 +46,8 @@ import numpy as np
 from scipy import integrate
 from scipy.special import log_ndtr, ndtri
 
-from fastpath.counts.context_tree import ContextTree
-from fastpath.estimate.convergence import (
-    RHAT_MAX,
-    effective_sample_size,
-    mcse_mean,
-    split_rhat,
-)
+from fastpath.counts import ContextTree
+from fastpath.estimate import RHAT_MAX, effective_sample_size, mcse_mean, split_rhat
 from fastpath.estimate.hdp import HDPOptions, HDPResult, estimate_tree
 from hdpbn_ppl import suite as suite_mod
 
@@ -183,7 +178,7 @@ def bulk_ess(x: np.ndarray) -> np.ndarray:
     Returns
     -------
     ndarray, shape (n_varying,)
-        :func:`fastpath.estimate.convergence.effective_sample_size` of each quantity whose
+        :func:`fastpath.estimate._convergence.effective_sample_size` of each quantity whose
         draws are not constant, in C order of the trailing axes (NaN where not finite).
     """
     flat = _flat(x)

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from fastpath.classifier.estimator import BayesNetClassifier
-from fastpath.estimate.hdp.options import PAPER_ITERATIONS
-from fastpath.evaluation.cross_validation import (
+from fastpath.classifier import BayesNetClassifier
+from fastpath.estimate.hdp import PAPER_ITERATIONS
+from fastpath.evaluation import (
     align_proba,
     label_codes,
     log_loss,

@@ -2,7 +2,7 @@
 
 The default sampler (``sampler="adaptive"``) stops a tree when the root mean square over the
 training rows of the Monte-Carlo standard error (MCSE) of the probability each row reads is at
-most the tolerance (:func:`fastpath.estimate.hdp.stopping.rows_mcse`). Batch means with short
+most the tolerance (:func:`fastpath.estimate.hdp._stopping.rows_mcse`). Batch means with short
 batches underestimate an MCSE when the autocorrelation is long, so the reported error is checked
 against the truth:
 
@@ -33,8 +33,7 @@ import numpy as np
 import pandas as pd
 
 from fastpath import BayesNetClassifier
-from fastpath.estimate.hdp import HDPOptions, estimate_trees
-from fastpath.estimate.hdp.stopping import rows_mcse
+from fastpath.estimate.hdp import HDPOptions, estimate_trees, rows_mcse
 
 from .experiments.runner import discover_datasets, load_dataset
 

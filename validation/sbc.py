@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from fastpath.counts.context_tree import ContextTree
-from fastpath.estimate.convergence import effective_sample_size
+from fastpath.counts import ContextTree
+from fastpath.estimate import effective_sample_size
 from fastpath.estimate.hdp import HDPOptions, estimate_trees
 from hdpbn_ppl.suite import draw_from_prior
 

@@ -1,9 +1,12 @@
 """The estimators (:class:`BayesNetClassifier`, :class:`ESKDBClassifier`), their shared base
-(:class:`~fastpath.classifier.base.BaseBayesNet`) and their model files (:mod:`.model_io`)."""
+(:class:`~fastpath.classifier._base.BaseBayesNet`) and their model files (:mod:`._model_io`)."""
 
-from .ensemble import ESKDBClassifier
-from .estimator import STRUCTURES, BayesNetClassifier, NotFittedError
-from .loading import load_classifier
+from sklearn.exceptions import NotFittedError
+
+from ..pipeline import STRUCTURES
+from ._ensemble import ESKDBClassifier
+from ._estimator import BayesNetClassifier
+from ._loading import load_classifier
 
 __all__ = [
     "STRUCTURES",

@@ -1,5 +1,5 @@
 """The ``hdpbn`` command line (:func:`main`): one module per subcommand family."""
 
-from .main import build_parser, main
+from ._main import build_parser, main
 
 __all__ = ["build_parser", "main"]

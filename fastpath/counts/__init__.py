@@ -1,13 +1,13 @@
 """Codes -> counts -> context trees: the data structure every estimator reads.
 
 :class:`TreeSpec` names a conditional table (child, conditioning variables in branching order);
-:mod:`.counting` counts rows into sparse leaves, chunk by chunk and mergeable
-(:class:`CountAccumulator`); :mod:`.context_tree` holds a :class:`ContextTree` (class first,
+:mod:`._counting` counts rows into sparse leaves, chunk by chunk and mergeable
+(:class:`CountAccumulator`); :mod:`._context_tree` holds a :class:`ContextTree` (class first,
 then parents) with the counts of every node.
 """
 
-from .context_tree import TYING_STRATEGIES, ContextTree, TreeLevel, tying_groups
-from .counting import CountAccumulator, TreeSpec, count_leaves, count_tree
+from ._context_tree import TYING_STRATEGIES, ContextTree, TreeLevel, tying_groups
+from ._counting import CountAccumulator, TreeSpec, count_leaves, count_tree
 
 __all__ = [
     "TYING_STRATEGIES",

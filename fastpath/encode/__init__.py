@@ -1,14 +1,14 @@
 """Table -> integer codes: the encoder, MDL discretisation, and its streaming sketch.
 
 :class:`TableEncoder` codes nominal columns by their categories and numeric columns by MDL cut
-points (:mod:`.discretize`, Fayyad & Irani); :mod:`.sketch` computes the same cut points from
+points (:mod:`._discretize`, Fayyad & Irani); :mod:`._sketch` computes the same cut points from
 bounded class-conditional histograms when a column cannot be held in memory. The
 ``stochastic_*`` variants draw each cut among the admissible ones, as ESKDB's members do.
 """
 
-from .discretize import apply_cut_points, mdl_cut_points, stochastic_mdl_cut_points
-from .encoder import UNKNOWN, AttributeCoding, TableEncoder, as_frame
-from .sketch import (
+from ._discretize import apply_cut_points, mdl_cut_points, stochastic_mdl_cut_points
+from ._encoder import UNKNOWN, AttributeCoding, TableEncoder, as_frame
+from ._sketch import (
     DEFAULT_MAX_BINS,
     ClassHistogram,
     mdl_cut_points_from_counts,

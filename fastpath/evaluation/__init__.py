@@ -1,6 +1,6 @@
 """Cross-validation of classifiers and the metrics it reports (0-1 loss, RMSE, log loss)."""
 
-from .cross_validation import (
+from ._cross_validation import (
     FoldResult,
     align_proba,
     cross_validate,

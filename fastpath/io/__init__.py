@@ -4,10 +4,10 @@ The first arrow of the pipeline: a file becomes a :class:`pandas.DataFrame` whos
 declared nominal or numeric (:class:`TableWithTypes`).
 """
 
-from .arff import write_arff
-from .datasets import dataset_path, list_datasets, load_dataset
-from .tables import SUPPORTED_FORMATS, read_table
-from .typed_table import NOMINAL, NUMERIC, TableWithTypes
+from ._arff import write_arff
+from ._datasets import dataset_path, list_datasets, load_dataset
+from ._tables import SUPPORTED_FORMATS, read_table
+from ._typed_table import NOMINAL, NUMERIC, TableWithTypes
 
 __all__ = [
     "NOMINAL",

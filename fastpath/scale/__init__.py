@@ -7,11 +7,11 @@ tasks); ``partial`` keeps the counts of ``partial_fit``. Every driver composes t
 :mod:`fastpath.pipeline` and returns a :class:`~fastpath.pipeline.FittedModel`.
 """
 
-from .errors import StreamError
-from .partial import PartialFit, start_partial_fit
-from .passes import DEFAULT_PAIR_MEMORY, LocalRunner, fit_passes, fit_stream
-from .schema import declare_schema
-from .sources import DEFAULT_CHUNKSIZE, is_dask_frame, is_stream_source
+from ._errors import StreamError
+from ._partial import PartialFit, start_partial_fit
+from ._passes import DEFAULT_PAIR_MEMORY, LocalRunner, fit_passes, fit_stream
+from ._schema import declare_schema
+from ._sources import DEFAULT_CHUNKSIZE, is_dask_frame, is_stream_source
 
 __all__ = [
     "DEFAULT_CHUNKSIZE",

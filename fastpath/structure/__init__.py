@@ -1,12 +1,12 @@
 """Codes -> structure: naive Bayes, TAN, kDB and selective kDB, and the tree specs they give.
 
-:mod:`.scores` computes the mutual informations, :mod:`.graphs` holds :class:`Structure` and its
-factories, :mod:`.orders` samples attribute orders in proportion to the mutual information (ESKDB),
-:mod:`.selective` the leave-one-out search of selective kDB, and :mod:`.specs` turns a structure
+:mod:`._scores` computes the mutual informations, :mod:`._graphs` holds :class:`Structure` and its
+factories, :mod:`._orders` samples attribute orders in proportion to the mutual information (ESKDB),
+:mod:`._selective` the leave-one-out search of selective kDB, and :mod:`._specs` turns a structure
 into the :class:`~fastpath.counts.TreeSpec` of every factor.
 """
 
-from .graphs import (
+from ._graphs import (
     STRUCTURE_KINDS,
     Structure,
     kdb,
@@ -15,10 +15,10 @@ from .graphs import (
     tan,
     tan_from_scores,
 )
-from .orders import sample_order
-from .scores import conditional_mutual_information, mutual_information
-from .selective import SelectedStructure, loo_scores, select_skdb, selective_structure
-from .specs import tree_specs
+from ._orders import sample_order
+from ._scores import conditional_mutual_information, mutual_information
+from ._selective import SelectedStructure, loo_scores, select_skdb, selective_structure
+from ._specs import tree_specs
 
 __all__ = [
     "STRUCTURE_KINDS",

@@ -78,10 +78,9 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import RandomForestClassifier
 
-from fastpath.classifier.ensemble import ESKDBClassifier
-from fastpath.classifier.estimator import BayesNetClassifier
-from fastpath.encode.encoder import TableEncoder, as_frame
-from fastpath.estimate.hdp.options import PAPER_ITERATIONS
+from fastpath.classifier import BayesNetClassifier, ESKDBClassifier
+from fastpath.encode import TableEncoder, as_frame
+from fastpath.estimate.hdp import PAPER_ITERATIONS
 
 from .weka import WekaForest
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fastpath.estimate.hdp.options import PAPER_ITERATIONS
+from fastpath.estimate.hdp import PAPER_ITERATIONS
 
 from . import plots
 from .classifiers import DEFAULT_CLASSIFIERS, QUICK_CLASSIFIERS, parse_classifier

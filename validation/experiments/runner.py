@@ -40,10 +40,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fastpath.evaluation.cross_validation import log_loss, rmse, stratified_folds, zero_one_loss
-from fastpath.io import read_table
-from fastpath.io.datasets import dataset_path, list_datasets
-from fastpath.utils.progress import Progress
+from fastpath.evaluation import log_loss, rmse, stratified_folds, zero_one_loss
+from fastpath.io import dataset_path, list_datasets, read_table
+from fastpath.utils import Progress
 
 from .classifiers import ClassifierSpec, fitted_details, make_classifier, parse_classifier
 
@@ -149,7 +148,7 @@ def discover_datasets(paths: Iterable[str | os.PathLike]) -> list[DatasetRef]:
 
 
 def bundled_datasets() -> list[DatasetRef]:
-    """The datasets shipped with :mod:`fastpath.io.datasets`."""
+    """The datasets shipped with :mod:`fastpath.io._datasets`."""
     return discover_datasets([Path(str(dataset_path(n))) for n in list_datasets()])
 
 

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from fastpath.encode import TableEncoder
-from fastpath.io.arff import write_arff
+from fastpath.io import write_arff
 
 __all__ = [
     "DEFAULT_WEKA_JAR", "WEKA_JAR_ENV", "WekaForest", "java_seed", "weka_available", "weka_version",

@@ -1,0 +1,379 @@
+"""What every classifier of fastpath shares: one base class owns the fit and its drivers, the
+``partial_fit`` lifecycle, prediction, model files and the scikit-learn plumbing.
+
+A classifier is a list of members (:class:`~fastpath.pipeline._fitted.Member`), each a Bayesian
+network classifier; ``P(y | x)`` is the mean of the members' posteriors. Subclasses differ only
+in their parameters and in how members are drawn (:mod:`fastpath.pipeline._members`):
+``BayesNetClassifier`` is an ensemble of one member, ``ESKDBClassifier`` of ``n_estimators``
+selective kDB members with their own orders and cut points.
+
+The base hands the data to a driver -- :func:`~fastpath.pipeline._memory.fit_in_memory`,
+:func:`~fastpath.scale._passes.fit_stream`, :func:`~fastpath.scale._dask.fit_dask` or the
+``partial_fit`` counts of :mod:`fastpath.scale._partial` -- and assigns the
+:class:`~fastpath.pipeline._fitted.FittedModel` it returns. Every call runs under the threads
+``n_jobs`` allows (:func:`fastpath.utils._threads.limit_threads`). Prediction only reads the
+fitted state, so one fitted classifier may predict from several threads at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from contextlib import AbstractContextManager
+from typing import Any, Self
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
+
+from ..encode._encoder import as_frame
+from ..estimate.hdp._options import DEFAULT_SAMPLER, HDPOptions
+from ..pipeline._config import FitConfig, hdp_options
+from ..pipeline._fitted import FittedModel
+from ..pipeline._members import members_log_proba, members_proba
+from ..pipeline._memory import fit_in_memory
+from ..scale._dask import fit_dask
+from ..scale._partial import PartialFit, start_partial_fit
+from ..scale._passes import fit_stream
+from ..scale._sources import is_dask_frame, is_stream_source
+from ..utils._threads import limit_threads
+from ..utils._validation import check_labels, n_threads
+from ..utils._warn import warn
+from ._model_io import read_model, save_model
+
+# Attributes that are neither parameters nor in FittedModel but belong to a fit.
+_PRIVATE_STATE = ("_partial_state",)
+
+_SAMPLER_DEFAULTS = {f.name: f.default for f in dataclasses.fields(HDPOptions)}
+
+
+def _keyword(name: str, default: Any, annotation: str) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                             annotation=annotation)
+
+
+#: The keyword-only parameters every classifier has, declared once so that the classifiers
+#: cannot drift apart (documented in ``BayesNetClassifier``'s docstring). ``None`` for a
+#: sampler option means the preset's value; the others are :class:`HDPOptions`' defaults.
+SHARED_PARAMETERS: tuple[inspect.Parameter, ...] = (
+    _keyword("m", "auto", "float | str"),
+    _keyword("m_backoff", "path", "str"),
+    _keyword("categorical_features", "auto", "Any"),
+    _keyword("sampler", DEFAULT_SAMPLER, "str"),
+    _keyword("n_iter", None, "int | str | None"),
+    _keyword("min_iter", None, "int | None"),
+    _keyword("max_iter", None, "int | None"),
+    _keyword("burn_in", None, "int | None"),
+    *(_keyword(name, _SAMPLER_DEFAULTS[name], kind) for name, kind in (
+        ("tying", "str"), ("update", "str"), ("root", "str"), ("n_chains", "int"),
+        ("concentration_shape", "float"), ("concentration_rate", "float"),
+    )),
+    _keyword("concentration_every", None, "int | None"),
+    _keyword("alpha0", _SAMPLER_DEFAULTS["alpha0"], "float"),
+    _keyword("overrelax", None, "bool | None"),
+    _keyword("mcse_tolerance", None, "float | None"),
+    _keyword("mcse_weighting", None, "str | None"),
+    _keyword("convergence_checks", None, "bool | None"),
+    _keyword("n_jobs", None, "int | None"),
+    _keyword("random_state", None, "Any"),
+    _keyword("verbose", 0, "int"),
+)
+
+
+def _init_with(signature: inspect.Signature, qualname: str):
+    """An ``__init__`` that only stores the parameters of ``signature`` (scikit-learn reads
+    them back from ``signature`` in ``get_params``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        for name, value in list(bound.arguments.items())[1:]:
+            setattr(self, name, value)
+
+    __init__.__signature__ = signature
+    __init__.__qualname__ = f"{qualname}.__init__"
+    return __init__
+
+
+class BaseBayesNet(ClassifierMixin, BaseEstimator):
+    """Base of the classifiers: fit, ``partial_fit``, predict, save and load (module doc).
+
+    A subclass declares its own parameters in ``_own_parameters`` (they come first, the
+    positional ones before the keyword-only ones) and the default of ``sampler`` in
+    ``_default_sampler``; its ``__init__`` takes those, then :data:`SHARED_PARAMETERS`, and
+    only stores them, as scikit-learn asks. It may override :meth:`_fit_params` (the
+    parameters of :class:`~fastpath.pipeline._config.FitConfig` those give).
+    """
+
+    _own_parameters: tuple[inspect.Parameter, ...] = ()
+    _default_sampler: str = DEFAULT_SAMPLER
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        shared = [p.replace(default=cls._default_sampler) if p.name == "sampler" else p
+                  for p in SHARED_PARAMETERS]
+        self_ = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        signature = inspect.Signature([self_, *cls._own_parameters, *shared],
+                                      return_annotation=None)
+        cls.__init__ = _init_with(signature, cls.__qualname__)
+
+    # ------------------------------------------------------------------ parameters
+    def _fit_params(self) -> dict[str, Any]:
+        """The parameters of the fit's :class:`~fastpath.pipeline._config.FitConfig`."""
+        return self.get_params()
+
+    def fit_config(self) -> FitConfig:
+        """The checked parameters (``ValueError`` naming a bad one, before any work)."""
+        return FitConfig.from_params(self._fit_params())
+
+    def hdp_options(self) -> HDPOptions:
+        """The sampler options these parameters give (``ValueError`` naming a bad one)."""
+        return hdp_options(self.get_params())
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        tags.input_tags.categorical = True
+        return tags
+
+    def _threads(self) -> AbstractContextManager[None]:
+        """The threads every stage of a call may use: ``n_jobs``, numba's included."""
+        return limit_threads(n_threads(self.n_jobs))
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X: Any, y: Any = None, *, chunksize: int | None = None) -> Self:
+        """Learn every member's coding, structure and probability tables.
+
+        The estimator is updated only when the fit succeeds: after an error it is exactly as
+        before the call.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features), or a stream
+            Nominal and numeric columns; missing values (NaN/None) are a value of their own.
+            A *stream* is fitted out of core in a few passes (:mod:`fastpath.scale`), every
+            member's statistics in the same passes: a path to a CSV/TSV (optionally
+            compressed) or Parquet file, a callable returning a fresh iterator of DataFrame
+            chunks, an iterator of DataFrame chunks (spilled to a temporary directory, as it
+            can be read only once), or a ``dask.dataframe.DataFrame``
+            (:mod:`fastpath.scale._dask`). A stream's chunks hold the target column too.
+        y : array-like of shape (n_samples,), or str
+            Class labels (no missing values). For a stream: the name of the target column
+            (default: the last column).
+        chunksize : int, optional
+            Streams only: rows per chunk read from a file (default 100,000), or per block of
+            a Dask partition. Memory grows with it, not with the number of rows.
+        """
+        config = self.fit_config()
+        with self._threads():
+            if is_dask_frame(X):
+                model = fit_dask(config, X, y, chunksize=chunksize)
+            elif is_stream_source(X):
+                model = fit_stream(config, X, y, chunksize=chunksize)
+            else:
+                frame, has_names, classes, y_codes = self._in_memory_data(X, y, chunksize)
+                model = fit_in_memory(config, frame, has_names, classes, y_codes)
+        self._assign(model)
+        return self
+
+    def partial_fit(self, X: Any, y: Any, classes: Any = None, *, schema: Any = None,
+                    refresh: bool = True) -> Self:
+        """Add a chunk of rows to every member's counts and re-estimate the tables.
+
+        The first call fixes everything but the counts, and later calls only add counts:
+
+        * the classes: ``classes`` when given (every label the stream will hold), else the
+          labels of the first chunk;
+        * the coding of every column (categories, cut points, missing-value codes):
+          ``schema`` when given (a fitted :class:`~fastpath.encode.TableEncoder`, or a
+          mapping for :func:`fastpath.scale.declare_schema`; every member then uses it), else
+          learned from the first chunk exactly as :meth:`fit` learns it;
+        * every member's structure, learned from the first chunk (naive Bayes needs no data).
+
+        A later chunk with a class, a category or a missing value outside that schema raises
+        ``ValueError`` naming the call, row and column, and adds nothing. The rows are not
+        kept, so m is chosen on the holdout rule over all rows seen (with ``m="auto"`` among
+        the positive candidates); with ``m="holdout"`` or a fixed m, a declared schema and a
+        data-independent structure, ``partial_fit`` over chunks and :meth:`fit` on their
+        concatenation give the same model. :meth:`fit` discards everything ``partial_fit``
+        gathered; a saved model cannot resume ``partial_fit``.
+
+        ``refresh=False`` only adds the counts, and the tables stay those of the last
+        re-estimation (useful with HDP estimates, whose sampling each re-estimation repeats):
+        call :meth:`refresh_tables` (or ``partial_fit`` with ``refresh=True``) before
+        predicting. Prediction never re-estimates, so it never changes the estimator.
+        """
+        partial: PartialFit | None = self.__dict__.get("_partial_state")
+        with self._threads():
+            if partial is not None:
+                partial.add(self._validate_X(X), y)
+            else:
+                config = self.fit_config()
+                frame, has_names = self._frame(X)
+                partial = start_partial_fit(config, frame, has_names, y, classes, schema)
+                self._clear_fit()
+                self.classes_ = partial.classes
+                self.n_features_in_ = len(partial.feature_names)
+                if partial.has_names:
+                    self.feature_names_in_ = np.asarray(partial.feature_names, dtype=object)
+                self._partial_state = partial
+            if refresh:
+                self._assign(partial.refresh(), keep_partial=True)
+        return self
+
+    def refresh_tables(self) -> Self:
+        """Re-estimate the tables from every row ``partial_fit`` has counted (a no-op when
+        nothing was added since the last re-estimation)."""
+        partial: PartialFit | None = self.__dict__.get("_partial_state")
+        if partial is None:
+            raise NotFittedError(f"{type(self).__name__}.refresh_tables follows partial_fit; "
+                                 "this estimator has no partial_fit counts")
+        if partial.stale or "members_" not in self.__dict__:
+            with self._threads():
+                self._assign(partial.refresh(), keep_partial=True)
+        return self
+
+    def _clear_fit(self, keep_partial: bool = False) -> None:
+        for name in (*FittedModel.attribute_names(), *_PRIVATE_STATE):
+            if not (keep_partial and name == "_partial_state"):
+                self.__dict__.pop(name, None)
+
+    def _assign(self, model: FittedModel, keep_partial: bool = False) -> None:
+        """Replace the fitted state by ``model``'s (parameters untouched)."""
+        self._clear_fit(keep_partial)
+        for name, value in model.attributes().items():
+            setattr(self, name, value)
+
+    def _fitted_model(self) -> FittedModel:
+        """The fitted state as a record (what :meth:`save` writes)."""
+        return FittedModel(**{name: self.__dict__.get(name)
+                              for name in FittedModel.attribute_names()})
+
+    # ------------------------------------------------------------------ checks of X and y
+    @staticmethod
+    def _frame(X: Any) -> tuple[pd.DataFrame, bool]:
+        """``X`` as a DataFrame, and whether its columns are names; refuses empty data."""
+        frame, has_names = as_frame(X)
+        if frame.shape[0] == 0:
+            raise ValueError(
+                f"Found array with 0 sample(s) (shape={frame.shape}) while a minimum of 1 is "
+                "required."
+            )
+        if frame.shape[1] == 0:
+            raise ValueError(
+                f"Found array with 0 feature(s) (shape={frame.shape}) while a minimum of 1 is "
+                "required."
+            )
+        return frame, has_names
+
+    def _in_memory_data(self, X: Any, y: Any, chunksize: int | None
+                        ) -> tuple[pd.DataFrame, bool, np.ndarray, np.ndarray]:
+        """``fit``'s in-memory input, checked: the frame, whether it has column names, the
+        classes and the class codes (``ValueError`` for a stream-only option or one class)."""
+        if chunksize is not None:
+            raise ValueError(
+                "chunksize applies to streamed X (a path, a chunk iterator or a Dask DataFrame)"
+            )
+        frame, has_names = self._frame(X)
+        classes, y_codes = check_labels(y, frame.shape[0])
+        if classes.size < 2:
+            raise ValueError(
+                f"the target has only 1 class ({classes[0]!r}); a classifier needs at least 2"
+            )
+        return frame, has_names, classes, y_codes
+
+    def _validate_X(self, X: Any) -> pd.DataFrame:
+        """``X`` to predict on, its columns matched to those seen in fit."""
+        frame, has_names = self._frame(X)
+        fitted_names = getattr(self, "feature_names_in_", None)
+        if fitted_names is not None and has_names:
+            names = list(frame.columns)
+            missing = [c for c in fitted_names if c not in names]
+            extra = [c for c in names if c not in set(fitted_names)]
+            if missing or extra:
+                parts = []
+                if missing:
+                    parts.append(f"missing columns {missing}")
+                if extra:
+                    parts.append(f"unexpected columns {extra}")
+                raise ValueError(
+                    "The feature names should match those that were passed during fit: "
+                    + "; ".join(parts)
+                )
+            if names != list(fitted_names):
+                # same columns in another order: matched by name (documented)
+                frame = frame[list(fitted_names)]
+        elif fitted_names is not None and not has_names:
+            warn(f"X does not have valid feature names, but {type(self).__name__} was fitted "
+                 "with feature names; columns are matched by position")
+        elif fitted_names is None and has_names:
+            warn(f"X has feature names, but {type(self).__name__} was fitted without feature "
+                 "names")
+        if frame.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {frame.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input"
+            )
+        return frame
+
+    def _check_fitted(self) -> None:
+        if "members_" not in self.__dict__:
+            if "_partial_state" in self.__dict__:
+                raise NotFittedError(
+                    f"This {type(self).__name__} has partial_fit counts but no tables yet: "
+                    "call refresh_tables() (or partial_fit with refresh=True) first"
+                )
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
+                "appropriate arguments before using this estimator."
+            )
+
+    # ------------------------------------------------------------------ predict
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """``P(y | x)`` for every row, shape (n_samples, n_classes), columns in ``classes_``
+        order: the mean of the members' posteriors."""
+        self._check_fitted()
+        frame = self._validate_X(X)
+        with self._threads():
+            return members_proba(self.members_, frame)
+
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """log of :meth:`predict_proba`, from the members' joint log likelihoods (finite where
+        ``P(y | x)`` underflows)."""
+        self._check_fitted()
+        frame = self._validate_X(X)
+        with self._threads():
+            return members_log_proba(self.members_, frame)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Most probable class of every row (ties: the first class in ``classes_``)."""
+        proba = self.predict_proba(X)  # checks that the model is fitted
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    @property
+    def n_iter_(self) -> int:
+        """Iterations per chain of the longest-sampled tree of the fit (its adaptive length's
+        longest run, or ``n_iter``); 0 with m-estimates. Read from ``diagnostics_``, so a
+        loaded model has it too (``AttributeError`` before a fit)."""
+        if self.__dict__.get("classes_") is None:
+            raise AttributeError(f"{type(self).__name__} is not fitted: no n_iter_ yet")
+        diagnostics = self.__dict__.get("diagnostics_")
+        if diagnostics is None:
+            return 0
+        return max((t.iterations for t in diagnostics.trees), default=0)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: Any) -> None:
+        """Save the fitted model as arrays + JSON in one ``.npz`` file (no pickle)."""
+        self._check_fitted()
+        save_model(type(self).__name__, self.get_params(), self._fitted_model(), path)
+
+    @classmethod
+    def load(cls, path: Any) -> Self:
+        """Load a model written by :meth:`save` (never unpickles anything)."""
+        params, model = read_model(path, cls.__name__)
+        est = cls(**params)
+        est._assign(model)
+        return est

@@ -1,0 +1,88 @@
+"""ESKDB: an ensemble of selective kDB classifiers with HDP (or m-) estimates.
+
+Zhang, Petitjean & Buntine, *Bayesian network classifiers using ensembles and smoothing*,
+Knowledge and Information Systems 62 (2020). The members differ by their attribute order (drawn
+by ``I(X_j; Y)``) and, on numeric columns, by a stochastic MDL discretisation; each is a selective
+kDB whose tables are estimated like :class:`~fastpath.BayesNetClassifier`'s
+(:mod:`fastpath.pipeline._members`). Everything but the parameters is the base class's
+(:class:`~fastpath.classifier._base.BaseBayesNet`): streams and Dask DataFrames are fitted out
+of core with every member's statistics in the same passes, ``partial_fit`` adds counts to every
+member, and the model file is the single classifier's format with more members.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from ..estimate.hdp._options import DEFAULT_ENSEMBLE_SAMPLER
+from ._base import BaseBayesNet
+
+
+class ESKDBClassifier(BaseBayesNet):
+    """Ensemble of selective kDB classifiers (ESKDB), averaged posteriors.
+
+    Parameters
+    ----------
+    n_estimators : int, default=20
+        Members (the authors' scripts use 20).
+    k : int, default=5
+        ``K`` of every member's selective kDB (the authors' default).
+    estimator : {"hdp", "m"}, default="hdp"
+        How the members' tables are estimated (``"m"``: the ablation without HDP smoothing).
+    stochastic_discretization : bool, default=True
+        Each member cuts numeric columns with its own stochastic MDL
+        (:func:`~fastpath.encode.stochastic_mdl_cut_points`); ``False``: every member uses
+        Weka's MDL cut points.
+    m, m_backoff, categorical_features
+        As for :class:`~fastpath.BayesNetClassifier` (``m`` is chosen per member, with the
+        back-off ``m_backoff`` the members' m-estimates use).
+    sampler, n_iter, min_iter, max_iter, burn_in, tying, update, root, n_chains, \
+concentration_shape, concentration_rate, concentration_every, alpha0, overrelax, \
+mcse_tolerance, mcse_weighting, convergence_checks
+        The members' HDP sampler, with the presets and options of
+        :class:`~fastpath.BayesNetClassifier` and the same rule: each tree sampled until the
+        Monte-Carlo error of what its rows read is at most ``mcse_tolerance``. The default
+        preset, ``"adaptive-plain"``, makes the moves the paper's plain ones: the average of
+        the members divides their Monte-Carlo errors, and the overrelaxed moves of
+        ``"adaptive"`` (the single classifier's default) gave the same accuracy for more
+        sampling time (docs/performance.md, "The default sampler"). The authors ran
+        ``sampler="paper", n_iter=1000``.
+    random_state : int, numpy Generator or None, default=None
+        Seed of the members' orders, discretisations, m holdouts and samplers.
+    n_jobs, verbose
+        As for :class:`~fastpath.BayesNetClassifier`: the threads of every stage, and what
+        the fit says on standard error.
+
+    Attributes
+    ----------
+    classes_, n_features_in_, feature_names_in_
+        As for :class:`~fastpath.BayesNetClassifier`.
+    members_ : list of fastpath.pipeline.Member
+        Every member's encoder (its cut points), attribute order, selection (``n*``, ``k*``,
+        leave-one-out RMSE), context trees and probability tables.
+    hdp_results_ : list of fastpath.estimate.HDPResult
+        ``estimator="hdp"``: the sampler's output for every distinct tree of the members (a
+        tree that several members share -- same child, parents and coding -- is sampled once),
+        in member order. Not saved in model files.
+    diagnostics_ : fastpath.estimate.FitDiagnostics
+        ``estimator="hdp"``: R-hat and bulk ESS of every tree (named ``member e: P(...)``).
+    n_passes_ : int
+        Out-of-core fits only: the passes made over the data (for every member at once).
+    """
+
+    _own_parameters = (
+        inspect.Parameter("n_estimators", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=20,
+                          annotation="int"),
+        inspect.Parameter("k", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=5,
+                          annotation="int"),
+        inspect.Parameter("estimator", inspect.Parameter.POSITIONAL_OR_KEYWORD, default="hdp",
+                          annotation="str"),
+        inspect.Parameter("stochastic_discretization", inspect.Parameter.KEYWORD_ONLY,
+                          default=True, annotation="bool"),
+    )
+    _default_sampler = DEFAULT_ENSEMBLE_SAMPLER
+
+    def _fit_params(self) -> dict[str, Any]:
+        """The members' parameters: selective kDB-``k`` each, ``n_estimators`` of them."""
+        return {**self.get_params(), "structure": "skdb"}

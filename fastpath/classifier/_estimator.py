@@ -1,0 +1,221 @@
+"""The Bayesian network classifier: one member, with the structure the user chooses.
+
+Everything but its parameters and the single member's attributes is the base class's
+(:class:`~fastpath.classifier._base.BaseBayesNet`): the fit's drivers, ``partial_fit``,
+prediction and model files.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+
+from ..pipeline._fitted import Member
+from ..pipeline._stages import pack
+from ..predict._inference import joint_log_likelihood, posterior_from_joint
+from ._base import BaseBayesNet
+
+
+def _member_attribute(name: str, field: str, doc: str) -> property:
+    """A fitted attribute read from the single member (``AttributeError`` when it does not
+    apply to the fit, e.g. ``m_`` of HDP estimates, or before a fit)."""
+
+    def get(self: BayesNetClassifier) -> Any:
+        members = self.__dict__.get("members_")
+        value = None if not members else getattr(members[0], field)
+        if value is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return value
+
+    get.__name__ = name
+    get.__doc__ = doc
+    return property(get)
+
+
+class BayesNetClassifier(BaseBayesNet):
+    """Bayesian network classifier with m-estimates or HDP estimates of its tables.
+
+    Parameters
+    ----------
+    structure : {"nb", "tan", "kdb", "skdb"}, default="kdb"
+        Naive Bayes; tree-augmented naive Bayes (Chow–Liu tree on I(X_i; X_j | Y)); kDB-k
+        (attributes by I(X; Y), each with up to ``k`` earlier parents by I(X_i; X_j | Y)); or
+        selective kDB (the kDB over the n* best attributes with k* <= k parents that minimises
+        the leave-one-out RMSE, see :mod:`fastpath.structure._selective`).
+    k : int, default=1
+        Maximum number of attribute parents for ``"kdb"`` and ``"skdb"`` (ignored otherwise).
+    estimator : {"hdp", "m"}, default="hdp"
+        How conditional probability tables are estimated: the hierarchical Dirichlet process
+        (the paper's method, sampled as ``sampler`` says) or m-estimates with back-off (the
+        paper's baseline; no sampling, so the fastest fit).
+    m : float, "auto" or "holdout", default="auto"
+        m-estimate mass. ``"auto"`` chooses it from ``{0.05, 0.2, 1, 5, 20}`` by the
+        leave-one-out RMSE of the whole model over every training row (each row predicted from
+        the counts without it; one extra pass out of core): stable, and never 0, so no value
+        that training could have shown gets probability exactly 0. ``"holdout"`` is the
+        paper's rule: ``{0, 0.05, 0.2, 1, 5, 20}`` scored on a holdout of ``min(N/10, 5000)``
+        training rows, then a refit on all rows; the holdout is the rows with the smallest
+        seeded hash of their index (:func:`fastpath.pipeline._holdout.holdout_rows`), so
+        streaming fits hold out the same rows. ``m=0`` (maximum likelihood) only when given.
+    m_backoff : {"path", "value"}, default="path"
+        When an m-estimate backs off (:func:`fastpath.estimate.m_estimate_table`). ``"path"``:
+        a query whose conditioning path was never seen is answered at the deepest node of the
+        path that exists, where every value gets that node's m-estimate. ``"value"``: the rule
+        the paper printed, read literally ("if count(x4, x0, x3) is equal to zero, then
+        p(x4 | x0) is considered instead of p(x4 | x0, x3)"): in addition, a value whose joint
+        count with the node's path is zero takes the m-estimate of the deepest ancestor where
+        its count is non-zero, and rows are not renormalised. ``"path"`` keeps the informative
+        zeros of deterministic data (a stronger baseline). With ``m="auto"`` or ``"holdout"``
+        the candidates are scored with the same rule.
+    categorical_features : "auto", list of names/indices or boolean mask, default="auto"
+        Nominal columns; the others are discretised with MDL. ``"auto"``: non-numeric dtypes
+        (a text column that is at least 95 % numbers is numeric, its other values missing, with
+        a warning). A list or mask *adds* nominal columns (e.g. integer-coded categories): text
+        and categorical columns stay nominal (see :class:`~fastpath.encode.TableEncoder`).
+    sampler : {"adaptive", "adaptive-plain", "strict", "paper"}, default="adaptive"
+        The HDP sampler's preset (``estimator="hdp"``; :data:`fastpath.estimate.hdp._options.
+        SAMPLER_PRESETS`). ``"adaptive"``: exact overrelaxed moves, concentrations every
+        iteration, each tree sampled until the Monte-Carlo standard error of what the training
+        rows read is at most ``mcse_tolerance`` (root mean square over the rows; with
+        ``n_chains >= 2`` including how far the chains disagree): at least ``min_iter`` = 500
+        and at most ``max_iter`` = 5,000 iterations. Over 41 datasets it gives the paper
+        sampler's accuracy at a fraction of its time (docs/performance.md, "The default
+        sampler"). ``"adaptive-plain"``: the same rule with the paper's plain moves (faster per
+        tree, less precise). ``"strict"`` (formerly ``"fast"``): overrelaxed moves, every
+        probability of every node within the tolerance, and the concentrations and log joint
+        past R-hat <= 1.01 and bulk ESS >= 100 per chain -- slower than ``"paper"``.
+        ``"paper"``: the paper's and the reference's sampler, 5,000 plain Gibbs iterations
+        (what the experiments run). The sampler options below override the preset.
+    n_iter : int, "auto" or None, default=None
+        Iterations per chain; ``"auto"``: the adaptive length above. ``None``: the preset's.
+    min_iter, max_iter : int or None, default=None
+        The fewest and the most iterations per chain of an adaptive length (``None``: 500 and
+        5,000).
+    burn_in, tying, update, root, n_chains
+        Options of the HDP sampler (``estimator="hdp"``); see
+        :class:`fastpath.estimate.HDPOptions` (:meth:`hdp_options` builds it).
+    concentration_shape, concentration_rate, concentration_every, alpha0
+        The sampler's Gamma prior of the concentrations, how often they are re-sampled
+        (``None``: the preset's; ``5`` is the reference's schedule, ``1`` mixes them faster
+        per second, docs/validation.md, "Efficiency"), and the root concentration.
+    overrelax : bool or None, default=None
+        Overrelaxed table-count and concentration updates (``update="exact"`` only; see
+        :class:`fastpath.estimate.HDPOptions`): still exact, several times the ESS per
+        iteration for a little more time (docs/sampler.md, "Overrelaxed updates"). ``None``:
+        the preset's.
+    mcse_tolerance, mcse_weighting, convergence_checks : default None
+        The rule (:class:`fastpath.estimate.HDPOptions`): the MCSE tolerance (0.01), what it
+        applies to (``"rows"``: the root mean square over the training rows of what each
+        reads; ``"max"``: every probability), and whether the concentrations' and log joint's
+        R-hat/ESS checks must also pass. ``None``: the preset's. A fit whose estimates end
+        above the tolerance (or whose chains disagree) warns; the warning names the trees and
+        the option to change.
+    n_jobs : int or None, default=None
+        Threads of every stage: the HDP sampler's, numba's kernels' (structure scores,
+        leave-one-out selection, prediction) and BLAS's (``None`` or ``-1``: all cores).
+        Results do not depend on it.
+    random_state : int, numpy Generator or None, default=None
+        Seed of the m holdout split and of the sampler. An int gives identical results.
+    verbose : int, default=0
+        ``1``: say on standard error what the fit is doing (a line per stage: coding,
+        structure, counting or each pass over the data, the choice of m; a progress bar with
+        an ETA for the HDP sampler). Does not change the result.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` was a DataFrame with string column names.
+    members_ : list of fastpath.pipeline.Member
+        The one member (the attributes below read it).
+    encoder_ : TableEncoder
+    structure_ : fastpath.structure.Structure
+        Parents of every attribute (``structure_.parents``), exportable with
+        ``structure_.to_dot()`` and ``structure_.to_networkx()``.
+    selection_ : fastpath.structure.SelectedStructure
+        ``structure="skdb"`` only: the selected ``n_selected`` attributes and ``k_selected``
+        parents, and the leave-one-out RMSE of every candidate.
+    trees_ : list of ContextTree
+        The class prior's tree first, then one per attribute (``tree_specs_`` says which).
+    probability_tables_ : list of ndarray
+        The estimate at every node of every tree (read-only).
+    m_ : float
+        The m used (``estimator="m"``).
+    m_scores_ : dict
+        RMSE of each candidate m: leave-one-out (``m="auto"``) or on the holdout
+        (``m="holdout"``, and ``partial_fit``).
+    hdp_results_ : list of fastpath.estimate.HDPResult
+        ``estimator="hdp"``: the sampler's output for every tree (posterior means, MCSE,
+        traces, ``to_arviz()``). Not saved in model files.
+    diagnostics_ : fastpath.estimate.FitDiagnostics
+        ``estimator="hdp"``: every tree's iterations, the MCSE of what its rows read (and with
+        two or more chains the R-hat of the rows' probabilities), and the R-hat and bulk ESS of
+        its concentrations and log joint (``diagnostics_.summary()``,
+        ``diagnostics_.to_frame()``). An :class:`~fastpath.UnconvergedWarning` (a scikit-learn
+        ``ConvergenceWarning``) naming the trees and the option to change is raised when a
+        tree's estimates are not certified (:mod:`fastpath.estimate._diagnostics`).
+    """
+
+    _own_parameters = (
+        inspect.Parameter("structure", inspect.Parameter.POSITIONAL_OR_KEYWORD, default="kdb",
+                          annotation="str"),
+        inspect.Parameter("k", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=1,
+                          annotation="int"),
+        inspect.Parameter("estimator", inspect.Parameter.POSITIONAL_OR_KEYWORD, default="hdp",
+                          annotation="str"),
+    )
+
+    encoder_ = _member_attribute("encoder_", "encoder", "The coding of the columns.")
+    structure_ = _member_attribute("structure_", "structure", "The parents of every attribute.")
+    selection_ = _member_attribute("selection_", "selection",
+                                   "Selective kDB's selection record (``structure='skdb'``).")
+    tree_specs_ = _member_attribute("tree_specs_", "tree_specs",
+                                    "What each context tree counts (class prior first).")
+    trees_ = _member_attribute("trees_", "trees", "The context trees (class prior first).")
+    probability_tables_ = _member_attribute("probability_tables_", "probability_tables",
+                                            "Every tree's table (read-only).")
+    m_ = _member_attribute("m_", "m", "The m of the m-estimates.")
+    m_scores_ = _member_attribute("m_scores_", "m_scores", "RMSE of each candidate m.")
+
+    @property
+    def _member(self) -> Member:
+        self._check_fitted()
+        return self.members_[0]
+
+    # ------------------------------------------------------------------ predict
+    def transform_codes(self, X: Any) -> np.ndarray:
+        """Integer codes of ``X`` as the model sees them (``-1`` = unseen in training)."""
+        member = self._member  # checks that the model is fitted
+        return member.encoder.transform(self._validate_X(X))
+
+    def predict_joint_log_proba(self, X: Any) -> np.ndarray:
+        """log P(y, x) for every row and class, shape (n_samples, n_classes)."""
+        member = self._member
+        codes = member.encoder.transform(self._validate_X(X))
+        with self._threads():
+            return joint_log_likelihood(member.pack(), codes)
+
+    def predict_proba_with_tables(self, X: Any, tables: list[np.ndarray]) -> np.ndarray:
+        """P(y | x) with this fitted structure and context trees but other probability tables.
+
+        ``tables`` follows :attr:`probability_tables_` (the class prior's table first, then one
+        ``(n_nodes, K)`` table per attribute tree of :attr:`trees_`), e.g. another estimator's
+        posterior means. The classifier itself is not modified.
+        """
+        member = self._member
+        own = member.probability_tables
+        if len(tables) != len(own):
+            raise ValueError(f"tables: expected {len(own)} tables (class prior + attributes), "
+                             f"got {len(tables)}")
+        for i, (t, o) in enumerate(zip(tables, own, strict=True)):
+            if np.shape(t) != o.shape:
+                raise ValueError(f"tables[{i}] has shape {np.shape(t)}, the classifier's "
+                                 f"{o.shape}")
+        packed = pack(member.tree_specs, member.trees,
+                      [np.asarray(t, dtype=np.float64) for t in tables])
+        codes = member.encoder.transform(self._validate_X(X))
+        with self._threads():
+            return posterior_from_joint(joint_log_likelihood(packed, codes))

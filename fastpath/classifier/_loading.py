@@ -1,0 +1,23 @@
+"""Load a model file whatever estimator saved it (the command line's ``--model``)."""
+
+from __future__ import annotations
+
+import os
+
+from ._base import BaseBayesNet
+from ._ensemble import ESKDBClassifier
+from ._estimator import BayesNetClassifier
+from ._model_io import model_class_name
+
+_CLASSES: dict[str, type[BaseBayesNet]] = {
+    cls.__name__: cls for cls in (BayesNetClassifier, ESKDBClassifier)
+}
+
+
+def load_classifier(path: str | os.PathLike) -> BayesNetClassifier | ESKDBClassifier:
+    """The fitted estimator in ``path``, of the class that saved it (``ValueError`` naming a
+    file that is not a model file, or one of an unknown estimator)."""
+    name = model_class_name(path)
+    if name not in _CLASSES:
+        raise ValueError(f"{os.fspath(path)!r} holds a {name}, which this hdpbn does not know")
+    return _CLASSES[name].load(path)

@@ -1,0 +1,604 @@
+"""The ``hdpbn`` command line: one entry point, one subcommand per job.
+
+``hdpbn fit``       learn a classifier from a table and save it;
+``hdpbn predict``   predicted class and class probabilities for a table;
+``hdpbn evaluate``  repeated stratified cross-validation (0-1 loss, RMSE, log loss, seconds);
+``hdpbn estimate``  HDP estimates of one conditional table (child-first convention);
+``hdpbn diagnose``  convergence of a saved HDP model's samplers (worst trees first);
+``hdpbn experiments`` the paper's experiments over a folder of datasets;
+``hdpbn demo``      the README's demo: structures x estimators on a bundled dataset.
+
+Run ``hdpbn SUBCOMMAND --help`` for the options of each.
+
+Every error of the user's (a bad value or option, a file that cannot be read or written, an
+optional extra that is not installed) is one line ``hdpbn COMMAND: error: ...`` on standard error
+with exit status 2 (no traceback); any other exception is a bug in hdpbn and propagates with its
+traceback. Output paths are checked before the work starts; warnings are one line
+``hdpbn COMMAND: warning: ...``; a closed pipe on standard output (``hdpbn predict ... | head``)
+ends the command quietly with exit status 141 (128 + SIGPIPE, as a shell reports it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import inspect
+import json
+import os
+import re
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..classifier._ensemble import ESKDBClassifier
+from ..classifier._estimator import BayesNetClassifier
+from ..classifier._loading import load_classifier
+from ..estimate._diagnostics import CLI_NAMES, PYTHON_NAMES, UnconvergedWarning
+from ..estimate.hdp._options import (
+    DEFAULT_ENSEMBLE_SAMPLER,
+    DEFAULT_SAMPLER,
+    PAPER_CONCENTRATION_EVERY,
+    PAPER_ITERATIONS,
+    RENAMED_PRESETS,
+    SAMPLER_PRESETS,
+    HDPOptions,
+)
+from ..evaluation._cross_validation import cross_validate, summarise
+from ..io._datasets import dataset_path, list_datasets, load_dataset
+from ..io._tables import decompression_error, read_table
+from ..utils._progress import Progress
+from ..utils._warn import warn
+from ..version import __version__
+from ._diagnose import add_diagnose_parser
+from ._estimate import (
+    add_adaptive_length_options,
+    add_burn_in_option,
+    add_estimate_parser,
+    parse_iterations,
+)
+
+# A flag left out means what the Python parameter left out means: the flags' defaults are read
+# from the classifiers' signatures, not written again here.
+_BNC = {n: p.default for n, p in inspect.signature(BayesNetClassifier).parameters.items()}
+_ESKDB = {n: p.default for n, p in inspect.signature(ESKDBClassifier).parameters.items()}
+#: ``--seed``'s default: a command is reproducible when run again, where the Python default
+#: (``random_state=None``) draws a fresh seed, as scikit-learn does
+CLI_SEED = 0
+
+
+# ---------------------------------------------------------------------- helpers
+def _read(path: str) -> pd.DataFrame:
+    return read_table(path).frame
+
+
+def _read_labelled(path: str, target: str | None) -> pd.DataFrame:
+    """The table at ``path`` with its target column (the last one by default) read as labels,
+    never by the numeric 95 % rule (a class ``U`` among classes ``1``..``5`` is a class)."""
+    if target is not None and target not in read_table(path, nrows=0).frame.columns:
+        return _read(path)  # _split_target names the missing column
+    return read_table(path, nominal_columns=[-1 if target is None else target]).frame
+
+
+def _data_path(data: str) -> str:
+    """DATA of fit and evaluate: a file, or, when no such file exists, a bundled dataset's name
+    (``car``, ``credit-a``, ...: its bundled ``.csv.gz``, class column last)."""
+    if not Path(data).exists() and data in list_datasets():
+        return str(dataset_path(data))
+    return data
+
+
+_BUNDLED_HELP = "or the name of a bundled dataset ({}) when no such file exists"
+
+
+def _split_target(frame: pd.DataFrame, target: str | None) -> tuple[pd.DataFrame, pd.Series]:
+    if frame.shape[1] < 2:
+        raise ValueError("the table needs at least one attribute column and the target column")
+    if target is None:
+        target = str(frame.columns[-1])
+    if target not in frame.columns:
+        raise ValueError(
+            f"target column {target!r} is not in the data; columns are {list(frame.columns)}"
+        )
+    return frame.drop(columns=target), frame[target]
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("model")
+    g.add_argument("--structure", default=_BNC["structure"],
+                   choices=["nb", "tan", "kdb", "skdb", "eskdb"],
+                   help="naive Bayes, tree-augmented naive Bayes, kDB-k, selective kDB, or an "
+                   "ensemble of selective kDB members (ESKDB; in memory) "
+                   f"(default: {_BNC['structure']})")
+    g.add_argument("--k", type=int, default=None,
+                   help="max attribute parents for kdb, skdb and eskdb "
+                   f"(default: {_BNC['k']}; eskdb: {_ESKDB['k']})")
+    g.add_argument("--n-estimators", type=int, default=_ESKDB["n_estimators"], metavar="E",
+                   help=f"eskdb: members of the ensemble (default: {_ESKDB['n_estimators']})")
+    g.add_argument("--mdl-cuts", action="store_true",
+                   help="eskdb: every member cuts numeric columns at Weka's MDL cut points "
+                   "(default: each member draws its own, the stochastic MDL)")
+    g.add_argument("--estimator", default=_BNC["estimator"], choices=["hdp", "m"],
+                   help="HDP estimates (the paper's method), or m-estimates with back-off "
+                   f"(default: {_BNC['estimator']})")
+    g.add_argument("--m", default=_BNC["m"],
+                   help="m-estimate mass; 'auto' chooses it by leave-one-out RMSE among 0.05, "
+                   "0.2, 1, 5, 20; 'holdout' by the paper's rule, RMSE on a holdout of N/10 "
+                   f"rows among 0, 0.05, 0.2, 1, 5, 20 (default: {_BNC['m']})")
+    g.add_argument("--m-backoff", default=_BNC["m_backoff"], choices=["path", "value"],
+                   help="when an m-estimate backs off: 'path', a context never seen uses its "
+                   "deepest seen ancestor; 'value', the paper's literal rule, a value whose "
+                   "joint count with the context is zero uses the deepest ancestor where it "
+                   f"is non-zero, rows not renormalised (default: {_BNC['m_backoff']})")
+    g.add_argument("--categorical", default=None,
+                   help="comma-separated columns to treat as nominal even if numeric")
+    h = p.add_argument_group("HDP sampler (--estimator hdp)")
+    h.add_argument("--sampler", default=None,
+                   choices=[*SAMPLER_PRESETS, *RENAMED_PRESETS],
+                   help="adaptive: exact overrelaxed moves, each tree sampled until the "
+                   "Monte-Carlo error of what the training rows read is at most "
+                   f"--mcse-tolerance ({HDPOptions.min_iter} to {HDPOptions.max_iter} "
+                   "iterations); adaptive-plain: the same rule, "
+                   "the paper's plain moves (faster, less precise); strict (formerly fast): "
+                   "overrelaxed, every probability within the tolerance and the concentrations "
+                   "past R-hat and ESS checks (slow); paper: "
+                   f"the paper's sampler, {PAPER_ITERATIONS} plain Gibbs iterations. The flags "
+                   "below override "
+                   f"it (default: {DEFAULT_SAMPLER}; eskdb: {DEFAULT_ENSEMBLE_SAMPLER})")
+    h.add_argument("--iterations", type=parse_iterations, default=None,
+                   help="Gibbs iterations, or 'auto' (default: the sampler's)")
+    add_adaptive_length_options(h)
+    add_burn_in_option(h)
+    h.add_argument("--tying", default=_BNC["tying"],
+                   choices=["level", "same-parent", "single", "none"],
+                   help=f"concentration tying (default: {_BNC['tying']})")
+    h.add_argument("--chains", type=int, default=_BNC["n_chains"],
+                   help=f"independent chains (default: {_BNC['n_chains']})")
+    h.add_argument("--concentration-every", type=int, default=None, metavar="N",
+                   help="re-sample the concentrations every N-th iteration (default: the "
+                   "sampler's, 1 for the overrelaxed ones, adaptive and strict, "
+                   f"{PAPER_CONCENTRATION_EVERY} for paper and adaptive-plain, the reference's "
+                   "schedule)")
+    h.add_argument("--overrelax", action="store_const", const=True, default=None,
+                   help="overrelaxed table-count and concentration updates (still exact; "
+                   "faster mixing; not the reference's sampler; default: the sampler's, on "
+                   "for adaptive and strict)")
+    p.add_argument("--seed", type=int, default=CLI_SEED,
+                   help=f"random seed (default: {CLI_SEED})")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads for the HDP sampler (default: all cores; -1: all cores, "
+                   "-2: all but one); results do not depend on it")
+
+
+# the classifier's parameters that a flag of this command line sets, with the flag's message
+_FLAG_ERRORS = {
+    "random_state": "--seed must be a non-negative integer, got {seed}",
+    "n_jobs": "--threads must be a non-zero integer (-1: all cores), got {threads}",
+}
+# the sampler options whose messages name the Python parameter, and their flags
+_FLAG_NAMES = {"n_iter": "--iterations", "min_iter": "--min-iter", "max_iter": "--max-iter",
+               "mcse_tolerance": "--mcse-tolerance", "burn_in": "--burn-in"}
+
+
+def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
+                verbose: int = 0):
+    m: Any = args.m
+    if m not in ("auto", "holdout"):
+        try:
+            m = float(m)
+        except ValueError:
+            raise ValueError(f"--m must be 'auto', 'holdout' or a number, got {args.m!r}") from None
+    categorical: Any = "auto"
+    if args.categorical:
+        names = [c.strip() for c in args.categorical.split(",") if c.strip()]
+        if frame is not None:
+            unknown = [c for c in names if c not in frame.columns]
+            if unknown:
+                raise ValueError(f"--categorical names columns not in the data: {unknown}")
+            categorical = [c for c in frame.columns if c in names or not
+                           pd.api.types.is_numeric_dtype(frame[c].dtype)]
+    common: dict[str, Any] = dict(
+        estimator=args.estimator,
+        m=m,
+        m_backoff=args.m_backoff,
+        categorical_features=categorical,
+        burn_in=args.burn_in,
+        tying=args.tying,
+        n_chains=args.chains,
+        n_jobs=args.threads,
+        random_state=args.seed,
+        verbose=verbose,
+    )
+    # sampler options given on the command line override the preset (or the ensemble's own
+    # defaults); those left out are not passed at all
+    common.update({name: value for name, value in (
+        ("n_iter", args.iterations), ("concentration_every", args.concentration_every),
+        ("overrelax", args.overrelax), ("min_iter", args.min_iter),
+        ("max_iter", args.max_iter), ("mcse_tolerance", args.mcse_tolerance))
+        if value is not None})
+    if args.sampler is not None:  # else each classifier's own default
+        common["sampler"] = args.sampler
+    if args.structure == "eskdb":
+        model: Any = ESKDBClassifier(
+            n_estimators=args.n_estimators, k=_ESKDB["k"] if args.k is None else args.k,
+            stochastic_discretization=not args.mdl_cuts, **common,
+        )
+    else:
+        model = BayesNetClassifier(structure=args.structure,
+                                   k=_BNC["k"] if args.k is None else args.k, **common)
+    try:  # every parameter is checked here, before any work
+        model.fit_config()
+    except ValueError as exc:  # name the command-line flag, not the Python parameter
+        msg = str(exc)
+        for param, flag_msg in _FLAG_ERRORS.items():
+            if msg.startswith(param + " "):
+                msg = flag_msg.format(seed=args.seed, threads=args.threads)
+                break
+        for param, flag in _FLAG_NAMES.items():
+            msg = re.sub(rf"\b{param}\b", flag, msg)
+        raise ValueError(msg) from None
+    return model
+
+
+# ---------------------------------------------------------------------- subcommands
+def _cmd_fit(args: argparse.Namespace) -> int:
+    t0 = time.perf_counter()
+    data = _data_path(args.data)
+    # stage lines and the sampler's bar on a terminal (not when piped, not with --quiet)
+    verbose = int(not args.quiet and sys.stderr.isatty())
+    if args.chunksize is not None:
+        # out of core: the file is read in chunks, in a few passes (fastpath.scale._passes)
+        if args.chunksize < 1:
+            raise ValueError(f"--chunksize must be a positive number of rows, got {args.chunksize}")
+        model = _make_model(args, verbose=verbose)
+        if args.categorical:
+            # streamed columns are typed by the first chunk; the names make these nominal
+            model.set_params(categorical_features=[
+                c.strip() for c in args.categorical.split(",") if c.strip()
+            ])
+        try:
+            model.fit(data, args.target, chunksize=args.chunksize)
+        except Exception as exc:  # the streamed reader's decompression errors name the file
+            err = decompression_error(data, exc)
+            if err is None:
+                raise
+            raise err from exc
+        what = f"{args.data} (streamed in chunks of {args.chunksize} rows)"
+    else:
+        frame = _read_labelled(data, args.target)
+        X, y = _split_target(frame, args.target)
+        model = _make_model(args, X, verbose=verbose)
+        model.fit(X, y)
+        what = f"{len(X)} rows x {X.shape[1]} attributes"
+    seconds = time.perf_counter() - t0
+    model.set_params(verbose=0)  # the saved model is quiet when refitted
+    model.save(args.model)
+    if not args.quiet:
+        print(f"fitted {model!r} on {what} in {seconds:.2f} s; saved to {args.model}",
+              file=sys.stderr)
+    return 0
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    model = load_classifier(args.model)
+    frame = _read(args.data)
+    names = getattr(model, "feature_names_in_", None)
+    if names is not None:
+        missing = [c for c in names if c not in frame.columns]
+        if missing:
+            raise ValueError(f"the data lacks columns the model was fitted on: {missing}")
+        X = frame[list(names)]  # extra columns (e.g. the class) are ignored here
+    else:
+        X = frame
+    proba = model.predict_proba(X)
+    out = pd.DataFrame({"prediction": model.classes_[np.argmax(proba, axis=1)]})
+    for j, c in enumerate(model.classes_):
+        out[f"p_{c}"] = proba[:, j]
+    if args.out:
+        out.to_csv(args.out, index=False)
+    else:
+        out.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    frame = _read_labelled(_data_path(args.data), args.target)
+    X, y = _split_target(frame, args.target)
+    _make_model(args, X)  # validate options before the first fold
+    progress = Progress("folds", enabled=None if not (args.quiet or args.json) else False,
+                        unit="fold")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnconvergedWarning)
+        results = cross_validate(
+            lambda: _make_model(args, X), X, y, n_folds=args.folds, n_repeats=args.repeats,
+            seed=args.seed, progress=progress,
+        )
+    _warn_once_per_kind(caught, args.folds * args.repeats)
+    summary = summarise(results)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"{args.folds}-fold cross-validation x {args.repeats} on {args.data} "
+              f"({len(X)} rows, {X.shape[1]} attributes)")
+        for key, label in (("zero_one_loss", "0-1 loss"), ("rmse", "RMSE"),
+                           ("log_loss", "log loss")):
+            print(f"  {label:9s} {summary[key]['mean']:.4f} (sd {summary[key]['sd']:.4f})")
+        print(f"  fit       {summary['fit_seconds']:.3f} s per fold")
+        print(f"  predict   {summary['predict_seconds']:.3f} s per fold")
+    return 0
+
+
+def _cli_text(message: Any) -> Any:
+    """A warning's text with the command line's flags: an :class:`UnconvergedWarning` of a fit
+    advises ``--max-iter`` where Python would say ``max_iter``."""
+    diagnostics = getattr(message, "diagnostics", None)
+    if (isinstance(message, UnconvergedWarning) and diagnostics is not None
+            and message.names is PYTHON_NAMES):  # a command's own text is left as it is
+        return diagnostics.warning_message(CLI_NAMES) or message
+    return message
+
+
+def _warn_once_per_kind(caught: list[warnings.WarningMessage], n_fits: int,
+                        what: str = "folds") -> None:
+    """Re-emit the warnings of many fits: the HDP convergence warnings as one line (how many
+    fits, the first fit's message), any other warning once."""
+    unconverged = [w for w in caught if issubclass(w.category, UnconvergedWarning)]
+    if unconverged:
+        warn(
+            f"in {len(unconverged)} of {n_fits} {what} {_cli_text(unconverged[0].message)} "
+            "(the first such fit)",
+            UnconvergedWarning)
+    seen = set()
+    for w in caught:
+        if issubclass(w.category, UnconvergedWarning) or str(w.message) in seen:
+            continue
+        seen.add(str(w.message))
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    X, y = load_dataset(args.dataset)
+    estimators = ["m", "hdp"]
+    configs = [("nb", 0), ("tan", 1), ("kdb", 1), ("kdb", 2)]
+    print(f"hdpbn demo: {args.dataset} ({len(X)} rows, {X.shape[1]} attributes, "
+          f"{y.nunique()} classes), {args.folds}-fold cross-validation x {args.repeats}, "
+          f"seed {args.seed}")
+    if "hdp" in estimators:
+        opt = BayesNetClassifier(estimator="hdp", n_iter=args.iterations).hdp_options()
+        if opt.adaptive:
+            print(f"HDP: the {DEFAULT_SAMPLER} sampler ({opt.min_iter} to {opt.max_iter} Gibbs "
+                  "iterations per tree, until the Monte-Carlo error of what the rows read is "
+                  f"<= {opt.mcse_tolerance}), level tying")
+        else:
+            print(f"HDP: {opt.n_iter} Gibbs iterations, level tying")
+    # the numba kernels compile on first use (then load from numba's cache): do it before any
+    # fit is timed, and say so, instead of a silent pause inside the first row's "fit s"
+    print("compiling the numba kernels on first use (cached afterwards) ...", end=" ", flush=True)
+    t0 = time.perf_counter()
+    rows = slice(None, None, max(1, len(X) // 200))  # ~200 rows spread over the classes
+    with warnings.catch_warnings():  # 20 iterations compile the kernels; they certify nothing
+        warnings.simplefilter("ignore", UnconvergedWarning)
+        for est in estimators:
+            BayesNetClassifier(structure="kdb", k=2, estimator=est, n_iter=20,
+                               random_state=args.seed).fit(X.iloc[rows], y.iloc[rows])
+    print(f"{time.perf_counter() - t0:.1f} s")
+    print()
+    header = (f"{'structure':<10} {'estimator':<9} {'0-1 loss':>14} {'RMSE':>14} "
+              f"{'fit s/fold':>10}")
+    print(header)
+    print("-" * len(header))
+    caught: list[warnings.WarningMessage] = []
+    for structure, k in configs:
+        name = f"kdb-{k}" if structure == "kdb" else structure
+        for est in estimators:
+            def make(structure=structure, k=k, est=est):
+                return BayesNetClassifier(structure=structure, k=k, estimator=est,
+                                          n_iter=args.iterations, random_state=args.seed)
+
+            with warnings.catch_warnings(record=True) as fold_warnings:
+                warnings.simplefilter("always", UnconvergedWarning)
+                s = summarise(cross_validate(make, X, y, n_folds=args.folds,
+                                             n_repeats=args.repeats, seed=args.seed))
+            caught.extend(fold_warnings)
+            print(f"{name:<10} {est:<9} "
+                  f"{s['zero_one_loss']['mean']:>7.4f}±{s['zero_one_loss']['sd']:.4f} "
+                  f"{s['rmse']['mean']:>7.4f}±{s['rmse']['sd']:.4f} {s['fit_seconds']:>10.2f}",
+                  flush=True)
+    print("\n(mean ± sd over folds; lower is better; fit s/fold: mean seconds per fold)")
+    # the fits' warnings after the table, not inside it: one line for the convergence ones
+    n_hdp_fits = len(configs) * args.folds * args.repeats
+    _warn_once_per_kind(caught, n_hdp_fits, what="HDP fits")
+    return 0
+
+
+def _cmd_experiments(args: argparse.Namespace) -> int:
+    try:  # validation is a sibling package that imports fastpath: imported here, on use
+        from validation.experiments.cli import main as experiments_main
+    except ImportError as exc:  # pragma: no cover - the validation package ships with hdpbn
+        raise ImportError(f"the experiment runner is not installed: {exc}") from None
+    return int(experiments_main(args.rest, prog="hdpbn experiments") or 0)
+
+
+# ---------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hdpbn",
+        description="Bayesian network classifiers with hierarchical Dirichlet process estimates "
+        "(Petitjean, Buntine, Webb & Zaidi, Machine Learning 2018).",
+    )
+    parser.add_argument("--version", action="version", version=f"hdpbn {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("fit", help="learn a classifier from a table and save it",
+                       description="Learn the discretisation, structure and probability tables "
+                       "from DATA (CSV, CSV.gz, Parquet or ARFF, or a bundled dataset's name) "
+                       "and save the model.")
+    p.add_argument("data", metavar="DATA",
+                   help="training table, " + _BUNDLED_HELP.format(", ".join(list_datasets())))
+    p.add_argument("--target", default=None, help="class column (default: the last column)")
+    p.add_argument("--model", required=True, help="where to save the model (.npz)")
+    p.add_argument("--chunksize", type=int, default=None,
+                   help="fit out of core, reading DATA (CSV/CSV.gz/Parquet) in chunks of this "
+                   "many rows; memory does not grow with the file")
+    _add_model_options(p)
+    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    p.set_defaults(func=_cmd_fit)
+
+    p = sub.add_parser("predict", help="predict classes and probabilities for a table",
+                       description="Write one row per input row: the predicted class and one "
+                       "probability column p_<class> per class.")
+    p.add_argument("data", metavar="DATA", help="table to classify (extra columns are ignored)")
+    p.add_argument("--model", required=True, help="a model saved by 'hdpbn fit'")
+    p.add_argument("--out", default=None, help="output CSV (default: standard output)")
+    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    p.set_defaults(func=_cmd_predict)
+
+    p = sub.add_parser("evaluate", help="repeated stratified cross-validation",
+                       description="Cross-validate a classifier on DATA: discretisation and "
+                       "structure are learned inside each training fold. Prints 0-1 loss, RMSE "
+                       "(sqrt(mean (1 - P(true class))^2)) and log loss, mean and sd over folds, "
+                       "and fit/predict seconds per fold.")
+    p.add_argument("data", metavar="DATA",
+                   help="table with the class column, "
+                   + _BUNDLED_HELP.format(", ".join(list_datasets())))
+    p.add_argument("--target", default=None, help="class column (default: the last column)")
+    p.add_argument("--folds", type=int, default=2, help="folds per repeat (default: 2)")
+    p.add_argument("--repeats", type=int, default=5, help="repeats (default: 5)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_model_options(p)
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.set_defaults(func=_cmd_evaluate)
+
+    add_estimate_parser(sub)
+    add_diagnose_parser(sub)
+
+    p = sub.add_parser("experiments", help="the paper's experiments on a folder of datasets",
+                       description="Cross-validated comparison of BNCs (m and HDP estimates), "
+                       "random forest and XGBoost over a folder of datasets, with win/draw/loss "
+                       "tables and sign tests; the same as 'python -m validation.experiments'. "
+                       "Run 'hdpbn experiments --help' for its options.", add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="options of the experiment runner")
+    p.set_defaults(func=_cmd_experiments)
+
+    p = sub.add_parser("demo", help="compare structures and estimators on a bundled dataset",
+                       description="Cross-validated comparison of NB, TAN, kDB-1 and kDB-2 with "
+                       "m-estimates and HDP estimates on a small bundled UCI dataset.")
+    p.add_argument("--dataset", default="car", help="bundled dataset (default: car)")
+    p.add_argument("--folds", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--iterations", type=parse_iterations, default=None,
+                   help="HDP iterations, or 'auto' (default: the adaptive sampler's, "
+                   f"{HDPOptions.min_iter} to {HDPOptions.max_iter} per tree)")
+    p.add_argument("--seed", type=int, default=CLI_SEED)
+    p.set_defaults(func=_cmd_demo)
+    return parser
+
+
+# the output file of each command: (attribute of the parsed arguments, flag)
+_OUTPUTS = {"fit": ("model", "--model"), "predict": ("out", "--out"),
+            "estimate": ("out", "--out")}
+# the errors that are the user's, shown as one line with exit status 2: a bad value (the
+# library's own input errors, StreamError and the ARFF reader's, are ValueErrors naming the
+# chunk, row, column or parameter), a file that cannot be read or written, an optional extra
+# that is not installed. Anything else (TypeError, KeyError, AttributeError, ...) is a bug in
+# hdpbn: it propagates with its traceback instead of passing for a usage error.
+_USER_ERRORS = (ValueError, OSError, ImportError)
+
+
+def _check_output(path: str, flag: str) -> None:
+    """An output file can be written: its folder exists and is writable (before any work)."""
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{flag} {path!r} is a folder; give a file name")
+    folder = p.parent
+    if not folder.exists():
+        raise ValueError(f"{flag} {path!r}: the folder {str(folder)!r} does not exist")
+    if not folder.is_dir():
+        raise ValueError(f"{flag} {path!r}: {str(folder)!r} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise ValueError(f"{flag} {path!r} is not writable")
+
+
+def _describe(exc: BaseException) -> str:
+    """The one-line message of an error (an ``OSError``: the file and the reason)."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.filename!r}: {exc.strerror}"
+    return str(exc)
+
+
+@contextlib.contextmanager
+def _one_line_warnings(command: str) -> Iterator[None]:
+    """Show warnings as ``hdpbn COMMAND: warning: MESSAGE`` (no source line) while a command
+    runs; the previous ``warnings.showwarning`` is restored after."""
+    saved = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        message = _cli_text(message)
+        try:
+            print(f"hdpbn {command}: warning: {message}",
+                  file=sys.stderr if file is None else file)
+        except (OSError, ValueError, AttributeError):  # no usable stream: drop it, as Python
+            pass
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = saved
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device after a broken pipe, so that the flush at exit
+    does not fail again ("Exception ignored ... BrokenPipeError")."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (e.g. captured): nothing to do
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def _run(command: str, work: Callable[[], Any]) -> int:
+    with _one_line_warnings(command):
+        try:
+            status = int(work() or 0)
+            sys.stdout.flush()  # a closed pipe shows here, not at exit
+            return status
+        except BrokenPipeError:  # the reader went away (hdpbn predict ... | head): end quietly
+            _silence_stdout()
+            return 141
+        except _USER_ERRORS as exc:
+            print(f"hdpbn {command}: error: {_describe(exc)}", file=sys.stderr)
+            return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["experiments"]:
+        # the runner has its own parser (and --help): hand it every remaining argument
+        return _run("experiments", lambda: _cmd_experiments(argparse.Namespace(rest=argv[1:])))
+    parser = build_parser()
+    args = parser.parse_args(argv)
+
+    def work() -> Any:
+        if args.command in _OUTPUTS:
+            attr, flag = _OUTPUTS[args.command]
+            if getattr(args, attr, None) is not None:
+                _check_output(getattr(args, attr), flag)
+        return args.func(args)
+
+    return _run(args.command, work)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,287 @@
+"""Counting: integer-coded rows -> leaf count tables -> context trees.
+
+One pass over the rows fills the counts of every conditional probability table of a model at
+once (paper, "Efficiency of BNC learning"). A table is described by a :class:`TreeSpec`: which
+column is the child and which columns it is conditioned on, in branching order (class first).
+Column ``-1`` stands for the class.
+
+Two storage modes, chosen per table from the size of its key space:
+
+* **dense** — when (product of conditioning cardinalities) x K is small, counts live in a flat
+  array indexed by the mixed-radix code of the path; a numba kernel fills all dense tables in a
+  single pass over the rows.
+* **sparse** — otherwise, each chunk is reduced to its distinct observed paths with their counts
+  (a sort), so memory follows the number of observed paths, never the key space.
+
+Both are *mergeable*: counts of two chunks (or of two Dask partitions) add up, so the same
+accumulator serves in-memory fits, streaming fits and distributed reductions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ._context_tree import ContextTree
+
+#: largest dense table (cells) before a table switches to sparse storage (32 MiB of int64)
+DENSE_CELL_LIMIT = 1 << 22
+
+
+@dataclass(frozen=True)
+class TreeSpec:
+    """Which columns one context tree counts.
+
+    Attributes
+    ----------
+    child : int
+        Column of the child variable; ``-1`` for the class.
+    conditioning : tuple of int
+        Columns branched on, in order (``-1`` for the class).
+    n_values : int
+        Cardinality of the child.
+    cardinalities : tuple of int
+        Cardinality of each conditioning column.
+    """
+
+    child: int
+    conditioning: tuple[int, ...]
+    n_values: int
+    cardinalities: tuple[int, ...]
+
+    @property
+    def n_cells(self) -> int:
+        return int(np.prod(self.cardinalities, dtype=object)) * self.n_values
+
+    @property
+    def dense(self) -> bool:
+        return self.n_cells <= DENSE_CELL_LIMIT
+
+
+@njit(cache=True, nogil=True)
+def _dense_count_kernel(codes, y, child_col, cond_ptr, cond_cols, radix, n_values, offsets, out):
+    """Add every row to every dense table: one pass over the rows, all tables per row."""
+    n_rows = codes.shape[0]
+    n_tables = child_col.shape[0]
+    for r in range(n_rows):
+        for a in range(n_tables):
+            key = 0
+            for j in range(cond_ptr[a], cond_ptr[a + 1]):
+                c = cond_cols[j]
+                v = y[r] if c < 0 else codes[r, c]
+                key = key * radix[j] + v
+            c = child_col[a]
+            cv = y[r] if c < 0 else codes[r, c]
+            out[offsets[a] + key * n_values[a] + cv] += 1
+
+
+def _column(codes: np.ndarray, y: np.ndarray, col: int) -> np.ndarray:
+    return y if col < 0 else codes[:, col]
+
+
+def _compact(paths: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Merge duplicate paths (sort + segment sums)."""
+    if paths.shape[0] <= 1 or paths.shape[1] == 0:
+        if paths.shape[1] == 0 and paths.shape[0] > 1:
+            return paths[:1], counts.sum(axis=0, keepdims=True)
+        return paths, counts
+    order = np.lexsort(paths.T[::-1])
+    paths, counts = paths[order], counts[order]
+    starts = np.flatnonzero(np.r_[True, (paths[1:] != paths[:-1]).any(axis=1)])
+    return paths[starts], np.add.reduceat(counts, starts, axis=0)
+
+
+def count_leaves(
+    child: np.ndarray,
+    conditioning: np.ndarray,
+    n_values: int,
+    cardinalities: Sequence[int],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct observed paths and their child-value counts.
+
+    Parameters
+    ----------
+    child : array of int, shape (n_rows,)
+        Codes of the child variable, in [0, n_values).
+    conditioning : array of int, shape (n_rows, depth)
+        Codes of the conditioning variables in branching order.
+
+    Returns
+    -------
+    paths : ndarray of int64, shape (L, depth)
+    counts : ndarray of int64, shape (L, n_values)
+    """
+    child = np.asarray(child, dtype=np.int64)
+    conditioning = np.asarray(conditioning, dtype=np.int64).reshape(child.shape[0], -1)
+    depth = conditioning.shape[1]
+    cards = np.asarray(cardinalities, dtype=np.int64)
+    if child.size:
+        if child.min() < 0 or child.max() >= n_values:
+            raise ValueError(f"child codes must lie in [0, {n_values})")
+        if depth and ((conditioning < 0).any() or (conditioning >= cards).any()):
+            raise ValueError("conditioning codes out of range of their cardinalities")
+    space = int(np.prod(cards, dtype=object))
+    if space * n_values < 2**62:
+        # mixed-radix key of the path, then one sort
+        key = np.zeros(child.shape[0], dtype=np.int64)
+        for d in range(depth):
+            key = key * cards[d] + conditioning[:, d]
+        uniq, inverse = np.unique(key, return_inverse=True)
+        counts = np.zeros((uniq.size, n_values), dtype=np.int64)
+        np.add.at(counts, (inverse, child), 1)
+        paths = np.zeros((uniq.size, depth), dtype=np.int64)
+        rest = uniq.copy()
+        for d in range(depth - 1, -1, -1):
+            paths[:, d] = rest % cards[d]
+            rest //= cards[d]
+        return paths, counts
+    uniq, inverse = np.unique(conditioning, axis=0, return_inverse=True)
+    counts = np.zeros((uniq.shape[0], n_values), dtype=np.int64)
+    np.add.at(counts, (inverse.ravel(), child), 1)
+    return uniq.astype(np.int64), counts
+
+
+def count_tree(
+    child: np.ndarray,
+    conditioning: np.ndarray,
+    n_values: int,
+    cardinalities: Sequence[int],
+    *,
+    child_name: str | None = None,
+    conditioning_names: Sequence[str] | None = None,
+) -> ContextTree:
+    """Count rows into a :class:`~fastpath.counts.ContextTree` (see :func:`count_leaves`)."""
+    paths, counts = count_leaves(child, conditioning, n_values, cardinalities)
+    return ContextTree.from_leaf_counts(
+        paths,
+        counts,
+        cardinalities,
+        n_values,
+        child_name=child_name,
+        conditioning_names=conditioning_names,
+    )
+
+
+class CountAccumulator:
+    """Counts of many context trees, filled chunk by chunk and mergeable.
+
+    Parameters
+    ----------
+    specs : sequence of TreeSpec
+    """
+
+    def __init__(self, specs: Sequence[TreeSpec]) -> None:
+        self.specs = tuple(specs)
+        self.n_rows = 0
+        dense = [i for i, s in enumerate(self.specs) if s.dense]
+        self._dense_ids = np.asarray(dense, dtype=np.int64)
+        sizes = [self.specs[i].n_cells for i in dense]
+        self._dense_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self._dense = np.zeros(int(self._dense_offsets[-1]), dtype=np.int64)
+        self._sparse: dict[int, tuple[np.ndarray, np.ndarray]] = {
+            i: (
+                np.empty((0, len(s.conditioning)), np.int64),
+                np.empty((0, s.n_values), np.int64),
+            )
+            for i, s in enumerate(self.specs)
+            if not s.dense
+        }
+        # kernel arguments for the dense tables
+        child_col, cond_ptr, cond_cols, radix, n_values = [], [0], [], [], []
+        for i in dense:
+            s = self.specs[i]
+            child_col.append(s.child)
+            cond_cols.extend(s.conditioning)
+            radix.extend(s.cardinalities)
+            cond_ptr.append(len(cond_cols))
+            n_values.append(s.n_values)
+        self._kernel_spec = (
+            np.asarray(child_col, dtype=np.int64),
+            np.asarray(cond_ptr, dtype=np.int64),
+            np.asarray(cond_cols, dtype=np.int64),
+            np.asarray(radix, dtype=np.int64),
+            np.asarray(n_values, dtype=np.int64),
+        )
+
+    def update(self, codes: np.ndarray, y: np.ndarray) -> CountAccumulator:
+        """Add a chunk of integer-coded rows (codes: (n, p), y: (n,)); returns self."""
+        codes = np.ascontiguousarray(codes, dtype=np.int64)
+        y = np.ascontiguousarray(y, dtype=np.int64)
+        if codes.ndim != 2 or y.ndim != 1 or codes.shape[0] != y.shape[0]:
+            raise ValueError("codes must be (n, p) and y (n,) with the same n")
+        if codes.size and codes.min() < 0:
+            raise ValueError("codes must be non-negative (unknown values cannot be counted)")
+        if y.size:
+            self._check_ranges(codes, y)
+        if self._dense_ids.size and y.size:
+            child_col, cond_ptr, cond_cols, radix, n_values = self._kernel_spec
+            _dense_count_kernel(
+                codes, y, child_col, cond_ptr, cond_cols, radix, n_values,
+                self._dense_offsets, self._dense,
+            )
+        for i, (paths, counts) in self._sparse.items():
+            s = self.specs[i]
+            cond = (
+                np.stack([_column(codes, y, c) for c in s.conditioning], axis=1)
+                if s.conditioning
+                else np.zeros((y.shape[0], 0), np.int64)
+            )
+            new_paths, new_counts = count_leaves(
+                _column(codes, y, s.child), cond, s.n_values, s.cardinalities
+            )
+            self._sparse[i] = _compact(
+                np.concatenate([paths, new_paths]), np.concatenate([counts, new_counts])
+            )
+        self.n_rows += int(y.shape[0])
+        return self
+
+    def _check_ranges(self, codes: np.ndarray, y: np.ndarray) -> None:
+        # the dense kernel trusts its codes: an out-of-range code would land in another cell
+        col_max = codes.max(axis=0) if codes.shape[1] else np.zeros(0, np.int64)
+        y_max = int(y.max())
+        if y.min() < 0:
+            raise ValueError("class codes must be non-negative")
+        for s in self.specs:
+            cols = (s.child, *s.conditioning)
+            cards = (s.n_values, *s.cardinalities)
+            for col, card in zip(cols, cards, strict=True):
+                top = y_max if col < 0 else int(col_max[col])
+                if top >= card:
+                    what = "the class" if col < 0 else f"column {col}"
+                    raise ValueError(f"code {top} of {what} is out of range [0, {card})")
+
+    def merge(self, other: CountAccumulator) -> CountAccumulator:
+        """Add another accumulator's counts (same specs); returns self."""
+        if other.specs != self.specs:
+            raise ValueError("cannot merge counts of different table specifications")
+        self._dense += other._dense
+        for i, (paths, counts) in self._sparse.items():
+            op, oc = other._sparse[i]
+            self._sparse[i] = _compact(np.concatenate([paths, op]), np.concatenate([counts, oc]))
+        self.n_rows += other.n_rows
+        return self
+
+    def leaf_counts(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Observed paths and counts of table ``i`` (copies)."""
+        s = self.specs[i]
+        if i in self._sparse:
+            paths, counts = self._sparse[i]
+            return paths.copy(), counts.copy()
+        j = int(np.searchsorted(self._dense_ids, i))
+        block = self._dense[self._dense_offsets[j] : self._dense_offsets[j + 1]]
+        block = block.reshape(-1, s.n_values)
+        observed = np.flatnonzero(block.sum(axis=1))
+        if s.cardinalities:
+            paths = np.stack(np.unravel_index(observed, s.cardinalities), axis=1).astype(np.int64)
+        else:
+            paths = np.zeros((observed.size, 0), dtype=np.int64)
+        return paths, block[observed].copy()
+
+    def tree(self, i: int, **names) -> ContextTree:
+        """Context tree of table ``i``."""
+        s = self.specs[i]
+        paths, counts = self.leaf_counts(i)
+        return ContextTree.from_leaf_counts(paths, counts, s.cardinalities, s.n_values, **names)

@@ -1,0 +1,500 @@
+"""Table -> integer codes: the first arrow of the pipeline.
+
+:class:`TableEncoder` turns a table of mixed columns into a matrix of small non-negative integer
+codes, one column per attribute:
+
+* **nominal** columns (strings, booleans, pandas categoricals, object arrays) get one code per
+  value seen in training — for a pandas ``Categorical`` (and ARFF nominal attributes), one per
+  *declared* category, so a declared but unobserved value still counts in ``|X_i|``;
+* **numeric** columns are discretised with MDL (Fayyad & Irani 1993) fitted on the training rows
+  only; the codes are the intervals between cut points;
+* a **missing value** is a value of its own (paper, "Experimental design and setting"): if a column
+  has missing values in training, missing gets the last code of that column;
+* a text column that is at least 95 % numbers (such as a numeric column with a few ``"?"``) is
+  numeric, its other values are missing, with a warning
+  (:func:`~fastpath.utils._dtypes.stray_tokens`; :func:`~fastpath.io.read_table` and streamed
+  fits follow the same rule).
+
+Values never seen in training (a new category, or a missing value in a column that had none) are
+coded ``-1`` (*unknown*). Downstream, an unknown value is treated as unobserved: its own factor is
+left out of the product (it is marginalised: the factor sums to one over the column's values) and
+the context trees of its children back off to the node above it. This is deterministic and does
+not depend on the other rows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..utils._dtypes import (
+    count_tokens,
+    is_numeric_dtype,
+    parse_numbers,
+    python_scalar,
+    stray_message,
+    stray_tokens,
+)
+from ..utils._validation import as_generator
+from ..utils._warn import warn
+from ._discretize import apply_cut_points, mdl_cut_points, stochastic_mdl_cut_points
+
+#: code of a value that was never seen in training
+UNKNOWN = -1
+
+
+@dataclass(frozen=True)
+class AttributeCoding:
+    """How one column is coded.
+
+    Attributes
+    ----------
+    name : str
+    kind : {"nominal", "numeric"}
+    categories : tuple
+        Nominal: the labels of codes ``0..len(categories)-1``. Numeric: empty.
+    cut_points : tuple of float
+        Numeric: sorted MDL cut points; interval ``j`` is code ``j``. Nominal: empty.
+    missing_code : int or None
+        Code of a missing value, when missing values were seen in training.
+    missing_tokens : tuple of str
+        Numeric: the values (as text) that are not numbers and were read as missing in training
+        (the stray tokens of :func:`~fastpath.utils._dtypes.stray_tokens`); they are missing
+        when transforming too. Usually empty.
+    """
+
+    name: str
+    kind: str
+    categories: tuple = ()
+    cut_points: tuple[float, ...] = ()
+    missing_code: int | None = None
+    missing_tokens: tuple[str, ...] = ()
+
+    @property
+    def cardinality(self) -> int:
+        base = len(self.categories) if self.kind == "nominal" else len(self.cut_points) + 1
+        return base + (self.missing_code is not None)
+
+    def value_labels(self) -> list[str]:
+        """Human-readable label of every code."""
+        if self.kind == "nominal":
+            labels = [str(c) for c in self.categories]
+        else:
+            edges = [-math.inf, *self.cut_points, math.inf]
+            labels = [f"({edges[j]:.6g}, {edges[j + 1]:.6g}]" for j in range(len(edges) - 1)]
+        if self.missing_code is not None:
+            labels.append("<missing>")
+        return labels
+
+    def to_dict(self) -> dict:
+        out = {
+            "name": self.name,
+            "kind": self.kind,
+            "categories": [python_scalar(c) for c in self.categories],
+            "cut_points": [float(c) for c in self.cut_points],
+            "missing_code": self.missing_code,
+        }
+        if self.missing_tokens:  # only then: other codings are written as before
+            out["missing_tokens"] = list(self.missing_tokens)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict) -> AttributeCoding:
+        return cls(
+            name=d["name"],
+            kind=d["kind"],
+            categories=tuple(d["categories"]),
+            cut_points=tuple(d["cut_points"]),
+            missing_code=d["missing_code"],
+            missing_tokens=tuple(str(t) for t in d.get("missing_tokens", ())),
+        )
+
+
+def as_frame(X: Any) -> tuple[pd.DataFrame, bool]:
+    """View ``X`` as a DataFrame without copying the caller's data when possible.
+
+    Returns the frame and whether ``X`` carried column names (a DataFrame with string names).
+    Raises on duplicated column names, sparse input and anything not two-dimensional.
+    """
+    if isinstance(X, pd.DataFrame):
+        names = [str(c) for c in X.columns]
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError(f"duplicated column names: {dup}")
+        has_names = all(isinstance(c, str) for c in X.columns)
+        frame = X if has_names else X.set_axis(names, axis=1)
+        return frame, has_names
+    if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
+        raise TypeError(
+            "sparse input is not supported: BayesNetClassifier needs a dense table; "
+            "convert with X.toarray()"
+        )
+    if isinstance(X, pd.Series):
+        raise ValueError("expected a 2-D table, got a pandas Series; use series.to_frame()")
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise ValueError(
+            f"expected a 2-D table (n_samples, n_features), got an array of shape {arr.shape}. "
+            "Reshape your data: X.reshape(-1, 1) for a single feature, X.reshape(1, -1) for a "
+            "single sample"
+        )
+    if arr.dtype.kind == "c":
+        raise ValueError("Complex data not supported")
+    frame = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])], copy=False)
+    if arr.dtype == object:
+        # let pandas find numeric object columns (e.g. a mixed-type array of numbers)
+        frame = frame.infer_objects()
+    return frame, False
+
+
+class TableEncoder:
+    """Code a table's columns as small integers (nominal values, MDL intervals, missing).
+
+    Parameters
+    ----------
+    categorical_features : "auto", sequence of str or int, or boolean mask
+        Which columns are nominal. ``"auto"``: non-numeric dtypes (strings, booleans, object,
+        category) are nominal, numeric dtypes are discretised. A list names (or indexes, or a
+        boolean mask marks) columns to make nominal *in addition*: use it for integer-coded
+        categories. It never makes a column numeric: an unlisted string, object or categorical
+        column stays nominal (an unlisted bool column is coded as the numbers 0/1).
+
+    Column types
+    ------------
+    A string or object column whose non-missing values are at least 95 % numbers, and not all
+    numbers (a numeric column with a stray ``"?"``), is **numeric**: the values that are not
+    numbers become missing values, and ``fit`` warns with a ``UserWarning`` naming the column,
+    those values and their counts. They are remembered (``AttributeCoding.missing_tokens``) and
+    are missing in ``transform`` too; any other text in a numeric column raises a ``ValueError``
+    naming the column, the value and its row. To keep such a column nominal, list it in
+    ``categorical_features``; to say up front that a token means missing, make it ``NaN``
+    (``read_table(..., na_values=[...])`` for files). Below 95 % the column stays nominal; a
+    text column that is all numbers keeps its text type (nominal).
+    discretization : {"mdl", "stochastic"}, default="mdl"
+        How numeric columns are cut: Fayyad & Irani's MDL as Weka computes it
+        (:func:`~fastpath.encode._discretize.mdl_cut_points`), or its stochastic variant
+        (:func:`~fastpath.encode._discretize.stochastic_mdl_cut_points`), which draws every cut
+        among the admissible ones -- the discretisation of an ensemble member in ESKDB (Zhang,
+        Petitjean & Buntine, KAIS 2020).
+    random_state : int, numpy Generator or None, default=None
+        Seed of the stochastic discretisation (one draw per numeric column, in column order);
+        unused with ``"mdl"``.
+    """
+
+    DISCRETIZATIONS: tuple[str, ...] = ("mdl", "stochastic")
+
+    def __init__(self, categorical_features: Any = "auto", *, discretization: str = "mdl",
+                 random_state: Any = None) -> None:
+        self.categorical_features = categorical_features
+        self.discretization = discretization
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fit
+    def nominal_mask(self, frame: pd.DataFrame) -> np.ndarray:
+        """Which columns of ``frame`` are nominal under ``categorical_features``.
+
+        The columns chosen by the data (non-numeric dtypes, less the text columns that are
+        almost all numbers: see the class docstring), plus those ``categorical_features`` lists.
+        """
+        listed = self.listed_mask(frame)
+        out = np.empty(len(frame.columns), dtype=bool)
+        for j in range(len(frame.columns)):
+            col = frame.iloc[:, j]
+            if listed is None or not listed[j]:
+                out[j] = not is_numeric_dtype(col.dtype) and stray_tokens(col) is None
+                if listed is not None and pd.api.types.is_bool_dtype(col.dtype):
+                    out[j] = False  # a list makes an unlisted bool column numeric (0/1)
+            else:
+                out[j] = True
+        return out
+
+    def listed_mask(self, frame: pd.DataFrame) -> np.ndarray | None:
+        """The columns ``categorical_features`` lists (``None`` for ``"auto"``/``None``)."""
+        spec = self.categorical_features
+        names = list(frame.columns)
+        if spec is None or (isinstance(spec, str) and spec == "auto"):
+            return None
+        items = list(spec)
+        if len(items) == len(names) and all(isinstance(b, bool | np.bool_) for b in items):
+            return np.asarray(items, dtype=bool)
+        mask = np.zeros(len(names), dtype=bool)
+        for item in items:
+            if isinstance(item, str):
+                if item not in names:
+                    raise ValueError(
+                        f"categorical_features names column {item!r}, which is not in the data"
+                    )
+                mask[names.index(item)] = True
+            elif isinstance(item, int | np.integer) and not isinstance(item, bool):
+                if not -len(names) <= item < len(names):
+                    raise ValueError(f"categorical_features index {item} is out of range")
+                mask[item] = True
+            else:
+                raise ValueError(
+                    "categorical_features must be 'auto', a boolean mask, or column names/indices;"
+                    f" got item {item!r}"
+                )
+        return mask
+
+    def fit(self, X: Any, y_codes: np.ndarray, n_classes: int) -> TableEncoder:
+        """Learn the coding of every column from training rows (MDL uses the class)."""
+        if self.discretization not in self.DISCRETIZATIONS:
+            raise ValueError(f"discretization must be one of {self.DISCRETIZATIONS}, got "
+                             f"{self.discretization!r}")
+        # checked (and, for an int, seeded) before any work; only drawn from when stochastic
+        rng = as_generator(self.random_state) if self.discretization == "stochastic" else None
+        frame, _ = as_frame(X)
+        _check_cell_types(frame)
+        try:
+            return self._fit(frame, np.asarray(y_codes, dtype=np.int64), n_classes, rng)
+        except TypeError:  # e.g. a list in a cell: name the column and the row
+            _raise_unhashable_cell(frame)
+            raise
+
+    def _fit(self, frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
+             rng: np.random.Generator | None) -> TableEncoder:
+        nominal = self.nominal_mask(frame)
+        codings = []
+        for j, name in enumerate(frame.columns):
+            col = frame.iloc[:, j]
+            missing = col.isna().to_numpy()
+            values = tokens = None
+            if not nominal[j]:
+                values, stray = self._numeric_values(col, name, None)
+                if stray.any():
+                    tokens = count_tokens(col[stray])
+                    warn(
+                        stray_message(
+                            name, tokens, int((~missing).sum()),
+                            "list the column in categorical_features to keep it nominal, or "
+                            "make those values NaN before fitting",
+                        ), UserWarning)
+                    missing = missing | stray
+            if missing.all():
+                warn(
+                    f"column {name!r} is missing in every training row; it is kept as a "
+                    "constant attribute that carries no information",
+                    UserWarning)
+            if missing.all():
+                # nothing to discretise or enumerate: one value, "missing"
+                codings.append(AttributeCoding(name=str(name), kind="nominal", missing_code=0))
+            elif nominal[j]:
+                if isinstance(col.dtype, pd.CategoricalDtype):
+                    categories = tuple(python_scalar(c) for c in col.cat.categories)
+                else:
+                    uniq = pd.unique(col[~missing])
+                    try:
+                        categories = tuple(python_scalar(c) for c in sorted(uniq))
+                    except TypeError:  # mixed types: order by their text
+                        categories = tuple(python_scalar(c) for c in sorted(uniq, key=str))
+                n_present = len(categories)
+                if n_present > 1 and n_present >= len(col) and len(col) > 10:
+                    warn(
+                        f"nominal column {name!r} has {n_present} distinct values for "
+                        f"{len(col)} rows (an identifier?); each value will be seen about once",
+                        UserWarning)
+                codings.append(
+                    AttributeCoding(
+                        name=str(name),
+                        kind="nominal",
+                        categories=categories,
+                        missing_code=n_present if missing.any() else None,
+                    )
+                )
+            else:
+                finite = ~np.isnan(values)
+                if not finite.any():
+                    cuts = np.empty(0)
+                elif rng is None:
+                    cuts = mdl_cut_points(values[finite], y_codes[finite], n_classes)
+                else:
+                    cuts = stochastic_mdl_cut_points(values[finite], y_codes[finite], n_classes,
+                                                     rng)
+                codings.append(
+                    AttributeCoding(
+                        name=str(name),
+                        kind="numeric",
+                        cut_points=tuple(float(c) for c in cuts),
+                        missing_code=len(cuts) + 1 if missing.any() else None,
+                        missing_tokens=tuple(tokens or ()),
+                    )
+                )
+        self.codings_ = tuple(codings)
+        self.feature_names_ = tuple(str(c) for c in frame.columns)
+        return self
+
+    @staticmethod
+    def _numeric_values(col: pd.Series, name: Any,
+                        known: tuple[str, ...] | None) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, stray)`` of a numeric column: NaN where missing or a stray token.
+
+        ``known``: the tokens that may stand for missing (``None`` when fitting: any may).
+        """
+        try:
+            values, stray = parse_numbers(col)
+        except (TypeError, ValueError) as exc:  # e.g. a list in a cell
+            raise ValueError(f"column {name!r} is numeric but holds {exc}") from None
+        if known is not None and stray.any():
+            text = col[stray].astype(str).to_numpy()
+            bad = ~np.isin(text, np.asarray(known, dtype=object))
+            if bad.any():
+                row = int(np.flatnonzero(stray)[np.flatnonzero(bad)[0]])
+                allowed = (f" (only {list(known)} stood for missing values in training)"
+                           if known else "")
+                raise ValueError(
+                    f"column {name!r} was fitted as numeric but holds {col.iloc[row]!r} (row "
+                    f"{row}), which is not a number{allowed}; fix the value, make it NaN, or "
+                    "list the column in categorical_features when fitting"
+                )
+        if np.isinf(values).any():
+            row = int(np.flatnonzero(np.isinf(values))[0])
+            raise ValueError(
+                f"column {name!r} contains {values[row]} (row {row}); infinite values are not "
+                "allowed: use NaN for a missing value or a finite number"
+            )
+        return values, stray
+
+    # ------------------------------------------------------------------ transform
+    @property
+    def cardinalities_(self) -> tuple[int, ...]:
+        return tuple(c.cardinality for c in self.codings_)
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Codes of every row, shape (n, n_attributes), ``-1`` for values unseen in training.
+
+        ``X`` must have the fitted columns (matched by position; callers check names).
+        """
+        frame, _ = as_frame(X)
+        if frame.shape[1] != len(self.codings_):
+            raise ValueError(
+                f"X has {frame.shape[1]} columns, but the encoder was fitted with "
+                f"{len(self.codings_)}"
+            )
+        _check_cell_types(frame)
+        try:
+            return self._transform(frame)
+        except TypeError:
+            _raise_unhashable_cell(frame)
+            raise
+
+    def _transform(self, frame: pd.DataFrame,
+                   cache: dict[tuple[int, AttributeCoding], np.ndarray] | None = None
+                   ) -> np.ndarray:
+        out = np.empty((frame.shape[0], len(self.codings_)), dtype=np.int64)
+        for j, coding in enumerate(self.codings_):
+            if cache is not None and (j, coding) in cache:
+                out[:, j] = cache[j, coding]
+                continue
+            col = frame.iloc[:, j]
+            missing = col.isna().to_numpy()
+            if coding.kind == "nominal":
+                out[:, j] = self._nominal_codes(col, coding)
+            else:
+                values, stray = self._numeric_values(col, coding.name, coding.missing_tokens)
+                missing = missing | stray
+                cuts = np.asarray(coding.cut_points, dtype=float)
+                out[~missing, j] = apply_cut_points(values[~missing], cuts)
+            out[missing, j] = UNKNOWN if coding.missing_code is None else coding.missing_code
+            if cache is not None:
+                cache[j, coding] = out[:, j]
+        return out
+
+    def transform_shared(self, X: Any,
+                         cache: dict[tuple[int, AttributeCoding], np.ndarray]) -> np.ndarray:
+        """:meth:`transform` for encoders that code some columns alike (an ensemble's members:
+        every nominal column, numeric ones with the same cut points): a column whose coding is
+        already in ``cache`` (filled by earlier calls on the same ``X``) is copied, not coded
+        again."""
+        frame, _ = as_frame(X)
+        if frame.shape[1] != len(self.codings_):
+            raise ValueError(
+                f"X has {frame.shape[1]} columns, but the encoder was fitted with "
+                f"{len(self.codings_)}"
+            )
+        if not cache:
+            _check_cell_types(frame)
+        try:
+            return self._transform(frame, cache)
+        except TypeError:
+            _raise_unhashable_cell(frame)
+            raise
+
+    @staticmethod
+    def _nominal_codes(col: pd.Series, coding: AttributeCoding) -> np.ndarray:
+        """Codes of a nominal column: factorise it (C speed), then map its distinct values."""
+        fitted = pd.Index(list(coding.categories), dtype=object)
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            row_codes = col.cat.codes.to_numpy()
+            uniques = col.cat.categories
+        else:
+            row_codes, uniques = pd.factorize(col, use_na_sentinel=True)
+        # values outside the fitted categories get -1: unknown
+        lookup = fitted.get_indexer(pd.Index(uniques, dtype=object))
+        if (lookup < 0).any() and len(fitted):
+            # the same labels typed differently (e.g. "3" in training, 3 when a file is re-read
+            # as numbers) still match by their text
+            as_text = pd.Index([str(c) for c in fitted], dtype=object)
+            if as_text.is_unique:
+                retry = as_text.get_indexer(pd.Index([str(u) for u in uniques], dtype=object))
+                lookup = np.where(lookup < 0, retry, lookup)
+        codes = np.full(len(col), UNKNOWN, dtype=np.int64)
+        present = row_codes >= 0
+        codes[present] = lookup[row_codes[present]]
+        return codes
+
+    def fit_transform(self, X: Any, y_codes: np.ndarray, n_classes: int) -> np.ndarray:
+        return self.fit(X, y_codes, n_classes).transform(X)
+
+    # ------------------------------------------------------------------ persistence
+    def to_dict(self) -> dict:
+        return {
+            "categorical_features": _jsonable_spec(self.categorical_features),
+            "discretization": self.discretization,
+            "codings": [c.to_dict() for c in self.codings_],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TableEncoder:
+        # model files written before the stochastic discretisation have no "discretization"
+        enc = cls(d["categorical_features"], discretization=d.get("discretization", "mdl"))
+        enc.codings_ = tuple(AttributeCoding.from_dict(c) for c in d["codings"])
+        enc.feature_names_ = tuple(c.name for c in enc.codings_)
+        return enc
+
+
+def _check_cell_types(frame: pd.DataFrame) -> None:
+    """Refuse column types no coding can represent faithfully (complex numbers)."""
+    for name in frame.columns:
+        if pd.api.types.is_complex_dtype(frame[name].dtype):
+            raise ValueError(f"column {name!r} holds complex numbers; a column must hold real "
+                             "numbers or category labels")
+
+
+def _raise_unhashable_cell(frame: pd.DataFrame) -> None:
+    """After a ``TypeError``: raise a ``ValueError`` naming the first cell that is no label (a
+    list, a dict, an array), if there is one (only then is the cost of the scan paid)."""
+    for name in frame.columns:
+        col = frame[name]
+        if col.dtype != object:
+            continue
+        for row, value in enumerate(col.to_numpy()):
+            try:
+                hash(value)
+            except TypeError:
+                raise ValueError(
+                    f"column {name!r}, row {row}: a {type(value).__name__} ({value!r:.40}) is "
+                    "neither a number nor a category label"
+                ) from None
+
+
+def _jsonable_spec(spec: Any) -> Any:
+    if isinstance(spec, str) or spec is None:
+        return spec
+    if isinstance(spec, Sequence | np.ndarray):
+        return [python_scalar(v) for v in spec]
+    return str(spec)

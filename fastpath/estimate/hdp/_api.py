@@ -1,0 +1,608 @@
+"""HDP estimates of conditional probability tables: the Python API of the collapsed Gibbs sampler.
+
+The model and the sampler are the paper's (section 4, Algorithms 1-5); the kernels live in
+:mod:`fastpath.estimate.hdp._kernels`. Typical use::
+
+    from fastpath.estimate.hdp import HDPOptions, estimate_tree
+    res = estimate_tree(tree, HDPOptions(n_iter=5000, n_chains=2), seed=1)
+    res.probabilities          # (n_nodes, K) posterior means, read-only
+    res.query([[0, 3, 1]])     # deepest existing node along each path (back-off)
+    res.diagnostics()          # R-hat / ESS of the concentrations and the log joint
+    res.to_arviz()             # an ArviZ DataTree (arviz imported lazily)
+
+:func:`estimate_trees` samples many trees (sharing one Stirling table) and their chains in
+parallel threads; every (tree, chain) pair owns a random stream derived from the seed, so results
+are bit-identical whatever the number of threads. With ``n_iter="auto"`` (the classifiers'
+default preset, ``HDPOptions.preset("adaptive")``) a tree's chains run in blocks and meet at each
+block's end, where
+the stopping rule of :mod:`fastpath.estimate.hdp._stopping` decides from them alone whether the
+tree is done (``res.n_iterations``, ``res.stop_reason``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import numbers
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...counts._context_tree import ContextTree, tying_groups
+from ...utils._threads import numba_threads
+from ...utils._validation import check_int, readonly
+from .._convergence import ESS_PER_CHAIN_MIN
+from . import _kernels as _s
+from ._options import HDPOptions
+from ._results import HDPResult, HDPTrace
+from ._stirling import LogStirlingTable
+from ._stopping import StopCheck, batch_means_mcse, check_stop, next_length, rows_mcse
+
+# ---------------------------------------------------------------------------- running
+#: Largest n of the linear-space Stirling ratio tables (2 x 16.8 MB when full).
+RATIO_N_MAX = 2047
+_RATIOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_RATIOS_LOCK = threading.Lock()
+#: The table used when none is passed: shared by every call in the process, so that its rows
+#: and ratio tables (up to 16.8 + 2 x 16.8 MB) are built once, not on every call (about 0.1 s
+#: for counts in the thousands, most of a small tree's run).
+_SHARED_STIRLING = LogStirlingTable()
+_SHARED_STIRLING_LOCK = threading.Lock()
+
+
+def _ratio_tables(table: LogStirlingTable, max_count: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """Stirling ratio tables up to ``min(RATIO_N_MAX, max_count - 1)``, cached per table.
+
+    A cached table built for larger counts is returned with this call's ``nr``: the kernels
+    choose between the ratio tables and log space by ``nr``, so a chain must not depend on what
+    earlier calls needed (the rows themselves do not depend on the table's size).
+    """
+    nr = max(0, min(RATIO_N_MAX, max_count - 1))
+    with _RATIOS_LOCK:
+        have = _RATIOS.get(table)
+        if have is not None and have[0] >= nr:
+            return nr, have[1], have[2]
+        size = (nr + 1) * (nr + 2) // 2
+        r1 = np.zeros(size)
+        r2 = np.zeros(size)
+        table.ensure(nr + 1)
+        _s.build_ratio_tables(nr, table.kernel_args, r1, r2)
+        r1.flags.writeable = False
+        r2.flags.writeable = False
+        _RATIOS[table] = (nr, r1, r2)
+        return nr, r1, r2
+
+
+def _group_names(tree: ContextTree, tying: str, groups: np.ndarray) -> tuple[str, ...]:
+    n_groups = int(groups.max()) + 1 if groups.size else 0
+    if tying == "level":
+        return tuple(f"depth{d + 1}" for d in range(n_groups))
+    if tying == "single":
+        return ("all",) * n_groups
+    if tying == "none":
+        return tuple(f"node{j}" for j in range(1, tree.n_nodes))
+    # same-parent: named by the parent node
+    names = [""] * n_groups
+    for j in range(1, tree.n_nodes):
+        names[groups[j]] = f"children_of{int(tree.parent[j])}"
+    return tuple(names)
+
+
+@dataclass
+class _Prepared:
+    index: int
+    tree: ContextTree
+    groups: np.ndarray
+    group_names: tuple[str, ...]
+    alpha_init: np.ndarray
+    trace_ids: np.ndarray
+    draw_ids: np.ndarray
+    n_trace: int
+    n_draws: int
+    batch_size: int
+    n_batches: int
+    leaf_start: int
+    pairs: tuple[np.ndarray, np.ndarray]
+
+
+@dataclass
+class _Chain:
+    """One chain between kernel calls: its records and the next iteration to run (1-based)."""
+
+    state: _s.ChainState
+    accum: _s.Accumulators
+    traces: _s.Traces
+    scratch: _s.Scratch
+    it: int = 1
+    seconds: float = 0.0
+
+
+def _prepare(index: int, tree: ContextTree, opt: HDPOptions) -> _Prepared:
+    if not isinstance(tree, ContextTree):
+        raise TypeError(f"expected a ContextTree, got {type(tree).__name__}")
+    groups = tying_groups(tree, opt.tying)
+    n_groups = int(groups.max()) + 1 if tree.n_nodes > 1 else 0
+    init = opt.concentration_init
+    if isinstance(init, tuple):
+        if len(init) == 1:
+            alpha_init = np.full(n_groups, init[0])
+        elif len(init) != n_groups:
+            raise ValueError(
+                f"concentration_init has {len(init)} values but tying {opt.tying!r} gives "
+                f"{n_groups} groups for this tree"
+            )
+        else:
+            alpha_init = np.array(init, dtype=float)
+    else:
+        alpha_init = np.full(n_groups, float(init))
+    for name, ids in (("trace_nodes", opt.trace_nodes),
+                      ("record_draws", opt.record_draws if isinstance(opt.record_draws, tuple)
+                       else ())):
+        bad = [i for i in ids if i >= tree.n_nodes]
+        if bad:
+            raise ValueError(f"{name} has node ids beyond the tree's {tree.n_nodes} nodes: {bad}")
+    trace_ids = np.asarray(opt.trace_nodes, dtype=np.int64)
+    if opt.record_draws is True:
+        draw_ids = np.arange(tree.n_nodes, dtype=np.int64)
+    elif opt.record_draws is False:
+        draw_ids = np.zeros(0, dtype=np.int64)
+    else:
+        draw_ids = np.asarray(opt.record_draws, dtype=np.int64)
+    burn = opt.burn_in_iterations
+    # adaptive: batches of a fixed size, as many as the longest run holds; the MCSE at a block
+    # boundary uses the batches closed so far
+    n_batches, batch_size = opt.batch_layout
+    n_trace = opt.iterations_max // opt.thin
+    n_draws = n_trace - burn // opt.thin if draw_ids.size else 0
+    # (node, value) pairs whose table count may need sampling (subtree count >= 2), in sweep
+    # order: nodes deepest first (descending index), values ascending
+    sub = tree.counts[1:][::-1]
+    jj, kk = np.nonzero(sub >= 2)
+    pairs = (np.ascontiguousarray(tree.n_nodes - 1 - jj, dtype=np.int64),
+             np.ascontiguousarray(kk, dtype=np.int64))
+    return _Prepared(
+        index=index,
+        tree=tree,
+        groups=groups,
+        group_names=_group_names(tree, opt.tying, groups),
+        alpha_init=alpha_init,
+        trace_ids=trace_ids,
+        draw_ids=draw_ids,
+        n_trace=n_trace,
+        n_draws=n_draws,
+        batch_size=batch_size,
+        n_batches=n_batches,
+        leaf_start=int(tree.level_offsets[-2]),
+        pairs=pairs,
+    )
+
+
+def _seed_state(entropy: int, key: tuple[int, ...]) -> np.ndarray:
+    st = np.random.SeedSequence(entropy, spawn_key=key).generate_state(4, np.uint64)
+    if not st.any():  # xoshiro's forbidden all-zero state
+        st[0] = np.uint64(0x9E3779B97F4A7C15)
+    return st
+
+
+def _config(opt: HDPOptions, prep: _Prepared) -> _s.SamplerConfig:
+    """The kernels' options record; every field converted to its Python type, since numba
+    compiles (and caches) one specialisation per combination of field types."""
+    return _s.SamplerConfig(
+        n_iter=int(opt.iterations_max),
+        burn_in=int(opt.burn_in_iterations),
+        update=_s.UPDATE_EXACT if opt.update == "exact" else _s.UPDATE_WINDOW,
+        root=_s.ROOT_EXACT if opt.root == "exact" else _s.ROOT_REFERENCE,
+        conc_every=int(opt.concentration_every),
+        window=int(opt.window),
+        fix_conc=bool(opt.fix_concentrations),
+        thin=int(opt.thin),
+        batch_size=int(prep.batch_size),
+        n_batches=int(prep.n_batches),
+        alpha0=float(opt.alpha0),
+        shape0=float(opt.concentration_shape),
+        rate0=float(opt.concentration_rate),
+        cap=float(opt.concentration_max),
+        reflect=float(_s.OVERRELAX_TABLES) if opt.overrelax else 0.0,
+        adler=float(_s.OVERRELAX_CONC) if opt.overrelax else 0.0,
+    )
+
+
+def _fixed(a: np.ndarray) -> np.ndarray:
+    """``a`` as a C-contiguous int64 read-only array (a view, or a copy only when needed).
+
+    numba types an array by its dtype, layout and writeable flag; pinning all three keeps the
+    record's type, and so the compiled kernels, independent of where the array came from.
+    """
+    if a.dtype == np.int64 and a.flags.c_contiguous and not a.flags.writeable:
+        return a
+    out = np.ascontiguousarray(a, dtype=np.int64).view()
+    out.flags.writeable = False
+    return out
+
+
+def _tree_model(prep: _Prepared, stir: tuple, ratios: tuple[int, np.ndarray, np.ndarray]
+                ) -> _s.TreeModel:
+    """The kernels' record of what stays fixed during the chains of ``prep``'s tree (built once
+    per tree and shared read-only by its chains)."""
+    tree = prep.tree
+    nr, r1, r2 = ratios
+    # band caches of log S(n, .) for leaf values whose fixed count is beyond the ratio tables
+    band_slot = np.full((tree.n_nodes, tree.n_values), -1, dtype=np.int64)
+    big = np.argwhere(tree.counts[prep.leaf_start:] > nr)
+    band_slot[big[:, 0] + prep.leaf_start, big[:, 1]] = np.arange(big.shape[0])
+    pair_node, pair_value = prep.pairs
+    return _s.TreeModel(
+        parent=_fixed(tree.parent),
+        group=_fixed(prep.groups),
+        leaf_start=int(prep.leaf_start),
+        counts=_fixed(tree.counts),
+        pair_node=_fixed(pair_node),
+        pair_value=_fixed(pair_value),
+        band_slot=_fixed(band_slot),
+        stir=stir,
+        r1=r1,
+        r2=r2,
+        nr=int(nr),
+    )
+
+
+def _init_chain(
+    prep: _Prepared, model: _s.TreeModel, cfg: _s.SamplerConfig, entropy: int, chain: int
+) -> tuple[_s.ChainState, _s.Accumulators, _s.Traces, _s.Scratch]:
+    """A chain's records: its state initialised (Algorithm 2), zeroed sums, traces and buffers.
+
+    The chain draws from ``SeedSequence(entropy, spawn_key=(tree, chain, 0))``, its posterior
+    draws from ``(tree, chain, 1)``.
+    """
+    nn, K = prep.tree.n_nodes, prep.tree.n_values
+    G = prep.alpha_init.shape[0]
+    state = _s.ChainState(
+        n=np.zeros((nn, K), dtype=np.int64),
+        t=np.zeros((nn, K), dtype=np.int64),
+        N=np.zeros(nn, dtype=np.int64),
+        T=np.zeros(nn, dtype=np.int64),
+        alpha=prep.alpha_init.copy(),
+        rng=_seed_state(entropy, (prep.index, chain, 0)),
+        rng_draw=_seed_state(entropy, (prep.index, chain, 1)),
+    )
+    _s.init_state(model, cfg, state)
+    accum = _s.Accumulators(
+        phat=np.zeros((nn, K)),
+        acc_sum=np.zeros((nn, K)),
+        acc_batch=np.zeros((nn, K)),
+        bm_s1=np.zeros((nn, K)),
+        bm_s2=np.zeros((nn, K)),
+        alpha_sum=np.zeros(G),
+    )
+    traces = _s.Traces(
+        conc_tr=np.zeros((prep.n_trace, G)),
+        lj_tr=np.zeros(prep.n_trace),
+        trace_ids=prep.trace_ids,
+        node_tr=np.zeros((prep.n_trace, prep.trace_ids.size, K)),
+        draw_ids=prep.draw_ids,
+        draws=np.zeros((prep.n_draws, prep.draw_ids.size, K)),
+        rows_tr=np.zeros(cfg.n_iter - cfg.burn_in),
+    )
+    n_bands = int(np.count_nonzero(model.band_slot >= 0))
+    scratch = _s.Scratch(
+        buf=np.empty(2 * cfg.window + 1, dtype=np.float64),
+        sh=np.zeros(G),
+        rt=np.zeros(G),
+        phi=np.zeros((nn, K)),
+        conc=np.zeros(K),
+        band_b0=np.zeros(n_bands, dtype=np.int64),
+        band_vals=np.zeros((n_bands, _s.BAND)),
+    )
+    return state, accum, traces, scratch
+
+
+def _advance(
+    chain: _Chain, stop: int, model: _s.TreeModel, cfg: _s.SamplerConfig, chunk: int,
+    on_chunk: Callable[[int], None] | None,
+) -> None:
+    """Run ``chain`` up to (not including) iteration ``stop`` in calls of ``chunk`` iterations
+    (``on_chunk`` is told the iterations done after each call, and may raise to stop)."""
+    start = time.perf_counter()
+    while chain.it < stop:
+        nxt = min(stop, chain.it + chunk)
+        _s.run_iterations(chain.it, nxt, model, cfg, chain.state, chain.accum, chain.traces,
+                          chain.scratch)
+        if on_chunk is not None:
+            on_chunk(nxt - chain.it)
+        chain.it = nxt
+    chain.seconds += time.perf_counter() - start
+
+
+def _closed_batches(prep: _Prepared, opt: HDPOptions, n_run: int) -> int:
+    """Batches of the batch means closed after ``n_run`` iterations (per chain)."""
+    return min(prep.n_batches, max(0, n_run - opt.burn_in_iterations) // prep.batch_size)
+
+
+def _kept_trace(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Post-burn-in trace points of ``n_run`` iterations: concentrations (C, draws, G) and
+    log joint (C, draws)."""
+    rows = n_run // opt.thin
+    first = opt.burn_in_iterations // opt.thin  # trace point r is iteration (r + 1) * thin
+    conc = np.stack([ch.traces.conc_tr[first:rows] for ch in chains])
+    lj = np.stack([ch.traces.lj_tr[first:rows] for ch in chains])
+    return conc, lj
+
+
+def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -> StopCheck:
+    """The stopping rule (:func:`check_stop`) on a tree whose chains all ran ``n_run``
+    iterations."""
+    m = len(chains) * _closed_batches(prep, opt, n_run)
+    mcse = batch_means_mcse(sum(ch.accum.bm_s1 for ch in chains),
+                            sum(ch.accum.bm_s2 for ch in chains), m)
+    n_kept = max(0, n_run - opt.burn_in_iterations)
+    if opt.mcse_weighting == "rows":  # RMS over the training rows of what each reads
+        chain_p = (np.stack([(ch.accum.acc_sum + ch.accum.acc_batch) / n_kept for ch in chains])
+                   if len(chains) >= 2 and n_kept > 0 else None)
+        mcse = np.array([rows_mcse(prep.tree, mcse, chain_p)])
+    conc, lj = _kept_trace(prep, opt, chains, n_run)
+    if opt.fix_concentrations:
+        conc = conc[:, :, :0]
+    rows = None
+    if opt.convergence_checks:  # the strict rule: the chains' state and rows' R-hat too
+        rows = np.stack([ch.traces.rows_tr[:n_kept] for ch in chains])
+    else:  # what predictions read alone decides
+        conc, lj = conc[:, :0, :0], lj[:, :0]
+    return check_stop(mcse, conc, lj, tolerance=opt.mcse_tolerance, rows_probability=rows)
+
+
+def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: int,
+              stop_reason: str, stop_check: StopCheck | None) -> HDPResult:
+    n_run = chains[0].it - 1
+    burn = opt.burn_in_iterations
+    n_keep = n_run - burn
+    for ch in chains:
+        # an adaptive run stopped before the kernel's last iteration: close its open batch
+        # into the sum (the kernel does so itself at the last iteration)
+        if n_run < opt.iterations_max:
+            ch.accum.acc_sum[...] += ch.accum.acc_batch
+            ch.accum.acc_batch[:] = 0.0
+    C = len(chains)
+    chain_p = np.stack([ch.accum.acc_sum / n_keep for ch in chains])
+    probs = chain_p.mean(axis=0)
+    mcse = batch_means_mcse(np.sum([ch.accum.bm_s1 for ch in chains], axis=0),
+                            np.sum([ch.accum.bm_s2 for ch in chains], axis=0),
+                            C * _closed_batches(prep, opt, n_run))
+    if not np.isfinite(mcse).all():  # fewer than two batches: no estimate
+        mcse = np.full(probs.shape, np.nan)
+    conc_mean = np.mean([ch.accum.alpha_sum / n_keep for ch in chains], axis=0)
+    rows = n_run // opt.thin
+    iters = (np.arange(rows, dtype=np.int64) + 1) * opt.thin
+    trace = HDPTrace(
+        iterations=readonly(iters),
+        burn_in=burn,
+        concentrations=readonly(np.stack([ch.traces.conc_tr[:rows] for ch in chains])),
+        log_joint=readonly(np.stack([ch.traces.lj_tr[:rows] for ch in chains])),
+        node_ids=readonly(prep.trace_ids),
+        node_probabilities=readonly(np.stack([ch.traces.node_tr[:rows] for ch in chains])),
+        rows_probability=readonly(np.stack([ch.traces.rows_tr[:n_keep] for ch in chains])),
+    )
+    has_draws = prep.draw_ids.size > 0
+    n_draws = rows - burn // opt.thin
+    return HDPResult(
+        tree=prep.tree,
+        options=opt,
+        probabilities=readonly(probs),
+        mcse=readonly(mcse),
+        chain_probabilities=readonly(chain_p),
+        groups=readonly(prep.groups),
+        concentration_mean=readonly(conc_mean),
+        trace=trace,
+        draws=(readonly(np.stack([ch.traces.draws[:n_draws] for ch in chains]))
+               if has_draws else None),
+        draw_node_ids=readonly(prep.draw_ids) if has_draws else None,
+        table_counts=readonly(np.stack([ch.state.t for ch in chains])),
+        node_counts=readonly(np.stack([ch.state.n for ch in chains])),
+        seconds=float(sum(ch.seconds for ch in chains)),
+        seed_entropy=int(entropy),
+        tree_index=prep.index,
+        group_names=prep.group_names,
+        n_iterations=int(n_run),
+        stop_reason=stop_reason,
+        stop_check=stop_check,
+    )
+
+
+class _InlineExecutor:
+    """``submit`` runs the call at once (one thread): the scheduler's code path without
+    threads."""
+
+    def submit(self, fn, *args) -> Future:
+        f: Future = Future()
+        try:
+            f.set_result(fn(*args))
+        except BaseException as exc:  # handed to the caller by f.result()
+            f.set_exception(exc)
+        return f
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        pass
+
+
+class _Cancelled(Exception):
+    """Raised inside workers when the caller gave up (e.g. on KeyboardInterrupt)."""
+
+
+def _chunk(prep: _Prepared, opt: HDPOptions) -> int:
+    """Iterations per kernel call: about 2e5 (node, value) updates, at least 250 iterations, so
+    progress can be reported and a run interrupted between calls at negligible cost."""
+    work = prep.pairs[0].size + prep.tree.n_nodes
+    return int(min(opt.iterations_max, max(250, 200_000 // max(work, 1))))
+
+
+def _entropy(seed) -> int:
+    if isinstance(seed, np.random.SeedSequence):
+        ent = seed.entropy
+    else:
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)
+                                 or seed < 0):
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        ent = np.random.SeedSequence(seed).entropy
+    if not isinstance(ent, numbers.Integral):
+        raise ValueError("seed must carry integer entropy")
+    return int(ent)
+
+
+def estimate_trees(
+    trees: Sequence[ContextTree],
+    options: HDPOptions | None = None,
+    *,
+    seed=None,
+    n_threads: int | None = None,
+    stirling: LogStirlingTable | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    **overrides,
+) -> list[HDPResult]:
+    """HDP estimates of many context trees, trees x chains sampled in parallel threads.
+
+    Parameters
+    ----------
+    trees : sequence of ContextTree
+    options : HDPOptions, optional
+        Defaults to ``HDPOptions()``; keyword ``overrides`` replace individual fields.
+    seed : int, SeedSequence or None
+        Chain ``c`` of tree ``i`` draws from ``SeedSequence(entropy, spawn_key=(i, c, 0))``
+        (its posterior draws from ``(i, c, 1)``), so results are bit-identical for the same seed
+        whatever ``n_threads`` is. ``None`` takes fresh entropy (kept in ``seed_entropy``).
+    n_threads : int, optional
+        Worker threads (the kernels release the GIL). Default: the calling thread's
+        :func:`~fastpath.utils._threads.numba_threads` (all cores, or what an enclosing
+        :func:`~fastpath.utils._threads.limit_threads` allows: the classifiers' ``n_jobs``).
+    stirling : LogStirlingTable, optional
+        Table of log Stirling numbers, grown here to the largest count needed. Default: one
+        table shared by all calls in this process (built once, kept for the process).
+    progress : callable(done, total), optional
+        Called with iterations done (summed over chains and trees) as sampling proceeds; with
+        ``n_iter="auto"`` the total counts ``max_iter`` per chain and a tree that stops early
+        adds its skipped iterations at once.
+
+    Notes
+    -----
+    The work is a queue of (tree, chain, block) tasks on the thread pool, largest trees first.
+    A fixed length is one block per chain. With ``n_iter="auto"`` the first block ends at
+    ``min_iter``; when all chains of a tree have finished a block, the stopping rule is
+    evaluated on their accumulators and traces and either the tree's result is assembled (its
+    chains' arrays released) or the next block is queued, up to the length the rule predicts.
+    """
+    opt = options if options is not None else HDPOptions()
+    if overrides:
+        opt = opt.replace(**overrides)
+    trees = list(trees)
+    if n_threads is not None:
+        n_threads = check_int("n_threads", n_threads, 1)
+    else:
+        n_threads = numba_threads()
+    entropy = _entropy(seed)
+    preps = [_prepare(i, tr, opt) for i, tr in enumerate(trees)]
+    # Every n the sampler can reach is bounded by its node's subtree count (t <= n below it).
+    max_count = max((int(tr.counts.max()) if tr.counts.size else 0 for tr in trees), default=0)
+    table = stirling if stirling is not None else _SHARED_STIRLING
+    # calls from several threads grow the shared table one at a time
+    with _SHARED_STIRLING_LOCK if stirling is None else contextlib.nullcontext():
+        table.ensure(max_count)
+        ratios = _ratio_tables(table, max_count)
+        stir = table.kernel_args
+    # the kernels' records of each tree, shared read-only by its chains
+    records = {p.index: (_tree_model(p, stir, ratios), _config(opt, p)) for p in preps}
+
+    total = len(trees) * opt.n_chains * opt.iterations_max
+    lock = threading.Lock()
+    cancel = threading.Event()
+    done = [0]
+
+    def on_chunk(k: int) -> None:
+        if cancel.is_set():
+            raise _Cancelled
+        if progress is not None:
+            with lock:
+                done[0] += k
+                progress(done[0], total)
+
+    by_index = {p.index: p for p in preps}
+    chains: dict[tuple[int, int], _Chain] = {}
+
+    def step(i: int, c: int, stop: int) -> None:
+        prep = by_index[i]
+        model, cfg = records[i]
+        if (i, c) not in chains:  # the first block initialises the chain (in its thread)
+            chains[(i, c)] = _Chain(*_init_chain(prep, model, cfg, entropy, c))
+        _advance(chains[(i, c)], stop, model, cfg, _chunk(prep, opt), on_chunk)
+
+    # A fixed length is one task per chain; an adaptive one a task per chain and block, the
+    # tree's chains meeting at every boundary, where the stopping rule decides.
+    last = opt.iterations_max
+    first_stop = min(opt.min_iter, last) if opt.adaptive else last
+    results: dict[int, HDPResult] = {}
+
+    def finish(i: int, reason: str, check: StopCheck | None) -> None:
+        # the result copies what it keeps; the chains' working arrays are released at once
+        tree_chains = [chains.pop((i, c)) for c in range(opt.n_chains)]
+        results[i] = _assemble(by_index[i], opt, tree_chains, entropy, reason, check)
+
+    n_tasks = len(preps) * opt.n_chains
+    ex = (_InlineExecutor() if n_threads == 1 or n_tasks <= 1
+          else ThreadPoolExecutor(max_workers=min(n_threads, n_tasks)))
+    pending: dict[Future, int] = {}
+    waiting = {p.index: 0 for p in preps}
+    try:
+        # largest trees first for load balance
+        for p in sorted(preps, key=lambda p: -(p.tree.n_nodes * p.tree.n_values)):
+            for c in range(opt.n_chains):
+                pending[ex.submit(step, p.index, c, first_stop + 1)] = p.index
+        while pending:
+            finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for f in finished:
+                i = pending.pop(f)
+                f.result()
+                waiting[i] += 1
+                if waiting[i] < opt.n_chains:
+                    continue
+                waiting[i] = 0
+                tree_chains = [chains[(i, c)] for c in range(opt.n_chains)]
+                n_run = tree_chains[0].it - 1
+                if not opt.adaptive:
+                    finish(i, "n_iter", None)
+                    continue
+                check = _check(by_index[i], opt, tree_chains, n_run)
+                if check.stop or n_run >= last:
+                    finish(i, "tolerance" if check.stop else "max_iter", check)
+                    on_chunk(opt.n_chains * (last - n_run))  # the bar counts the skipped rest
+                    continue
+                nxt = next_length(check, n_run, opt.burn_in_iterations,
+                                  tolerance=opt.mcse_tolerance,
+                                  ess_min=ESS_PER_CHAIN_MIN * opt.n_chains,
+                                  step=opt.check_every, max_iter=last)
+                for c in range(opt.n_chains):
+                    pending[ex.submit(step, i, c, nxt + 1)] = i
+    except BaseException:  # e.g. KeyboardInterrupt: stop the workers at their next chunk
+        cancel.set()
+        ex.shutdown(wait=True, cancel_futures=True)
+        raise
+    ex.shutdown(wait=True)
+    return [results[p.index] for p in preps]
+
+
+def estimate_tree(
+    tree: ContextTree,
+    options: HDPOptions | None = None,
+    *,
+    seed=None,
+    n_threads: int | None = None,
+    stirling: LogStirlingTable | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    **overrides,
+) -> HDPResult:
+    """HDP estimate of one context tree (chains in parallel threads); see :func:`estimate_trees`."""
+    return estimate_trees(
+        [tree], options, seed=seed, n_threads=n_threads, stirling=stirling, progress=progress,
+        **overrides,
+    )[0]

@@ -1,0 +1,135 @@
+"""What a fit is asked to do: the estimator's parameters, checked once, as one record."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..estimate._mestimate import M_BACKOFFS
+from ..estimate.hdp._options import HDPOptions
+from ..utils._progress import FitLog
+from ..utils._validation import as_generator, check_int, n_threads
+
+STRUCTURES: tuple[str, ...] = ("nb", "tan", "kdb", "skdb")
+#: the names ``m`` accepts for a rule that chooses it, and the rule each names
+M_RULES: dict[str, str] = {"auto": "loo", "holdout": "holdout"}
+ESTIMATORS: tuple[str, ...] = ("m", "hdp")
+#: how the members cut numeric columns: Weka's MDL cut points, or each member its own draw
+DISCRETIZATIONS: tuple[str, ...] = ("mdl", "stochastic")
+#: the estimator's parameters that are sampler options (same names as :class:`HDPOptions`)
+HDP_PARAMETERS: tuple[str, ...] = (
+    "n_iter", "burn_in", "tying", "update", "root", "n_chains", "concentration_shape",
+    "concentration_rate", "concentration_every", "alpha0", "overrelax",
+    "min_iter", "max_iter", "mcse_tolerance", "mcse_weighting", "convergence_checks",
+)
+#: the preset of a model file written before the classifiers had a ``sampler`` parameter: its
+#: fit ran the paper's sampler (not today's default, so that it refits as it was fitted)
+LEGACY_SAMPLER = "paper"
+
+
+def hdp_options(params: Mapping[str, Any]) -> HDPOptions:
+    """The sampler options among ``params`` (``ValueError`` naming a bad one).
+
+    ``params["sampler"]`` names the preset (:data:`~fastpath.estimate.hdp._options.
+    SAMPLER_PRESETS`; :data:`LEGACY_SAMPLER`, the paper's, when absent, as for model files
+    written before the classifiers had a ``sampler`` parameter, whose fits were the paper's
+    sampler); every other sampler option that is not None overrides it.
+    """
+    sampler = params.get("sampler", LEGACY_SAMPLER)  # HDPOptions.preset names a bad one
+    overrides = {name: params[name] for name in HDP_PARAMETERS
+                 if name in params and params[name] is not None}
+    return HDPOptions.preset(sampler, **overrides)
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    """The checked parameters of a fit, shared by every driver.
+
+    Build it with :meth:`from_params` from an estimator's ``get_params()``; every bad value
+    raises ``ValueError`` naming the parameter before any data is read. ``m_backoff`` (the
+    m-estimates' back-off rule, :func:`fastpath.estimate.m_estimate_table`) defaults to
+    ``"path"`` and ``verbose`` to 0 when ``params`` lacks them.
+
+    A fit learns ``n_members`` members (``n_estimators``; 1 for a single classifier) that
+    differ in how they are drawn (:mod:`fastpath.pipeline._members`): member 0 orders the
+    attributes by ``I(X; Y)``, the others by an order drawn in proportion to it, and with
+    ``discretization="stochastic"`` (``stochastic_discretization=True``) each member draws its
+    own cut points.
+    """
+
+    structure: str
+    k: int
+    estimator: str
+    m: float | str
+    categorical_features: Any
+    hdp: HDPOptions | None
+    n_jobs: Any
+    random_state: Any
+    m_backoff: str = "path"
+    verbose: int = 0
+    n_members: int = 1
+    discretization: str = "mdl"
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> FitConfig:
+        structure, estimator, k, m = (params[n] for n in ("structure", "estimator", "k", "m"))
+        if structure not in STRUCTURES:
+            raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
+        if estimator not in ESTIMATORS:
+            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+        check_int("k", k, 0)
+        if not (isinstance(m, str) and m in M_RULES):
+            if isinstance(m, bool) or not isinstance(m, numbers.Real) or not (
+                np.isfinite(m) and m >= 0
+            ):
+                raise ValueError(
+                    f"m must be 'auto', 'holdout' or a non-negative number, got {m!r}"
+                )
+        m_backoff = params.get("m_backoff", cls.m_backoff)  # the field's default
+        if not (isinstance(m_backoff, str) and m_backoff in M_BACKOFFS):
+            raise ValueError(f"m_backoff must be one of {M_BACKOFFS}, got {m_backoff!r}")
+        verbose = params.get("verbose", cls.verbose)
+        if not isinstance(verbose, bool):
+            check_int("verbose", verbose, 0)
+        n_members = check_int("n_estimators", params.get("n_estimators", 1), 1)
+        stochastic = params.get("stochastic_discretization", False)
+        if not isinstance(stochastic, bool | np.bool_):
+            raise ValueError(f"stochastic_discretization must be a bool, got {stochastic!r}")
+        n_threads(params["n_jobs"])  # checks n_jobs
+        seed = params["random_state"]
+        if not isinstance(seed, np.random.Generator | np.random.RandomState):
+            as_generator(seed)  # checks random_state without consuming a generator
+        return cls(
+            structure=structure,
+            k=int(k),
+            estimator=estimator,
+            m=m,
+            categorical_features=params["categorical_features"],
+            hdp=hdp_options(params) if estimator == "hdp" else None,
+            n_jobs=params["n_jobs"],
+            random_state=seed,
+            m_backoff=m_backoff,
+            verbose=int(verbose),
+            n_members=n_members,
+            discretization="stochastic" if stochastic else "mdl",
+        )
+
+    def log(self) -> FitLog:
+        """The fit's stage lines and sampler bar on standard error (silent unless verbose)."""
+        return FitLog(self.verbose)
+
+    @property
+    def m_rule(self) -> str | None:
+        """How m is chosen with m-estimates: ``"loo"`` (``m="auto"``), ``"holdout"`` (the
+        paper's, ``m="holdout"``), or None (a fixed m, or HDP estimates)."""
+        if self.estimator != "m" or not isinstance(self.m, str):
+            return None
+        return M_RULES[self.m]
+
+    @property
+    def n_threads(self) -> int:
+        return n_threads(self.n_jobs)

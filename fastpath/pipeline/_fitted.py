@@ -1,0 +1,95 @@
+"""What a fit learns: one record every driver returns and every estimator assigns.
+
+A fitted classifier is a list of *members*, each a Bayesian network classifier with its own
+coding of the columns, structure, context trees and probability tables; its ``P(y | x)`` is the
+mean of the members' posteriors. A single classifier (``BayesNetClassifier``) is an ensemble of
+one member, so one record, one model-file layout and one prediction path serve both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from ..counts._context_tree import ContextTree
+from ..counts._counting import TreeSpec
+from ..encode._encoder import TableEncoder
+from ..estimate._diagnostics import FitDiagnostics
+from ..estimate.hdp._results import HDPResult
+from ..predict._inference import PackedModel
+from ..structure._graphs import Structure
+from ..structure._selective import SelectedStructure
+from ._stages import pack
+
+
+@dataclass
+class Member:
+    """One member of a fitted classifier: its coding, structure, trees and tables.
+
+    ``selection`` is the selective kDB record (``None`` for NB, TAN and kDB); ``m`` the m of
+    m-estimates (``None`` for HDP estimates) and ``m_scores`` every candidate's RMSE when it was
+    chosen. :meth:`pack` builds the prediction arrays once the tables are set; the fit's driver
+    calls it, so prediction only reads the member.
+    """
+
+    encoder: TableEncoder
+    structure: Structure
+    tree_specs: list[TreeSpec]
+    trees: list[ContextTree]
+    probability_tables: list[np.ndarray]
+    selection: SelectedStructure | None = None
+    m: float | None = None
+    m_scores: dict[float, float] | None = None
+    packed: PackedModel | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        """The member's attribute order (selective kDB: the order of its kDB-K, before the
+        selection kept a prefix of it)."""
+        if self.selection is not None:
+            return tuple(self.selection.full_structure.order)
+        return tuple(self.structure.order)
+
+    def pack(self) -> PackedModel:
+        """Build (once) and return the prediction arrays of the member's tables."""
+        if self.packed is None:
+            self.packed = pack(self.tree_specs, self.trees, self.probability_tables)
+        return self.packed
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["packed"] = None  # rebuilt from the tables on unpickling
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.probability_tables:
+            self.pack()
+
+
+@dataclass
+class FittedModel:
+    """The learned state of a classifier (the estimators' ``*_`` attributes).
+
+    Fields left ``None`` do not apply to the fit (``n_passes_`` for in-memory fits,
+    ``hdp_results_`` and ``diagnostics_`` for m-estimates) and are not assigned.
+    """
+
+    classes_: np.ndarray
+    n_features_in_: int
+    feature_names_in_: np.ndarray | None
+    members_: list[Member]
+    hdp_results_: list[HDPResult] | None = None
+    diagnostics_: FitDiagnostics | None = None
+    n_passes_: int | None = None
+
+    def attributes(self) -> dict[str, Any]:
+        """The fields that apply, by attribute name."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if getattr(self, f.name) is not None}
+
+    @classmethod
+    def attribute_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))

@@ -1,0 +1,208 @@
+"""The members of a classifier: how they are drawn, estimated, assembled and combined.
+
+Every classifier of fastpath is a list of members (:class:`~fastpath.pipeline._fitted.Member`);
+``BayesNetClassifier`` has one, ``ESKDBClassifier`` (Zhang, Petitjean & Buntine, *Bayesian
+network classifiers using ensembles and smoothing*, Knowledge and Information Systems 62, 2020)
+has ``n_estimators``. Member ``e`` of ``E``:
+
+1. codes the table with its own encoder: Weka's MDL cut points, or (``discretization=
+   "stochastic"``) cut points drawn by :func:`~fastpath.encode.stochastic_mdl_cut_points`;
+2. orders the attributes: member 0 by ``I(X_j; Y)`` (as kDB and selective kDB do), the others
+   by an order drawn with probability proportional to ``I(X_j; Y)``
+   (:func:`~fastpath.structure.sample_order`);
+3. learns the structure of the fit (``config.structure``; ESKDB: selective kDB) in that order;
+4. counts its context trees and estimates their tables (m-estimates with the member's own m
+   choice, or HDP: one sampler call over every distinct tree of the members, spread over
+   threads; members whose child, parents and coding coincide share one tree and its fit).
+
+The classifier's ``P(y | x)`` is the mean of the members' posteriors. Member ``e`` draws from
+the ``e``-th child of one ``SeedSequence``, so an integer ``random_state`` reproduces every
+member; member 0 holds out the m-holdout rows of ``random_state`` itself and its trees come
+first in the sampler's streams, so member 0 is exactly the single classifier with the same
+parameters (without stochastic discretisation).
+
+Every driver (in memory, out of core, ``partial_fit``) ends with :func:`finish_fit`: the one
+place where a fitted record is built.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.special import logsumexp
+
+from ..counts._context_tree import ContextTree
+from ..counts._counting import TreeSpec
+from ..encode._encoder import TableEncoder
+from ..estimate._diagnostics import tree_label
+from ..predict._inference import joint_log_likelihood, posterior_from_joint
+from ..structure._orders import sample_order
+from ..structure._scores import mutual_information
+from ..structure._specs import tree_specs
+from ..utils._progress import FitLog
+from ..utils._validation import seed_int
+from ._config import FitConfig
+from ._fitted import FittedModel, Member
+from ._stages import (
+    LearnedStructure,
+    estimate_tables,
+    learn_structure,
+    structure_name,
+)
+
+
+def member_streams(config: FitConfig) -> list[np.random.Generator | None]:
+    """One generator per member, children of one ``SeedSequence`` of ``config.random_state``
+    (reproducible for an int). A single member that draws nothing (MDL cut points, the
+    ``I(X; Y)`` order) gets ``None`` and leaves ``random_state`` untouched."""
+    if config.n_members == 1 and config.discretization == "mdl":
+        return [None]
+    root = np.random.SeedSequence(seed_int(config.random_state))
+    return [np.random.default_rng(child) for child in root.spawn(config.n_members)]
+
+
+def member_encoders(config: FitConfig, streams: Sequence[np.random.Generator | None],
+                    frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
+                    log: FitLog | None = None) -> list[TableEncoder]:
+    """Every member's coding of the columns (step 1 of the module docstring), learned from
+    ``frame`` in this thread, member after member, each from its own generator: what the data
+    warns about (stray tokens, identifiers, empty columns) is said once, by member 0, and
+    points at the caller's line (a warning raised in a worker thread could not)."""
+    log = FitLog(0) if log is None else log
+    log.stage(f"coding {frame.shape[0]} rows x {frame.shape[1]} columns"
+              + (f", {config.n_members} members" if config.n_members > 1 else ""))
+    encoders = []
+    for e, rng in enumerate(streams):
+        with warnings.catch_warnings():
+            if e > 0:
+                warnings.simplefilter("ignore")
+            encoders.append(TableEncoder(config.categorical_features,
+                                         discretization=config.discretization,
+                                         random_state=rng).fit(frame, y_codes, n_classes))
+    return encoders
+
+
+def learn_member(config: FitConfig, index: int, rng: np.random.Generator | None,
+                 encoder: TableEncoder, frame: pd.DataFrame, y_codes: np.ndarray,
+                 n_classes: int, log: FitLog | None = None,
+                 ) -> tuple[np.ndarray, LearnedStructure, list[TreeSpec]]:
+    """Member ``index``'s attribute order and structure, learned in memory with its coding
+    ``encoder`` (steps 2-3 of the module docstring): the codes of ``frame``, the structure and
+    its trees' specs. ``rng`` is the member's generator (after its cut points were drawn);
+    ``log`` says the step of a single member, or one line per member of several."""
+    log = FitLog(0) if log is None else log
+    if config.n_members == 1:
+        log.stage(f"learning the structure ({structure_name(config)})")
+    else:
+        log.stage(f"member {index + 1}/{config.n_members}: attribute order, "
+                  f"{structure_name(config)}")
+    codes = encoder.transform(frame)
+    cards = encoder.cardinalities_
+    order = None
+    if index > 0 and config.structure in ("kdb", "skdb"):
+        order = sample_order(mutual_information(codes, y_codes, cards, n_classes), rng)
+    learned = learn_structure(config, codes, y_codes, cards, n_classes, order)
+    specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
+    return codes, learned, specs
+
+
+def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,
+               feature_names: Sequence[str], has_names: bool, log: FitLog | None = None,
+               n_passes: int | None = None) -> FittedModel:
+    """Estimate every member's tables and return the fitted record (every driver's last step).
+
+    m-estimates with each member's m; or HDP: members whose (child, parents, coding of those
+    columns) coincide count the same tree, so it is sampled once and shared (the class prior,
+    every nominal-only factor that two orders give the same parents). One sampler call over the
+    distinct trees spreads them over threads; member 0's trees come first, so they keep the
+    stream keys (positions) of a single classifier's fit.
+    """
+    log = config.log() if log is None else log
+    results = diagnostics = None
+    if config.estimator == "m":
+        for member in members:
+            member.probability_tables = estimate_tables(config, member.trees, member.m).tables
+    else:
+        distinct, names, slots = distinct_trees(members)
+        estimated = estimate_tables(config, distinct, None, tree_names=names, log=log)
+        for member, slot in zip(members, slots, strict=True):
+            member.probability_tables = [estimated.tables[j] for j in slot]
+        results, diagnostics = estimated.hdp_results, estimated.diagnostics
+    for member in members:
+        member.packed = None
+        member.pack()  # built now, so that prediction only reads
+    return FittedModel(
+        classes_=classes,
+        n_features_in_=len(feature_names),
+        feature_names_in_=np.asarray(feature_names, dtype=object) if has_names else None,
+        members_=members,
+        hdp_results_=results,
+        diagnostics_=diagnostics,
+        n_passes_=n_passes,
+    )
+
+
+def distinct_trees(members: list[Member]
+                    ) -> tuple[list[ContextTree], list[str], list[list[int]]]:
+    """The members' distinct trees, their names in the diagnostics (``member e: P(...)`` when
+    there are several members) and, per member, the position of each of its trees."""
+    position: dict[tuple, int] = {}
+    distinct: list[ContextTree] = []
+    names: list[str] = []
+    slots: list[list[int]] = []
+    for e, member in enumerate(members):
+        slots.append([])
+        for i, (spec, tree) in enumerate(zip(member.tree_specs, member.trees, strict=True)):
+            key = _tree_key(spec, member.encoder)
+            if key not in position:
+                position[key] = len(distinct)
+                distinct.append(tree)
+                label = tree_label(tree, i)
+                names.append(label if len(members) == 1 else f"member {e}: {label}")
+            slots[-1].append(position[key])
+    return distinct, names, slots
+
+
+def _tree_key(spec: TreeSpec, encoder: TableEncoder) -> tuple:
+    """What determines a member's context tree: its variables and how they are coded."""
+    columns = [c for c in (spec.child, *spec.conditioning) if c >= 0]
+    return spec.child, spec.conditioning, tuple(encoder.codings_[c] for c in columns)
+
+
+# ---------------------------------------------------------------------- prediction
+def member_codes(members: Sequence[Member], frame: pd.DataFrame) -> list[np.ndarray]:
+    """Every member's codes of ``frame``; a column the members code alike (every nominal one,
+    numeric ones cut at the same points) is coded once."""
+    cache: dict = {}
+    return [member.encoder.transform_shared(frame, cache) for member in members]
+
+
+def members_joint_log_proba(members: Sequence[Member], frame: pd.DataFrame
+                            ) -> list[np.ndarray]:
+    """Every member's ``log P(y, x)`` of every row of ``frame`` (columns as in fit)."""
+    return [joint_log_likelihood(member.pack(), codes)
+            for member, codes in zip(members, member_codes(members, frame), strict=True)]
+
+
+def members_proba(members: Sequence[Member], frame: pd.DataFrame) -> np.ndarray:
+    """The mean of the members' posteriors ``P(y | x)`` (for one member: its posterior)."""
+    total = None
+    for joint in members_joint_log_proba(members, frame):
+        proba = posterior_from_joint(joint)
+        total = proba if total is None else total + proba
+    return total if len(members) == 1 else total / len(members)
+
+
+def members_log_proba(members: Sequence[Member], frame: pd.DataFrame) -> np.ndarray:
+    """log of :func:`members_proba`, from the members' joint log likelihoods (finite where a
+    posterior underflows)."""
+    logs = []
+    for joint in members_joint_log_proba(members, frame):
+        with np.errstate(invalid="ignore"):
+            logs.append(joint - logsumexp(joint, axis=1, keepdims=True))
+    if len(logs) == 1:
+        return logs[0]
+    return logsumexp(np.stack(logs), axis=0) - np.log(len(logs))

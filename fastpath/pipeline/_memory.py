@@ -1,0 +1,64 @@
+"""The in-memory fit: every member's stages on its code matrix of one frame."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+
+from ..counts._counting import CountAccumulator
+from ..utils._threads import limit_threads
+from ..utils._validation import as_generator
+from ._config import FitConfig
+from ._fitted import FittedModel, Member
+from ._members import finish_fit, learn_member, member_encoders, member_streams
+from ._stages import choose_m_from_codes, name_trees
+
+
+def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, classes: np.ndarray,
+                  y_codes: np.ndarray) -> FittedModel:
+    """Fit ``config.n_members`` members (:mod:`fastpath.pipeline._members`) on a checked frame
+    and class codes (``classes[y_codes]`` are the labels)."""
+    n_classes = classes.size
+    n_members = config.n_members
+    streams = member_streams(config)
+    log = config.log()
+
+    encoders = member_encoders(config, streams, frame, y_codes, n_classes, log)
+
+    def fit_member(e: int, rng: np.random.Generator | None) -> Member:
+        encoder = encoders[e]
+        codes, learned, specs = learn_member(config, e, rng, encoder, frame, y_codes, n_classes,
+                                             log)
+        if n_members == 1:
+            log.stage(f"counting {len(specs)} context trees")
+        counts = CountAccumulator(specs).update(codes, y_codes)
+        if n_members == 1 and config.m_rule is not None:
+            log.stage(f"choosing m ({config.m_rule})")
+        # member 0 holds out the rows a single classifier holds out (the same generator)
+        m, scores = choose_m_from_codes(
+            config, specs, codes, y_codes,
+            as_generator(config.random_state) if e == 0 else rng, counts=counts,
+        )
+        trees = name_trees(counts, specs, encoder.feature_names_)
+        return Member(encoder, learned.structure, specs, trees, [], learned.selection, m,
+                      scores if config.estimator == "m" else None)
+
+    def fit_member_alone(e: int, rng: np.random.Generator | None) -> Member:
+        with limit_threads(1):  # a worker thread: its kernels serial, never a nested pool
+            return fit_member(e, rng)
+
+    # members in parallel threads: each draws only from its own generator and the results are
+    # kept in member order, so the members do not depend on the number of threads
+    n_threads = min(config.n_threads, n_members)
+    if n_threads > 1:
+        with ThreadPoolExecutor(n_threads) as pool:
+            members = list(pool.map(fit_member_alone, range(n_members), streams))
+    else:
+        members = [fit_member(e, rng) for e, rng in enumerate(streams)]
+    fitted = finish_fit(config, members, classes=classes,
+                        feature_names=[str(c) for c in frame.columns], has_names=has_names,
+                        log=log)
+    log.stage("fitted")
+    return fitted

@@ -1,0 +1,264 @@
+"""The stages of a fit, shared by every driver (in memory, out of core, ``partial_fit``, Dask).
+
+Each stage is a function of plain data; a driver's only job is to bring it that data (a code
+matrix in memory, or statistics gathered chunk by chunk) and to return a
+:class:`~fastpath.pipeline._fitted.FittedModel`::
+
+    structure --tree_specs--> specs --(counts)--> trees --estimate_tables--> tables
+            plan_m --(every row, or holdout rows)--> choose_m_loo / choose_m --^
+
+The choice of m (``m="auto"``): the candidates :data:`~fastpath.estimate.M_GRID_POSITIVE`
+are scored by the leave-one-out RMSE of the whole model over every training row (each row
+predicted from the counts without it; :func:`fastpath.structure._selective.loo_m_scores`), and the
+best is used on all rows. No candidate is 0, so no estimate is exactly 0 unless the user asks for
+``m=0``. ``m="holdout"`` is the paper's rule: the candidates :data:`~fastpath.estimate.M_GRID`
+(0 included) are scored by the RMSE, on ``min(N/10, 5000)`` held-out rows
+(:mod:`fastpath.pipeline._holdout`), of tables counted on the other rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..counts._context_tree import ContextTree
+from ..counts._counting import CountAccumulator, TreeSpec
+from ..estimate._diagnostics import FitDiagnostics, summarise_fit, tree_label
+from ..estimate._mestimate import M_GRID, M_GRID_POSITIVE, m_estimate_table
+from ..estimate.hdp._api import estimate_trees
+from ..estimate.hdp._results import HDPResult
+from ..predict._inference import PackedModel, joint_log_likelihood, pack_model, posterior_from_joint
+from ..structure import _graphs as graphs
+from ..structure._graphs import Structure
+from ..structure._selective import SelectedStructure, loo_m_scores, select_skdb
+from ..utils._progress import FitLog
+from ..utils._validation import seed_int
+from ._config import FitConfig
+from ._holdout import holdout_key, holdout_rows, holdout_size
+
+
+class TreeSource(Protocol):
+    """Counts that give context trees: ``CountAccumulator`` or projected kDB-K counts."""
+
+    def tree(self, i: int, **names: Any) -> ContextTree: ...
+
+
+# ---------------------------------------------------------------------- structure -> specs
+@dataclass(frozen=True)
+class LearnedStructure:
+    """A structure, the attributes that get a context tree, and (SkDB) the selection record."""
+
+    structure: Structure
+    attributes: tuple[int, ...]
+    selection: SelectedStructure | None = None
+
+
+def learn_structure(config: FitConfig, codes: np.ndarray, y_codes: np.ndarray,
+                    cardinalities: Sequence[int], n_classes: int,
+                    order: Sequence[int] | None = None) -> LearnedStructure:
+    """The structure of ``config.structure`` learned from an in-memory code matrix; ``order``
+    (kDB and SkDB) replaces the ``I(X; Y)`` ranking of the attributes."""
+    cards = tuple(cardinalities)
+    everything = tuple(range(len(cards)))
+    if config.structure == "nb":
+        return LearnedStructure(graphs.naive_bayes(len(cards)), everything)
+    if config.structure == "tan":
+        return LearnedStructure(graphs.tan(codes, y_codes, cards, n_classes), everything)
+    if config.structure == "kdb":
+        return LearnedStructure(graphs.kdb(codes, y_codes, cards, n_classes, config.k, order),
+                                everything)
+    return selected(select_skdb(codes, y_codes, cards, n_classes, config.k, order=order))
+
+
+def structure_from_member_scores(config: FitConfig, mutual_information: np.ndarray | None,
+                                 conditional_mutual_information: np.ndarray | None,
+                                 n_attributes: int, order: Sequence[int] | None) -> Structure:
+    """:func:`structure_from_scores` with an attribute order (kDB and SkDB): a member's."""
+    if order is None or config.structure in ("nb", "tan"):
+        return structure_from_scores(config, mutual_information,
+                                     conditional_mutual_information, n_attributes)
+    return graphs.kdb_from_scores(mutual_information, conditional_mutual_information, config.k,
+                                  order)
+
+
+def structure_from_scores(config: FitConfig, mutual_information: np.ndarray | None,
+                          conditional_mutual_information: np.ndarray | None,
+                          n_attributes: int) -> Structure:
+    """The structure from precomputed scores (out of core); SkDB gets its kDB-K here."""
+    if config.structure == "nb":
+        return graphs.naive_bayes(n_attributes)
+    if config.structure == "tan":
+        return graphs.tan_from_scores(mutual_information, conditional_mutual_information)
+    return graphs.kdb_from_scores(mutual_information, conditional_mutual_information, config.k)
+
+
+def selected(selection: SelectedStructure) -> LearnedStructure:
+    """The learned structure of a selective kDB: only the selected attributes get a tree."""
+    return LearnedStructure(selection.structure, tuple(sorted(selection.attributes)), selection)
+
+
+def name_trees(counts: TreeSource, specs: Sequence[TreeSpec],
+               feature_names: Sequence[str]) -> list[ContextTree]:
+    """Every spec's context tree from ``counts``, with its variables' names."""
+    trees = []
+    for i, spec in enumerate(specs):
+        child = "class" if spec.child < 0 else feature_names[spec.child]
+        cond = tuple("class" if c < 0 else feature_names[c] for c in spec.conditioning)
+        trees.append(counts.tree(i, child_name=child, conditioning_names=cond))
+    return trees
+
+
+def pack(specs: Sequence[TreeSpec], trees: Sequence[ContextTree],
+         tables: Sequence[np.ndarray]) -> PackedModel:
+    """The prediction arrays of a fitted model (class prior first, as in ``trees``)."""
+    return pack_model(tables[0][0], list(specs[1:]), list(trees[1:]), list(tables[1:]))
+
+
+# ---------------------------------------------------------------------- m
+@dataclass(frozen=True)
+class MPlan:
+    """How m is set: a fixed ``m``; the leave-one-out rule (``rule="loo"``); or a holdout of
+    ``n_hold`` rows hashed with ``key`` (``rule="holdout"``, the paper's).
+
+    ``m`` is None when it is still to be chosen, and for HDP estimates.
+    """
+
+    m: float | None
+    key: int | None = None
+    n_hold: int = 0
+    scores: dict[float, float] = field(default_factory=dict)
+    rule: str | None = None
+
+    @property
+    def needs_holdout(self) -> bool:
+        return self.rule == "holdout"
+
+    @property
+    def needs_loo(self) -> bool:
+        return self.rule == "loo"
+
+
+def plan_m(config: FitConfig, n_rows: int, rng: np.random.Generator) -> MPlan:
+    """The m plan of a fit over ``n_rows`` rows; draws the holdout key from ``rng`` if needed."""
+    if config.estimator != "m":
+        return MPlan(None)
+    if config.m_rule is None:
+        return MPlan(float(config.m))
+    if config.m_rule == "loo":
+        if n_rows < 2:
+            return MPlan(1.0)  # nothing to leave out: Schurmann–Grassberger's m = 1
+        return MPlan(None, rule="loo")
+    n_hold = holdout_size(n_rows)
+    if n_hold < 1 or n_rows - n_hold < 1:
+        return MPlan(1.0)  # too little data to hold any out: Schurmann–Grassberger's m = 1
+    return MPlan(None, holdout_key(rng), n_hold, rule="holdout")
+
+
+def pick_m(scores: dict[float, float]) -> float:
+    """The candidate with the lowest score; ties to the smaller m."""
+    return min(scores, key=lambda m: (scores[m], m))
+
+
+def choose_m(specs: Sequence[TreeSpec], train_counts: TreeSource, hold_codes: np.ndarray,
+             hold_y: np.ndarray, *, backoff: str = "path",
+             grid: Sequence[float] = M_GRID) -> tuple[float, dict[float, float]]:
+    """The paper's rule: the m of ``grid`` (:data:`M_GRID`) whose tables, counted on the
+    training rows, give the lowest RMSE on the held-out rows (ties to the smaller m), and every
+    candidate's RMSE.
+
+    ``backoff`` is the m-estimates' back-off rule (:func:`~fastpath.estimate.m_estimate_table`):
+    pass the fit's ``config.m_backoff``, so that candidates are scored as they will be used."""
+    trees = [train_counts.tree(i) for i in range(len(specs))]
+    rows = np.arange(hold_y.size)
+    scores = {}
+    for m in grid:
+        packed = pack(specs, trees, [m_estimate_table(t, m, backoff) for t in trees])
+        proba = posterior_from_joint(joint_log_likelihood(packed, hold_codes))
+        scores[m] = float(np.sqrt(np.mean((1.0 - proba[rows, hold_y]) ** 2)))
+    return pick_m(scores), scores
+
+
+def choose_m_loo(specs: Sequence[TreeSpec], counts: TreeSource, codes: np.ndarray,
+                 y_codes: np.ndarray, *, backoff: str = "path") -> tuple[float, dict[float, float]]:
+    """The default rule: the m of :data:`M_GRID_POSITIVE` with the lowest leave-one-out RMSE of
+    the whole model over the rows ``codes``, ``y_codes`` that ``counts`` counted (ties to the
+    smaller m), and every candidate's RMSE."""
+    trees = [counts.tree(i) for i in range(1, len(specs))]
+    scores = loo_m_scores(specs[1:], trees, counts.tree(0).counts[0], codes, y_codes,
+                          M_GRID_POSITIVE, backoff=backoff)
+    return pick_m(scores), scores
+
+
+def choose_m_from_codes(config: FitConfig, specs: Sequence[TreeSpec], codes: np.ndarray,
+                        y_codes: np.ndarray, rng: np.random.Generator, *,
+                        counts: TreeSource | None = None,
+                        ) -> tuple[float | None, dict[float, float]]:
+    """:func:`plan_m` then :func:`choose_m_loo` or :func:`choose_m` on an in-memory code matrix:
+    m and the candidates' RMSE (empty for a fixed m; m None for HDP estimates). ``counts``:
+    the ``specs`` counted on every row, when the caller has them."""
+    plan = plan_m(config, codes.shape[0], rng)
+    if plan.needs_loo:
+        if counts is None:
+            counts = CountAccumulator(specs).update(codes, y_codes)
+        return choose_m_loo(specs, counts, codes, y_codes, backoff=config.m_backoff)
+    if not plan.needs_holdout:
+        return plan.m, plan.scores
+    # the n_hold rows with the smallest seeded hash of their index, in row order: the rule the
+    # out-of-core fit applies chunk by chunk, so both hold out the same rows
+    hold = holdout_rows(codes.shape[0], plan.n_hold, plan.key)
+    train = np.ones(codes.shape[0], dtype=bool)
+    train[hold] = False
+    train_counts = CountAccumulator(specs).update(codes[train], y_codes[train])
+    return choose_m(specs, train_counts, codes[hold], y_codes[hold], backoff=config.m_backoff)
+
+
+# ---------------------------------------------------------------------- trees -> tables
+@dataclass(frozen=True)
+class EstimatedTables:
+    """Probability tables (read-only) and, for HDP estimates, the sampler's output."""
+
+    tables: list[np.ndarray]
+    hdp_results: list[HDPResult] | None = None
+    diagnostics: FitDiagnostics | None = None
+
+
+def structure_name(config: FitConfig) -> str:
+    """``nb``, ``tan``, ``kdb, k=2``, ``skdb, k=5``: the structure a fit asks for, in a line."""
+    return config.structure + (f", k={config.k}" if config.structure in ("kdb", "skdb") else "")
+
+
+def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | None, *,
+                    tree_names: Sequence[str] | None = None,
+                    log: FitLog | None = None) -> EstimatedTables:
+    """m-estimates with the chosen ``m`` (and ``config.m_backoff``), or HDP estimates with
+    ``config.hdp``.
+
+    HDP fits warn (:class:`~fastpath.estimate._diagnostics.UnconvergedWarning`, pointed at the
+    first line outside fastpath) when a tree's estimates are not certified
+    (:meth:`~fastpath.estimate._diagnostics.FitDiagnostics.unconverged`), with advice in the
+    classifiers' parameters; ``tree_names`` name the trees in the diagnostics (default:
+    ``P(child | parents)``); ``log`` (default ``config.log()``) shows the sampler's progress
+    when verbose.
+    """
+    log = config.log() if log is None else log
+    if config.estimator == "m":
+        tables = [m_estimate_table(t, m, config.m_backoff) for t in trees]
+        results = diagnostics = None
+    else:
+        length = (f"up to {config.hdp.max_iter} iterations (adaptive)" if config.hdp.adaptive
+                  else f"{config.hdp.n_iter} iterations")
+        log.stage(f"sampling {len(trees)} trees x {config.hdp.n_chains} chain(s) x {length}")
+        results = estimate_trees(trees, config.hdp, seed=seed_int(config.random_state),
+                                 n_threads=config.n_threads,
+                                 progress=log.progress("sampling", "it"))
+        if tree_names is None:
+            tree_names = [tree_label(t, i) for i, t in enumerate(trees)]
+        diagnostics = summarise_fit(results, tree_names)
+        diagnostics.warn_if_unconverged()
+        tables = [np.array(r.probabilities, dtype=np.float64) for r in results]
+    for t in tables:
+        t.flags.writeable = False
+    return EstimatedTables(tables, results, diagnostics)

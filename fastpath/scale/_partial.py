@@ -1,0 +1,280 @@
+"""``partial_fit``: counts that grow chunk by chunk, tables re-estimated on demand.
+
+The first call fixes everything but the counts (the classes, the coding of every column, the
+structure); later calls only add counts. The rows are not kept, so m (``m="auto"`` or
+``"holdout"``) is chosen on the paper's holdout rule: the ``min(N/10, 5000)`` rows with the
+smallest seeded hashes among all ``N`` rows, which always lie in a *reservoir* of the 5,000 rows
+with the smallest hashes seen so far. With ``m="holdout"`` re-estimation chooses m on the same
+rows and candidates as :meth:`~fastpath.BayesNetClassifier.fit` on the concatenated chunks;
+with ``m="auto"``, ``fit`` scores the candidates by leave-one-out over every row, which
+``partial_fit`` cannot revisit: it scores the same positive candidates on the holdout.
+
+Every member of the fit (``config.n_members``; :mod:`fastpath.pipeline._members`) keeps its own
+counts: the first call learns each member from its chunk exactly as the in-memory fit would
+(own cut points, order, structure), later calls code each chunk once per member. One reservoir
+key serves every member (drawn from ``random_state``), and :meth:`PartialFit.refresh` estimates
+every member's tables in one call (:func:`~fastpath.pipeline._members.finish_fit`).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..counts._context_tree import ContextTree
+from ..counts._counting import CountAccumulator, TreeSpec
+from ..encode._encoder import TableEncoder
+from ..estimate._mestimate import M_GRID, M_GRID_POSITIVE
+from ..pipeline._config import FitConfig
+from ..pipeline._fitted import FittedModel, Member
+from ..pipeline._holdout import MAX_HOLDOUT, holdout_key, row_hashes
+from ..pipeline._members import finish_fit, learn_member, member_encoders, member_streams
+from ..pipeline._stages import LearnedStructure, choose_m, name_trees, plan_m
+from ..utils._validation import as_generator, check_labels
+from ..utils._warn import warn
+from ._errors import StreamError, first_true
+from ._schema import declare_schema
+
+
+@dataclass
+class PartialState:
+    """Counts gathered by ``partial_fit``.
+
+    ``accumulator`` counts every row except those of the *reservoir*: the (at most 5,000)
+    rows with the smallest holdout hashes seen so far, kept as codes (module docstring).
+    Without an m holdout (``key`` None) every row goes to the accumulator.
+    """
+
+    accumulator: CountAccumulator
+    key: int | None
+    n_seen: int = 0
+    stale: bool = True
+    hashes: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))
+    rows: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    codes: np.ndarray | None = None
+    y: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+
+    def add(self, codes: np.ndarray, y: np.ndarray) -> None:
+        start, n = self.n_seen, y.shape[0]
+        if self.key is None:
+            self.accumulator.update(codes, y)
+        else:
+            if self.codes is None:
+                self.codes = np.empty((0, codes.shape[1]), np.int64)
+            h = np.concatenate([self.hashes, row_hashes(start, start + n, self.key)])
+            rows = np.concatenate([self.rows, np.arange(start, start + n, dtype=np.int64)])
+            all_codes = np.concatenate([self.codes, codes])
+            all_y = np.concatenate([self.y, y])
+            if h.size > MAX_HOLDOUT:
+                part = np.argpartition(h, MAX_HOLDOUT - 1)
+                keep, out = part[:MAX_HOLDOUT], part[MAX_HOLDOUT:]
+                self.accumulator.update(all_codes[out], all_y[out])
+                h, rows, all_codes, all_y = h[keep], rows[keep], all_codes[keep], all_y[keep]
+            self.hashes, self.rows, self.codes, self.y = h, rows, all_codes, all_y
+        self.n_seen += n
+        self.stale = True
+
+    def split(self, n_hold: int) -> tuple[CountAccumulator, np.ndarray, np.ndarray]:
+        """Counts of every row but the ``n_hold`` with the smallest hashes, and those rows'
+        codes and classes in row order."""
+        by_hash = np.argsort(self.hashes, kind="stable")
+        hold, rest = by_hash[:n_hold], by_hash[n_hold:]
+        hold = hold[np.argsort(self.rows[hold], kind="stable")]
+        train = copy.deepcopy(self.accumulator)
+        train.update(self.codes[rest], self.y[rest])
+        return train, self.codes[hold], self.y[hold]
+
+    def counts(self) -> CountAccumulator:
+        """Counts of every row seen."""
+        full = copy.deepcopy(self.accumulator)
+        if self.codes is not None and self.y.size:
+            full.update(self.codes, self.y)
+        return full
+
+
+@dataclass
+class PartialMember:
+    """One member's part of ``partial_fit``: what the first call fixed, and its counts."""
+
+    encoder: TableEncoder
+    learned: LearnedStructure
+    specs: list[TreeSpec]
+    state: PartialState
+
+    def trees_and_m(self, config: FitConfig
+                    ) -> tuple[float | None, dict[float, float], list[ContextTree]]:
+        """m, the candidates' scores and the context trees of every row seen."""
+        rule = config.m_rule
+        holdout_config = config if rule is None else replace(config, m="holdout")
+        plan = plan_m(holdout_config, self.state.n_seen, as_generator(config.random_state))
+        m, scores = plan.m, plan.scores
+        if plan.needs_holdout:
+            # the holdout of the reservoir's hashes (drawn with the first call's key)
+            train, hold_codes, hold_y = self.state.split(plan.n_hold)
+            m, scores = choose_m(self.specs, train, hold_codes, hold_y,
+                                 backoff=config.m_backoff,
+                                 grid=M_GRID if rule == "holdout" else M_GRID_POSITIVE)
+        trees = name_trees(self.state.counts(), self.specs, self.encoder.feature_names_)
+        return m, scores, trees
+
+
+@dataclass
+class PartialFit:
+    """What ``partial_fit`` keeps between calls: the part fixed by the first call, and every
+    member's counts."""
+
+    config: FitConfig
+    classes: np.ndarray
+    feature_names: list[str]
+    has_names: bool
+    members: list[PartialMember]
+    n_calls: int = 0
+
+    @property
+    def stale(self) -> bool:
+        """Rows were added since the last :meth:`refresh`."""
+        return any(member.state.stale for member in self.members)
+
+    def add(self, frame: pd.DataFrame, y: Any) -> None:
+        """Add a later chunk to every member; ``StreamError`` naming the call, row and column,
+        and nothing is added anywhere, when it holds a class, a category or a missing value
+        outside a member's schema."""
+        y_codes = _class_codes(self.classes, y, frame.shape[0], self.n_calls)
+        codes = [_chunk_codes(member.encoder, frame, self.n_calls) for member in self.members]
+        for member, member_codes in zip(self.members, codes, strict=True):
+            member.state.add(member_codes, y_codes)
+        self.n_calls += 1
+
+    def refresh(self) -> FittedModel:
+        """Context trees and tables from every row seen; m (``m="auto"`` or ``"holdout"``)
+        chosen on the holdout rule, since the rows seen are not kept for a leave-one-out pass:
+        ``"auto"`` scores the positive candidates (:data:`M_GRID_POSITIVE`), ``"holdout"`` the
+        paper's (:data:`M_GRID`, 0 included)."""
+        members = []
+        for partial in self.members:
+            m, scores, trees = partial.trees_and_m(self.config)
+            members.append(Member(partial.encoder, partial.learned.structure, partial.specs,
+                                  trees, [], partial.learned.selection, m,
+                                  scores if self.config.estimator == "m" else None))
+        fitted = finish_fit(self.config, members, classes=self.classes,
+                            feature_names=self.feature_names, has_names=self.has_names)
+        for partial in self.members:
+            partial.state.stale = False
+        return fitted
+
+
+def _chunk_codes(encoder: TableEncoder, frame: pd.DataFrame, call: int) -> np.ndarray:
+    codes = encoder.transform(frame)
+    _check_chunk_codes(codes, encoder, frame, call)
+    return codes
+
+
+def _check_chunk_codes(codes: np.ndarray, encoder: TableEncoder, frame: pd.DataFrame,
+                       call: int) -> None:
+    if codes.size and codes.min() < 0:
+        r, j = (int(v) for v in np.argwhere(codes < 0)[0])
+        value = frame.iloc[r, j]
+        what = "a missing value" if pd.isna(value) else f"value {value!r}"
+        raise StreamError(
+            f"partial_fit call {call}, row {r}, column {encoder.feature_names_[j]!r}: {what} is "
+            "outside the schema fixed by the first call (declare it with "
+            "schema=declare_schema(...) on the first call)"
+        )
+
+
+def _class_codes(classes: np.ndarray, y: Any, n_rows: int, call: int) -> np.ndarray:
+    labels, codes = check_labels(y, n_rows)
+    index = pd.Index(classes).get_indexer(pd.Index(labels))
+    if (index < 0).any():
+        bad = labels[first_true(index < 0)]
+        raise StreamError(
+            f"partial_fit call {call}: class label {bad!r} is not one of the classes fixed by "
+            f"the first call {list(classes)} (pass classes= on the first call)"
+        )
+    return index[codes].astype(np.int64)
+
+
+def _schema_encoder(config: FitConfig, frame: pd.DataFrame, has_names: bool, schema: Any,
+                    y_codes: np.ndarray, n_classes: int) -> TableEncoder:
+    if schema is None:
+        return TableEncoder(config.categorical_features).fit(frame, y_codes, n_classes)
+    enc = schema if isinstance(schema, TableEncoder) else declare_schema(
+        schema, categorical_features=config.categorical_features
+    )
+    if not hasattr(enc, "codings_"):
+        raise ValueError("schema must be a fitted TableEncoder or a declare_schema mapping")
+    if len(enc.codings_) != frame.shape[1]:
+        raise ValueError(f"schema declares {len(enc.codings_)} columns, X has {frame.shape[1]}")
+    names = [str(c) for c in frame.columns]
+    if has_names and list(enc.feature_names_) != names:
+        raise ValueError(f"schema declares columns {list(enc.feature_names_)}, X has {names}")
+    return copy.deepcopy(enc)
+
+
+def _warn_if_the_first_chunk_lacks_classes(encoder: TableEncoder, classes: np.ndarray,
+                                           y_codes: np.ndarray) -> None:
+    """The first chunk fixes every column's coding: when it lacks classes (class-sorted rows),
+    MDL finds no cut on its numeric columns and nominal values of the other classes are unseen,
+    so later chunks cannot teach the model much. Say so rather than fit a near-prior model."""
+    present = np.unique(y_codes)
+    if present.size == classes.size:
+        return
+    absent = [classes[c].item() if hasattr(classes[c], "item") else classes[c]
+              for c in range(classes.size) if c not in set(present.tolist())]
+    uncut = [c.name for c in encoder.codings_ if c.kind == "numeric" and not c.cut_points]
+    detail = f"; its numeric columns {uncut[:5]} got no cut point" if uncut else ""
+    warn(
+        f"partial_fit: the first chunk holds no row of the classes {absent[:5]}, but it fixes "
+        f"the coding of every column{detail}. Shuffle the rows, or pass "
+        "schema=declare_schema(...) (or a TableEncoder fitted on a sample) on the first call",
+        UserWarning)
+
+
+def _first_call_classes(frame: pd.DataFrame, y: Any, classes: Any) -> tuple[np.ndarray,
+                                                                            np.ndarray]:
+    """The classes fixed by the first call (``classes`` when given, else ``y``'s) and the
+    first chunk's class codes."""
+    if classes is not None:
+        declared = np.asarray(classes).ravel()
+        class_labels, _ = check_labels(declared, declared.shape[0])
+    else:
+        class_labels, _ = check_labels(y, frame.shape[0])
+    if class_labels.size < 2:
+        raise ValueError(
+            f"the target has only 1 class ({class_labels[0]!r}); a classifier needs at "
+            "least 2 (pass every class with classes= on the first partial_fit call)"
+        )
+    return class_labels, _class_codes(class_labels, y, frame.shape[0], 0)
+
+
+def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y: Any,
+                      classes: Any = None, schema: Any = None) -> PartialFit:
+    """The first ``partial_fit`` call: fix the classes, and every member's coding (``schema``
+    when given, for every member), attribute order and structure, learned from this chunk."""
+    class_labels, y_codes = _first_call_classes(frame, y, classes)
+    n_classes = class_labels.size
+    declared = None
+    if schema is not None:
+        declared = _schema_encoder(config, frame, has_names, schema, y_codes, n_classes)
+    # the reservoir's hash key: the key fit() would draw (refresh draws it again to match)
+    key = holdout_key(as_generator(config.random_state)) if config.m_rule else None
+    streams = member_streams(config)
+    if declared is None:
+        encoders = member_encoders(config, streams, frame, y_codes, n_classes)
+    else:
+        encoders = [copy.deepcopy(declared) for _ in streams]
+    members = []
+    for e, (rng, encoder) in enumerate(zip(streams, encoders, strict=True)):
+        codes, learned, specs = learn_member(config, e, rng, encoder, frame, y_codes, n_classes)
+        _check_chunk_codes(codes, encoder, frame, 0)
+        if e == 0 and schema is None:
+            _warn_if_the_first_chunk_lacks_classes(encoder, class_labels, y_codes)
+        member = PartialMember(encoder, learned, specs, PartialState(CountAccumulator(specs), key))
+        member.state.add(codes, y_codes)
+        members.append(member)
+    return PartialFit(config, class_labels, [str(c) for c in frame.columns], has_names,
+                      members, n_calls=1)

@@ -1,0 +1,452 @@
+"""Pass 1 of a fit out of core: the schema (columns, classes, categories, cut points).
+
+Column types are fixed by the first chunk, by the rule of in-memory fits
+(:meth:`~fastpath.encode.TableEncoder.nominal_mask`): a text column whose first chunk is at least
+95 % numbers is numeric, and the other values of that first chunk (its *stray tokens*, such as
+``"?"``) are missing values in every chunk; the warning naming them, with their counts over the
+whole stream, comes at the end of pass 1. Any other non-number in a numeric column, in any chunk,
+stops the fit with an error naming the chunk, the row, the column and the value.
+
+Also the coder that turns later chunks into integer codes with it, and
+:func:`declare_schema`, a schema declared up front for ``partial_fit``.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..encode._encoder import AttributeCoding, TableEncoder
+from ..encode._sketch import DEFAULT_MAX_BINS, ClassHistogram
+from ..utils._dtypes import (
+    count_tokens,
+    is_numeric_dtype,
+    parse_numbers,
+    python_scalar,
+    stray_message,
+    stray_tokens,
+)
+from ..utils._validation import as_generator, check_labels
+from ..utils._warn import warn
+from ._errors import Where, check_columns, fail, first_true
+from ._sources import target_name
+
+
+def labels_of(y: pd.Series, where: Where, numeric: bool) -> tuple[np.ndarray, list]:
+    """Per-row index into the chunk's distinct labels, and those labels (Python scalars).
+
+    ``numeric``: the target was numeric in the first chunk, so every label must be a number.
+    """
+    missing = y.isna().to_numpy()
+    if missing.any():
+        row = first_true(missing)
+        raise fail(
+            where, y.name, row,
+            f"the target has a missing value ({int(missing.sum())} in this chunk); drop those "
+            "rows before fitting",
+        )
+    if numeric and not is_numeric_dtype(y.dtype):
+        bad = (pd.to_numeric(y, errors="coerce").isna() & ~y.isna()).to_numpy()
+        if bad.any():
+            row = first_true(bad)
+            raise fail(
+                where, y.name, row,
+                f"class label {y.iloc[row]!r} is not a number, but the target column held "
+                "numbers in the first chunk (its type is fixed by the first chunk)",
+            )
+    if pd.api.types.is_float_dtype(y.dtype):
+        v = y.to_numpy(dtype=float)
+        bad = ~np.isfinite(v) | (np.mod(v, 1) != 0)
+        if bad.any():
+            row = first_true(bad)
+            raise fail(
+                where, y.name, row,
+                f"class label {v[row]!r}: the target holds continuous or infinite values; a "
+                "classifier needs class labels",
+            )
+    codes, uniques = pd.factorize(y, use_na_sentinel=True)
+    return codes.astype(np.int64), [python_scalar(u) for u in list(uniques)]
+
+
+def numeric_column(col: pd.Series, where: Where,
+                   known: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, stray)`` of a numeric column: float64 values (NaN = missing, or one of the
+    ``known`` stray tokens, which ``stray`` marks); names the first other non-number."""
+    stray = np.zeros(len(col), dtype=bool)
+    if not is_numeric_dtype(col.dtype):
+        values, stray = parse_numbers(col)
+        bad = stray.copy()
+        if known and stray.any():
+            bad[stray] = ~np.isin(col[stray].astype(str).to_numpy(),
+                                  np.asarray(known, dtype=object))
+        if pd.api.types.is_bool_dtype(col.dtype) or bad.any():
+            row = first_true(bad) if bad.any() else 0
+            missing = f" (only {list(known)} are read as missing)" if known else ""
+            raise fail(
+                where, col.name, row,
+                f"value {col.iloc[row]!r} is not a number, but the column is numeric{missing} "
+                "(column types are fixed by the first chunk: a CSV column whose first chunk is "
+                "all numbers is read as numbers; list the column in categorical_features, read "
+                "it as text with a callable returning pandas.read_csv(path, dtype={column: str}, "
+                "chunksize=...), or fix the data)",
+            )
+    else:
+        values = col.to_numpy(dtype=np.float64, na_value=np.nan)
+    inf = np.isinf(values)
+    if inf.any():
+        row = first_true(inf)
+        raise fail(
+            where, col.name, row,
+            f"value {values[row]} is infinite; use NaN for a missing value or a finite number",
+        )
+    return values, stray
+
+
+class SchemaStats:
+    """Pass 1: what the encoder and the class labels need, mergeable (chunks, partitions).
+
+    Parameters
+    ----------
+    features : sequence of str
+        Feature columns, in order.
+    target : str
+    nominal : array of bool
+        Which features are nominal (the others are numeric).
+    max_bins : int
+        Bound of each numeric column's :class:`~fastpath.encode.ClassHistogram`.
+    """
+
+    def __init__(self, features, target, nominal, max_bins=DEFAULT_MAX_BINS) -> None:
+        self.features = [str(c) for c in features]
+        self.target = str(target)
+        self.nominal = np.asarray(nominal, dtype=bool)
+        self.n_rows = 0
+        self.n_missing = np.zeros(len(self.features), dtype=np.int64)
+        self.values: list[dict | None] = [{} if nom else None for nom in self.nominal]
+        # declared categories of categorical chunks: None = none seen yet, False = not all
+        # chunks are categorical with the same categories
+        self.declared: list[Any] = [None] * len(self.features)
+        self.hists = [None if nom else ClassHistogram(0, max_bins) for nom in self.nominal]
+        self.labels: dict[Any, int] = {}
+        self.lengths: dict[int, int] = {}
+        self.target_numeric = False  # set from the first chunk (or the Dask meta)
+        self.has_names = True  # the columns are strings (else feature_names_in_ is not set)
+        # numeric columns: the stray tokens of the first chunk (missing values), and how often
+        # each occurred
+        self.known_tokens: list[tuple[str, ...]] = [() for _ in self.features]
+        self.token_counts: list[dict[str, int]] = [{} for _ in self.features]
+
+    def fresh(self) -> SchemaStats:
+        """An empty copy with the same columns."""
+        out = SchemaStats(self.features, self.target, self.nominal, DEFAULT_MAX_BINS)
+        out.hists = [None if h is None else ClassHistogram(0, h.max_bins) for h in self.hists]
+        out.has_names = self.has_names
+        out.target_numeric = self.target_numeric
+        out.known_tokens = list(self.known_tokens)
+        return out
+
+    # ------------------------------------------------------------------ chunks
+    def update(self, frame: pd.DataFrame, where: Where) -> SchemaStats:
+        """Add a chunk (all feature columns and the target, any column order)."""
+        frame = check_columns(frame, [*self.features, self.target], where)
+        n = len(frame)
+        self.lengths[where.index] = self.lengths.get(where.index, 0) + n
+        if n == 0:
+            return self
+        local, uniques = labels_of(frame[self.target], where, self.target_numeric)
+        ids = np.empty(len(uniques), dtype=np.int64)
+        for i, u in enumerate(uniques):
+            ids[i] = self.labels.setdefault(u, len(self.labels))
+        y_ids = ids[local]
+        for j, name in enumerate(self.features):
+            col = frame[name]
+            if self.nominal[j]:
+                missing = col.isna().to_numpy()
+                self.n_missing[j] += int(missing.sum())
+                self._add_nominal(j, col, missing)
+            else:
+                values, stray = numeric_column(col, where, self.known_tokens[j])
+                if stray.any():
+                    counts = self.token_counts[j]
+                    for t, c in count_tokens(col[stray]).items():
+                        counts[t] = counts.get(t, 0) + c
+                finite = ~np.isnan(values)
+                self.n_missing[j] += int(n - finite.sum())
+                self.hists[j].update(values[finite], y_ids[finite])
+        self.n_rows += n
+        return self
+
+    def _add_nominal(self, j: int, col: pd.Series, missing: np.ndarray) -> None:
+        seen = self.values[j]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            cats = tuple(python_scalar(c) for c in col.cat.categories)
+            self._declare(j, cats)
+            present = np.unique(col.cat.codes.to_numpy())
+            for c in present[present >= 0]:
+                seen.setdefault(cats[c], None)
+        else:
+            self.declared[j] = False
+            for v in pd.unique(col[~missing]):
+                seen.setdefault(python_scalar(v), None)
+
+    def _declare(self, j: int, cats: Any) -> None:
+        cur = self.declared[j]
+        if cur is None:
+            self.declared[j] = cats
+        elif cur is not False and (cats is False or cur != cats):
+            self.declared[j] = False
+
+    # ------------------------------------------------------------------ merge
+    def merge(self, other: SchemaStats) -> SchemaStats:
+        """Add another partial's statistics (same columns); returns self."""
+        if other.features != self.features or other.target != self.target:
+            raise ValueError("cannot merge statistics of different columns")
+        mapping = np.asarray(
+            [self.labels.setdefault(u, len(self.labels)) for u in other.labels], dtype=np.int64
+        )
+        for j in range(len(self.features)):
+            if self.nominal[j]:
+                for v in other.values[j]:
+                    self.values[j].setdefault(v, None)
+                if other.declared[j] is not None:
+                    self._declare(j, other.declared[j])
+            else:
+                theirs = copy.deepcopy(other.hists[j])
+                theirs.grow(len(other.labels))
+                theirs.remap_classes(mapping, len(self.labels))
+                self.hists[j].merge(theirs)
+        for mine, theirs in zip(self.token_counts, other.token_counts, strict=True):
+            for t, c in theirs.items():
+                mine[t] = mine.get(t, 0) + c
+        self.n_missing += other.n_missing
+        self.n_rows += other.n_rows
+        for k, v in other.lengths.items():
+            self.lengths[k] = self.lengths.get(k, 0) + v
+        return self
+
+    # ------------------------------------------------------------------ result
+    def classes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The sorted classes (as the in-memory fit sorts them) and, for each final class, its
+        provisional index."""
+        labels = list(self.labels)
+        arr = pd.Series(labels).to_numpy() if labels else np.empty(0)
+        classes, final_of_label = check_labels(arr, arr.shape[0])
+        class_order = np.empty(classes.size, dtype=np.int64)
+        class_order[final_of_label] = np.arange(len(labels))
+        return classes, class_order
+
+    def encoder(self, categorical_features: Any, class_order: np.ndarray, *,
+                discretization: str = "mdl", random_state: Any = None) -> TableEncoder:
+        """The encoder ``TableEncoder.fit`` would learn from all the rows (module doc).
+
+        ``discretization="stochastic"``: ESKDB's stochastic MDL cut points
+        (:func:`~fastpath.encode.stochastic_mdl_cut_points_from_counts`), one draw from
+        ``random_state`` per numeric column in column order, as ``TableEncoder.fit`` draws them.
+        """
+        rng = as_generator(random_state) if discretization == "stochastic" else None
+        codings = []
+        n = self.n_rows
+        for j, name in enumerate(self.features):
+            n_missing = int(self.n_missing[j])
+            if n_missing == n:
+                warn(
+                    f"column {name!r} is missing in every training row; it is kept as a "
+                    "constant attribute that carries no information",
+                    UserWarning)
+                codings.append(AttributeCoding(name=name, kind="nominal", missing_code=0))
+            elif self.nominal[j]:
+                declared = self.declared[j]
+                if declared not in (None, False):
+                    categories = tuple(declared)
+                else:
+                    uniq = list(self.values[j])
+                    try:
+                        categories = tuple(sorted(uniq))
+                    except TypeError:  # mixed types: order by their text
+                        categories = tuple(sorted(uniq, key=str))
+                n_present = len(categories)
+                if n_present > 1 and n_present >= n and n > 10:
+                    warn(
+                        f"nominal column {name!r} has {n_present} distinct values for "
+                        f"{n} rows (an identifier?); each value will be seen about once",
+                        UserWarning)
+                codings.append(
+                    AttributeCoding(
+                        name=name,
+                        kind="nominal",
+                        categories=categories,
+                        missing_code=n_present if n_missing else None,
+                    )
+                )
+            else:
+                tokens = self.token_counts[j]
+                if tokens:
+                    tokens = dict(sorted(tokens.items(), key=lambda kv: (-kv[1], kv[0])))
+                    warn(
+                        stray_message(
+                            name, tokens, n - n_missing + sum(tokens.values()),
+                            "the first chunk decided this; list the column in "
+                            "categorical_features to keep it nominal, or make those values "
+                            "NaN (e.g. a callable source returning pandas.read_csv(path, "
+                            "na_values=[...], chunksize=...))",
+                        ), UserWarning)
+                hist = self.hists[j]
+                hist.grow(len(self.labels))
+                if rng is None:
+                    cuts = hist.cut_points(class_order, name=name)
+                else:
+                    cuts = hist.stochastic_cut_points(rng, class_order, name=name)
+                codings.append(
+                    AttributeCoding(
+                        name=name,
+                        kind="numeric",
+                        cut_points=tuple(float(c) for c in cuts),
+                        missing_code=len(cuts) + 1 if n_missing else None,
+                        missing_tokens=tuple(t for t in self.known_tokens[j] if t in tokens),
+                    )
+                )
+        enc = TableEncoder(categorical_features, discretization=discretization,
+                           random_state=random_state)
+        enc.codings_ = tuple(codings)
+        enc.feature_names_ = tuple(self.features)
+        return enc
+
+
+# ====================================================================== passes 2-4: codes
+class Coder:
+    """Chunk -> (codes, class codes) with a fixed encoder; names what does not fit it."""
+
+    def __init__(self, encoder: TableEncoder, target: str, classes: np.ndarray) -> None:
+        self.encoder = encoder
+        self.features = list(encoder.feature_names_)
+        self.target = target
+        self.classes = classes
+        self._class_index = pd.Index(classes)
+
+    def encode(self, frame: pd.DataFrame, where: Where) -> tuple[np.ndarray, np.ndarray]:
+        frame = check_columns(frame, [*self.features, self.target], where)
+        X = frame[self.features]
+        try:
+            codes = self.encoder.transform(X)
+        except ValueError as exc:
+            raise fail(where, None, None, str(exc)) from None
+        if codes.size and codes.min() < 0:
+            r, j = np.argwhere(codes < 0)[0]
+            value = X.iloc[int(r), int(j)]
+            raise fail(
+                where, self.features[j], int(r),
+                f"value {value!r} was not in the data of the first pass (the source changed "
+                "between passes?)",
+            )
+        y = frame[self.target]
+        y_codes = self._class_index.get_indexer(y)
+        if (y_codes < 0).any():
+            r = first_true(y_codes < 0)
+            raise fail(
+                where, self.target, r,
+                f"class label {y.iloc[r]!r} was not in the data of the first pass (the source "
+                "changed between passes?)",
+            )
+        return codes, y_codes.astype(np.int64)
+
+
+class MemberCoder:
+    """Chunk -> (one code matrix per ensemble member, class codes): every member codes the
+    rows with its own encoder (its own cut points) in the same pass."""
+
+    def __init__(self, coders: Sequence[Coder]) -> None:
+        self.coders = list(coders)
+
+    def encode(self, frame: pd.DataFrame, where: Where) -> tuple[tuple[np.ndarray, ...],
+                                                                 np.ndarray]:
+        coded = [coder.encode(frame, where) for coder in self.coders]
+        return tuple(codes for codes, _ in coded), coded[0][1]
+
+
+def first_stats(frame: pd.DataFrame, y: Any, categorical_features: Any, max_bins: int,
+                 where: Where) -> SchemaStats:
+    names = [str(c) for c in frame.columns]
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise fail(where, None, None, f"duplicated column names {dup}")
+    target = target_name(y, names)
+    features = [c for c in names if c != target]
+    X = frame.set_axis(names, axis=1)[features]
+    nominal = TableEncoder(categorical_features).nominal_mask(X)
+    stats = SchemaStats(features, target, nominal, max_bins)
+    for j, name in enumerate(features):
+        if not nominal[j]:
+            # a text column that is almost all numbers in the first chunk: its stray tokens
+            stats.known_tokens[j] = tuple(stray_tokens(X[name]) or ())
+    stats.has_names = all(isinstance(c, str) for c in frame.columns)
+    stats.target_numeric = is_numeric_dtype(frame.iloc[:, names.index(target)].dtype)
+    return stats
+
+
+def declare_schema(columns: Mapping[str, Any], *, missing: bool | Sequence[str] = True,
+                   categorical_features: Any = "auto") -> TableEncoder:
+    """A fitted :class:`~fastpath.encode.TableEncoder` from declared categories/cut points.
+
+    Parameters
+    ----------
+    columns : mapping column name -> declaration, in the column order of the data
+        A sequence of categories (nominal column), or ``{"categories": [...]}``, or
+        ``{"cut_points": [...]}`` (numeric column: sorted finite cut points, possibly empty;
+        a value equal to a cut goes to the lower interval).
+    missing : bool or sequence of str, default=True
+        Reserve a code for a missing value in every column (True), none (False) or the listed
+        columns.
+
+    Returns
+    -------
+    TableEncoder
+        Use it as ``partial_fit(..., schema=...)``.
+    """
+    if not isinstance(columns, Mapping) or not columns:
+        raise ValueError("columns must be a non-empty mapping of column name -> declaration")
+    with_missing = set(columns) if missing is True else set() if missing is False else set(
+        missing
+    )
+    unknown = sorted(with_missing - set(columns))
+    if unknown:
+        raise ValueError(f"missing names columns that are not declared: {unknown}")
+    codings = []
+    for name, decl in columns.items():
+        if isinstance(decl, Mapping):
+            keys = set(decl)
+            if keys == {"categories"}:
+                decl = decl["categories"]
+            elif keys == {"cut_points"}:
+                cuts = np.asarray(decl["cut_points"], dtype=np.float64).ravel()
+                if cuts.size and (not np.all(np.isfinite(cuts)) or np.any(np.diff(cuts) <= 0)):
+                    raise ValueError(
+                        f"column {name!r}: cut points must be finite and strictly increasing"
+                    )
+                codings.append(AttributeCoding(
+                    name=str(name), kind="numeric", cut_points=tuple(float(c) for c in cuts),
+                    missing_code=cuts.size + 1 if name in with_missing else None,
+                ))
+                continue
+            else:
+                raise ValueError(
+                    f"column {name!r}: declare {{'categories': [...]}} or {{'cut_points': [...]}}"
+                    f", got keys {sorted(map(str, keys))}"
+                )
+        if isinstance(decl, str) or not isinstance(decl, collections.abc.Iterable):
+            raise ValueError(f"column {name!r}: categories must be a sequence, got {decl!r}")
+        cats = tuple(python_scalar(c) for c in decl)
+        if len(set(cats)) != len(cats):
+            raise ValueError(f"column {name!r}: categories are not distinct")
+        codings.append(AttributeCoding(
+            name=str(name), kind="nominal", categories=cats,
+            missing_code=len(cats) if name in with_missing else None,
+        ))
+    enc = TableEncoder(categorical_features)
+    enc.codings_ = tuple(codings)
+    enc.feature_names_ = tuple(str(c) for c in columns)
+    return enc

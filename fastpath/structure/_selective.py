@@ -1,0 +1,683 @@
+"""Selective kDB (SkDB; Martinez, Webb, Chen & Zaidi, JMLR 2016).
+
+Paper, section "Structure learning for BNCs": SkDB "selects values n* <= n and k* <= k such that
+a kDB over the n* attributes with highest mutual information with the class and using k* in place
+of k maximizes some user selected measure of performance (in the current work, RMSE) assessed
+using incremental cross validation over the training data", in three passes over the data
+(section "Efficiency of BNC learning"):
+
+1. mutual information ``I(X_j; Y)`` and ``I(X_i; X_j | Y)`` -> the kDB-K structure
+   (:func:`fastpath.structure.kdb`);
+2. the counts of every attribute's context tree for kDB-K (class first, then the K parents in
+   branching order);
+3. leave-one-out cross-validation on those counts, *incrementally*: the held-out row's own
+   counts are subtracted on the fly, nothing is refitted.
+
+Pass 3 scores every candidate ``(n*, k*)`` at once, because both families are nested:
+
+* kDB parent sets are nested in k (:func:`fastpath.structure.kdb`: the parents for ``k* < K``
+  are the first ``k*`` of those for ``K``, which is also the branching order), so the context
+  tree of kDB-k* is the top ``1 + k*`` levels of the kDB-K tree, and one descent along a row's
+  path yields the estimate of every ``k*``;
+* the models over the first ``n*`` attributes of the structure's order (MI order, or the order
+  passed to :func:`select_skdb`, e.g. ESKDB's sampled one) are prefixes of one product, so the
+  log-joint of every ``n*`` is a running sum over the attributes.
+
+For each training row and each class the numba kernel :func:`_loo_kernel` therefore descends each
+attribute's tree once (``O(depth)``), adds the log-estimate of each ``k*`` to a running log-joint,
+and after each attribute turns the ``K + 1`` running log-joints into class posteriors and adds the
+squared error ``(1 - P(y_r | x_r))^2`` to the score of ``(n*, k*)``: ``O(rows x classes x n x
+(K + 1))`` in all, about the cost of predicting the training data once per ``k*``.
+
+Scoring estimates. Martinez et al. use m-estimates for the cross-validation; we use the same
+m-estimates with path back-off as the classifier (:mod:`fastpath.estimate._mestimate`) with a
+*fixed* ``m`` (default ``m = 1``, Schurmann–Grassberger, the classifier's fallback): choosing ``m``
+by holdout inside the leave-one-out loop would need one pass per candidate m. After subtracting the
+held-out row, a node whose count drops to zero no longer exists (a refit would not create it), so
+the descent backs off to its parent, and a value seen only in the held-out row gets ``1/K``
+everywhere, exactly as :func:`fastpath.estimate.m_estimate_table` would on the refitted counts. The
+selected structure is then estimated with m-estimates (holdout-chosen m) or HDP like any other.
+
+Criterion: RMSE = ``sqrt(mean over rows of (1 - P(true class | x))^2)`` (the definition of
+:func:`fastpath.evaluation.rmse`). Ties (exactly equal RMSE) go to the simpler model: fewer
+attributes, then smaller ``k*``. ``n*`` ranges over ``1..n``, ``k*`` over ``0..K`` (``k* = 0`` is
+naive Bayes on the selected attributes).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+from ..counts._counting import CountAccumulator, TreeSpec
+from ..utils._threads import threaded_kernel
+from ._graphs import Structure, kdb
+from ._specs import tree_specs
+
+#: m of the leave-one-out m-estimates (Schurmann–Grassberger's law)
+DEFAULT_LOO_M = 1.0
+
+
+@dataclass(frozen=True, eq=False)
+class SelectedStructure:
+    """The outcome of selective kDB.
+
+    Attributes
+    ----------
+    structure : Structure
+        A kDB-``k_selected`` structure over all attributes (kind ``"kdb"``): the selected
+        attributes keep their first ``k_selected`` kDB-K parents (branching order); the others
+        have no attribute parents and are *dropped from the model*: only ``attributes`` get a
+        context tree.
+    attributes : tuple of int
+        The selected attributes, in the order of ``full_structure.order`` (decreasing mutual
+        information with the class unless an order was given): ``structure.order[:n_selected]``.
+    n_selected : int
+        ``n*``, the number of attributes kept (``1 <= n* <= n``).
+    k_selected : int
+        ``k*``, the number of attribute parents used (``0 <= k* <= max_k``).
+    max_k : int
+        The ``K`` searched (``k`` of :func:`select_skdb`).
+    m : float
+        m of the leave-one-out m-estimates.
+    rmse : ndarray of shape (n_attributes, max_k + 1)
+        Leave-one-out RMSE of every candidate: ``rmse[n* - 1, k*]`` (read-only).
+    full_structure : Structure
+        The kDB-K structure the candidates are taken from.
+    """
+
+    structure: Structure
+    attributes: tuple[int, ...]
+    n_selected: int
+    k_selected: int
+    max_k: int
+    m: float
+    rmse: np.ndarray
+    full_structure: Structure
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable form (used by model files); :meth:`from_dict` inverts it."""
+        return {
+            "structure": self.structure.to_dict(),
+            "attributes": [int(a) for a in self.attributes],
+            "n_selected": int(self.n_selected),
+            "k_selected": int(self.k_selected),
+            "max_k": int(self.max_k),
+            "m": float(self.m),
+            "rmse": np.asarray(self.rmse, dtype=float).tolist(),
+            "full_structure": self.full_structure.to_dict(),
+        }
+
+    @classmethod
+    def from_rmse(cls, full_structure: Structure, rmse: np.ndarray, m: float) -> SelectedStructure:
+        """The selection with the lowest leave-one-out RMSE; ties to fewer attributes, then to
+        a smaller k* (``rmse[n* - 1, k*]``, as :func:`loo_scores` returns it)."""
+        rmse = np.array(rmse, dtype=np.float64)
+        rmse.flags.writeable = False
+        n_sel, k_sel = _best(rmse)
+        return cls(
+            structure=selective_structure(full_structure, n_sel, k_sel),
+            attributes=tuple(full_structure.order[:n_sel]),
+            n_selected=n_sel,
+            k_selected=k_sel,
+            max_k=full_structure.k,
+            m=m,
+            rmse=rmse,
+            full_structure=full_structure,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SelectedStructure:
+        """Rebuild a selection written by :meth:`to_dict`."""
+        rmse = np.array(data["rmse"], dtype=np.float64)
+        rmse.flags.writeable = False
+        return cls(
+            structure=Structure.from_dict(data["structure"]),
+            attributes=tuple(int(a) for a in data["attributes"]),
+            n_selected=int(data["n_selected"]),
+            k_selected=int(data["k_selected"]),
+            max_k=int(data["max_k"]),
+            m=float(data["m"]),
+            rmse=rmse,
+            full_structure=Structure.from_dict(data["full_structure"]),
+        )
+
+    def __repr__(self) -> str:
+        best = float(self.rmse[self.n_selected - 1, self.k_selected])
+        return (
+            f"SelectedStructure(n*={self.n_selected} of {self.structure.n_attributes}, "
+            f"k*={self.k_selected} of {self.max_k}, LOO RMSE={best:.4f})"
+        )
+
+
+# ====================================================================== records
+# numba types a NamedTuple field by field, so the scalars of LooSettings must always be built
+# with the same Python types (loo_settings converts): another type would compile (and cache)
+# another specialisation of every kernel.
+class LooModel(NamedTuple):
+    """The kDB-K trees as the flat arrays the leave-one-out kernels read (in structure order).
+
+    Tree ``a`` conditions on the class then ``cond_cols[cond_ptr[a]:cond_ptr[a + 1]]`` (its
+    kDB-K parents in branching order); its nodes start at ``node_offset[a]``, its lookup slots
+    at ``lookup_base[a]``, its counts at ``count_offset[a]``. ``totals`` holds each node's row
+    count; ``counts`` each node's child-value counts (flat, node-major).
+    """
+
+    child_col: np.ndarray
+    cond_ptr: np.ndarray
+    cond_cols: np.ndarray
+    node_offset: np.ndarray
+    lookup_offsets: np.ndarray
+    lookup_base: np.ndarray
+    child_lookup: np.ndarray
+    n_values: np.ndarray
+    count_offset: np.ndarray
+    counts: np.ndarray
+    totals: np.ndarray
+    class_counts: np.ndarray
+
+
+class LooSettings(NamedTuple):
+    """How the leave-one-out kernels score, as typed scalars (build with :func:`loo_settings`).
+
+    Attributes
+    ----------
+    m : float
+        m of the m-estimates.
+    value_backoff : bool
+        The m-estimates' ``backoff="value"`` rule (a value whose count at a node, without the
+        held-out row, is zero takes its parent's entry), else ``"path"``
+        (:func:`fastpath.estimate.m_estimate_table`).
+    max_k : int
+        ``K``: the errors are computed for ``k* = 0..max_k``.
+    n_rows : float
+        Rows the counts were taken from (the whole data's, out of core).
+    """
+
+    m: float
+    value_backoff: bool
+    max_k: int
+    n_rows: float
+
+
+def loo_settings(m: float, value_backoff: bool, max_k: int, n_rows: int) -> LooSettings:
+    """:class:`LooSettings` with the field types the kernels are compiled for."""
+    return LooSettings(float(m), bool(value_backoff), int(max_k), float(n_rows))
+
+
+# ====================================================================== kernels
+@njit(cache=True, nogil=True)
+def loo_row_errors(codes, y, r, model, settings, cum, logp, out):
+    """Squared leave-one-out errors of row ``r``: out[a, k*] for n* = a + 1, every k*.
+
+    ``model`` is a :class:`LooModel` (trees in the structure's order), ``settings`` a
+    :class:`LooSettings`. ``cum`` (n_classes, max_k + 1) and ``logp`` (max_k + 2) are scratch.
+    Shared by the in-memory kernel below and the streaming pass (:mod:`fastpath.scale._stats`),
+    so both compute the same floating-point numbers.
+    """
+    # the records' fields as locals, so that the loops index plain arrays
+    child_col = model.child_col
+    cond_ptr = model.cond_ptr
+    cond_cols = model.cond_cols
+    node_offset = model.node_offset
+    lookup_offsets = model.lookup_offsets
+    lookup_base = model.lookup_base
+    child_lookup = model.child_lookup
+    n_values = model.n_values
+    count_offset = model.count_offset
+    counts = model.counts
+    totals = model.totals
+    class_counts = model.class_counts
+    m = settings.m
+    value_backoff = settings.value_backoff
+    n_rows = settings.n_rows
+    max_k = settings.max_k
+    n_classes = class_counts.shape[0]
+    n_trees = child_col.shape[0]
+    n_k = max_k + 1
+    n_minus = n_rows - 1.0
+    yr = y[r]
+    for c in range(n_classes):
+        nc = class_counts[c] - (1 if c == yr else 0)
+        # class prior: m-estimate of the class tree's root without row r
+        lp = math.log((nc + m / n_classes) / (n_minus + m))
+        for k in range(n_k):
+            cum[c, k] = lp
+    for a in range(n_trees):
+        x = codes[r, child_col[a]]
+        kv = n_values[a]
+        base = node_offset[a]
+        cbase = count_offset[a]
+        n_parents = cond_ptr[a + 1] - cond_ptr[a]
+        root_x = counts[cbase + x] - 1
+        root_total = totals[base] - 1
+        for c in range(n_classes):
+            deepest = 0
+            if root_total <= 0 or root_x <= 0:
+                # empty tree, or x seen only in row r: 1/K at every node (mestimate)
+                logp[0] = -math.log(kv)
+            else:
+                logp[0] = math.log((root_x + m / kv) / (root_total + m))
+                # row r lies on the path only when the path's class is its class
+                on = 1 if c == yr else 0
+                node = 0
+                for d in range(1, n_parents + 2):
+                    slots = lookup_offsets[base + node]
+                    if slots < 0:
+                        break
+                    v = c if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
+                    child = child_lookup[lookup_base[a] + slots + v]
+                    if child < 0:
+                        break  # path never observed: back off
+                    total = totals[base + child] - on
+                    if total <= 0:
+                        break  # observed only in row r: absent from the refit
+                    cnt = counts[cbase + child * kv + x] - on
+                    if value_backoff and cnt <= 0:
+                        logp[d] = logp[d - 1]
+                    else:
+                        logp[d] = math.log((cnt + m / kv) / (total + m))
+                    deepest = d
+                    node = child
+            for k in range(n_k):
+                cum[c, k] += logp[min(k + 1, deepest)]
+        for k in range(n_k):
+            top = cum[0, k]
+            for c in range(1, n_classes):
+                if cum[c, k] > top:
+                    top = cum[c, k]
+            s = 0.0
+            for c in range(n_classes):
+                s += math.exp(cum[c, k] - top)
+            err = 1.0 - math.exp(cum[yr, k] - top) / s
+            out[a, k] = err * err
+
+
+@njit(cache=True, nogil=True)
+def loo_row_model_error(codes, y, r, model, settings, cum, logp):
+    """Squared leave-one-out error of row ``r`` under the whole model, every tree at its full
+    depth: ``out[-1, max_k]`` of :func:`loo_row_errors` (``settings.max_k`` the most parents
+    of any tree), the same floating-point number, without the other ``(n*, k*)``. ``cum``
+    (n_classes) and ``logp`` (max_k + 2) are scratch.
+
+    The descent is :func:`loo_row_errors`'s, written out again on purpose: shared as a numba
+    function, even inlined (``inline="always"``), it made both kernels slower (docs/performance.md,
+    "The leave-one-out kernels"). ``tests/test_selective.py`` holds the two to the same numbers.
+    """
+    # the records' fields as locals, so that the loops index plain arrays
+    child_col = model.child_col
+    cond_ptr = model.cond_ptr
+    cond_cols = model.cond_cols
+    node_offset = model.node_offset
+    lookup_offsets = model.lookup_offsets
+    lookup_base = model.lookup_base
+    child_lookup = model.child_lookup
+    n_values = model.n_values
+    count_offset = model.count_offset
+    counts = model.counts
+    totals = model.totals
+    class_counts = model.class_counts
+    m = settings.m
+    value_backoff = settings.value_backoff
+    n_rows = settings.n_rows
+    n_classes = class_counts.shape[0]
+    n_minus = n_rows - 1.0
+    yr = y[r]
+    for c in range(n_classes):
+        nc = class_counts[c] - (1 if c == yr else 0)
+        cum[c] = math.log((nc + m / n_classes) / (n_minus + m))
+    for a in range(child_col.shape[0]):
+        x = codes[r, child_col[a]]
+        kv = n_values[a]
+        base = node_offset[a]
+        cbase = count_offset[a]
+        n_parents = cond_ptr[a + 1] - cond_ptr[a]
+        root_x = counts[cbase + x] - 1
+        root_total = totals[base] - 1
+        for c in range(n_classes):
+            deepest = 0
+            if root_total <= 0 or root_x <= 0:
+                logp[0] = -math.log(kv)
+            else:
+                logp[0] = math.log((root_x + m / kv) / (root_total + m))
+                on = 1 if c == yr else 0
+                node = 0
+                for d in range(1, n_parents + 2):
+                    slots = lookup_offsets[base + node]
+                    if slots < 0:
+                        break
+                    v = c if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
+                    child = child_lookup[lookup_base[a] + slots + v]
+                    if child < 0:
+                        break
+                    total = totals[base + child] - on
+                    if total <= 0:
+                        break
+                    cnt = counts[cbase + child * kv + x] - on
+                    if value_backoff and cnt <= 0:
+                        logp[d] = logp[d - 1]
+                    else:
+                        logp[d] = math.log((cnt + m / kv) / (total + m))
+                    deepest = d
+                    node = child
+            cum[c] += logp[deepest]
+    top = cum[0]
+    for c in range(1, n_classes):
+        if cum[c] > top:
+            top = cum[c]
+    s = 0.0
+    for c in range(n_classes):
+        s += math.exp(cum[c] - top)
+    err = 1.0 - math.exp(cum[yr] - top) / s
+    return err * err
+
+
+@threaded_kernel
+def _loo_kernel(codes, y, model, settings, chunk_starts, sse):
+    """Leave-one-out squared errors of every (n*, k*), chunk by chunk (sse[chunk, n* - 1, k*]).
+
+    Chunks run in parallel; within a chunk the rows' errors are added in row order, so the
+    sums do not depend on the number of threads.
+    """
+    n_classes = model.class_counts.shape[0]
+    n_trees = model.child_col.shape[0]
+    max_k = settings.max_k
+    for h in prange(chunk_starts.shape[0] - 1):
+        cum = np.empty((n_classes, max_k + 1))
+        logp = np.empty(max_k + 2)
+        row = np.empty((n_trees, max_k + 1))
+        for r in range(chunk_starts[h], chunk_starts[h + 1]):
+            loo_row_errors(codes, y, r, model, settings, cum, logp, row)
+            for a in range(n_trees):
+                for k in range(max_k + 1):
+                    sse[h, a, k] += row[a, k]
+
+
+@threaded_kernel
+def _loo_model_kernel(codes, y, model, settings, chunk_starts, sse):
+    """:func:`_loo_kernel` for the whole model only: adds to ``sse[chunk, -1, max_k]`` the
+    numbers that kernel adds there, in the same order, and leaves the rest of ``sse`` alone.
+
+    The m choice scores one model per candidate m: one softmax per row instead of one per
+    (n*, k*), which is most of the work with many classes and attributes.
+    """
+    n_trees = model.child_col.shape[0]
+    if n_trees == 0:
+        return
+    max_k = settings.max_k
+    for h in prange(chunk_starts.shape[0] - 1):
+        cum = np.empty(model.class_counts.shape[0])
+        logp = np.empty(max_k + 2)
+        for r in range(chunk_starts[h], chunk_starts[h + 1]):
+            sse[h, n_trees - 1, max_k] += loo_row_model_error(codes, y, r, model, settings,
+                                                              cum, logp)
+
+
+# ====================================================================== python API
+def loo_model(specs: Sequence[TreeSpec], trees: Sequence, class_counts) -> LooModel:
+    """Flatten the attribute trees (``specs`` without the class prior) for the kernels."""
+    cond_ptr = np.zeros(len(specs) + 1, np.int64)
+    cond_ptr[1:] = np.cumsum([len(s.conditioning) - 1 for s in specs])
+    node_offset = np.zeros(len(trees) + 1, np.int64)
+    node_offset[1:] = np.cumsum([t.n_nodes for t in trees])
+    lookup_base = np.zeros(len(trees), np.int64)
+    lookup_base[1:] = np.cumsum([t.child_lookup.size for t in trees])[:-1]
+    count_offset = np.zeros(len(trees), np.int64)
+    count_offset[1:] = np.cumsum([t.counts.size for t in trees])[:-1]
+    return LooModel(
+        child_col=np.asarray([s.child for s in specs], np.int64),
+        cond_ptr=cond_ptr,
+        cond_cols=np.asarray([c for s in specs for c in s.conditioning[1:]], np.int64),
+        node_offset=node_offset,
+        lookup_offsets=np.concatenate([t.lookup_offsets for t in trees]).astype(np.int64),
+        lookup_base=lookup_base,
+        child_lookup=np.concatenate([t.child_lookup for t in trees]).astype(np.int64),
+        n_values=np.asarray([t.n_values for t in trees], np.int64),
+        count_offset=count_offset,
+        counts=np.concatenate([t.counts.ravel() for t in trees]).astype(np.int64),
+        totals=np.concatenate([t.counts.sum(axis=1) for t in trees]).astype(np.int64),
+        class_counts=np.asarray(class_counts, np.int64),
+    )
+
+
+def loo_chunk_starts(n_rows: int) -> np.ndarray:
+    """Row chunks whose errors are summed separately, then added in chunk order.
+
+    A fixed chunking (not the thread count) keeps the summation order, hence the result,
+    independent of the number of threads, in memory and out of core alike.
+    """
+    n_chunks = max(1, min(n_rows, 64))
+    return np.linspace(0, n_rows, n_chunks + 1).round().astype(np.int64)
+
+
+def _check_m(m) -> float:
+    if isinstance(m, bool) or not isinstance(m, numbers.Real):
+        raise ValueError(f"m must be a positive number, got {m!r}")
+    m = float(m)
+    if not math.isfinite(m) or m <= 0:
+        # m = 0 gives zero probabilities, hence -inf log-joints, for unseen combinations
+        raise ValueError(f"m must be a positive finite number, got {m}")
+    return m
+
+
+def _check_codes(codes, y_codes, cardinalities, n_classes):
+    codes = np.asarray(codes)
+    y_codes = np.asarray(y_codes)
+    if codes.ndim != 2:
+        raise ValueError(f"codes must be 2-D (n_rows, n_attributes), got shape {codes.shape}")
+    if y_codes.ndim != 1 or y_codes.shape[0] != codes.shape[0]:
+        raise ValueError(
+            f"y_codes must be 1-D with one entry per row ({codes.shape[0]}), "
+            f"got shape {y_codes.shape}"
+        )
+    if codes.shape[0] < 2:
+        raise ValueError(f"leave-one-out needs at least 2 rows, got {codes.shape[0]}")
+    if codes.shape[1] < 1:
+        raise ValueError("codes must have at least one attribute column")
+    for name, a in (("codes", codes), ("y_codes", y_codes)):
+        if not np.issubdtype(a.dtype, np.integer):
+            raise TypeError(f"{name} must hold integer codes, got dtype {a.dtype}")
+    if codes.min() < 0:
+        raise ValueError("codes must be non-negative (unknown values cannot be counted)")
+    cards = tuple(int(c) for c in cardinalities)
+    if len(cards) != codes.shape[1]:
+        raise ValueError(
+            f"cardinalities must give one value per attribute ({codes.shape[1]}), got {len(cards)}"
+        )
+    if isinstance(n_classes, bool) or int(n_classes) != n_classes or int(n_classes) < 1:
+        raise ValueError(f"n_classes must be an integer >= 1, got {n_classes!r}")
+    return (
+        np.ascontiguousarray(codes, dtype=np.int64),
+        np.ascontiguousarray(y_codes, dtype=np.int64),
+        cards,
+        int(n_classes),
+    )
+
+
+def loo_scores(
+    codes: np.ndarray,
+    y_codes: np.ndarray,
+    cardinalities: Sequence[int],
+    n_classes: int,
+    full_structure: Structure,
+    *,
+    m: float = DEFAULT_LOO_M,
+) -> np.ndarray:
+    """Incremental leave-one-out RMSE of every (n*, k*) under a kDB-K structure.
+
+    Parameters
+    ----------
+    codes : array of int, shape (n_rows, n_attributes)
+    y_codes : array of int, shape (n_rows,)
+    cardinalities : sequence of int
+    n_classes : int
+    full_structure : Structure
+        A kDB-K structure (``kind == "kdb"``), e.g. from :func:`fastpath.structure.kdb`.
+    m : float, default=1.0
+        Mass of the m-estimates (positive).
+
+    Returns
+    -------
+    ndarray of shape (n_attributes, K + 1)
+        ``out[n* - 1, k*]``: the RMSE, over the training rows, of the kDB-k* classifier on the
+        first ``n*`` attributes of ``full_structure.order`` with m-estimates fitted on all rows
+        but the one predicted.
+    """
+    codes, y_codes, cards, n_classes = _check_codes(codes, y_codes, cardinalities, n_classes)
+    m = _check_m(m)
+    if not isinstance(full_structure, Structure) or full_structure.kind != "kdb":
+        raise ValueError("full_structure must be a kDB Structure (fastpath.structure.kdb)")
+    if full_structure.n_attributes != codes.shape[1]:
+        raise ValueError(
+            f"full_structure has {full_structure.n_attributes} attributes, codes has "
+            f"{codes.shape[1]}"
+        )
+    if y_codes.max() >= n_classes:
+        raise ValueError(f"class codes must lie in [0, {n_classes}), got {int(y_codes.max())}")
+    bad = np.flatnonzero(codes.max(axis=0) >= np.asarray(cards))
+    if bad.size:
+        j = int(bad[0])
+        raise ValueError(f"codes of attribute {j} must lie in [0, {cards[j]})")
+    max_k = full_structure.k
+    order = full_structure.order
+    specs = tree_specs(full_structure, cards, n_classes, order)[1:]
+    acc = CountAccumulator(specs).update(codes, y_codes)
+    trees = [acc.tree(t) for t in range(len(specs))]
+
+    model = loo_model(specs, trees, np.bincount(y_codes, minlength=n_classes))
+
+    n_rows = codes.shape[0]
+    # a fixed chunking (not the thread count) keeps the summation order, hence the result,
+    # independent of the number of threads
+    chunk_starts = loo_chunk_starts(n_rows)
+    sse = np.zeros((chunk_starts.size - 1, len(specs), max_k + 1))
+    _loo_kernel(codes, y_codes, model, loo_settings(m, False, max_k, n_rows), chunk_starts, sse)
+    return np.sqrt(sse.sum(axis=0) / n_rows)
+
+
+def loo_m_scores(
+    specs: Sequence[TreeSpec],
+    trees: Sequence,
+    class_counts: np.ndarray,
+    codes: np.ndarray,
+    y_codes: np.ndarray,
+    grid: Sequence[float],
+    *,
+    backoff: str = "path",
+) -> dict[float, float]:
+    """Leave-one-out RMSE of a whole model for each m of ``grid``.
+
+    ``specs`` are the attribute trees' specs (the class prior's excluded) and ``trees`` their
+    context trees counted on the rows ``codes``, ``y_codes``; each row is predicted by the
+    m-estimates (with ``backoff``) of the counts without it, every tree at its full depth.
+    The sums run in the fixed row chunks of :func:`loo_chunk_starts`, so the streamed
+    evaluation (:class:`fastpath.scale._stats.LooStats`) gives the same numbers.
+    """
+    if codes.shape[0] < 2:
+        raise ValueError(f"leave-one-out needs at least 2 rows, got {codes.shape[0]}")
+    model = loo_model(specs, trees, class_counts)
+    max_k = full_depth(specs)
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    y_codes = np.ascontiguousarray(y_codes, dtype=np.int64)
+    chunk_starts = loo_chunk_starts(codes.shape[0])
+    scores = {}
+    for m in grid:
+        sse = np.zeros((chunk_starts.size - 1, len(specs), max_k + 1))
+        # only the whole model's entry is filled: the same sum as _loo_kernel's there
+        settings = loo_settings(m, backoff == "value", max_k, codes.shape[0])
+        _loo_model_kernel(codes, y_codes, model, settings, chunk_starts, sse)
+        scores[float(m)] = full_model_rmse(sse.sum(axis=0), codes.shape[0])
+    return scores
+
+
+def full_depth(specs: Sequence[TreeSpec]) -> int:
+    """The most parents any attribute tree of ``specs`` has (its k index at full depth)."""
+    return max((len(s.conditioning) - 1 for s in specs), default=0)
+
+
+def full_model_rmse(sse: np.ndarray, n_rows: int) -> float:
+    """RMSE of the whole model from summed leave-one-out errors ``sse[tree, k*]``: every tree
+    (the last cumulative row) with all its parents (the last k*)."""
+    return float(np.sqrt(sse[-1, -1] / n_rows))
+
+
+def _best(rmse: np.ndarray) -> tuple[int, int]:
+    """(n*, k*) with the lowest RMSE; ties to fewer attributes, then smaller k*."""
+    flat = int(np.argmin(rmse))  # row-major: the first minimum has the smallest (n*, k*)
+    i, k = np.unravel_index(flat, rmse.shape)
+    return int(i) + 1, int(k)
+
+
+def selective_structure(full_structure: Structure, n_selected: int, k_selected: int) -> Structure:
+    """The kDB-k* structure on the first n* attributes of ``full_structure.order``.
+
+    Selected attributes keep their first ``k_selected`` parents (nested kDB parent sets);
+    the other attributes get none (they are dropped from the model by its user).
+    """
+    if full_structure.kind != "kdb":
+        raise ValueError("full_structure must be a kDB structure")
+    n = full_structure.n_attributes
+    if not 1 <= n_selected <= n:
+        raise ValueError(f"n_selected must lie in [1, {n}], got {n_selected}")
+    if not 0 <= k_selected <= full_structure.k:
+        raise ValueError(f"k_selected must lie in [0, {full_structure.k}], got {k_selected}")
+    keep = set(full_structure.order[:n_selected])
+    parents = tuple(
+        tuple(full_structure.parents[i][:k_selected]) if i in keep else () for i in range(n)
+    )
+    return Structure(
+        kind="kdb",
+        parents=parents,
+        order=full_structure.order,
+        k=k_selected,
+        mutual_information=full_structure.mutual_information,
+        conditional_mutual_information=full_structure.conditional_mutual_information,
+    )
+
+
+def select_skdb(
+    codes: np.ndarray,
+    y_codes: np.ndarray,
+    cardinalities: Sequence[int],
+    n_classes: int,
+    k: int,
+    *,
+    m: float = DEFAULT_LOO_M,
+    order: Sequence[int] | None = None,
+) -> SelectedStructure:
+    """Selective kDB: kDB-k structure, then (n*, k*) by incremental leave-one-out RMSE.
+
+    Parameters
+    ----------
+    codes : array of int, shape (n_rows, n_attributes)
+        Attribute codes (no unknown values), e.g. ``TableEncoder.transform`` of training data.
+    y_codes : array of int, shape (n_rows,)
+        Class codes in ``[0, n_classes)``.
+    cardinalities : sequence of int
+    n_classes : int
+    k : int
+        ``K``, the largest number of attribute parents considered.
+    m : float, default=1.0
+        m of the m-estimates used for the leave-one-out scores (fixed, positive).
+    order : sequence of int, optional
+        A permutation of the attributes, passed to :func:`fastpath.structure.kdb`: the kDB-k
+        parents come earlier in it and the candidates are its prefixes. Default: decreasing
+        ``I(X_j; Y)`` (Martinez et al. 2016). ESKDB (Zhang, Petitjean & Buntine, KAIS 2020)
+        gives each ensemble member an order from
+        :func:`~fastpath.structure._orders.sample_order`.
+
+    Returns
+    -------
+    SelectedStructure
+    """
+    codes, y_codes, cards, n_classes = _check_codes(codes, y_codes, cardinalities, n_classes)
+    m = _check_m(m)
+    full = kdb(codes, y_codes, cards, n_classes, k, order)
+    return SelectedStructure.from_rmse(full, loo_scores(codes, y_codes, cards, n_classes, full,
+                                                        m=m), m)

@@ -1,0 +1,64 @@
+"""What long work says while it runs: a tqdm bar (:class:`Progress`) and stage lines
+(:class:`FitLog`), on standard error.
+
+The command lines (``hdpbn``, the experiment runner) show them on a terminal only; a classifier
+shows them when fitted with ``verbose=1``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from tqdm.auto import tqdm
+
+
+class Progress:
+    """A progress bar on standard error, called as ``progress(done, total, note="")``.
+
+    Shown only when ``enabled`` (default: when standard error is a terminal), so piped output
+    and ``--quiet`` / ``--json`` runs stay clean. The bar closes when ``done`` reaches ``total``.
+    """
+
+    def __init__(self, label: str, *, enabled: bool | None = None, unit: str = "it") -> None:
+        self.label = label
+        self.unit = unit
+        self.enabled = sys.stderr.isatty() if enabled is None else bool(enabled)
+        self._bar: tqdm | None = None
+
+    def __call__(self, done: int, total: int, note: str = "") -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            self._bar = tqdm(total=total, desc=self.label, unit=self.unit, file=sys.stderr,
+                             dynamic_ncols=True, mininterval=0.2)
+        self._bar.n = done
+        if note:
+            self._bar.set_postfix_str(note[:30], refresh=False)
+        self._bar.refresh()
+        if done >= total:
+            self.close()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+class FitLog:
+    """The voice of a fit: ``stage("learning the structure")`` prints
+    ``[hdpbn   0.4 s] learning the structure`` on standard error, and :meth:`progress` gives a
+    bar (done / total, rate, ETA) for the sampler; both silent unless ``verbose``."""
+
+    def __init__(self, verbose: int | bool = 0) -> None:
+        self.enabled = bool(verbose)
+        self.t0 = time.perf_counter()
+
+    def stage(self, message: str) -> None:
+        if self.enabled:
+            print(f"[hdpbn {time.perf_counter() - self.t0:6.1f} s] {message}", file=sys.stderr,
+                  flush=True)
+
+    def progress(self, label: str, unit: str = "it") -> Progress | None:
+        """A :class:`Progress` bar when verbose, else None (the sampler then reports nothing)."""
+        return Progress(label, enabled=True, unit=unit) if self.enabled else None

@@ -1,0 +1,132 @@
+"""Checks of scalar parameters, seeds, thread counts and class labels, with the messages users see.
+
+Every public function and class of fastpath validates its arguments with these helpers, so a bad
+value gets the same ``ValueError`` naming the parameter wherever it is passed.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.exceptions import DataConversionWarning
+
+from ._warn import warn
+
+
+def check_int(name: str, value: Any, minimum: int) -> int:
+    """``value`` as an ``int`` (bools refused); ``ValueError`` naming ``name`` below ``minimum``."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_float(name: str, value: Any, *, positive: bool) -> float:
+    """``value`` as a finite ``float``, ``>= 0`` (``> 0`` when ``positive``)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or v < 0 or (positive and v == 0):
+        kind = "> 0" if positive else ">= 0"
+        raise ValueError(f"{name} must be finite and {kind}, got {value!r}")
+    return v
+
+
+def as_generator(seed: Any, name: str = "random_state") -> np.random.Generator:
+    """A numpy ``Generator`` from ``None``, an int, a ``Generator`` (returned as is) or a
+    ``RandomState`` (one draw of it seeds a new generator)."""
+    if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
+        if seed is not None and seed < 0:
+            raise ValueError(f"{name} must be None, a non-negative int or a numpy Generator, "
+                             f"got {seed!r}")
+        return np.random.default_rng(seed)
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, np.random.RandomState):
+        return np.random.default_rng(seed.randint(0, 2**31 - 1))
+    raise ValueError(f"{name} must be None, an int or a numpy Generator, got {seed!r}")
+
+
+def seed_int(seed: Any, name: str = "random_state") -> int:
+    """A reproducible integer seed from ``seed`` (fresh entropy for ``None``)."""
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ValueError(f"{name} must be None, a non-negative int or a numpy Generator, "
+                             f"got {seed!r}")
+        return int(seed)
+    return int(as_generator(seed, name).integers(0, 2**63 - 1))
+
+
+def n_threads(n_jobs: Any, name: str = "n_jobs") -> int:
+    """Threads for ``n_jobs`` in scikit-learn's convention: ``None`` or ``-1`` all cores,
+    ``-2`` all but one, a positive int that many."""
+    cores = os.cpu_count() or 1
+    if n_jobs is None:
+        return cores
+    if isinstance(n_jobs, bool | np.bool_) or not isinstance(n_jobs, numbers.Integral) or (
+        n_jobs == 0
+    ):
+        raise ValueError(f"{name} must be None or a non-zero integer, got {n_jobs!r}")
+    if n_jobs < 0:
+        return max(1, cores + 1 + int(n_jobs))
+    return int(n_jobs)
+
+
+def readonly(a: Any) -> np.ndarray:
+    """A read-only copy of ``a``."""
+    out = np.array(a, copy=True)
+    out.flags.writeable = False
+    return out
+
+
+def check_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct class labels of ``y`` and every row's index into them.
+
+    ``y`` must be one-dimensional (a column vector is raveled with scikit-learn's
+    ``DataConversionWarning``), have ``n_rows`` entries, no missing value and no continuous
+    value. Labels of mixed types are ordered by their text.
+    """
+    if y is None:
+        raise ValueError("BayesNetClassifier requires y to be passed, but the target y is None")
+    if isinstance(y, pd.DataFrame):
+        if y.shape[1] != 1:
+            raise ValueError(f"y must be one column, got a DataFrame with {y.shape[1]}")
+        y = y.iloc[:, 0]
+    y_arr = np.asarray(y)
+    if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+        warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the "
+            "shape of y to (n_samples,), for example using ravel().",
+            DataConversionWarning)
+        y_arr = y_arr.ravel()
+    if y_arr.ndim != 1:
+        raise ValueError(f"y must be one-dimensional, got shape {y_arr.shape}")
+    if y_arr.shape[0] != n_rows:
+        raise ValueError(f"X has {n_rows} rows but y has {y_arr.shape[0]}")
+    missing = pd.isna(pd.Series(y_arr, dtype=object if y_arr.dtype == object else None))
+    if missing.any():
+        row = int(np.flatnonzero(missing.to_numpy())[0])
+        raise ValueError(
+            f"the target has {int(missing.sum())} missing value(s) (first at row {row}); "
+            "drop those rows before fitting"
+        )
+    if y_arr.dtype.kind == "f" and np.isinf(y_arr).any():
+        raise ValueError("the target contains infinite values")
+    if y_arr.dtype.kind == "f" and not np.all(np.mod(y_arr, 1) == 0):
+        raise ValueError(
+            "Unknown label type: the target holds continuous values; "
+            "a classifier needs class labels"
+        )
+    try:
+        classes, y_codes = np.unique(y_arr, return_inverse=True)
+    except TypeError:  # mixed types
+        as_text = y_arr.astype(str)
+        classes, first, y_codes = np.unique(as_text, return_index=True, return_inverse=True)
+        classes = y_arr[first]
+    return classes, y_codes.astype(np.int64).ravel()
