@@ -199,7 +199,6 @@ def test_out_and_table_are_checked(data, tmp_path, capsys):
 
 def test_estimate_warns_on_stderr_when_the_chain_looks_unconverged(data, capsys):
     from fastpath.cli import main
-
     d, _ = data
     assert main(["estimate", str(d / "t.csv"), "--iterations", "60", "--json",
                  "--quiet"]) == 0

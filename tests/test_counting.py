@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastpath.counts import CountAccumulator, TreeSpec, count_tree, counting
+from fastpath.counts import CountAccumulator, TreeSpec, count_tree
+from fastpath.counts import _counting as counting
 
 
 def _random_problem(seed, n=500, p=5):

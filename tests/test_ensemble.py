@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fastpath import BayesNetClassifier, ESKDBClassifier
+from fastpath import BayesNetClassifier, ESKDBClassifier, TableEncoder
 from fastpath.estimate import UnconvergedWarning
 from fastpath.estimate.hdp import HDPOptions
 from fastpath.io import load_dataset
@@ -274,3 +274,17 @@ def test_partial_fit_adds_counts_to_every_member(credit):
         clf.partial_fit(X.iloc[:5].assign(A1="zz"), y[:5])
     clf.fit(X, y)  # fit discards what partial_fit gathered
     assert "_partial_state" not in clf.__dict__
+
+
+def test_partial_fit_with_a_declared_schema_codes_every_member_with_it(credit):
+    X, y = credit
+    schema = TableEncoder().fit(X, np.unique(y, return_inverse=True)[1], 2)
+    clf = ESKDBClassifier(3, 2, "m", m=1.0, random_state=0)
+    for s in range(0, len(X), 230):
+        clf.partial_fit(X.iloc[s : s + 230], y[s : s + 230], classes=np.unique(y),
+                        schema=schema, refresh=False)
+    clf.refresh_tables()
+    assert all(m.encoder.codings_ == schema.codings_ for m in clf.members_)
+    assert len({m.order for m in clf.members_}) > 1  # the members still differ by their order
+    assert all(m.trees[0].counts.sum() == len(X) for m in clf.members_)
+    np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fastpath.io import NOMINAL, NUMERIC, TableWithTypes, read_table, write_arff
-from fastpath.io import arff as fio
+from fastpath.io import _arff as fio
 
 DATA = Path(__file__).parent / "data"
 

@@ -22,11 +22,13 @@ from fastpath import BayesNetClassifier
 from fastpath.counts import CountAccumulator, TreeSpec
 from fastpath.estimate import M_GRID
 from fastpath.io import load_dataset
-from fastpath.pipeline import FitConfig, FittedModel, fit_in_memory, stages
+from fastpath.pipeline import FitConfig, FittedModel, fit_in_memory
+from fastpath.pipeline import _stages as stages
 from fastpath.pipeline._holdout import holdout_rows
-from fastpath.pipeline._stages import choose_m, plan_m, tree_specs
+from fastpath.pipeline._stages import choose_m, plan_m
 from fastpath.scale import declare_schema, fit_stream, start_partial_fit
-from fastpath.structure import graphs
+from fastpath.structure import _graphs as graphs
+from fastpath.structure import tree_specs
 from fastpath.utils._validation import check_labels
 
 

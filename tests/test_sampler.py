@@ -24,8 +24,8 @@ from scipy import stats
 
 from fastpath.counts import ContextTree, tying_groups
 from fastpath.estimate.hdp import HDPOptions, estimate_tree
-from fastpath.estimate.hdp import api as hdp
-from fastpath.estimate.hdp import kernels as S
+from fastpath.estimate.hdp import _api as hdp
+from fastpath.estimate.hdp import _kernels as S
 
 # ---------------------------------------------------------------------------- exact enumeration
 

@@ -18,7 +18,7 @@ from fastpath.structure import (
     select_skdb,
     selective_structure,
 )
-from fastpath.structure import graphs as structure_mod
+from fastpath.structure import _graphs as structure_mod
 from fastpath.structure._scores import mi_order, mutual_information_scores
 from fastpath.structure._selective import _best
 

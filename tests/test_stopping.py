@@ -247,7 +247,6 @@ def test_rows_weighting_checks_the_mcse_the_training_rows_read(trees):
 
 def test_hdpbn_diagnose_lists_iterations_and_stop_reasons(tmp_path, capsys):
     from fastpath.cli import main
-
     X, y = load_dataset("credit-a")
     clf = BayesNetClassifier(structure="nb", estimator="hdp", sampler="strict", random_state=0)
     with warnings.catch_warnings():

@@ -48,8 +48,8 @@ RATIO_N_MAX = 2047
 _RATIOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _RATIOS_LOCK = threading.Lock()
 #: The table used when none is passed: shared by every call in the process, so that its rows
-#: and ratio tables (up to 16.8 + 2 x 16.8 MB) are built once, not on every call (about 0.1 s
-#: for counts in the thousands, most of a small tree's run).
+#: and ratio tables (up to 16.8 + 2 x 16.8 MB) are built once, not on every call (building them
+#: is most of a small tree's run: docs/sampler.md, "Implementation").
 _SHARED_STIRLING = LogStirlingTable()
 _SHARED_STIRLING_LOCK = threading.Lock()
 

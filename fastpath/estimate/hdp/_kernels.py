@@ -22,8 +22,8 @@ they did with positional arguments) and no reference counting happens inside the
 called once per iteration (:func:`sweep`, :func:`sample_concentrations`, :func:`rb_estimate`,
 :func:`log_joint`, :func:`posterior_draw`) are inlined into :func:`run_iterations`
 (``inline="always"``, numba IR): a call boundary increfs and decrefs every array of the records
-passed, which made an iteration of a 3-node tree 1.6x slower than with positional arguments
-(0.37 against 0.23 us); inlined it takes 0.19 us, and large trees are as fast as before.
+passed, which made small trees' iterations markedly slower than with positional arguments;
+inlined, they are as fast (docs/sampler.md, "Implementation", has the measurement).
 
 State of one chain (:class:`ChainState`, all arrays owned by the caller and updated in place):
 
