@@ -113,7 +113,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--structure", default=_BNC["structure"],
                    choices=["nb", "tan", "kdb", "skdb", "eskdb"],
                    help="naive Bayes, tree-augmented naive Bayes, kDB-k, selective kDB, or an "
-                   "ensemble of selective kDB members (ESKDB; in memory) "
+                   "ensemble of selective kDB members (ESKDB) "
                    f"(default: {_BNC['structure']})")
     g.add_argument("--k", type=int, default=None,
                    help="max attribute parents for kdb, skdb and eskdb "
