@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from fastpath.encode import (
     ClassHistogram,
+    apply_cut_points,
     mdl_cut_points,
     mdl_cut_points_from_counts,
     stochastic_mdl_cut_points,
@@ -148,7 +149,8 @@ def test_counts_are_conserved_and_ranges_stay_sorted_in_every_regime(rows, max_b
         assert np.all(h.lo <= h.hi) and np.all(h.hi[:-1] < h.lo[1:])
         cuts = h.cut_points()
         assert np.all(np.diff(cuts) > 0)
-        assert np.all((cuts > x.min()) & (cuts < x.max()))
+        # a cut splits the rows (a value equal to it goes below): some at or below, some above
+        assert all((x <= c).any() and (x > c).any() for c in cuts)
     # chunk by chunk, every row lies in a range
     j = np.searchsorted(chunked.lo, x, side="right") - 1
     assert np.all(j >= 0) and np.all(x <= chunked.hi[j])
@@ -289,3 +291,13 @@ def test_stochastic_from_counts_refuses_what_the_deterministic_refuses():
     with pytest.raises(ValueError, match="random_state"):
         stochastic_mdl_cut_points_from_counts([0.0, 1.0], [0.0, 1.0], [[1, 0], [0, 1]], -3)
     assert stochastic_mdl_cut_points_from_counts([0.0], [1.0], [[3, 4]], 0).size == 0
+
+
+@pytest.mark.parametrize("pair", [(0.0, 5e-324), (5e-324, 1e-323), (-1e-323, -5e-324)])
+def test_a_cut_between_adjacent_subnormal_values_separates_them(pair):
+    """Their rounded midpoint is one of them: the cut must then be the lower one."""
+    x = np.repeat(np.array(pair), 20)
+    y = np.repeat([0, 1], 20)
+    for cuts in (mdl_cut_points(x, y, 2), ClassHistogram(0, 8).update(x, y).cut_points()):
+        assert cuts.size == 1
+        np.testing.assert_array_equal(apply_cut_points(x, cuts), y)

@@ -127,10 +127,16 @@ def _n_present(counts, k):
 
 @njit(cache=True, nogil=True)
 def _midpoint(hi, lo, i):
-    """The cut between ranges ``i`` and ``i + 1``: midpoint of the two observed values."""
+    """The cut between ranges ``i`` and ``i + 1``: midpoint of the two observed values.
+
+    A value equal to a cut goes to the lower bin, so the cut must satisfy
+    ``hi[i] <= cut < lo[i + 1]``; between two adjacent subnormal numbers the rounded midpoint
+    can be either of them, and ``hi[i]`` is then the cut that separates them."""
     mid = (hi[i] + lo[i + 1]) / 2.0
     if not math.isfinite(mid):  # overflow of hi + lo
         mid = hi[i] / 2.0 + lo[i + 1] / 2.0
+    if mid >= lo[i + 1]:
+        mid = hi[i]
     return mid
 
 
