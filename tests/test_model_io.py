@@ -137,7 +137,8 @@ def test_the_file_is_one_npz_of_plain_arrays(credit, tmp_path):
 @pytest.mark.parametrize("name", ["skdb-hdp", "tan-m", "kdb-hdp-paper", "eskdb-hdp", "eskdb-m"])
 def test_files_saved_by_the_previous_format_load_and_predict_identically(credit, name):
     """Saved by main at 2b1c588 (version 1: one layout per estimator) on every third row of
-    credit-a, with the predictions it made; today's classifiers fitted alike predict the same."""
+    credit-a, with the predictions (and log predictions) it made; today's classifiers fitted
+    alike predict the same."""
     X, y = credit
     X, y = X.iloc[::3].reset_index(drop=True), y[::3]
     path = os.path.join(OLD_MODELS, f"{name}.npz")
@@ -147,6 +148,8 @@ def test_files_saved_by_the_previous_format_load_and_predict_identically(credit,
     assert isinstance(loaded, ESKDBClassifier if name.startswith("eskdb") else
                       BayesNetClassifier)
     np.testing.assert_array_equal(loaded.predict_proba(X), expected)
+    np.testing.assert_array_equal(loaded.predict_log_proba(X),
+                                  np.load(os.path.join(OLD_MODELS, f"{name}-log-proba.npy")))
     refit = type(loaded)(**loaded.get_params())
     np.testing.assert_array_equal(refit.fit(X, y).predict_proba(X), expected)
 

@@ -42,7 +42,7 @@ from ..utils._dtypes import (
 )
 from ..utils._validation import as_generator
 from ..utils._warn import warn
-from ._discretize import apply_cut_points, mdl_cut_points, stochastic_mdl_cut_points
+from ._discretize import mdl_cut_points, stochastic_mdl_cut_points
 
 #: code of a value that was never seen in training
 UNKNOWN = -1
@@ -386,43 +386,15 @@ class TableEncoder:
                    cache: dict[tuple[int, AttributeCoding], np.ndarray] | None = None
                    ) -> np.ndarray:
         out = np.empty((frame.shape[0], len(self.codings_)), dtype=np.int64)
+        parsed: dict = {}
         for j, coding in enumerate(self.codings_):
             if cache is not None and (j, coding) in cache:
                 out[:, j] = cache[j, coding]
                 continue
-            col = frame.iloc[:, j]
-            missing = col.isna().to_numpy()
-            if coding.kind == "nominal":
-                out[:, j] = self._nominal_codes(col, coding)
-            else:
-                values, stray = self._numeric_values(col, coding.name, coding.missing_tokens)
-                missing = missing | stray
-                cuts = np.asarray(coding.cut_points, dtype=float)
-                out[~missing, j] = apply_cut_points(values[~missing], cuts)
-            out[missing, j] = UNKNOWN if coding.missing_code is None else coding.missing_code
+            out[:, j] = _column_codes(frame, j, coding, parsed)
             if cache is not None:
                 cache[j, coding] = out[:, j]
         return out
-
-    def transform_shared(self, X: Any,
-                         cache: dict[tuple[int, AttributeCoding], np.ndarray]) -> np.ndarray:
-        """:meth:`transform` for encoders that code some columns alike (an ensemble's members:
-        every nominal column, numeric ones with the same cut points): a column whose coding is
-        already in ``cache`` (filled by earlier calls on the same ``X``) is copied, not coded
-        again."""
-        frame, _ = as_frame(X)
-        if frame.shape[1] != len(self.codings_):
-            raise ValueError(
-                f"X has {frame.shape[1]} columns, but the encoder was fitted with "
-                f"{len(self.codings_)}"
-            )
-        if not cache:
-            _check_cell_types(frame)
-        try:
-            return self._transform(frame, cache)
-        except TypeError:
-            _raise_unhashable_cell(frame)
-            raise
 
     @staticmethod
     def _nominal_codes(col: pd.Series, coding: AttributeCoding) -> np.ndarray:
@@ -465,6 +437,56 @@ class TableEncoder:
         enc.codings_ = tuple(AttributeCoding.from_dict(c) for c in d["codings"])
         enc.feature_names_ = tuple(c.name for c in enc.codings_)
         return enc
+
+
+def _column_codes(frame: pd.DataFrame, j: int, coding: AttributeCoding,
+                  parsed: dict) -> np.ndarray:
+    """The codes of column ``j`` of ``frame`` under ``coding`` (``-1`` for a value unseen in
+    training); ``parsed`` keeps each numeric column's values and missing mask for the call, so
+    several cut sets (an ensemble's members) parse a column once."""
+    col = frame.iloc[:, j]
+    if coding.kind == "nominal":
+        codes = TableEncoder._nominal_codes(col, coding)
+        missing = col.isna().to_numpy()
+    else:
+        key = (j, coding.missing_tokens)
+        if key not in parsed:
+            values, stray = TableEncoder._numeric_values(col, coding.name,
+                                                         coding.missing_tokens)
+            parsed[key] = values, col.isna().to_numpy() | stray
+        values, missing = parsed[key]
+        cuts = np.asarray(coding.cut_points, dtype=float)
+        # every row at once (a missing value's NaN lands past the cuts, then is overwritten)
+        codes = np.searchsorted(cuts, values, side="left").astype(np.int64, copy=False)
+    codes[missing] = UNKNOWN if coding.missing_code is None else coding.missing_code
+    return codes
+
+
+def code_members(encoders: Sequence[TableEncoder], X: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` coded for several encoders at once (an ensemble's members), each distinct column
+    coding once: ``codes`` of shape (n_rows, n_distinct) and ``columns`` of shape
+    (n_encoders, n_attributes), where member ``e``'s column ``j`` is
+    ``codes[:, columns[e, j]]`` -- exactly ``encoders[e].transform(X)[:, j]``."""
+    frame, _ = as_frame(X)
+    n_attributes = len(encoders[0].codings_)
+    if frame.shape[1] != n_attributes:
+        raise ValueError(f"X has {frame.shape[1]} columns, but the encoder was fitted with "
+                         f"{n_attributes}")
+    _check_cell_types(frame)
+    position: dict[tuple[int, AttributeCoding], int] = {}
+    columns = np.empty((len(encoders), n_attributes), dtype=np.int64)
+    for e, encoder in enumerate(encoders):
+        for j, coding in enumerate(encoder.codings_):
+            columns[e, j] = position.setdefault((j, coding), len(position))
+    codes = np.empty((frame.shape[0], len(position)), dtype=np.int64)
+    parsed: dict = {}
+    try:
+        for (j, coding), d in position.items():
+            codes[:, d] = _column_codes(frame, j, coding, parsed)
+    except TypeError:
+        _raise_unhashable_cell(frame)
+        raise
+    return codes, columns
 
 
 def _check_cell_types(frame: pd.DataFrame) -> None:

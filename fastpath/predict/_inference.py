@@ -132,6 +132,114 @@ def joint_log_likelihood(model: PackedModel, codes: np.ndarray) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class PackedMembers:
+    """Every member's :class:`PackedModel` in one set of flat arrays (an ensemble's), so that
+    one kernel computes every member's joint for every row. Member ``e``'s trees are
+    ``tree_ptr[e]:tree_ptr[e + 1]`` of the concatenated trees; their column indices are the
+    member's attributes, read through ``columns[e]`` in a shared code matrix
+    (:func:`fastpath.encode._encoder.code_members`)."""
+
+    n_classes: int
+    class_log_prior: np.ndarray  # (M, C)
+    tree_ptr: np.ndarray  # (M + 1,)
+    model: PackedModel  # the trees of every member, concatenated
+
+
+def pack_members(models: Sequence[PackedModel]) -> PackedMembers:
+    """Concatenate the members' packed models (offsets shifted to the concatenation)."""
+    n_trees = [m.child_col.size for m in models]
+    node_shift = np.cumsum([0] + [m.node_offset[-1] for m in models[:-1]])
+    lookup_shift = np.cumsum([0] + [m.child_lookup.size for m in models[:-1]])
+    logp_shift = np.cumsum([0] + [m.log_prob.size for m in models[:-1]])
+    cond_shift = np.cumsum([0] + [m.cond_cols.size for m in models[:-1]])
+
+    def cat(arrays, dtype=np.int64):
+        return np.ascontiguousarray(np.concatenate(arrays), dtype=dtype)
+
+    node_offset = cat([m.node_offset[:-1] + shift for m, shift in zip(models, node_shift,
+                                                                      strict=True)]
+                      + [np.array([sum(m.node_offset[-1] for m in models)])])
+    cond_ptr = cat([m.cond_ptr[:-1] + shift for m, shift in zip(models, cond_shift, strict=True)]
+                   + [np.array([sum(m.cond_cols.size for m in models)])])
+    model = PackedModel(
+        n_classes=models[0].n_classes,
+        class_log_prior=models[0].class_log_prior,
+        child_col=cat([m.child_col for m in models]),
+        cond_ptr=cond_ptr,
+        cond_cols=cat([m.cond_cols for m in models]),
+        node_offset=node_offset,
+        lookup_offsets=cat([m.lookup_offsets for m in models]),
+        lookup_base=cat([m.lookup_base + shift for m, shift in zip(models, lookup_shift,
+                                                                  strict=True)]),
+        child_lookup=cat([m.child_lookup for m in models]),
+        n_values=cat([m.n_values for m in models]),
+        logp_offset=cat([m.logp_offset + shift for m, shift in zip(models, logp_shift,
+                                                                  strict=True)]),
+        log_prob=cat([m.log_prob for m in models], np.float64),
+    )
+    return PackedMembers(
+        n_classes=models[0].n_classes,
+        class_log_prior=np.ascontiguousarray(np.stack([m.class_log_prior for m in models])),
+        tree_ptr=np.concatenate([[0], np.cumsum(n_trees)]).astype(np.int64),
+        model=model,
+    )
+
+
+@threaded_kernel
+def _members_joint_kernel(
+    codes, columns, tree_ptr, class_log_prior, child_col, cond_ptr, cond_cols, node_offset,
+    lookup_offsets, lookup_base, child_lookup, n_values, logp_offset, log_prob, out,
+):
+    # _joint_kernel for every member (out[:, e] is member e's), the member's attribute j read
+    # in column columns[e, j] of the shared codes; the same additions in the same order
+    n_rows = codes.shape[0]
+    n_members = tree_ptr.shape[0] - 1
+    n_classes = class_log_prior.shape[1]
+    for r in prange(n_rows):
+        for e in range(n_members):
+            for c in range(n_classes):
+                s = class_log_prior[e, c]
+                for a in range(tree_ptr[e], tree_ptr[e + 1]):
+                    x = codes[r, columns[e, child_col[a]]]
+                    if x < 0:
+                        continue  # unknown value: its factor is marginalised out
+                    node = 0
+                    for j in range(cond_ptr[a], cond_ptr[a + 1]):
+                        col = cond_cols[j]
+                        v = c if col < 0 else codes[r, columns[e, col]]
+                        if v < 0:
+                            break  # unknown parent value: back off to this node
+                        slots = lookup_offsets[node_offset[a] + node]
+                        if slots < 0:
+                            break
+                        child = child_lookup[lookup_base[a] + slots + v]
+                        if child < 0:
+                            break  # path never observed: back off
+                        node = child
+                    s += log_prob[logp_offset[a] + node * n_values[a] + x]
+                out[r, e, c] = s
+
+
+def members_joint_log_likelihood(packed: PackedMembers, codes: np.ndarray,
+                                 columns: np.ndarray) -> np.ndarray:
+    """Every member's log P(y, x) for every row and class, shape (n_rows, n_members, n_classes)
+    (a row's members side by side), from the shared codes and the members' columns in them
+    (one kernel call)."""
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    n_members = packed.tree_ptr.size - 1
+    out = np.empty((codes.shape[0], n_members, packed.n_classes), dtype=np.float64)
+    if codes.shape[0]:
+        m = packed.model
+        _members_joint_kernel(
+            codes, np.ascontiguousarray(columns, dtype=np.int64), packed.tree_ptr,
+            packed.class_log_prior, m.child_col, m.cond_ptr, m.cond_cols, m.node_offset,
+            m.lookup_offsets, m.lookup_base, m.child_lookup, m.n_values, m.logp_offset,
+            m.log_prob, out,
+        )
+    return out
+
+
 def posterior_from_joint(joint: np.ndarray) -> np.ndarray:
     """Normalise joint log-likelihoods into P(y | x) (log-sum-exp, row by row)."""
     top = joint.max(axis=1, keepdims=True)
