@@ -24,6 +24,7 @@ not depend on the other rows.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -399,7 +400,7 @@ class TableEncoder:
     @staticmethod
     def _nominal_codes(col: pd.Series, coding: AttributeCoding) -> np.ndarray:
         """Codes of a nominal column: factorise it (C speed), then map its distinct values."""
-        fitted = pd.Index(list(coding.categories), dtype=object)
+        fitted = _category_index(coding.categories)
         if isinstance(col.dtype, pd.CategoricalDtype):
             row_codes = col.cat.codes.to_numpy()
             uniques = col.cat.categories
@@ -442,24 +443,37 @@ class TableEncoder:
 def _column_codes(frame: pd.DataFrame, j: int, coding: AttributeCoding,
                   parsed: dict) -> np.ndarray:
     """The codes of column ``j`` of ``frame`` under ``coding`` (``-1`` for a value unseen in
-    training); ``parsed`` keeps each numeric column's values and missing mask for the call, so
-    several cut sets (an ensemble's members) parse a column once."""
-    col = frame.iloc[:, j]
+    training); ``parsed`` keeps each column (and a numeric column's values) with its missing
+    mask for the call, so several codings (an ensemble's members) read a column once."""
+    if j not in parsed:
+        col = frame.iloc[:, j]
+        parsed[j] = col, col.isna().to_numpy()
+    col, missing = parsed[j]
     if coding.kind == "nominal":
         codes = TableEncoder._nominal_codes(col, coding)
-        missing = col.isna().to_numpy()
     else:
         key = (j, coding.missing_tokens)
         if key not in parsed:
             values, stray = TableEncoder._numeric_values(col, coding.name,
                                                          coding.missing_tokens)
-            parsed[key] = values, col.isna().to_numpy() | stray
+            parsed[key] = values, missing | stray
         values, missing = parsed[key]
         cuts = np.asarray(coding.cut_points, dtype=float)
         # every row at once (a missing value's NaN lands past the cuts, then is overwritten)
         codes = np.searchsorted(cuts, values, side="left").astype(np.int64, copy=False)
     codes[missing] = UNKNOWN if coding.missing_code is None else coding.missing_code
     return codes
+
+
+def _category_index(categories: tuple) -> pd.Index:
+    """The fitted categories as an Index (built once per coding, not on every prediction)."""
+    # keyed by the types too: (1, 2) == (1.0, 2.0), but their text differs ("1" vs "1.0")
+    return _category_index_of(categories, tuple(type(c) for c in categories))
+
+
+@functools.lru_cache(maxsize=4096)
+def _category_index_of(categories: tuple, types: tuple) -> pd.Index:
+    return pd.Index(list(categories), dtype=object)
 
 
 def code_members(encoders: Sequence[TableEncoder], X: Any) -> tuple[np.ndarray, np.ndarray]:
