@@ -143,6 +143,7 @@ class PackedMembers:
     n_classes: int
     class_log_prior: np.ndarray  # (M, C)
     tree_ptr: np.ndarray  # (M + 1,)
+    tree_member: np.ndarray  # (T,) the member of every tree
     model: PackedModel  # the trees of every member, concatenated
 
 
@@ -182,28 +183,45 @@ def pack_members(models: Sequence[PackedModel]) -> PackedMembers:
         n_classes=models[0].n_classes,
         class_log_prior=np.ascontiguousarray(np.stack([m.class_log_prior for m in models])),
         tree_ptr=np.concatenate([[0], np.cumsum(n_trees)]).astype(np.int64),
+        tree_member=np.repeat(np.arange(len(models)), n_trees).astype(np.int64),
         model=model,
     )
 
 
+#: rows per block of the members' kernel: a block visits every tree once, so a tree's nodes stay
+#: in cache while the block's rows descend it (a row at a time would sweep the whole model)
+ROW_BLOCK = 256
+
+
 @threaded_kernel
 def _members_joint_kernel(
-    codes, columns, tree_ptr, class_log_prior, child_col, cond_ptr, cond_cols, node_offset,
+    codes, columns, tree_member, class_log_prior, child_col, cond_ptr, cond_cols, node_offset,
     lookup_offsets, lookup_base, child_lookup, n_values, logp_offset, log_prob, out,
 ):
     # _joint_kernel for every member (out[:, e] is member e's), the member's attribute j read
-    # in column columns[e, j] of the shared codes; the same additions in the same order
+    # in column columns[e, j] of the shared codes. Tree by tree within a block of rows: each
+    # (row, member, class) still adds its prior, then its trees' terms in the trees' order,
+    # so the sums are _joint_kernel's to the last bit.
     n_rows = codes.shape[0]
-    n_members = tree_ptr.shape[0] - 1
+    n_members = class_log_prior.shape[0]
     n_classes = class_log_prior.shape[1]
-    for r in prange(n_rows):
-        for e in range(n_members):
-            for c in range(n_classes):
-                s = class_log_prior[e, c]
-                for a in range(tree_ptr[e], tree_ptr[e + 1]):
-                    x = codes[r, columns[e, child_col[a]]]
-                    if x < 0:
-                        continue  # unknown value: its factor is marginalised out
+    n_trees = child_col.shape[0]
+    n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
+    for b in prange(n_blocks):
+        r0 = b * ROW_BLOCK
+        r1 = min(n_rows, r0 + ROW_BLOCK)
+        for r in range(r0, r1):
+            for e in range(n_members):
+                for c in range(n_classes):
+                    out[r, e, c] = class_log_prior[e, c]
+        for a in range(n_trees):
+            e = tree_member[a]
+            child = columns[e, child_col[a]]
+            for r in range(r0, r1):
+                x = codes[r, child]
+                if x < 0:
+                    continue  # unknown value: its factor is marginalised out
+                for c in range(n_classes):
                     node = 0
                     for j in range(cond_ptr[a], cond_ptr[a + 1]):
                         col = cond_cols[j]
@@ -213,12 +231,11 @@ def _members_joint_kernel(
                         slots = lookup_offsets[node_offset[a] + node]
                         if slots < 0:
                             break
-                        child = child_lookup[lookup_base[a] + slots + v]
-                        if child < 0:
+                        nxt = child_lookup[lookup_base[a] + slots + v]
+                        if nxt < 0:
                             break  # path never observed: back off
-                        node = child
-                    s += log_prob[logp_offset[a] + node * n_values[a] + x]
-                out[r, e, c] = s
+                        node = nxt
+                    out[r, e, c] += log_prob[logp_offset[a] + node * n_values[a] + x]
 
 
 def members_joint_log_likelihood(packed: PackedMembers, codes: np.ndarray,
@@ -232,7 +249,7 @@ def members_joint_log_likelihood(packed: PackedMembers, codes: np.ndarray,
     if codes.shape[0]:
         m = packed.model
         _members_joint_kernel(
-            codes, np.ascontiguousarray(columns, dtype=np.int64), packed.tree_ptr,
+            codes, np.ascontiguousarray(columns, dtype=np.int64), packed.tree_member,
             packed.class_log_prior, m.child_col, m.cond_ptr, m.cond_cols, m.node_offset,
             m.lookup_offsets, m.lookup_base, m.child_lookup, m.n_values, m.logp_offset,
             m.log_prob, out,
