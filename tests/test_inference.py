@@ -23,7 +23,7 @@ from scipy.special import logsumexp, softmax
 from fastpath import BayesNetClassifier, ESKDBClassifier, load_dataset
 from fastpath.encode._encoder import code_members
 from fastpath.predict import joint_log_likelihood, pack_model, posterior_from_joint
-from fastpath.predict._inference import members_joint_log_likelihood, pack_members
+from fastpath.predict._inference import members_joint_log_likelihood
 
 
 # ====================================================================== the reference
@@ -218,19 +218,18 @@ def test_classifier_posterior_is_normalised_brute_force(kdb1, data):
     np.testing.assert_allclose(kdb1.predict_proba(X), expected, rtol=1e-10)
 
 
-# ====================================================================== every member at once
-def test_every_members_joint_in_one_kernel_is_each_members_joint():
-    """An ensemble's members, coded in one shared matrix and evaluated by one kernel, give
-    exactly each member's own joint on its own codes (unknown values included)."""
+# ====================================================================== every member, shared codes
+def test_every_members_joint_from_shared_codes_is_each_members_joint():
+    """An ensemble's members, coded in one shared matrix (each distinct coding once), give
+    exactly each member's own codes and joint (unknown values included)."""
     X, y = load_dataset("credit-a")
     ens = ESKDBClassifier(4, 2, "m", random_state=3).fit(X.iloc[:400], y[:400])
     Xt = X.iloc[400:].copy()
     Xt.iloc[::7, 3] = "never seen"  # unknown nominal values
     codes, columns = code_members([m.encoder for m in ens.members_], Xt)
     assert codes.shape[1] < columns.size  # nominal columns are coded once for all members
-    joint = members_joint_log_likelihood(pack_members([m.pack() for m in ens.members_]), codes,
-                                         columns)
+    joint = members_joint_log_likelihood([m.pack() for m in ens.members_], codes, columns)
     for e, member in enumerate(ens.members_):
         own = member.encoder.transform(Xt)
         np.testing.assert_array_equal(codes[:, columns[e]], own)
-        np.testing.assert_array_equal(joint[:, e], joint_log_likelihood(member.pack(), own))
+        np.testing.assert_array_equal(joint[e], joint_log_likelihood(member.pack(), own))

@@ -31,7 +31,7 @@ from ..encode._encoder import as_frame
 from ..estimate.hdp._options import DEFAULT_SAMPLER, HDPOptions
 from ..pipeline._config import FitConfig, hdp_options
 from ..pipeline._fitted import FittedModel
-from ..pipeline._members import members_log_proba, members_proba, pack_all
+from ..pipeline._members import members_log_proba, members_proba
 from ..pipeline._memory import fit_in_memory
 from ..scale._dask import fit_dask
 from ..scale._partial import PartialFit, start_partial_fit
@@ -43,7 +43,7 @@ from ..utils._warn import warn
 from ._model_io import read_model, save_model
 
 # Attributes that are neither parameters nor in FittedModel but belong to a fit.
-_PRIVATE_STATE = ("_partial_state", "_packed_members")
+_PRIVATE_STATE = ("_partial_state",)
 
 _SAMPLER_DEFAULTS = {f.name: f.default for f in dataclasses.fields(HDPOptions)}
 
@@ -245,8 +245,6 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         self._clear_fit(keep_partial)
         for name, value in model.attributes().items():
             setattr(self, name, value)
-        # every member's prediction arrays in one set, built now so that prediction only reads
-        self._packed_members = pack_all(self.members_)
 
     def _fitted_model(self) -> FittedModel:
         """The fitted state as a record (what :meth:`save` writes)."""
@@ -339,7 +337,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         self._check_fitted()
         frame = self._validate_X(X)
         with self._threads():
-            return members_proba(self.members_, frame, self.__dict__.get("_packed_members"))
+            return members_proba(self.members_, frame)
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """log of :meth:`predict_proba`, from the members' joint log likelihoods (finite where
@@ -347,22 +345,12 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         self._check_fitted()
         frame = self._validate_X(X)
         with self._threads():
-            return members_log_proba(self.members_, frame, self.__dict__.get("_packed_members"))
+            return members_log_proba(self.members_, frame)
 
     def predict(self, X: Any) -> np.ndarray:
         """Most probable class of every row (ties: the first class in ``classes_``)."""
         proba = self.predict_proba(X)  # checks that the model is fitted
         return self.classes_[np.argmax(proba, axis=1)]
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(super().__getstate__())
-        state.pop("_packed_members", None)  # rebuilt from the members on unpickling
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        if "members_" in state:
-            self._packed_members = pack_all(self.members_)
 
     @property
     def n_iter_(self) -> int:

@@ -38,12 +38,7 @@ from ..counts._context_tree import ContextTree
 from ..counts._counting import TreeSpec
 from ..encode._encoder import TableEncoder, code_members
 from ..estimate._diagnostics import tree_label
-from ..predict._inference import (
-    PackedMembers,
-    members_joint_log_likelihood,
-    pack_members,
-    posterior_from_joint,
-)
+from ..predict._inference import members_joint_log_likelihood, posterior_from_joint
 from ..structure._orders import sample_order
 from ..structure._scores import mutual_information
 from ..structure._specs import tree_specs
@@ -178,45 +173,35 @@ def _tree_key(spec: TreeSpec, encoder: TableEncoder) -> tuple:
 
 
 # ---------------------------------------------------------------------- prediction
-def pack_all(members: Sequence[Member]) -> PackedMembers:
-    """Every member's prediction arrays in one set (what one prediction kernel reads)."""
-    return pack_members([member.pack() for member in members])
-
-
-def members_joint_log_proba(members: Sequence[Member], frame: pd.DataFrame,
-                            packed: PackedMembers | None = None) -> np.ndarray:
+def members_joint_log_proba(members: Sequence[Member], frame: pd.DataFrame) -> np.ndarray:
     """Every member's ``log P(y, x)`` of every row of ``frame`` (columns as in fit), shape
-    (n_rows, n_members, n_classes): the rows coded once per distinct column coding (every
-    nominal column once for all members), then one kernel over every member. ``packed``:
-    :func:`pack_all` of ``members``, when the caller keeps it."""
+    (n_members, n_rows, n_classes): the rows coded once per distinct column coding (every
+    nominal column once for all members, each numeric column parsed once), then each member's
+    kernel on its columns."""
     codes, columns = code_members([member.encoder for member in members], frame)
-    packed = pack_all(members) if packed is None else packed
-    return members_joint_log_likelihood(packed, codes, columns)
+    return members_joint_log_likelihood([member.pack() for member in members], codes, columns)
 
 
-def members_proba(members: Sequence[Member], frame: pd.DataFrame,
-                  packed: PackedMembers | None = None) -> np.ndarray:
+def members_proba(members: Sequence[Member], frame: pd.DataFrame) -> np.ndarray:
     """The mean of the members' posteriors ``P(y | x)`` (for one member: its posterior)."""
-    joint = members_joint_log_proba(members, frame, packed)
-    _, n_members, n_classes = joint.shape
+    joint = members_joint_log_proba(members, frame)
+    n_members, _, n_classes = joint.shape
+    # every member's rows normalised at once: the same operations, row by row, as one at a time
     proba = posterior_from_joint(joint.reshape(-1, n_classes)).reshape(joint.shape)
     if n_members == 1:
-        return proba[:, 0]
-    total = proba[:, 0]
-    for e in range(1, n_members):  # the members' order: the same sums for any row count
-        total = total + proba[:, e]
+        return proba[0]
+    total = proba[0]
+    for e in range(1, n_members):  # the members' order, as the mean was always summed
+        total = total + proba[e]
     return total / n_members
 
 
-def members_log_proba(members: Sequence[Member], frame: pd.DataFrame,
-                      packed: PackedMembers | None = None) -> np.ndarray:
+def members_log_proba(members: Sequence[Member], frame: pd.DataFrame) -> np.ndarray:
     """log of :func:`members_proba`, from the members' joint log likelihoods (finite where a
     posterior underflows)."""
-    joint = members_joint_log_proba(members, frame, packed)
+    joint = members_joint_log_proba(members, frame)
     with np.errstate(invalid="ignore"):
         logs = joint - logsumexp(joint, axis=2, keepdims=True)
-    if logs.shape[1] == 1:
-        return logs[:, 0]
-    # members first, contiguous: the reduction adds in the order (and layout) it always has
-    by_member = np.ascontiguousarray(logs.transpose(1, 0, 2))
-    return logsumexp(by_member, axis=0) - np.log(logs.shape[1])
+    if len(logs) == 1:
+        return logs[0]
+    return logsumexp(logs, axis=0) - np.log(len(logs))
