@@ -24,6 +24,8 @@ not depend on the other rows.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
 import math
 from collections.abc import Sequence
@@ -258,7 +260,9 @@ class TableEncoder:
             raise
 
     def _fit(self, frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
-             rng: np.random.Generator | None) -> TableEncoder:
+             rng: np.random.Generator | None,
+             numeric_rows: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
+             ) -> TableEncoder:
         nominal = self.nominal_mask(frame)
         codings = []
         for j, name in enumerate(frame.columns):
@@ -309,6 +313,8 @@ class TableEncoder:
                 )
             else:
                 finite = ~np.isnan(values)
+                if numeric_rows is not None and finite.any():
+                    numeric_rows[j] = values[finite], y_codes[finite]
                 if not finite.any():
                     cuts = np.empty(0)
                 elif rng is None:
@@ -328,6 +334,32 @@ class TableEncoder:
         self.codings_ = tuple(codings)
         self.feature_names_ = tuple(str(c) for c in frame.columns)
         return self
+
+    def redrawn(self, numeric_rows: dict[int, tuple[np.ndarray, np.ndarray]], n_classes: int,
+                random_state: Any) -> TableEncoder:
+        """This fitted encoder with every numeric column's stochastic cut points drawn anew from
+        ``random_state``, one draw per column in column order -- what :meth:`fit` with that
+        ``random_state`` learns from the same rows (``numeric_rows``: each numeric column's
+        non-missing values and their classes, as :meth:`fit` recorded them), without reading
+        the table again. The nominal codings are this encoder's."""
+        rng = as_generator(random_state)
+        codings = []
+        for j, coding in enumerate(self.codings_):
+            if coding.kind == "numeric":
+                if j in numeric_rows:
+                    values, y = numeric_rows[j]
+                    cuts = stochastic_mdl_cut_points(values, y, n_classes, rng)
+                else:
+                    cuts = np.empty(0)
+                coding = dataclasses.replace(
+                    coding, cut_points=tuple(float(c) for c in cuts),
+                    missing_code=len(cuts) + 1 if coding.missing_code is not None else None,
+                )
+            codings.append(coding)
+        out = copy.copy(self)
+        out.random_state = random_state
+        out.codings_ = tuple(codings)
+        return out
 
     @staticmethod
     def _numeric_values(col: pd.Series, name: Any,
@@ -383,18 +415,31 @@ class TableEncoder:
             _raise_unhashable_cell(frame)
             raise
 
-    def _transform(self, frame: pd.DataFrame,
-                   cache: dict[tuple[int, AttributeCoding], np.ndarray] | None = None
-                   ) -> np.ndarray:
+    def transform_shared(self, X: Any, cache: dict) -> np.ndarray:
+        """:meth:`transform` for encoders that code some columns alike (an ensemble's members:
+        every nominal column; every numeric column is parsed once): ``cache``, filled by
+        earlier calls on the same ``X`` (or by :func:`column_cache`), keeps each column, its
+        missing mask, its numbers and its nominal codes; a call that finds every entry only
+        reads it, so threads may share a filled cache."""
+        frame, _ = as_frame(X)
+        if frame.shape[1] != len(self.codings_):
+            raise ValueError(
+                f"X has {frame.shape[1]} columns, but the encoder was fitted with "
+                f"{len(self.codings_)}"
+            )
+        if not cache:
+            _check_cell_types(frame)
+        try:
+            return self._transform(frame, cache)
+        except TypeError:
+            _raise_unhashable_cell(frame)
+            raise
+
+    def _transform(self, frame: pd.DataFrame, parsed: dict | None = None) -> np.ndarray:
+        parsed = {} if parsed is None else parsed
         out = np.empty((frame.shape[0], len(self.codings_)), dtype=np.int64)
-        parsed: dict = {}
         for j, coding in enumerate(self.codings_):
-            if cache is not None and (j, coding) in cache:
-                out[:, j] = cache[j, coding]
-                continue
             out[:, j] = _column_codes(frame, j, coding, parsed)
-            if cache is not None:
-                cache[j, coding] = out[:, j]
         return out
 
     @staticmethod
@@ -450,7 +495,13 @@ def _column_codes(frame: pd.DataFrame, j: int, coding: AttributeCoding,
         parsed[j] = col, col.isna().to_numpy()
     col, missing = parsed[j]
     if coding.kind == "nominal":
+        key = ("nominal", j, coding)
+        if key in parsed:  # the members code a nominal column alike: once
+            return parsed[key].copy()
         codes = TableEncoder._nominal_codes(col, coding)
+        codes[missing] = UNKNOWN if coding.missing_code is None else coding.missing_code
+        parsed[key] = codes
+        return codes.copy()
     else:
         key = (j, coding.missing_tokens)
         if key not in parsed:
@@ -474,6 +525,46 @@ def _category_index(categories: tuple) -> pd.Index:
 @functools.lru_cache(maxsize=4096)
 def _category_index_of(categories: tuple, types: tuple) -> pd.Index:
     return pd.Index(list(categories), dtype=object)
+
+
+def fit_members(frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
+                categorical_features: Any, discretization: str,
+                streams: Sequence[np.random.Generator | None]) -> list[TableEncoder]:
+    """One encoder per member (``streams``: each member's generator), each what
+    ``TableEncoder(categorical_features, discretization=..., random_state=stream).fit`` learns,
+    the table read once: member 0 fits it (and says what the data warns about), the others copy
+    its nominal codings and, when stochastic, draw their cut points from the same rows."""
+    first = TableEncoder(categorical_features, discretization=discretization,
+                         random_state=streams[0])
+    if first.discretization not in first.DISCRETIZATIONS:
+        raise ValueError(f"discretization must be one of {first.DISCRETIZATIONS}, got "
+                         f"{discretization!r}")
+    rng = as_generator(streams[0]) if discretization == "stochastic" else None
+    frame, _ = as_frame(frame)
+    _check_cell_types(frame)
+    numeric_rows: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    try:
+        first._fit(frame, np.asarray(y_codes, dtype=np.int64), n_classes, rng, numeric_rows)
+    except TypeError:
+        _raise_unhashable_cell(frame)
+        raise
+    encoders = [first]
+    for stream in streams[1:]:
+        if discretization == "stochastic":
+            encoders.append(first.redrawn(numeric_rows, n_classes, stream))
+        else:  # Weka's cut points: every member codes alike
+            other = copy.copy(first)
+            other.random_state = stream
+            encoders.append(other)
+    return encoders
+
+
+def column_cache(encoder: TableEncoder, X: Any) -> dict:
+    """The cache of :meth:`TableEncoder.transform_shared` for ``X``, filled for ``encoder``'s
+    codings (and so for every member that shares its nominal codings and missing tokens)."""
+    cache: dict = {}
+    encoder.transform_shared(X, cache)
+    return cache
 
 
 def code_members(encoders: Sequence[TableEncoder], X: Any) -> tuple[np.ndarray, np.ndarray]:

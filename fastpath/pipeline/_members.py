@@ -27,7 +27,6 @@ place where a fitted record is built.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -36,7 +35,7 @@ from scipy.special import logsumexp
 
 from ..counts._context_tree import ContextTree
 from ..counts._counting import TreeSpec
-from ..encode._encoder import TableEncoder, code_members
+from ..encode._encoder import TableEncoder, code_members, fit_members
 from ..estimate._diagnostics import tree_label
 from ..predict._inference import members_joint_log_likelihood, posterior_from_joint
 from ..structure._orders import sample_order
@@ -68,38 +67,36 @@ def member_encoders(config: FitConfig, streams: Sequence[np.random.Generator | N
                     frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
                     log: FitLog | None = None) -> list[TableEncoder]:
     """Every member's coding of the columns (step 1 of the module docstring), learned from
-    ``frame`` in this thread, member after member, each from its own generator: what the data
-    warns about (stray tokens, identifiers, empty columns) is said once, by member 0, and
-    points at the caller's line (a warning raised in a worker thread could not)."""
+    ``frame`` in this thread, the table read once (:func:`~fastpath.encode._encoder.
+    fit_members`): member 0 fits it, the others take its nominal codings and draw their own
+    cut points from the same rows and their own generators. What the data warns about (stray
+    tokens, identifiers, empty columns) is said once and points at the caller's line (a
+    warning raised in a worker thread could not)."""
     log = FitLog(0) if log is None else log
     log.stage(f"coding {frame.shape[0]} rows x {frame.shape[1]} columns"
               + (f", {config.n_members} members" if config.n_members > 1 else ""))
-    encoders = []
-    for e, rng in enumerate(streams):
-        with warnings.catch_warnings():
-            if e > 0:
-                warnings.simplefilter("ignore")
-            encoders.append(TableEncoder(config.categorical_features,
-                                         discretization=config.discretization,
-                                         random_state=rng).fit(frame, y_codes, n_classes))
-    return encoders
+    return fit_members(frame, y_codes, n_classes, config.categorical_features,
+                       config.discretization, streams)
 
 
 def learn_member(config: FitConfig, index: int, rng: np.random.Generator | None,
                  encoder: TableEncoder, frame: pd.DataFrame, y_codes: np.ndarray,
-                 n_classes: int, log: FitLog | None = None,
+                 n_classes: int, log: FitLog | None = None, *, columns: dict | None = None,
                  ) -> tuple[np.ndarray, LearnedStructure, list[TreeSpec]]:
     """Member ``index``'s attribute order and structure, learned in memory with its coding
     ``encoder`` (steps 2-3 of the module docstring): the codes of ``frame``, the structure and
     its trees' specs. ``rng`` is the member's generator (after its cut points were drawn);
-    ``log`` says the step of a single member, or one line per member of several."""
+    ``log`` says the step of a single member, or one line per member of several; ``columns``:
+    a filled :func:`~fastpath.encode._encoder.column_cache` of ``frame`` (the members then
+    parse each column once)."""
     log = FitLog(0) if log is None else log
     if config.n_members == 1:
         log.stage(f"learning the structure ({structure_name(config)})")
     else:
         log.stage(f"member {index + 1}/{config.n_members}: attribute order, "
                   f"{structure_name(config)}")
-    codes = encoder.transform(frame)
+    codes = (encoder.transform(frame) if columns is None
+             else encoder.transform_shared(frame, columns))
     cards = encoder.cardinalities_
     order = None
     if index > 0 and config.structure in ("kdb", "skdb"):

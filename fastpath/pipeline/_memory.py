@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..counts._counting import CountAccumulator
+from ..encode._encoder import column_cache
 from ..utils._threads import limit_threads
 from ..utils._validation import as_generator
 from ._config import FitConfig
@@ -26,11 +27,13 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
     log = config.log()
 
     encoders = member_encoders(config, streams, frame, y_codes, n_classes, log)
+    # every column parsed (and every nominal one coded) once, here: the members' threads read
+    columns = column_cache(encoders[0], frame) if n_members > 1 else None
 
     def fit_member(e: int, rng: np.random.Generator | None) -> Member:
         encoder = encoders[e]
         codes, learned, specs = learn_member(config, e, rng, encoder, frame, y_codes, n_classes,
-                                             log)
+                                             log, columns=columns)
         if n_members == 1:
             log.stage(f"counting {len(specs)} context trees")
         counts = CountAccumulator(specs).update(codes, y_codes)
