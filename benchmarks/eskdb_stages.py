@@ -46,7 +46,10 @@ from validation.experiments.runner import CrossValidation, discover_datasets, lo
 #: pipeline looks them up, or methods of a class
 STAGES = {
     "coding": [("fastpath.encode._encoder:TableEncoder", "fit"),
-               ("fastpath.encode._encoder:TableEncoder", "transform")],
+               ("fastpath.encode._encoder:TableEncoder", "transform"),
+               ("fastpath.encode._encoder:TableEncoder", "transform_shared"),
+               ("fastpath.pipeline._members", "fit_members"),
+               ("fastpath.pipeline._memory", "column_cache")],
     "structure": [("fastpath.structure._selective", "kdb"),
                   ("fastpath.pipeline._members", "mutual_information"),
                   ("fastpath.pipeline._members", "sample_order")],
