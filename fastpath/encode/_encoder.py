@@ -244,8 +244,14 @@ class TableEncoder:
                 )
         return mask
 
-    def fit(self, X: Any, y_codes: np.ndarray, n_classes: int) -> TableEncoder:
-        """Learn the coding of every column from training rows (MDL uses the class)."""
+    def fit(self, X: Any, y_codes: np.ndarray, n_classes: int, *,
+            numeric_rows: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
+            ) -> TableEncoder:
+        """Learn the coding of every column from training rows (MDL uses the class).
+
+        ``numeric_rows``: a dict that receives every numeric column's non-missing values and
+        their classes (by column index), from which :meth:`redrawn` draws other cut points.
+        """
         if self.discretization not in self.DISCRETIZATIONS:
             raise ValueError(f"discretization must be one of {self.DISCRETIZATIONS}, got "
                              f"{self.discretization!r}")
@@ -254,7 +260,8 @@ class TableEncoder:
         frame, _ = as_frame(X)
         _check_cell_types(frame)
         try:
-            return self._fit(frame, np.asarray(y_codes, dtype=np.int64), n_classes, rng)
+            return self._fit(frame, np.asarray(y_codes, dtype=np.int64), n_classes, rng,
+                             numeric_rows)
         except TypeError:  # e.g. a list in a cell: name the column and the row
             _raise_unhashable_cell(frame)
             raise
@@ -488,30 +495,28 @@ class TableEncoder:
 def _column_codes(frame: pd.DataFrame, j: int, coding: AttributeCoding,
                   parsed: dict) -> np.ndarray:
     """The codes of column ``j`` of ``frame`` under ``coding`` (``-1`` for a value unseen in
-    training); ``parsed`` keeps each column (and a numeric column's values) with its missing
-    mask for the call, so several codings (an ensemble's members) read a column once."""
+    training); ``parsed`` keeps each column with its missing mask, a numeric column's values
+    and a nominal column's codes for the call, so several codings (an ensemble's members) read
+    a column once and code a nominal column once."""
     if j not in parsed:
         col = frame.iloc[:, j]
         parsed[j] = col, col.isna().to_numpy()
     col, missing = parsed[j]
     if coding.kind == "nominal":
         key = ("nominal", j, coding)
-        if key in parsed:  # the members code a nominal column alike: once
-            return parsed[key].copy()
-        codes = TableEncoder._nominal_codes(col, coding)
-        codes[missing] = UNKNOWN if coding.missing_code is None else coding.missing_code
-        parsed[key] = codes
-        return codes.copy()
-    else:
-        key = (j, coding.missing_tokens)
         if key not in parsed:
-            values, stray = TableEncoder._numeric_values(col, coding.name,
-                                                         coding.missing_tokens)
-            parsed[key] = values, missing | stray
-        values, missing = parsed[key]
-        cuts = np.asarray(coding.cut_points, dtype=float)
-        # every row at once (a missing value's NaN lands past the cuts, then is overwritten)
-        codes = np.searchsorted(cuts, values, side="left").astype(np.int64, copy=False)
+            codes = TableEncoder._nominal_codes(col, coding)
+            codes[missing] = UNKNOWN if coding.missing_code is None else coding.missing_code
+            parsed[key] = codes
+        return parsed[key].copy()
+    key = (j, coding.missing_tokens)
+    if key not in parsed:
+        values, stray = TableEncoder._numeric_values(col, coding.name, coding.missing_tokens)
+        parsed[key] = values, missing | stray
+    values, missing = parsed[key]
+    cuts = np.asarray(coding.cut_points, dtype=float)
+    # every row at once (a missing value's NaN lands past the cuts, then is overwritten)
+    codes = np.searchsorted(cuts, values, side="left").astype(np.int64, copy=False)
     codes[missing] = UNKNOWN if coding.missing_code is None else coding.missing_code
     return codes
 
@@ -534,20 +539,10 @@ def fit_members(frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
     ``TableEncoder(categorical_features, discretization=..., random_state=stream).fit`` learns,
     the table read once: member 0 fits it (and says what the data warns about), the others copy
     its nominal codings and, when stochastic, draw their cut points from the same rows."""
-    first = TableEncoder(categorical_features, discretization=discretization,
-                         random_state=streams[0])
-    if first.discretization not in first.DISCRETIZATIONS:
-        raise ValueError(f"discretization must be one of {first.DISCRETIZATIONS}, got "
-                         f"{discretization!r}")
-    rng = as_generator(streams[0]) if discretization == "stochastic" else None
-    frame, _ = as_frame(frame)
-    _check_cell_types(frame)
     numeric_rows: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    try:
-        first._fit(frame, np.asarray(y_codes, dtype=np.int64), n_classes, rng, numeric_rows)
-    except TypeError:
-        _raise_unhashable_cell(frame)
-        raise
+    first = TableEncoder(categorical_features, discretization=discretization,
+                         random_state=streams[0]).fit(frame, y_codes, n_classes,
+                                                      numeric_rows=numeric_rows)
     encoders = [first]
     for stream in streams[1:]:
         if discretization == "stochastic":

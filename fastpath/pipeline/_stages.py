@@ -73,26 +73,18 @@ def learn_structure(config: FitConfig, codes: np.ndarray, y_codes: np.ndarray,
     return selected(select_skdb(codes, y_codes, cards, n_classes, config.k, order=order))
 
 
-def structure_from_member_scores(config: FitConfig, mutual_information: np.ndarray | None,
-                                 conditional_mutual_information: np.ndarray | None,
-                                 n_attributes: int, order: Sequence[int] | None) -> Structure:
-    """:func:`structure_from_scores` with an attribute order (kDB and SkDB): a member's."""
-    if order is None or config.structure in ("nb", "tan"):
-        return structure_from_scores(config, mutual_information,
-                                     conditional_mutual_information, n_attributes)
-    return graphs.kdb_from_scores(mutual_information, conditional_mutual_information, config.k,
-                                  order)
-
-
 def structure_from_scores(config: FitConfig, mutual_information: np.ndarray | None,
                           conditional_mutual_information: np.ndarray | None,
-                          n_attributes: int) -> Structure:
-    """The structure from precomputed scores (out of core); SkDB gets its kDB-K here."""
+                          n_attributes: int, order: Sequence[int] | None = None) -> Structure:
+    """The structure from precomputed scores (out of core); SkDB gets its kDB-K here.
+    ``order`` (kDB and SkDB) replaces the ``I(X; Y)`` ranking of the attributes, as in
+    :func:`learn_structure`."""
     if config.structure == "nb":
         return graphs.naive_bayes(n_attributes)
     if config.structure == "tan":
         return graphs.tan_from_scores(mutual_information, conditional_mutual_information)
-    return graphs.kdb_from_scores(mutual_information, conditional_mutual_information, config.k)
+    return graphs.kdb_from_scores(mutual_information, conditional_mutual_information, config.k,
+                                  order)
 
 
 def selected(selection: SelectedStructure) -> LearnedStructure:

@@ -90,7 +90,7 @@ from ..pipeline._stages import (
     pick_m,
     plan_m,
     selected,
-    structure_from_member_scores,
+    structure_from_scores,
     structure_name,
 )
 from ..structure._orders import sample_order
@@ -230,7 +230,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
         order = None
         if e > 0 and config.structure in ("kdb", "skdb"):
             order = sample_order(mi[e], rng)
-        structures.append(structure_from_member_scores(config, mi[e], cmi[e], p, order))
+        structures.append(structure_from_scores(config, mi[e], cmi[e], p, order))
 
     # pass 3: counts of every member's trees (SkDB: its kDB-K trees), with the m holdout aside
     plans, all_specs, counting = [], [], []
