@@ -35,10 +35,11 @@ def test_the_classifiers_share_their_parameters_and_differ_in_their_own():
     shared = [p.name for p in SHARED_PARAMETERS]
     assert list(single)[-len(shared):] == shared == list(ensemble)[-len(shared):]
     for name in shared:
-        if name != "sampler":
+        if name not in ("sampler", "selection_rows"):
             assert single[name].default == ensemble[name].default, name
-    assert (single["sampler"].default, ensemble["sampler"].default) == ("adaptive",
-                                                                          "adaptive-plain")
+    assert (single["sampler"].default, ensemble["sampler"].default) == ("adaptive", "ensemble")
+    assert (single["selection_rows"].default, ensemble["selection_rows"].default) == (None,
+                                                                                        5000)
     assert list(single)[:3] == ["structure", "k", "estimator"]
     assert list(ensemble)[:4] == ["n_estimators", "k", "estimator", "stochastic_discretization"]
     # scikit-learn reads them back, and positional arguments bind in order

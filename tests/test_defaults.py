@@ -17,9 +17,15 @@ from fastpath.estimate.hdp import (
     SAMPLER_PRESETS,
     HDPOptions,
 )
-from fastpath.estimate.hdp._options import BURN_IN_CAP, ESTIMATE_SAMPLER, PAPER_CONCENTRATION_EVERY
+from fastpath.estimate.hdp._options import (
+    BURN_IN_CAP,
+    ESTIMATE_SAMPLER,
+    PAPER_CONCENTRATION_EVERY,
+    ensemble_tolerance,
+)
 from fastpath.pipeline import FitConfig, hdp_options
 from fastpath.pipeline._config import HDP_PARAMETERS, LEGACY_SAMPLER
+from fastpath.structure import ENSEMBLE_SELECTION_ROWS
 
 BNC = {n: p.default for n, p in inspect.signature(BayesNetClassifier).parameters.items()}
 ESKDB = {n: p.default for n, p in inspect.signature(ESKDBClassifier).parameters.items()}
@@ -48,11 +54,13 @@ def test_the_model_flags_default_to_the_classifiers_defaults(command):
 
 
 def test_the_classifiers_share_their_defaults():
-    for name in set(BNC) & set(ESKDB) - {"k", "sampler"}:
+    for name in set(BNC) & set(ESKDB) - {"k", "sampler", "selection_rows"}:
         assert BNC[name] == ESKDB[name], name
     # where they differ, the difference is a named constant
     assert BNC["sampler"] == DEFAULT_SAMPLER
     assert ESKDB["sampler"] == DEFAULT_ENSEMBLE_SAMPLER
+    assert BNC["selection_rows"] is None
+    assert ESKDB["selection_rows"] == ENSEMBLE_SELECTION_ROWS
 
 
 def test_the_classifiers_sampler_parameters_default_to_hdp_options():
@@ -60,7 +68,11 @@ def test_the_classifiers_sampler_parameters_default_to_hdp_options():
         if BNC[name] is not None:  # None: the preset's value
             assert BNC[name] == OPTIONS[name], name
     assert BayesNetClassifier().hdp_options() == HDPOptions.preset(DEFAULT_SAMPLER)
-    assert ESKDBClassifier().hdp_options() == HDPOptions.preset(DEFAULT_ENSEMBLE_SAMPLER)
+    preset = HDPOptions.preset(DEFAULT_ENSEMBLE_SAMPLER)
+    assert ESKDBClassifier().hdp_options() == dataclasses.replace(
+        preset, mcse_tolerance=ensemble_tolerance(preset.mcse_tolerance, ESKDB["n_estimators"]))
+
+    assert FitConfig.selection_rows is None
 
 
 def test_fit_config_defaults():

@@ -8,6 +8,7 @@ matter, model files round-trip.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import warnings
 
@@ -150,12 +151,18 @@ def test_check_estimator():
 def test_the_ensemble_samples_like_a_single_model_and_its_advice_works(credit):
     X, y = credit
     # the same sampler options and rule as BayesNetClassifier; the members' default moves are
-    # the paper's plain ones (the ensemble's average divides their Monte-Carlo errors)
+    # the paper's plain ones, with shorter chains and the tolerance times sqrt(E) (the
+    # ensemble's average divides their Monte-Carlo errors)
     ens = ESKDBClassifier(n_estimators=2)
     single = BayesNetClassifier(structure="skdb", k=5)
-    assert ens.hdp_options() == HDPOptions.preset("adaptive-plain")
+    preset = HDPOptions.preset("ensemble")
+    assert ens.hdp_options() == dataclasses.replace(
+        preset, mcse_tolerance=preset.mcse_tolerance * np.sqrt(2))
+    assert ESKDBClassifier(n_estimators=2, mcse_tolerance=0.01).hdp_options() == (
+        dataclasses.replace(preset, mcse_tolerance=0.01))
     assert single.hdp_options() == HDPOptions.preset("adaptive")
-    assert (ESKDBClassifier(sampler="adaptive").hdp_options() == single.hdp_options())
+    assert (ESKDBClassifier(n_estimators=1, sampler="adaptive").hdp_options()
+            == single.hdp_options())
     assert set(ESKDBClassifier().get_params()) >= set(single.get_params()) - {"structure"}
     kw = dict(n_estimators=2, random_state=0, mcse_tolerance=0.0003, min_iter=200, max_iter=200)
     with pytest.warns(UnconvergedWarning) as record:

@@ -577,3 +577,29 @@ def test_partial_fit_warns_when_the_first_chunk_lacks_classes():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a first chunk with every class: no warning
         _m_classifier("nb", m=1).partial_fit(X.iloc[::4], y[::4])
+
+
+# ====================================================================== sampled selection
+def test_sampled_selection_streams_like_in_memory(monkeypatch):
+    """selection_rows: a chunked fit scores the same sampled rows as the in-memory fit."""
+    import fastpath.scale._stats as stats
+
+    X, y, df = _frame("kr-vs-kp")
+    monkeypatch.setattr(stats, "LOO_BLOCK", 37)  # blocks straddling the global row chunks
+    a = _m_classifier("skdb", 3, random_state=0, selection_rows=400).fit(X, y)
+    full = _m_classifier("skdb", 3, random_state=0).fit(X, y)
+    assert not np.array_equal(a.selection_.rmse, full.selection_.rmse)
+    for n_jobs in (1, 3):
+        b = _m_classifier("skdb", 3, random_state=0, selection_rows=400, n_jobs=n_jobs)
+        b.fit(_chunks(df, 333), "class")
+        np.testing.assert_array_equal(a.selection_.rmse, b.selection_.rmse)
+        _assert_same_model(a, b, X)
+
+
+def test_selection_rows_at_least_the_data_scores_every_row():
+    X, y, _ = _frame("car")
+    a = _m_classifier("skdb", 3, random_state=0).fit(X, y)
+    b = _m_classifier("skdb", 3, random_state=0, selection_rows=len(y)).fit(X, y)
+    np.testing.assert_array_equal(a.selection_.rmse, b.selection_.rmse)
+    with pytest.raises(ValueError, match="selection_rows"):
+        _m_classifier("skdb", 3, selection_rows=0).fit(X, y)

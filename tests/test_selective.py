@@ -20,7 +20,7 @@ from fastpath.structure import (
 )
 from fastpath.structure import _graphs as structure_mod
 from fastpath.structure._scores import mi_order, mutual_information_scores
-from fastpath.structure._selective import _best
+from fastpath.structure._selective import _best, loo_sample_threshold
 
 
 def _random_data(seed: int, n_rows: int, cards: tuple[int, ...], n_classes: int):
@@ -373,3 +373,41 @@ def test_whole_model_row_error_is_the_full_kernels_last_entry(seed, kind, value_
         loo_row_errors(codes, y, r, model, settings, cum, logp, out)
         whole = loo_row_model_error(codes, y, r, model, settings, cum1, logp)
         assert whole == out[-1, max_k]
+
+
+# ====================================================================== sampled selection
+def test_sampled_loo_scores_are_the_rmse_over_the_picked_rows():
+    """loo_scores(max_rows=S) = sqrt(mean over the S picked rows of each row's squared
+    leave-one-out error), the errors taken with every row's counts."""
+    from fastpath.scale._kernels import loo_errors
+    from fastpath.structure._selective import loo_model, loo_sample_mask, loo_settings
+    from fastpath.structure._specs import tree_specs
+    from fastpath.utils._rows import picked_rows
+
+    rng = np.random.default_rng(3)
+    n, cards, n_classes = 600, [3, 4, 2, 5, 3], 3
+    codes = np.stack([rng.integers(0, c, n) for c in cards], axis=1).astype(np.int64)
+    y = ((codes[:, 0] + codes[:, 1] + rng.integers(0, 2, n)) % n_classes).astype(np.int64)
+    full = structure_mod.kdb(codes, y, cards, n_classes, 2)
+    specs = tree_specs(full, cards, n_classes, full.order)[1:]
+    acc = CountAccumulator(specs).update(codes, y)
+    model = loo_model(specs, [acc.tree(t) for t in range(len(specs))],
+                      np.bincount(y, minlength=n_classes))
+    errors = np.empty((n, len(specs), full.k + 1))
+    loo_errors(codes, y, model, loo_settings(1.0, False, full.k, n), 0, n,
+               np.empty(0, np.uint8), errors)
+    picked = picked_rows(n, 150, 77)
+    expected = np.sqrt(errors[picked].mean(axis=0))
+    got = loo_scores(codes, y, cards, n_classes, full, max_rows=150, sample_key=77)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    # exactly max_rows rows, the same ones chunk by chunk
+    threshold = loo_sample_threshold(n, 150, 77)
+    whole = loo_sample_mask(0, n, threshold, 77)
+    assert whole.sum() == 150
+    np.testing.assert_array_equal(np.flatnonzero(whole), picked)
+    parts = [loo_sample_mask(s, min(97, n - s), threshold, 77) for s in range(0, n, 97)]
+    np.testing.assert_array_equal(np.concatenate(parts), whole)
+    # every row, for max_rows None or at least n
+    np.testing.assert_array_equal(loo_scores(codes, y, cards, n_classes, full, max_rows=n),
+                                  loo_scores(codes, y, cards, n_classes, full))
+    assert loo_sample_threshold(n, None, 77) is None

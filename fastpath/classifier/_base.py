@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from contextlib import AbstractContextManager
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import pandas as pd
@@ -75,6 +75,7 @@ SHARED_PARAMETERS: tuple[inspect.Parameter, ...] = (
     _keyword("mcse_tolerance", None, "float | None"),
     _keyword("mcse_weighting", None, "str | None"),
     _keyword("convergence_checks", None, "bool | None"),
+    _keyword("selection_rows", None, "int | None"),
     _keyword("n_jobs", None, "int | None"),
     _keyword("random_state", None, "Any"),
     _keyword("verbose", 0, "int"),
@@ -100,19 +101,21 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
     """Base of the classifiers: fit, ``partial_fit``, predict, save and load (module doc).
 
     A subclass declares its own parameters in ``_own_parameters`` (they come first, the
-    positional ones before the keyword-only ones) and the default of ``sampler`` in
-    ``_default_sampler``; its ``__init__`` takes those, then :data:`SHARED_PARAMETERS`, and
-    only stores them, as scikit-learn asks. It may override :meth:`_fit_params` (the
-    parameters of :class:`~fastpath.pipeline._config.FitConfig` those give).
+    positional ones before the keyword-only ones) and the defaults of the shared parameters it
+    sets apart (``sampler``, ``selection_rows``) in ``_shared_defaults``; its ``__init__``
+    takes those, then :data:`SHARED_PARAMETERS`, and only stores them, as scikit-learn asks.
+    It may override :meth:`_fit_params` (the parameters of
+    :class:`~fastpath.pipeline._config.FitConfig` those give).
     """
 
     _own_parameters: tuple[inspect.Parameter, ...] = ()
-    _default_sampler: str = DEFAULT_SAMPLER
+    #: the shared parameters whose default this classifier sets (name -> default)
+    _shared_defaults: ClassVar[dict[str, Any]] = {"sampler": DEFAULT_SAMPLER}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        shared = [p.replace(default=cls._default_sampler) if p.name == "sampler" else p
-                  for p in SHARED_PARAMETERS]
+        shared = [p.replace(default=cls._shared_defaults[p.name])
+                  if p.name in cls._shared_defaults else p for p in SHARED_PARAMETERS]
         self_ = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
         signature = inspect.Signature([self_, *cls._own_parameters, *shared],
                                       return_annotation=None)

@@ -13,9 +13,10 @@ member, and the model file is the single classifier's format with more members.
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, ClassVar
 
 from ..estimate.hdp._options import DEFAULT_ENSEMBLE_SAMPLER
+from ..structure._selective import ENSEMBLE_SELECTION_ROWS
 from ._base import BaseBayesNet
 
 
@@ -48,8 +49,16 @@ mcse_tolerance, mcse_weighting, convergence_checks
         ``"adaptive"`` (the single classifier's default) gave the same accuracy for more
         sampling time (docs/performance.md, "The default sampler"). The authors ran
         ``sampler="paper", n_iter=1000``.
+    selection_rows : int or None, default=5000
+        Each member scores its candidate (n*, k*) by leave-one-out on a sample of this many
+        training rows when there are more (drawn by a seeded hash of the rows' positions, so
+        in memory and out of core score the same rows); the counts, hence the models scored,
+        are still every row's. ``None``: every row, as the authors did (the leave-one-out pass
+        costs about one prediction of the training data per candidate k*; measurements of
+        the choice: docs/performance.md, "Selection on a sample of the rows").
     random_state : int, numpy Generator or None, default=None
-        Seed of the members' orders, discretisations, m holdouts and samplers.
+        Seed of the members' orders, discretisations, m holdouts, selection samples and
+        samplers.
     n_jobs, verbose
         As for :class:`~fastpath.BayesNetClassifier`: the threads of every stage, and what
         the fit says on standard error.
@@ -81,7 +90,8 @@ mcse_tolerance, mcse_weighting, convergence_checks
         inspect.Parameter("stochastic_discretization", inspect.Parameter.KEYWORD_ONLY,
                           default=True, annotation="bool"),
     )
-    _default_sampler = DEFAULT_ENSEMBLE_SAMPLER
+    _shared_defaults: ClassVar[dict[str, Any]] = {"sampler": DEFAULT_ENSEMBLE_SAMPLER,
+                                                  "selection_rows": ENSEMBLE_SELECTION_ROWS}
 
     def _fit_params(self) -> dict[str, Any]:
         """The members' parameters: selective kDB-``k`` each, ``n_estimators`` of them."""

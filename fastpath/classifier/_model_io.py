@@ -233,6 +233,8 @@ def _params(meta: dict) -> dict[str, Any]:
     parameter was fitted with the paper's sampler, and says so once loaded."""
     params = dict(meta["params"])
     params.setdefault("sampler", LEGACY_SAMPLER)
+    # written before selection could be sampled: every row scored the candidates
+    params.setdefault("selection_rows", None)
     # a preset saved under its former name is the same options (no FutureWarning per load)
     params["sampler"] = RENAMED_PRESETS.get(params["sampler"], params["sampler"])
     return params

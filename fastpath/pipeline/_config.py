@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..estimate._mestimate import M_BACKOFFS
-from ..estimate.hdp._options import HDPOptions
+from ..estimate.hdp._options import HDPOptions, ensemble_tolerance
 from ..utils._progress import FitLog
 from ..utils._validation import as_generator, check_int, n_threads
 
@@ -37,12 +38,20 @@ def hdp_options(params: Mapping[str, Any]) -> HDPOptions:
     ``params["sampler"]`` names the preset (:data:`~fastpath.estimate.hdp._options.
     SAMPLER_PRESETS`; :data:`LEGACY_SAMPLER`, the paper's, when absent, as for model files
     written before the classifiers had a ``sampler`` parameter, whose fits were the paper's
-    sampler); every other sampler option that is not None overrides it.
+    sampler); every other sampler option that is not None overrides it. An ensemble
+    (``n_estimators`` above 1) whose ``mcse_tolerance`` is not given takes the preset's times
+    ``sqrt(n_estimators)`` (:func:`~fastpath.estimate.hdp._options.ensemble_tolerance`).
     """
     sampler = params.get("sampler", LEGACY_SAMPLER)  # HDPOptions.preset names a bad one
     overrides = {name: params[name] for name in HDP_PARAMETERS
                  if name in params and params[name] is not None}
-    return HDPOptions.preset(sampler, **overrides)
+    options = HDPOptions.preset(sampler, **overrides)
+    n_members = params.get("n_estimators", 1)
+    if "mcse_tolerance" not in overrides and isinstance(n_members, numbers.Integral) and (
+            n_members > 1):
+        options = dataclasses.replace(
+            options, mcse_tolerance=ensemble_tolerance(options.mcse_tolerance, n_members))
+    return options
 
 
 @dataclass(frozen=True)
@@ -58,7 +67,9 @@ class FitConfig:
     differ in how they are drawn (:mod:`fastpath.pipeline._members`): member 0 orders the
     attributes by ``I(X; Y)``, the others by an order drawn in proportion to it, and with
     ``discretization="stochastic"`` (``stochastic_discretization=True``) each member draws its
-    own cut points.
+    own cut points. ``selection_rows`` (selective kDB): the leave-one-out scores of its
+    candidates are taken on a sample of that many training rows when there are more (None:
+    every row).
     """
 
     structure: str
@@ -73,6 +84,7 @@ class FitConfig:
     verbose: int = 0
     n_members: int = 1
     discretization: str = "mdl"
+    selection_rows: int | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> FitConfig:
@@ -99,6 +111,9 @@ class FitConfig:
         stochastic = params.get("stochastic_discretization", False)
         if not isinstance(stochastic, bool | np.bool_):
             raise ValueError(f"stochastic_discretization must be a bool, got {stochastic!r}")
+        selection_rows = params.get("selection_rows")
+        if selection_rows is not None:
+            selection_rows = check_int("selection_rows", selection_rows, 1)
         n_threads(params["n_jobs"])  # checks n_jobs
         seed = params["random_state"]
         if not isinstance(seed, np.random.Generator | np.random.RandomState):
@@ -116,6 +131,7 @@ class FitConfig:
             verbose=int(verbose),
             n_members=n_members,
             discretization="stochastic" if stochastic else "mdl",
+            selection_rows=selection_rows,
         )
 
     def log(self) -> FitLog:

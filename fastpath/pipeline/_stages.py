@@ -58,9 +58,12 @@ class LearnedStructure:
 
 def learn_structure(config: FitConfig, codes: np.ndarray, y_codes: np.ndarray,
                     cardinalities: Sequence[int], n_classes: int,
-                    order: Sequence[int] | None = None) -> LearnedStructure:
+                    order: Sequence[int] | None = None, *, sample_key: int = 0
+                    ) -> LearnedStructure:
     """The structure of ``config.structure`` learned from an in-memory code matrix; ``order``
-    (kDB and SkDB) replaces the ``I(X; Y)`` ranking of the attributes."""
+    (kDB and SkDB) replaces the ``I(X; Y)`` ranking of the attributes. SkDB scores its
+    candidates on ``config.selection_rows`` rows drawn with ``sample_key``
+    (:func:`selection_key`) when the data has more."""
     cards = tuple(cardinalities)
     everything = tuple(range(len(cards)))
     if config.structure == "nb":
@@ -70,7 +73,30 @@ def learn_structure(config: FitConfig, codes: np.ndarray, y_codes: np.ndarray,
     if config.structure == "kdb":
         return LearnedStructure(graphs.kdb(codes, y_codes, cards, n_classes, config.k, order),
                                 everything)
-    return selected(select_skdb(codes, y_codes, cards, n_classes, config.k, order=order))
+    return selected(select_skdb(codes, y_codes, cards, n_classes, config.k, order=order,
+                                max_rows=config.selection_rows, sample_key=sample_key))
+
+
+#: the spawn-key entry that derives a member's selection sample from its generator's seed
+_SELECTION_STREAM = 0x5E1EC7
+
+
+def selection_key(config: FitConfig, rng: np.random.Generator | None, n_rows: int) -> int:
+    """The hash key of a member's sampled leave-one-out selection (0 when every row is scored).
+
+    Derived from the seed of the member's generator ``rng`` without drawing from it (a child of
+    its ``SeedSequence``), so the rest of the fit draws what it drew before the selection could
+    be sampled, in memory and out of core alike; a member without a generator (a single
+    classifier with MDL cut points) takes ``config.random_state``'s integer seed.
+    """
+    if config.structure != "skdb" or config.selection_rows is None or (
+            n_rows <= config.selection_rows):
+        return 0
+    if rng is None:
+        return seed_int(config.random_state)
+    seq = rng.bit_generator.seed_seq
+    child = np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, _SELECTION_STREAM))
+    return int(child.generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
 def structure_from_scores(config: FitConfig, mutual_information: np.ndarray | None,

@@ -71,19 +71,25 @@ def narrow_transpose(codes: np.ndarray, max_card: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def loo_errors(codes, y, model, settings, r_lo, r_hi, out):
-    """Squared leave-one-out errors of rows r_lo..r_hi-1: out[r - r_lo, tree, k*].
+def loo_errors(codes, y, model, settings, r_lo, r_hi, keep, out):
+    """Squared leave-one-out errors of rows r_lo..r_hi-1: out[r - r_lo, tree, k*]; zeros for
+    a row that ``keep[r]`` leaves out of a sampled selection (``keep`` empty: every row).
 
     Each row is :func:`fastpath.structure._selective.loo_row_errors` (``model`` a
     :class:`~fastpath.structure._selective.LooModel`, ``settings`` a
     :class:`~fastpath.structure._selective.LooSettings` with the number of rows of the whole
     data); the errors are stored, not added: :func:`add_errors` then adds them to their global
     chunk's sums in row order, as the in-memory kernel does, so the sums are the same
-    floating-point numbers while the rows can be computed by several threads.
+    floating-point numbers while the rows can be computed by several threads (a zero left by
+    an unscored row adds exactly nothing).
     """
     cum = np.empty((model.class_counts.shape[0], settings.max_k + 1))
     logp = np.empty(settings.max_k + 2)
+    sampled = keep.shape[0] > 0
     for r in range(r_lo, r_hi):
+        if sampled and keep[r] == 0:
+            out[r - r_lo] = 0.0
+            continue
         loo_row_errors(codes, y, r, model, settings, cum, logp, out[r - r_lo])
 
 

@@ -90,6 +90,7 @@ from ..pipeline._stages import (
     pick_m,
     plan_m,
     selected,
+    selection_key,
     structure_from_scores,
     structure_name,
 )
@@ -265,7 +266,9 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
                   f"k{of_members}")
         loo = runner.run(coder, MemberStats([
             LooStats(all_specs[e][1:], [fulls[e].tree(t) for t in range(1, len(all_specs[e]))],
-                     fulls[e].tree(0).counts[0], n, structures[e].k, DEFAULT_LOO_M)
+                     fulls[e].tree(0).counts[0], n, structures[e].k, DEFAULT_LOO_M,
+                     max_rows=config.selection_rows,
+                     sample_key=selection_key(config, streams[e], n))
             for e in range(n_members)
         ])).items
         final_specs = []

@@ -23,7 +23,13 @@ from ..counts._context_tree import ContextTree
 from ..counts._counting import CountAccumulator, TreeSpec
 from ..pipeline._holdout import row_hashes
 from ..structure._scores import mi_from_counts
-from ..structure._selective import loo_chunk_starts, loo_model, loo_settings
+from ..structure._selective import (
+    loo_chunk_starts,
+    loo_model,
+    loo_sample_mask,
+    loo_sample_threshold,
+    loo_settings,
+)
 from ..utils._threads import numba_threads
 from ._kernels import (
     add_errors,
@@ -228,8 +234,13 @@ class LooStats:
     """
 
     def __init__(self, specs, trees, class_counts, n_rows, max_k, m, *,
-                 value_backoff: bool = False, whole_model: bool = False) -> None:
+                 value_backoff: bool = False, whole_model: bool = False,
+                 max_rows: int | None = None, sample_key: int = 0) -> None:
         self.n_total = int(n_rows)
+        # a sampled selection scores the rows loo_sample_mask keeps, as loo_scores does
+        self.max_rows = max_rows
+        self.sample_key = int(sample_key)
+        self.threshold = loo_sample_threshold(self.n_total, max_rows, self.sample_key)
         # the m choice reads only the whole model's entry (every tree at its full depth)
         self.whole_model = bool(whole_model)
         self.max_k = int(max_k)
@@ -257,7 +268,12 @@ class LooStats:
         # whole_model: only [., -1, max_k] is written; the zeros elsewhere add nothing
         errors = (np.zeros if self.whole_model else np.empty)(
             (min(block, n), self.model.child_col.size, self.max_k + 1))
-        kernel = loo_model_errors if self.whole_model else loo_errors
+        keep = loo_sample_mask(start, n, self.threshold, self.sample_key)
+        if self.whole_model:
+            kernel = loo_model_errors
+        else:
+            def kernel(codes, y, model, settings, lo, hi, out, keep=keep):
+                loo_errors(codes, y, model, settings, lo, hi, keep, out)
         cs = self.chunk_starts
         pool = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
         try:
@@ -292,7 +308,7 @@ class LooStats:
         return self
 
     def rmse(self) -> np.ndarray:
-        return np.sqrt(self.sse.sum(axis=0) / self.n_total)
+        return np.sqrt(self.sse.sum(axis=0) / min(self.n_total, self.max_rows or self.n_total))
 
 
 class MemberStats:

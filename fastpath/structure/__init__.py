@@ -17,10 +17,17 @@ from ._graphs import (
 )
 from ._orders import sample_order
 from ._scores import conditional_mutual_information, mutual_information
-from ._selective import SelectedStructure, loo_scores, select_skdb, selective_structure
+from ._selective import (
+    ENSEMBLE_SELECTION_ROWS,
+    SelectedStructure,
+    loo_scores,
+    select_skdb,
+    selective_structure,
+)
 from ._specs import tree_specs
 
 __all__ = [
+    "ENSEMBLE_SELECTION_ROWS",
     "STRUCTURE_KINDS",
     "SelectedStructure",
     "Structure",

@@ -56,12 +56,19 @@ import numpy as np
 from numba import njit, prange
 
 from ..counts._counting import CountAccumulator, TreeSpec
+from ..utils._rows import hash_threshold, row_hashes
 from ..utils._threads import threaded_kernel
 from ._graphs import Structure, kdb
 from ._specs import tree_specs
 
 #: m of the leave-one-out m-estimates (Schurmann–Grassberger's law)
 DEFAULT_LOO_M = 1.0
+#: rows an ensemble member's selection scores (``ESKDBClassifier(selection_rows=...)``): its
+#: candidates are scored on a sample of this many training rows when there are more. Chosen
+#: so that the selection costs at most a few thousand rows' predictions per member, with
+#: the selected (n*, k*) and the ensemble's accuracy measured against every row's choice
+#: (docs/performance.md, "Selection on a sample of the rows").
+ENSEMBLE_SELECTION_ROWS = 5000
 
 
 @dataclass(frozen=True, eq=False)
@@ -379,12 +386,14 @@ def loo_row_model_error(codes, y, r, model, settings, cum, logp):
 
 
 @threaded_kernel
-def _loo_kernel(codes, y, model, settings, chunk_starts, sse):
-    """Leave-one-out squared errors of every (n*, k*), chunk by chunk (sse[chunk, n* - 1, k*]).
+def _loo_kernel(codes, y, model, settings, chunk_starts, keep, sse):
+    """Leave-one-out squared errors of every (n*, k*), chunk by chunk (sse[chunk, n* - 1, k*]),
+    over the rows ``keep`` marks (:func:`loo_sample_mask`; empty: every row).
 
     Chunks run in parallel; within a chunk the rows' errors are added in row order, so the
     sums do not depend on the number of threads.
     """
+    sampled = keep.shape[0] > 0
     n_classes = model.class_counts.shape[0]
     n_trees = model.child_col.shape[0]
     max_k = settings.max_k
@@ -393,6 +402,8 @@ def _loo_kernel(codes, y, model, settings, chunk_starts, sse):
         logp = np.empty(max_k + 2)
         row = np.empty((n_trees, max_k + 1))
         for r in range(chunk_starts[h], chunk_starts[h + 1]):
+            if sampled and keep[r] == 0:
+                continue
             loo_row_errors(codes, y, r, model, settings, cum, logp, row)
             for a in range(n_trees):
                 for k in range(max_k + 1):
@@ -456,6 +467,31 @@ def loo_chunk_starts(n_rows: int) -> np.ndarray:
     return np.linspace(0, n_rows, n_chunks + 1).round().astype(np.int64)
 
 
+def loo_sample_threshold(n_rows: int, max_rows: int | None, key: int) -> np.uint64 | None:
+    """The hash threshold of a sampled leave-one-out selection of ``max_rows`` of ``n_rows``
+    rows (:func:`loo_sample_mask`), or None when every row is scored (``max_rows`` None or at
+    least ``n_rows``)."""
+    if max_rows is None or max_rows >= n_rows:
+        return None
+    return hash_threshold(n_rows, max_rows, key)
+
+
+def loo_sample_mask(first_row: int, n: int, threshold: np.uint64 | None, key: int
+                    ) -> np.ndarray:
+    """Which of the rows ``first_row .. first_row + n - 1`` (positions in the whole data) a
+    sampled leave-one-out selection scores: the rows of the data whose seeded hash of their
+    position is at most ``threshold`` (:func:`loo_sample_threshold`: the ``max_rows`` smallest,
+    :mod:`fastpath.utils._rows`).
+
+    A function of the positions alone, so a fit in memory and one that reads the rows in chunks
+    of any size score the same rows. Returns ``uint8`` flags (1: scored), or an empty array when
+    every row is scored (``threshold`` None).
+    """
+    if threshold is None:
+        return np.empty(0, np.uint8)
+    return (row_hashes(first_row, first_row + n, key) <= threshold).astype(np.uint8)
+
+
 def _check_m(m) -> float:
     if isinstance(m, bool) or not isinstance(m, numbers.Real):
         raise ValueError(f"m must be a positive number, got {m!r}")
@@ -508,6 +544,8 @@ def loo_scores(
     full_structure: Structure,
     *,
     m: float = DEFAULT_LOO_M,
+    max_rows: int | None = None,
+    sample_key: int = 0,
 ) -> np.ndarray:
     """Incremental leave-one-out RMSE of every (n*, k*) under a kDB-K structure.
 
@@ -521,13 +559,19 @@ def loo_scores(
         A kDB-K structure (``kind == "kdb"``), e.g. from :func:`fastpath.structure.kdb`.
     m : float, default=1.0
         Mass of the m-estimates (positive).
+    max_rows : int, optional
+        Score this many rows instead of all (a sample drawn by :func:`loo_sample_mask` with
+        ``sample_key``); the counts, hence the models scored, are still those of every row.
+        None (default), or at least ``n_rows``: every row.
+    sample_key : int
+        The sample's key (the same key scores the same rows).
 
     Returns
     -------
     ndarray of shape (n_attributes, K + 1)
-        ``out[n* - 1, k*]``: the RMSE, over the training rows, of the kDB-k* classifier on the
-        first ``n*`` attributes of ``full_structure.order`` with m-estimates fitted on all rows
-        but the one predicted.
+        ``out[n* - 1, k*]``: the RMSE, over the training rows (or the sampled ones), of the
+        kDB-k* classifier on the first ``n*`` attributes of ``full_structure.order`` with
+        m-estimates fitted on all rows but the one predicted.
     """
     codes, y_codes, cards, n_classes = _check_codes(codes, y_codes, cardinalities, n_classes)
     m = _check_m(m)
@@ -557,8 +601,11 @@ def loo_scores(
     # independent of the number of threads
     chunk_starts = loo_chunk_starts(n_rows)
     sse = np.zeros((chunk_starts.size - 1, len(specs), max_k + 1))
-    _loo_kernel(codes, y_codes, model, loo_settings(m, False, max_k, n_rows), chunk_starts, sse)
-    return np.sqrt(sse.sum(axis=0) / n_rows)
+    keep = loo_sample_mask(0, n_rows, loo_sample_threshold(n_rows, max_rows, sample_key),
+                           sample_key)
+    _loo_kernel(codes, y_codes, model, loo_settings(m, False, max_k, n_rows), chunk_starts,
+                keep, sse)
+    return np.sqrt(sse.sum(axis=0) / min(n_rows, max_rows or n_rows))
 
 
 def loo_m_scores(
@@ -650,6 +697,8 @@ def select_skdb(
     *,
     m: float = DEFAULT_LOO_M,
     order: Sequence[int] | None = None,
+    max_rows: int | None = None,
+    sample_key: int = 0,
 ) -> SelectedStructure:
     """Selective kDB: kDB-k structure, then (n*, k*) by incremental leave-one-out RMSE.
 
@@ -671,6 +720,8 @@ def select_skdb(
         ``I(X_j; Y)`` (Martinez et al. 2016). ESKDB (Zhang, Petitjean & Buntine, KAIS 2020)
         gives each ensemble member an order from
         :func:`~fastpath.structure._orders.sample_order`.
+    max_rows, sample_key :
+        Score (n*, k*) on a sample of ``max_rows`` rows (:func:`loo_scores`).
 
     Returns
     -------
@@ -679,5 +730,6 @@ def select_skdb(
     codes, y_codes, cards, n_classes = _check_codes(codes, y_codes, cardinalities, n_classes)
     m = _check_m(m)
     full = kdb(codes, y_codes, cards, n_classes, k, order)
-    return SelectedStructure.from_rmse(full, loo_scores(codes, y_codes, cards, n_classes, full,
-                                                        m=m), m)
+    rmse = loo_scores(codes, y_codes, cards, n_classes, full, m=m, max_rows=max_rows,
+                      sample_key=sample_key)
+    return SelectedStructure.from_rmse(full, rmse, m)

@@ -43,12 +43,15 @@ Names
 ``xgboost``
     XGBoost, ``max_depth=6``, 50 boosting rounds (the paper's Splice experiment), histogram
     trees, other parameters at their defaults.
-``eskdb-hdp``, ``eskdb-m``, ``eskdb10-hdp``, ``eskdb-mdl-hdp``, ``eskdb-hdpa``, ...
+``eskdb-hdp``, ``eskdb-m``, ``eskdb10-hdp``, ``eskdb-mdl-hdp``, ``eskdb-hdpe``, ...
     ``eskdb[E][-mdl]-<estimator>``: the ensemble of ``E`` (default 20) selective kDB-5 members
     (:class:`fastpath.ESKDBClassifier`, Zhang, Petitjean & Buntine 2020), each with its own
     stochastic MDL discretisation, or with Weka's MDL for every member (``-mdl``); ``-hdp``
     samples ``--iterations`` iterations with the paper's sampler (the authors ran 1,000),
-    ``-hdpa`` with the library's default, adaptive sampler.
+    ``-hdpe`` with the ensemble's default sampler (``sampler="ensemble"``: ``ESKDBClassifier()``
+    as shipped), ``-hdpa`` / ``-hdpp`` with the single classifier's adaptive presets. Every
+    member scores its selection on at most 5,000 rows (the classifier's default
+    ``selection_rows``).
 ``rf-weka``
     Weka's RandomForest as the paper ran it (``-I 100 -K 0``, Debian's ``weka`` package; ``make
     weka``) on the same MDL codes written as ARFF with every attribute nominal, so that a split on
@@ -81,6 +84,7 @@ from sklearn.ensemble import RandomForestClassifier
 from fastpath.classifier import BayesNetClassifier, ESKDBClassifier
 from fastpath.encode import TableEncoder, as_frame
 from fastpath.estimate.hdp import PAPER_ITERATIONS
+from fastpath.structure import ENSEMBLE_SELECTION_ROWS
 
 from .weka import WekaForest
 
@@ -107,7 +111,7 @@ DEFAULT_CLASSIFIERS: tuple[str, ...] = (
 QUICK_CLASSIFIERS: tuple[str, ...] = ("nb-m", "tan-m", "kdb3-m", "kdb3-hdp", "skdb3-m", "rf")
 
 _NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mloo|mv|m|hdpr|hdpf|hdpa|hdpp|hdp)$")
-_ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl)?-(m|hdpa|hdpp|hdp)$")
+_ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl)?-(m|hdpa|hdpp|hdpe|hdp)$")
 #: ESKDB's members' K and default number of members (the authors' settings)
 ESKDB_K = 5
 ESKDB_MEMBERS = 20
@@ -130,18 +134,27 @@ class ClassifierSpec:
     fast_sampler: bool = False  # bnc with HDP: sampler="strict", adaptive length (-hdpf)
     adaptive_sampler: bool = False  # HDP with an adaptive sampler (-hdpa, -hdpp)
     plain_moves: bool = False  # -hdpp: sampler="adaptive-plain"
+    ensemble_sampler: bool = False  # eskdb -hdpe: sampler="ensemble", the ensemble's default
 
     @property
     def adaptive_preset(self) -> str:
         """The preset of an adaptive-sampler classifier."""
+        if self.ensemble_sampler:
+            return "ensemble"
         return "adaptive-plain" if self.plain_moves else "adaptive"
 
     def cache_tag(self, iterations: int) -> str:
         """Directory name of this classifier's cached cells (HDP tags carry the iterations;
-        the adaptive samplers', ``-auto``, their adaptive length)."""
+        the adaptive samplers', ``-auto``, their adaptive length; the ensembles' the rows of
+        their members' selection sample, ``-sel5000``, since 2026-11-26: cells computed when
+        every row scored the selection are not reused)."""
         if self.fast_sampler or self.adaptive_sampler:
-            return f"{self.name}-auto"
-        return f"{self.name}-it{iterations}" if self.estimator == "hdp" else self.name
+            tag = f"{self.name}-auto"
+        else:
+            tag = f"{self.name}-it{iterations}" if self.estimator == "hdp" else self.name
+        if self.family == "eskdb":
+            tag += f"-sel{ENSEMBLE_SELECTION_ROWS}"
+        return tag
 
     @property
     def label(self) -> str:
@@ -189,10 +202,11 @@ def parse_classifier(name: str) -> ClassifierSpec:
         n_members = ESKDB_MEMBERS if members is None else int(members)
         if n_members < 1:
             raise ValueError(f"{name!r}: an ensemble needs at least one member")
-        adaptive = estimator in ("hdpa", "hdpp")
+        adaptive = estimator in ("hdpa", "hdpp", "hdpe")
         return ClassifierSpec(key, "eskdb", "skdb", ESKDB_K, "hdp" if adaptive else estimator,
                               n_members, mdl is None, adaptive_sampler=adaptive,
-                              plain_moves=estimator == "hdpp")
+                              plain_moves=estimator == "hdpp",
+                              ensemble_sampler=estimator == "hdpe")
     match = _NAME.match(key)
     if match is None:
         raise ValueError(
