@@ -45,7 +45,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..counts._context_tree import ContextTree
 from ..utils._warn import warn
-from ._convergence import ESS_PER_CHAIN_MIN, RHAT_MAX, effective_sample_size, split_rhat
+from ._convergence import ESS_PER_CHAIN_MIN, RHAT_MAX, split_rhat_ess
 from .hdp._options import AUTO_BATCH, HDPOptions
 from .hdp._results import HDPResult
 
@@ -441,7 +441,9 @@ class FitDiagnostics:
                    options)
 
 
-def _tree_diagnostics(i: int, res: HDPResult, name: str) -> TreeDiagnostics:
+def _tree_series(res: HDPResult) -> dict[str, np.ndarray]:
+    """The post-burn-in traces a tree's diagnostics judge, by variable name: each group's
+    concentration (unless fixed), then the log joint; each shaped (chains, draws)."""
     kept = res.trace.kept
     series: dict[str, np.ndarray] = {}
     if not res.options.fix_concentrations:
@@ -452,22 +454,27 @@ def _tree_diagnostics(i: int, res: HDPResult, name: str) -> TreeDiagnostics:
                 label = f"alpha[{g}]"
             series[label] = res.trace.concentrations[:, kept, g]
     series["log_joint"] = res.trace.log_joint[:, kept]
-    mean, rhat, ess = [], [], []
-    for x in series.values():
-        mean.append(float(np.mean(x)) if x.size else math.nan)
-        rhat.append(split_rhat(x))
-        ess.append(effective_sample_size(x))
+    return series
+
+
+def _tree_diagnostics(i: int, res: HDPResult, name: str, series: dict[str, np.ndarray],
+                      rhat: np.ndarray, ess: np.ndarray, rows_stats: tuple[float, float]
+                      ) -> TreeDiagnostics:
+    """One tree's record from its ``series``, their R-hat and ESS (in ``series``' order) and
+    the rows' probability trace's (R-hat, ESS)."""
     mcse = np.asarray(res.mcse, dtype=float)
-    rows = np.asarray(res.trace.rows_probability, dtype=float)
     opt = res.options
+    rows_rhat, rows_ess = rows_stats
     return TreeDiagnostics(
         index=i, name=name, n_nodes=res.tree.n_nodes, n_chains=opt.n_chains,
-        n_draws=int(kept.sum()), variables=tuple(series), mean=tuple(mean), rhat=tuple(rhat),
-        ess_bulk=tuple(ess), iterations=int(res.n_iterations), stop_reason=res.stop_reason,
+        n_draws=int(series["log_joint"].shape[1]),
+        variables=tuple(series),
+        mean=tuple(float(np.mean(x)) if x.size else math.nan for x in series.values()),
+        rhat=tuple(float(r) for r in rhat), ess_bulk=tuple(float(e) for e in ess),
+        iterations=int(res.n_iterations), stop_reason=res.stop_reason,
         max_mcse=float(np.nanmax(mcse)) if mcse.size and np.isfinite(mcse).any() else math.nan,
         mcse_tolerance=float(opt.mcse_tolerance), rows_mcse=res.rows_mcse,
-        rows_rhat=res.rows_rhat,
-        rows_ess=effective_sample_size(rows) if rows.shape[1] >= 4 else math.nan,
+        rows_rhat=rows_rhat, rows_ess=rows_ess,
         mcse_weighting=opt.mcse_weighting,
         convergence_checks=bool(opt.convergence_checks),
         batch_size=opt.batch_layout[1],
@@ -507,7 +514,19 @@ def summarise_fit(
     if not ess_min_per_chain >= 0:
         raise ValueError(f"ess_min_per_chain must be >= 0, got {ess_min_per_chain!r}")
     chains = max((r.options.n_chains for r in results), default=1)
-    trees = tuple(_tree_diagnostics(i, r, n)
-                  for i, (r, n) in enumerate(zip(results, tree_names, strict=True)))
+    # every trace of every tree in one call: the statistics are computed a group of same-shaped
+    # traces at a time (most trees of a fit stop at the same iteration), not trace by trace
+    series = [_tree_series(r) for r in results]
+    rows = [np.asarray(r.trace.rows_probability, dtype=float) for r in results]
+    rhat, ess = split_rhat_ess([x for s in series for x in s.values()] + rows)
+    bounds = np.cumsum([0] + [len(s) for s in series])
+    rows_at = int(bounds[-1])
+    trees = tuple(
+        _tree_diagnostics(
+            i, r, n, series[i], rhat[bounds[i]:bounds[i + 1]], ess[bounds[i]:bounds[i + 1]],
+            # the rows' R-hat compares chains (HDPResult.rows_rhat): NaN with one chain
+            (float(rhat[rows_at + i]) if rows[i].shape[0] >= 2 else math.nan,
+             float(ess[rows_at + i])))
+        for i, (r, n) in enumerate(zip(results, tree_names, strict=True)))
     options = results[0].options if results else None
     return FitDiagnostics(trees, float(rhat_max), float(ess_min_per_chain) * chains, options)

@@ -29,12 +29,13 @@ import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from ...counts._context_tree import ContextTree, tying_groups
 from ...utils._threads import numba_threads
-from ...utils._validation import check_int, readonly
+from ...utils._validation import check_int
 from .._convergence import ESS_PER_CHAIN_MIN
 from . import _kernels as _s
 from ._options import HDPOptions
@@ -92,6 +93,43 @@ def _group_names(tree: ContextTree, tying: str, groups: np.ndarray) -> tuple[str
     return tuple(names)
 
 
+class _Layout(NamedTuple):
+    """What every tree of one :func:`estimate_trees` call shares: the options' derived lengths
+    (properties of :class:`HDPOptions`, computed once rather than at every use) and the
+    read-only id arrays the trees' records point at."""
+
+    burn: int
+    thin: int
+    n_max: int
+    n_batches: int
+    batch_size: int
+    n_trace: int
+    trace_ids: np.ndarray
+    draw_ids: np.ndarray | None  # None: every node (record_draws=True), per tree
+
+
+def _layout(opt: HDPOptions) -> _Layout:
+    # adaptive: batches of a fixed size, as many as the longest run holds; the MCSE at a block
+    # boundary uses the batches closed so far
+    n_batches, batch_size = opt.batch_layout
+    if opt.record_draws is True:
+        draw_ids = None
+    else:
+        draw_ids = _frozen(np.asarray(opt.record_draws or (), dtype=np.int64))
+    return _Layout(burn=opt.burn_in_iterations, thin=opt.thin, n_max=opt.iterations_max,
+                   n_batches=n_batches, batch_size=batch_size,
+                   n_trace=opt.iterations_max // opt.thin,
+                   trace_ids=_frozen(np.asarray(opt.trace_nodes, dtype=np.int64)),
+                   draw_ids=draw_ids)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """``a`` itself, made read-only: for arrays created here and owned by one record (a
+    read-only copy of a fresh array would only copy it again)."""
+    a.flags.writeable = False
+    return a
+
+
 @dataclass
 class _Prepared:
     index: int
@@ -107,6 +145,7 @@ class _Prepared:
     n_batches: int
     leaf_start: int
     pairs: tuple[np.ndarray, np.ndarray]
+    layout: _Layout
 
 
 @dataclass
@@ -121,10 +160,14 @@ class _Chain:
     seconds: float = 0.0
 
 
-def _prepare(index: int, tree: ContextTree, opt: HDPOptions) -> _Prepared:
+def _prepare(index: int, tree: ContextTree, opt: HDPOptions, layout: _Layout | None = None
+             ) -> _Prepared:
+    """The fixed part of tree ``index``'s run; ``layout``: :func:`_layout` of ``opt``, when
+    the caller prepares many trees."""
     if not isinstance(tree, ContextTree):
         raise TypeError(f"expected a ContextTree, got {type(tree).__name__}")
-    groups = tying_groups(tree, opt.tying)
+    layout = _layout(opt) if layout is None else layout
+    groups = _frozen(tying_groups(tree, opt.tying))
     n_groups = int(groups.max()) + 1 if tree.n_nodes > 1 else 0
     init = opt.concentration_init
     if isinstance(init, tuple):
@@ -145,39 +188,31 @@ def _prepare(index: int, tree: ContextTree, opt: HDPOptions) -> _Prepared:
         bad = [i for i in ids if i >= tree.n_nodes]
         if bad:
             raise ValueError(f"{name} has node ids beyond the tree's {tree.n_nodes} nodes: {bad}")
-    trace_ids = np.asarray(opt.trace_nodes, dtype=np.int64)
-    if opt.record_draws is True:
-        draw_ids = np.arange(tree.n_nodes, dtype=np.int64)
-    elif opt.record_draws is False:
-        draw_ids = np.zeros(0, dtype=np.int64)
-    else:
-        draw_ids = np.asarray(opt.record_draws, dtype=np.int64)
-    burn = opt.burn_in_iterations
-    # adaptive: batches of a fixed size, as many as the longest run holds; the MCSE at a block
-    # boundary uses the batches closed so far
-    n_batches, batch_size = opt.batch_layout
-    n_trace = opt.iterations_max // opt.thin
-    n_draws = n_trace - burn // opt.thin if draw_ids.size else 0
+    draw_ids = layout.draw_ids
+    if draw_ids is None:  # record_draws=True: every node of this tree
+        draw_ids = _frozen(np.arange(tree.n_nodes, dtype=np.int64))
+    n_draws = layout.n_trace - layout.burn // layout.thin if draw_ids.size else 0
     # (node, value) pairs whose table count may need sampling (subtree count >= 2), in sweep
     # order: nodes deepest first (descending index), values ascending
     sub = tree.counts[1:][::-1]
     jj, kk = np.nonzero(sub >= 2)
-    pairs = (np.ascontiguousarray(tree.n_nodes - 1 - jj, dtype=np.int64),
-             np.ascontiguousarray(kk, dtype=np.int64))
+    pairs = (_frozen(np.ascontiguousarray(tree.n_nodes - 1 - jj, dtype=np.int64)),
+             _frozen(np.ascontiguousarray(kk, dtype=np.int64)))
     return _Prepared(
         index=index,
         tree=tree,
         groups=groups,
         group_names=_group_names(tree, opt.tying, groups),
         alpha_init=alpha_init,
-        trace_ids=trace_ids,
+        trace_ids=layout.trace_ids,
         draw_ids=draw_ids,
-        n_trace=n_trace,
+        n_trace=layout.n_trace,
         n_draws=n_draws,
-        batch_size=batch_size,
-        n_batches=n_batches,
+        batch_size=layout.batch_size,
+        n_batches=layout.n_batches,
         leaf_start=int(tree.level_offsets[-2]),
         pairs=pairs,
+        layout=layout,
     )
 
 
@@ -232,8 +267,8 @@ def _tree_model(prep: _Prepared, stir: tuple, ratios: tuple[int, np.ndarray, np.
     nr, r1, r2 = ratios
     # band caches of log S(n, .) for leaf values whose fixed count is beyond the ratio tables
     band_slot = np.full((tree.n_nodes, tree.n_values), -1, dtype=np.int64)
-    big = np.argwhere(tree.counts[prep.leaf_start:] > nr)
-    band_slot[big[:, 0] + prep.leaf_start, big[:, 1]] = np.arange(big.shape[0])
+    big = np.nonzero(tree.counts[prep.leaf_start:] > nr)
+    band_slot[big[0] + prep.leaf_start, big[1]] = np.arange(big[0].size)
     pair_node, pair_value = prep.pairs
     return _s.TreeModel(
         parent=_fixed(tree.parent),
@@ -242,7 +277,7 @@ def _tree_model(prep: _Prepared, stir: tuple, ratios: tuple[int, np.ndarray, np.
         counts=_fixed(tree.counts),
         pair_node=_fixed(pair_node),
         pair_value=_fixed(pair_value),
-        band_slot=_fixed(band_slot),
+        band_slot=_frozen(band_slot),
         stir=stir,
         r1=r1,
         r2=r2,
@@ -319,89 +354,109 @@ def _advance(
 
 def _closed_batches(prep: _Prepared, opt: HDPOptions, n_run: int) -> int:
     """Batches of the batch means closed after ``n_run`` iterations (per chain)."""
-    return min(prep.n_batches, max(0, n_run - opt.burn_in_iterations) // prep.batch_size)
+    return min(prep.n_batches, max(0, n_run - prep.layout.burn) // prep.batch_size)
 
 
 def _kept_trace(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Post-burn-in trace points of ``n_run`` iterations: concentrations (C, draws, G) and
     log joint (C, draws)."""
-    rows = n_run // opt.thin
-    first = opt.burn_in_iterations // opt.thin  # trace point r is iteration (r + 1) * thin
+    rows = n_run // prep.layout.thin
+    first = prep.layout.burn // prep.layout.thin  # trace point r is iteration (r + 1) * thin
     conc = np.stack([ch.traces.conc_tr[first:rows] for ch in chains])
     lj = np.stack([ch.traces.lj_tr[first:rows] for ch in chains])
     return conc, lj
+
+
+def _chain_sum(arrays: list[np.ndarray]) -> np.ndarray:
+    """The chains' arrays summed, in chain order (one chain: its array itself, not a copy)."""
+    return arrays[0] if len(arrays) == 1 else np.sum(arrays, axis=0)
+
+
+def _chain_mean(stacked: np.ndarray) -> np.ndarray:
+    """``stacked.mean(axis=0)``; of one chain, a copy of it (the same numbers: a sum of one
+    term divided by 1), without the reduction's overhead."""
+    return stacked[0].copy() if stacked.shape[0] == 1 else stacked.mean(axis=0)
+
+
+def _stacked(arrays: list[np.ndarray]) -> np.ndarray:
+    """The chains' arrays stacked into one new read-only array (copied once)."""
+    out = arrays[0][None].copy() if len(arrays) == 1 else np.stack(arrays)
+    out.flags.writeable = False
+    return out
 
 
 def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -> StopCheck:
     """The stopping rule (:func:`check_stop`) on a tree whose chains all ran ``n_run``
     iterations."""
     m = len(chains) * _closed_batches(prep, opt, n_run)
-    mcse = batch_means_mcse(sum(ch.accum.bm_s1 for ch in chains),
-                            sum(ch.accum.bm_s2 for ch in chains), m)
-    n_kept = max(0, n_run - opt.burn_in_iterations)
+    mcse = batch_means_mcse(_chain_sum([ch.accum.bm_s1 for ch in chains]),
+                            _chain_sum([ch.accum.bm_s2 for ch in chains]), m)
+    n_kept = max(0, n_run - prep.layout.burn)
     if opt.mcse_weighting == "rows":  # RMS over the training rows of what each reads
         chain_p = (np.stack([(ch.accum.acc_sum + ch.accum.acc_batch) / n_kept for ch in chains])
                    if len(chains) >= 2 and n_kept > 0 else None)
         mcse = np.array([rows_mcse(prep.tree, mcse, chain_p)])
-    conc, lj = _kept_trace(prep, opt, chains, n_run)
-    if opt.fix_concentrations:
-        conc = conc[:, :, :0]
     rows = None
     if opt.convergence_checks:  # the strict rule: the chains' state and rows' R-hat too
+        conc, lj = _kept_trace(prep, opt, chains, n_run)
+        if opt.fix_concentrations:
+            conc = conc[:, :, :0]
         rows = np.stack([ch.traces.rows_tr[:n_kept] for ch in chains])
-    else:  # what predictions read alone decides
-        conc, lj = conc[:, :0, :0], lj[:, :0]
+    else:  # what predictions read alone decides: no trace to judge
+        conc, lj = np.zeros((len(chains), 0, 0)), np.zeros((len(chains), 0))
     return check_stop(mcse, conc, lj, tolerance=opt.mcse_tolerance, rows_probability=rows)
 
 
 def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: int,
               stop_reason: str, stop_check: StopCheck | None) -> HDPResult:
+    """The tree's result from its chains: every array a read-only copy (or a read-only array
+    of ``prep``), so that the chains' working arrays can be released."""
+    layout = prep.layout
     n_run = chains[0].it - 1
-    burn = opt.burn_in_iterations
+    burn = layout.burn
     n_keep = n_run - burn
     for ch in chains:
         # an adaptive run stopped before the kernel's last iteration: close its open batch
         # into the sum (the kernel does so itself at the last iteration)
-        if n_run < opt.iterations_max:
+        if n_run < layout.n_max:
             ch.accum.acc_sum[...] += ch.accum.acc_batch
             ch.accum.acc_batch[:] = 0.0
     C = len(chains)
-    chain_p = np.stack([ch.accum.acc_sum / n_keep for ch in chains])
-    probs = chain_p.mean(axis=0)
-    mcse = batch_means_mcse(np.sum([ch.accum.bm_s1 for ch in chains], axis=0),
-                            np.sum([ch.accum.bm_s2 for ch in chains], axis=0),
+    chain_p = np.stack([ch.accum.acc_sum for ch in chains]) / n_keep
+    probs = _chain_mean(chain_p)
+    mcse = batch_means_mcse(_chain_sum([ch.accum.bm_s1 for ch in chains]),
+                            _chain_sum([ch.accum.bm_s2 for ch in chains]),
                             C * _closed_batches(prep, opt, n_run))
     if not np.isfinite(mcse).all():  # fewer than two batches: no estimate
         mcse = np.full(probs.shape, np.nan)
-    conc_mean = np.mean([ch.accum.alpha_sum / n_keep for ch in chains], axis=0)
-    rows = n_run // opt.thin
-    iters = (np.arange(rows, dtype=np.int64) + 1) * opt.thin
+    conc_mean = _chain_mean(np.stack([ch.accum.alpha_sum / n_keep for ch in chains]))
+    rows = n_run // layout.thin
+    iters = (np.arange(rows, dtype=np.int64) + 1) * layout.thin
     trace = HDPTrace(
-        iterations=readonly(iters),
+        iterations=_frozen(iters),
         burn_in=burn,
-        concentrations=readonly(np.stack([ch.traces.conc_tr[:rows] for ch in chains])),
-        log_joint=readonly(np.stack([ch.traces.lj_tr[:rows] for ch in chains])),
-        node_ids=readonly(prep.trace_ids),
-        node_probabilities=readonly(np.stack([ch.traces.node_tr[:rows] for ch in chains])),
-        rows_probability=readonly(np.stack([ch.traces.rows_tr[:n_keep] for ch in chains])),
+        concentrations=_stacked([ch.traces.conc_tr[:rows] for ch in chains]),
+        log_joint=_stacked([ch.traces.lj_tr[:rows] for ch in chains]),
+        node_ids=prep.trace_ids,  # read-only, shared by the call's trees
+        node_probabilities=_stacked([ch.traces.node_tr[:rows] for ch in chains]),
+        rows_probability=_stacked([ch.traces.rows_tr[:n_keep] for ch in chains]),
     )
     has_draws = prep.draw_ids.size > 0
-    n_draws = rows - burn // opt.thin
+    n_draws = rows - burn // layout.thin
     return HDPResult(
         tree=prep.tree,
         options=opt,
-        probabilities=readonly(probs),
-        mcse=readonly(mcse),
-        chain_probabilities=readonly(chain_p),
-        groups=readonly(prep.groups),
-        concentration_mean=readonly(conc_mean),
+        probabilities=_frozen(probs),
+        mcse=_frozen(mcse),
+        chain_probabilities=_frozen(chain_p),
+        groups=prep.groups,  # read-only, made for this tree
+        concentration_mean=_frozen(conc_mean),
         trace=trace,
-        draws=(readonly(np.stack([ch.traces.draws[:n_draws] for ch in chains]))
-               if has_draws else None),
-        draw_node_ids=readonly(prep.draw_ids) if has_draws else None,
-        table_counts=readonly(np.stack([ch.state.t for ch in chains])),
-        node_counts=readonly(np.stack([ch.state.n for ch in chains])),
+        draws=(_stacked([ch.traces.draws[:n_draws] for ch in chains]) if has_draws else None),
+        draw_node_ids=prep.draw_ids if has_draws else None,
+        table_counts=_stacked([ch.state.t for ch in chains]),
+        node_counts=_stacked([ch.state.n for ch in chains]),
         seconds=float(sum(ch.seconds for ch in chains)),
         seed_entropy=int(entropy),
         tree_index=prep.index,
@@ -410,22 +465,6 @@ def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: i
         stop_reason=stop_reason,
         stop_check=stop_check,
     )
-
-
-class _InlineExecutor:
-    """``submit`` runs the call at once (one thread): the scheduler's code path without
-    threads."""
-
-    def submit(self, fn, *args) -> Future:
-        f: Future = Future()
-        try:
-            f.set_result(fn(*args))
-        except BaseException as exc:  # handed to the caller by f.result()
-            f.set_exception(exc)
-        return f
-
-    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
-        pass
 
 
 class _Cancelled(Exception):
@@ -502,7 +541,8 @@ def estimate_trees(
     else:
         n_threads = numba_threads()
     entropy = _entropy(seed)
-    preps = [_prepare(i, tr, opt) for i, tr in enumerate(trees)]
+    layout = _layout(opt)
+    preps = [_prepare(i, tr, opt, layout) for i, tr in enumerate(trees)]
     # Every n the sampler can reach is bounded by its node's subtree count (t <= n below it).
     max_count = max((int(tr.counts.max()) if tr.counts.size else 0 for tr in trees), default=0)
     table = stirling if stirling is not None else _SHARED_STIRLING
@@ -512,7 +552,9 @@ def estimate_trees(
         ratios = _ratio_tables(table, max_count)
         stir = table.kernel_args
     # the kernels' records of each tree, shared read-only by its chains
-    records = {p.index: (_tree_model(p, stir, ratios), _config(opt, p)) for p in preps}
+    # (every tree's config is the same: it holds the options alone)
+    config = _config(opt, preps[0]) if preps else None
+    records = {p.index: (_tree_model(p, stir, ratios), config) for p in preps}
 
     total = len(trees) * opt.n_chains * opt.iterations_max
     lock = threading.Lock()
@@ -535,27 +577,63 @@ def estimate_trees(
         model, cfg = records[i]
         if (i, c) not in chains:  # the first block initialises the chain (in its thread)
             chains[(i, c)] = _Chain(*_init_chain(prep, model, cfg, entropy, c))
-        _advance(chains[(i, c)], stop, model, cfg, _chunk(prep, opt), on_chunk)
+        _advance(chains[(i, c)], stop, model, cfg, chunks[i], on_chunk)
 
     # A fixed length is one task per chain; an adaptive one a task per chain and block, the
     # tree's chains meeting at every boundary, where the stopping rule decides.
     last = opt.iterations_max
     first_stop = min(opt.min_iter, last) if opt.adaptive else last
     results: dict[int, HDPResult] = {}
+    chunks = {p.index: _chunk(p, opt) for p in preps}
 
     def finish(i: int, reason: str, check: StopCheck | None) -> None:
         # the result copies what it keeps; the chains' working arrays are released at once
         tree_chains = [chains.pop((i, c)) for c in range(opt.n_chains)]
         results[i] = _assemble(by_index[i], opt, tree_chains, entropy, reason, check)
 
-    n_tasks = len(preps) * opt.n_chains
-    ex = (_InlineExecutor() if n_threads == 1 or n_tasks <= 1
-          else ThreadPoolExecutor(max_workers=min(n_threads, n_tasks)))
-    pending: dict[Future, int] = {}
     waiting = {p.index: 0 for p in preps}
+
+    def block_done(i: int) -> int | None:
+        """A chain of tree ``i`` finished its block: None while its other chains run or once
+        the tree is done, else where its chains run next (the tree's chains meet here)."""
+        waiting[i] += 1
+        if waiting[i] < opt.n_chains:
+            return None
+        waiting[i] = 0
+        tree_chains = [chains[(i, c)] for c in range(opt.n_chains)]
+        n_run = tree_chains[0].it - 1
+        if not opt.adaptive:
+            finish(i, "n_iter", None)
+            return None
+        check = _check(by_index[i], opt, tree_chains, n_run)
+        if check.stop or n_run >= last:
+            finish(i, "tolerance" if check.stop else "max_iter", check)
+            on_chunk(opt.n_chains * (last - n_run))  # the bar counts the skipped rest
+            return None
+        return next_length(check, n_run, layout.burn, tolerance=opt.mcse_tolerance,
+                           ess_min=ESS_PER_CHAIN_MIN * opt.n_chains, step=opt.check_every,
+                           max_iter=last)
+
+    # largest trees first for load balance
+    order = sorted(preps, key=lambda p: -(p.tree.n_nodes * p.tree.n_values))
+    n_tasks = len(preps) * opt.n_chains
+    if n_threads == 1 or n_tasks <= 1:
+        # one thread: the tasks run in this one, with no future or pool per task (their
+        # bookkeeping cost as much as a small tree's sampling); a tree's chains and blocks run
+        # one after another, so it is done (and its chains released) before the next starts
+        for p in order:
+            stop: int | None = first_stop
+            while stop is not None:
+                for c in range(opt.n_chains):
+                    step(p.index, c, stop + 1)
+                    nxt = block_done(p.index)  # None until the tree's last chain is there
+                stop = nxt
+        return [results[p.index] for p in preps]
+
+    ex = ThreadPoolExecutor(max_workers=min(n_threads, n_tasks))
+    pending: dict[Future, int] = {}
     try:
-        # largest trees first for load balance
-        for p in sorted(preps, key=lambda p: -(p.tree.n_nodes * p.tree.n_values)):
+        for p in order:
             for c in range(opt.n_chains):
                 pending[ex.submit(step, p.index, c, first_stop + 1)] = p.index
         while pending:
@@ -563,26 +641,10 @@ def estimate_trees(
             for f in finished:
                 i = pending.pop(f)
                 f.result()
-                waiting[i] += 1
-                if waiting[i] < opt.n_chains:
-                    continue
-                waiting[i] = 0
-                tree_chains = [chains[(i, c)] for c in range(opt.n_chains)]
-                n_run = tree_chains[0].it - 1
-                if not opt.adaptive:
-                    finish(i, "n_iter", None)
-                    continue
-                check = _check(by_index[i], opt, tree_chains, n_run)
-                if check.stop or n_run >= last:
-                    finish(i, "tolerance" if check.stop else "max_iter", check)
-                    on_chunk(opt.n_chains * (last - n_run))  # the bar counts the skipped rest
-                    continue
-                nxt = next_length(check, n_run, opt.burn_in_iterations,
-                                  tolerance=opt.mcse_tolerance,
-                                  ess_min=ESS_PER_CHAIN_MIN * opt.n_chains,
-                                  step=opt.check_every, max_iter=last)
-                for c in range(opt.n_chains):
-                    pending[ex.submit(step, i, c, nxt + 1)] = i
+                nxt = block_done(i)
+                if nxt is not None:
+                    for c in range(opt.n_chains):
+                        pending[ex.submit(step, i, c, nxt + 1)] = i
     except BaseException:  # e.g. KeyboardInterrupt: stop the workers at their next chunk
         cancel.set()
         ex.shutdown(wait=True, cancel_futures=True)
