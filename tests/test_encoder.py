@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastpath.encode import UNKNOWN, TableEncoder, as_frame, mdl_cut_points
+from fastpath.encode._encoder import AttributeCoding
 
 
 def _mixed_frame(n=120, seed=0):
@@ -415,3 +416,32 @@ def test_a_complex_column_is_refused_naming_it():
     frame = pd.DataFrame({"z": np.array([1 + 2j, 3 + 0j, 1 + 0j]), "b": ["x", "y", "x"]})
     with pytest.raises(ValueError, match=r"column 'z' holds complex numbers"):
         TableEncoder().fit(frame, np.array([0, 1, 0]), 2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "3", 3, 3.0, "zz", None, float("nan"), 7]),
+                min_size=1, max_size=40),
+       st.sampled_from(["object", "category"]))
+def test_short_and_long_columns_get_the_same_nominal_codes(values, kind):
+    """A prediction's short column is coded value by value, a long one through pandas'
+    factorisation: the same codes, the text fallback ("3" for 3) and unseen values included."""
+    import fastpath.encode._encoder as encoder_module
+
+    coding = AttributeCoding("c", "nominal", categories=("3", "a", "b"), missing_code=None)
+    col = pd.Series(values, dtype=object)
+    if kind == "category":
+        col = col.astype(str).where(col.notna()).astype("category")
+    short = TableEncoder._nominal_codes(col, coding)
+    old = encoder_module.SMALL_BATCH
+    encoder_module.SMALL_BATCH = -1  # every column the long way
+    try:
+        long = TableEncoder._nominal_codes(col, coding)
+    finally:
+        encoder_module.SMALL_BATCH = old
+    missing = col.isna().to_numpy()
+    np.testing.assert_array_equal(short[~missing], long[~missing])
+    # equal values (3 and 3.0) are one value, read by the text of the first seen
+    first: dict = {}
+    expected = [{"3": 0, "a": 1, "b": 2}.get(str(first.setdefault(v, v)), -1)
+                for v in col[~missing]]
+    np.testing.assert_array_equal(short[~missing], expected)

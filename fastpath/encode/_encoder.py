@@ -28,7 +28,7 @@ import copy
 import dataclasses
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -444,6 +444,8 @@ class TableEncoder:
 
     def _transform(self, frame: pd.DataFrame, parsed: dict | None = None) -> np.ndarray:
         parsed = {} if parsed is None else parsed
+        if not parsed:
+            parsed.update(_columns_parsed(frame))
         out = np.empty((frame.shape[0], len(self.codings_)), dtype=np.int64)
         for j, coding in enumerate(self.codings_):
             out[:, j] = _column_codes(frame, j, coding, parsed)
@@ -451,22 +453,19 @@ class TableEncoder:
 
     @staticmethod
     def _nominal_codes(col: pd.Series, coding: AttributeCoding) -> np.ndarray:
-        """Codes of a nominal column: factorise it (C speed), then map its distinct values."""
-        fitted = _category_index(coding.categories)
+        """Codes of a nominal column: its distinct values (a categorical's categories, or
+        pandas' factorisation, C speed) mapped to the fitted codes. A short column (at most
+        :data:`SMALL_BATCH` rows, a prediction's usual batch) maps value by value instead,
+        without the factorisation's fixed cost per call."""
         if isinstance(col.dtype, pd.CategoricalDtype):
-            row_codes = col.cat.codes.to_numpy()
-            uniques = col.cat.categories
+            row_codes = col.array.codes
+            uniques = col.array.categories
+        elif len(col) <= SMALL_BATCH:
+            return _nominal_codes_by_lookup(col, coding)
         else:
             row_codes, uniques = pd.factorize(col, use_na_sentinel=True)
-        # values outside the fitted categories get -1: unknown
-        lookup = fitted.get_indexer(pd.Index(uniques, dtype=object))
-        if (lookup < 0).any() and len(fitted):
-            # the same labels typed differently (e.g. "3" in training, 3 when a file is re-read
-            # as numbers) still match by their text
-            as_text = pd.Index([str(c) for c in fitted], dtype=object)
-            if as_text.is_unique:
-                retry = as_text.get_indexer(pd.Index([str(u) for u in uniques], dtype=object))
-                lookup = np.where(lookup < 0, retry, lookup)
+        code_of = _category_lookup(coding.categories)
+        lookup = np.fromiter((code_of(u) for u in uniques), dtype=np.int64, count=len(uniques))
         codes = np.full(len(col), UNKNOWN, dtype=np.int64)
         present = row_codes >= 0
         codes[present] = lookup[row_codes[present]]
@@ -499,8 +498,7 @@ def _column_codes(frame: pd.DataFrame, j: int, coding: AttributeCoding,
     and a nominal column's codes for the call, so several codings (an ensemble's members) read
     a column once and code a nominal column once."""
     if j not in parsed:
-        col = frame.iloc[:, j]
-        parsed[j] = col, col.isna().to_numpy()
+        parsed[j] = _column_entry(frame.iloc[:, j])
     col, missing = parsed[j]
     if coding.kind == "nominal":
         key = ("nominal", j, coding)
@@ -521,15 +519,68 @@ def _column_codes(frame: pd.DataFrame, j: int, coding: AttributeCoding,
     return codes
 
 
-def _category_index(categories: tuple) -> pd.Index:
-    """The fitted categories as an Index (built once per coding, not on every prediction)."""
+#: the most rows a nominal column may have for the dict lookup of :func:`_nominal_codes_by_lookup`
+#: (a Python call per row; pandas' factorisation costs a fixed ~0.5 ms a column but is faster
+#: per row)
+SMALL_BATCH = 2048
+
+
+def _nominal_codes_by_lookup(col: pd.Series, coding: AttributeCoding) -> np.ndarray:
+    """:meth:`TableEncoder._nominal_codes` of a short column, value by value (a missing
+    value gets ``UNKNOWN`` here; its caller codes it)."""
+    code_of = _category_lookup(coding.categories)
+    values = col.to_numpy(dtype=object)
+    missing = pd.isna(values)
+    codes = np.empty(len(values), dtype=np.int64)
+    # equal values (3 and 3.0) take the code of the first, as pandas' factorisation groups them
+    first: dict = {}
+    for i, (value, gone) in enumerate(zip(values, missing, strict=True)):
+        if gone:
+            codes[i] = UNKNOWN
+        else:
+            code = first.get(value)
+            if code is None:
+                code = first[value] = code_of(value)
+            codes[i] = code
+    return codes
+
+
+def _column_entry(col: pd.Series) -> tuple[pd.Series, np.ndarray]:
+    """A column with its missing mask (a categorical's from its codes: no pandas scan)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col, col.array.codes < 0
+    return col, col.isna().to_numpy()
+
+
+def _columns_parsed(frame: pd.DataFrame) -> dict:
+    """The cache of :func:`_column_codes` with every column of ``frame`` read (one pass over
+    the frame's columns instead of an indexing call per column)."""
+    return {j: _column_entry(col) for j, (_, col) in enumerate(frame.items())}
+
+
+def _category_lookup(categories: tuple) -> Callable[[Any], int]:
+    """The code of a value under the fitted ``categories``: the category equal to it (Python's
+    hash and ``==``, as pandas' indexer), else -- the same labels typed differently, e.g. "3"
+    in training and 3 when a file is re-read as numbers -- the one with the same text (when no
+    two categories share a text), else ``UNKNOWN``. Built once per coding."""
     # keyed by the types too: (1, 2) == (1.0, 2.0), but their text differs ("1" vs "1.0")
-    return _category_index_of(categories, tuple(type(c) for c in categories))
+    return _category_lookup_of(categories, tuple(type(c) for c in categories))
 
 
 @functools.lru_cache(maxsize=4096)
-def _category_index_of(categories: tuple, types: tuple) -> pd.Index:
-    return pd.Index(list(categories), dtype=object)
+def _category_lookup_of(categories: tuple, types: tuple) -> Callable[[Any], int]:
+    by_value: dict = {}
+    for code, value in enumerate(categories):
+        by_value.setdefault(value, code)  # as an indexer: the first of equal labels
+    texts = [str(c) for c in categories]
+    by_text = dict(zip(texts, range(len(texts)), strict=True)) if (
+        len(set(texts)) == len(texts)) else {}
+
+    def code_of(value: Any) -> int:
+        code = by_value.get(value, UNKNOWN)
+        return by_text.get(str(value), UNKNOWN) if code == UNKNOWN else code
+
+    return code_of
 
 
 def fit_members(frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
@@ -579,7 +630,7 @@ def code_members(encoders: Sequence[TableEncoder], X: Any) -> tuple[np.ndarray, 
         for j, coding in enumerate(encoder.codings_):
             columns[e, j] = position.setdefault((j, coding), len(position))
     codes = np.empty((frame.shape[0], len(position)), dtype=np.int64)
-    parsed: dict = {}
+    parsed = _columns_parsed(frame)
     try:
         for (j, coding), d in position.items():
             codes[:, d] = _column_codes(frame, j, coding, parsed)
@@ -591,8 +642,8 @@ def code_members(encoders: Sequence[TableEncoder], X: Any) -> tuple[np.ndarray, 
 
 def _check_cell_types(frame: pd.DataFrame) -> None:
     """Refuse column types no coding can represent faithfully (complex numbers)."""
-    for name in frame.columns:
-        if pd.api.types.is_complex_dtype(frame[name].dtype):
+    for name, dtype in frame.dtypes.items():
+        if pd.api.types.is_complex_dtype(dtype):
             raise ValueError(f"column {name!r} holds complex numbers; a column must hold real "
                              "numbers or category labels")
 
