@@ -152,12 +152,21 @@ def members_joint_log_likelihood(models: Sequence[PackedModel], codes: np.ndarra
 
 def posterior_from_joint(joint: np.ndarray) -> np.ndarray:
     """Normalise joint log-likelihoods into P(y | x) (log-sum-exp, row by row)."""
-    top = joint.max(axis=1, keepdims=True)
+    joint = np.asarray(joint, dtype=np.float64)
+    # the rows' maximum class by class (a reduction along a short axis is slow in numpy; the
+    # maximum is exact, so the same numbers)
+    top = joint[:, :1].copy()
+    for c in range(1, joint.shape[1]):
+        np.maximum(top, joint[:, c : c + 1], out=top)
     # a row where every class has probability zero carries no information: uniform
-    top = np.where(np.isfinite(top), top, 0.0)
+    top[~np.isfinite(top)] = 0.0
+    p = np.subtract(joint, top)
     with np.errstate(invalid="ignore"):
-        p = np.exp(joint - top)
+        np.exp(p, out=p)
     total = p.sum(axis=1, keepdims=True)
     bad = ~(total > 0) | ~np.isfinite(total)
-    p = np.where(bad, 1.0 / joint.shape[1], p / np.where(bad, 1.0, total))
+    if bad.any():
+        p = np.where(bad, 1.0 / joint.shape[1], p / np.where(bad, 1.0, total))
+    else:
+        p /= total
     return p

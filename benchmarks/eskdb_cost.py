@@ -1,0 +1,232 @@
+"""The ensemble's cost against the forest's, per dataset and as medians, in one run.
+
+    python benchmarks/eskdb_cost.py DATASETS                        # every dataset of the folder
+    python benchmarks/eskdb_cost.py DATASETS --before e8e84ff       # and an older commit's
+    python benchmarks/eskdb_cost.py DATASETS --n-jobs 2 --exclude kddcup
+    python benchmarks/eskdb_cost.py DATASETS --million adult        # 10^6 rows predicted
+
+For every dataset (class column last, ``--typing manifest`` as in the experiments) and the first
+split of the experiments' protocol (stratified 2-fold, seed 0): ``ESKDBClassifier()`` with its
+defaults (the runner's ``eskdb-hdpe``) and scikit-learn's forest (the runner's ``rf``: 100 trees
+on the same MDL codes, the paper's settings) are fitted on the training half and predict the test
+half, in turn, with ``--n-jobs`` threads each (default 1: one numba thread too); predictions are
+timed ``--repeat`` times, interleaved, encoding included, and the fastest kept. With
+``--before REV`` the same is done, before the other two and in a separate process (one Python
+cannot import two versions of the library), by ``ESKDBClassifier()`` of commit ``REV``, checked
+out into a temporary worktree. Prints one JSON line per dataset, then the medians over the
+datasets of ESKDB fit seconds / forest fit seconds and of ESKDB test rows per second / forest
+test rows per second.
+
+``--million NAME``: that dataset's fitted models also predict 10^6 rows (its rows repeated, in
+batches of 10^5), a throughput figure for large inputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+#: the two classifiers, as the experiment runner names them
+ENSEMBLE = "eskdb-hdpe"
+FOREST = "rf"
+
+# What one measurement does, as a program: run here for this checkout, and in a subprocess
+# with an older checkout first on sys.path for --before (that checkout's ESKDBClassifier()).
+_WORKER = r'''
+import json, sys, time, warnings
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import numba
+from fastpath import ESKDBClassifier
+from validation.experiments.runner import CrossValidation, discover_datasets, load_dataset
+
+def measure(path, typing, n_jobs, repeat):
+    ref = discover_datasets([path])[0]
+    X, labels = load_dataset(ref, typing)
+    y = np.unique(labels, return_inverse=True)[1]
+    _, _, train, test = next(iter(CrossValidation().splits(y)))
+    model = ESKDBClassifier(n_jobs=n_jobs, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        model.fit(X.iloc[train], labels[train])
+        fit_s = time.perf_counter() - t0
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            model.predict_proba(X.iloc[test])
+            times.append(time.perf_counter() - t0)
+    return {"fit_s": fit_s, "predict_s": min(times), "test_rows": int(test.size)}
+
+if __name__ == "__main__":
+    numba.set_num_threads(int(sys.argv[3]))
+    warm = discover_datasets([sys.argv[2]])[0].path  # compile before anything is timed
+    for line in sys.stdin:
+        path, typing, n_jobs, repeat = json.loads(line)
+        if warm is not None:
+            measure(str(warm), typing, n_jobs, 1)
+            warm = None
+        print(json.dumps(measure(path, typing, n_jobs, repeat)), flush=True)
+'''
+
+
+class Before:
+    """``ESKDBClassifier()`` of an older commit, measured by a worker process."""
+
+    def __init__(self, rev: str, warm_path: str, n_jobs: int) -> None:
+        self.dir = tempfile.mkdtemp(prefix="hdpbn-before-")
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", self.dir, rev],
+                       check=True, capture_output=True)
+        script = Path(self.dir) / "_cost_worker.py"
+        script.write_text(_WORKER)
+        env = {**os.environ, "PYTHONPATH": self.dir}
+        self.proc = subprocess.Popen(
+            [sys.executable, str(script), self.dir, warm_path, str(n_jobs)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=self.dir)
+
+    def measure(self, path: str, typing: str, n_jobs: int, repeat: int) -> dict:
+        self.proc.stdin.write(json.dumps([path, typing, n_jobs, repeat]) + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", self.dir],
+                       check=False, capture_output=True)
+
+
+def _warm_up(n_jobs: int) -> None:
+    from validation.experiments.classifiers import make_classifier, parse_classifier
+
+    from fastpath.io import load_dataset as load_bundled
+
+    X, y = load_bundled("credit-a")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in (ENSEMBLE, FOREST):
+            model = make_classifier(parse_classifier(name), seed=0, n_jobs=n_jobs)
+            model.fit(X.iloc[:200], np.asarray(y)[:200])
+            model.predict_proba(X.iloc[200:260])
+
+
+def _fit_and_predict(name: str, X: pd.DataFrame, labels: np.ndarray, train: np.ndarray,
+                     test: np.ndarray, n_jobs: int, repeat: int):
+    from validation.experiments.classifiers import make_classifier, parse_classifier
+
+    model = make_classifier(parse_classifier(name), seed=0, n_jobs=n_jobs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        model.fit(X.iloc[train], labels[train])
+        fit_s = time.perf_counter() - t0
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            model.predict_proba(X.iloc[test])
+            times.append(time.perf_counter() - t0)
+    return model, fit_s, min(times)
+
+
+def _million(models: dict, X_test: pd.DataFrame) -> dict:
+    """Seconds to predict 10^6 rows (the test rows repeated) in batches of 10^5."""
+    reps = -(-100_000 // len(X_test))
+    batch = pd.concat([X_test] * reps, ignore_index=True).iloc[:100_000]
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, model in models.items():
+            t0 = time.perf_counter()
+            for _ in range(10):
+                model.predict_proba(batch)
+            out[name] = time.perf_counter() - t0
+    return out
+
+
+def main(argv=None) -> int:
+    import numba
+
+    from validation.experiments.runner import CrossValidation, discover_datasets, load_dataset
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("data", nargs="+", help="data files or folders (as the experiment runner)")
+    ap.add_argument("--n-jobs", type=int, default=1, help="threads of every model (default 1)")
+    ap.add_argument("--repeat", type=int, default=3, help="predictions timed per model")
+    ap.add_argument("--before", help="also measure ESKDBClassifier() of this git revision")
+    ap.add_argument("--million", default="", help="datasets whose models predict 10^6 rows")
+    ap.add_argument("--exclude", default="", help="dataset names to skip (comma-separated)")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N datasets (by size)")
+    ap.add_argument("--typing", default="manifest")
+    args = ap.parse_args(argv)
+
+    excluded = {n for n in args.exclude.split(",") if n}
+    refs = [r for r in discover_datasets(args.data) if r.name not in excluded]
+    if args.limit:
+        refs = refs[: args.limit]
+    million = {n for n in args.million.split(",") if n}
+    numba.set_num_threads(min(args.n_jobs, numba.config.NUMBA_NUM_THREADS))
+    _warm_up(args.n_jobs)
+    before = Before(args.before, str(refs[0].path), args.n_jobs) if args.before else None
+    rows = []
+    try:
+        for ref in refs:
+            X, labels = load_dataset(ref, args.typing)
+            y = np.unique(labels, return_inverse=True)[1]
+            _, _, train, test = next(iter(CrossValidation().splits(y)))
+            record = {"dataset": ref.name, "train_rows": int(train.size),
+                      "test_rows": int(test.size)}
+            if before is not None:
+                old = before.measure(str(ref.path), args.typing, args.n_jobs, args.repeat)
+                record.update(before_fit_s=round(old["fit_s"], 4),
+                              before_rows_per_s=round(test.size / old["predict_s"]))
+            ens, fit_e, pred_e = _fit_and_predict(ENSEMBLE, X, labels, train, test,
+                                                  args.n_jobs, args.repeat)
+            rf, fit_f, pred_f = _fit_and_predict(FOREST, X, labels, train, test,
+                                                 args.n_jobs, args.repeat)
+            record.update(fit_s=round(fit_e, 4), rf_fit_s=round(fit_f, 4),
+                          fit_ratio=round(fit_e / fit_f, 3),
+                          rows_per_s=round(test.size / pred_e),
+                          rf_rows_per_s=round(test.size / pred_f),
+                          predict_ratio=round(pred_f / pred_e, 3))
+            if before is not None:
+                record.update(before_fit_ratio=round(record["before_fit_s"] / fit_f, 3),
+                              before_predict_ratio=round(
+                                  record["before_rows_per_s"] / record["rf_rows_per_s"], 3))
+            if ref.name in million:
+                seconds = _million({"eskdb": ens, "rf": rf}, X.iloc[test])
+                record.update(million_rows_s=round(seconds["eskdb"], 2),
+                              rf_million_rows_s=round(seconds["rf"], 2))
+            rows.append(record)
+            print(json.dumps(record), flush=True)
+    finally:
+        if before is not None:
+            before.close()
+    frame = pd.DataFrame(rows)
+    print(f"{len(frame)} datasets, n_jobs={args.n_jobs}: median ESKDB fit / forest fit "
+          f"{frame.fit_ratio.median():.2f}, median ESKDB / forest test rows per second "
+          f"{frame.predict_ratio.median():.2f}")
+    if before is not None:
+        print(f"  before ({args.before}): median fit / forest fit "
+              f"{frame.before_fit_ratio.median():.2f}, median test rows per second / forest's "
+              f"{frame.before_predict_ratio.median():.2f}")
+    largest = frame.nlargest(5, "train_rows")
+    print("  five largest training sets: " + ", ".join(
+        f"{r.dataset} {r.fit_ratio:.2f}" for r in largest.itertuples()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
