@@ -110,9 +110,8 @@ class Before:
 
 
 def _warm_up(n_jobs: int) -> None:
-    from validation.experiments.classifiers import make_classifier, parse_classifier
-
     from fastpath.io import load_dataset as load_bundled
+    from validation.experiments.classifiers import make_classifier, parse_classifier
 
     X, y = load_bundled("credit-a")
     with warnings.catch_warnings():
