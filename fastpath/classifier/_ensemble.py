@@ -44,10 +44,12 @@ mcse_tolerance, mcse_weighting, convergence_checks
         The members' HDP sampler, with the presets and options of
         :class:`~fastpath.BayesNetClassifier` and the same rule: each tree sampled until the
         Monte-Carlo error of what its rows read is at most ``mcse_tolerance``. The default
-        preset, ``"adaptive-plain"``, makes the moves the paper's plain ones: the average of
-        the members divides their Monte-Carlo errors, and the overrelaxed moves of
-        ``"adaptive"`` (the single classifier's default) gave the same accuracy for more
-        sampling time (docs/performance.md, "The default sampler"). The authors ran
+        preset, ``"ensemble"``, makes the moves the paper's plain ones and the chains at least
+        100 iterations long, and an ensemble's tolerance (unless given) is the preset's times
+        ``sqrt(n_estimators)``: the average of the members divides their Monte-Carlo errors,
+        and the overrelaxed moves of ``"adaptive"`` (the single classifier's default) or chains
+        of 500 iterations gave the same accuracy for more sampling time (docs/performance.md,
+        "The ensemble's sampler"). The authors ran
         ``sampler="paper", n_iter=1000``.
     selection_rows : int or None, default=5000
         Each member scores its candidate (n*, k*) by leave-one-out on a sample of this many

@@ -74,7 +74,8 @@ class BayesNetClassifier(BaseBayesNet):
         (a text column that is at least 95 % numbers is numeric, its other values missing, with
         a warning). A list or mask *adds* nominal columns (e.g. integer-coded categories): text
         and categorical columns stay nominal (see :class:`~fastpath.encode.TableEncoder`).
-    sampler : {"adaptive", "adaptive-plain", "strict", "paper"}, default="adaptive"
+    sampler : {"adaptive", "adaptive-plain", "ensemble", "strict", "paper"}, \
+default="adaptive"
         The HDP sampler's preset (``estimator="hdp"``; :data:`fastpath.estimate.hdp._options.
         SAMPLER_PRESETS`). ``"adaptive"``: exact overrelaxed moves, concentrations every
         iteration, each tree sampled until the Monte-Carlo standard error of what the training
@@ -83,7 +84,9 @@ class BayesNetClassifier(BaseBayesNet):
         and at most ``max_iter`` = 5,000 iterations. Over 41 datasets it gives the paper
         sampler's accuracy at a fraction of its time (docs/performance.md, "The default
         sampler"). ``"adaptive-plain"``: the same rule with the paper's plain moves (faster per
-        tree, less precise). ``"strict"`` (formerly ``"fast"``): overrelaxed moves, every
+        tree, less precise). ``"ensemble"``: ``"adaptive-plain"`` with chains of at least 100
+        iterations (:class:`~fastpath.ESKDBClassifier`'s default). ``"strict"`` (formerly
+        ``"fast"``): overrelaxed moves, every
         probability of every node within the tolerance, and the concentrations and log joint
         past R-hat <= 1.01 and bulk ESS >= 100 per chain -- slower than ``"paper"``.
         ``"paper"``: the paper's and the reference's sampler, 5,000 plain Gibbs iterations
