@@ -48,12 +48,12 @@ def _every_entry_sums(codes, y, model, settings, chunk_starts, sse):
     n_classes = model.class_counts.shape[0]
     n_trees = model.child_col.shape[0]
     max_k = settings.max_k
-    cum = np.empty((n_classes, max_k + 1))
-    logp = np.empty(max_k + 2)
+    cum = np.empty((max_k + 1, n_classes))
+    prob = np.empty(max_k + 2)
     row = np.empty((n_trees, max_k + 1))
     for h in range(chunk_starts.shape[0] - 1):
         for r in range(chunk_starts[h], chunk_starts[h + 1]):
-            loo_row_errors(codes, y, r, model, settings, cum, logp, row)
+            loo_row_errors(codes, y, r, model, settings, cum, prob, row)
             for a in range(n_trees):
                 for k in range(max_k + 1):
                     sse[h, a, k] += row[a, k]

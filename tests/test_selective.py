@@ -365,13 +365,13 @@ def test_whole_model_row_error_is_the_full_kernels_last_entry(seed, kind, value_
     model = loo_model(specs[1:], [acc.tree(t) for t in range(1, len(specs))],
                       acc.tree(0).counts[0])
     max_k = full_depth(specs[1:])
-    cum, logp = np.empty((n_classes, max_k + 1)), np.empty(max_k + 2)
+    cum, prob = np.empty((max_k + 1, n_classes)), np.empty(max_k + 2)
     out = np.empty((len(specs) - 1, max_k + 1))
     cum1 = np.empty(n_classes)
     settings = loo_settings(m, value_backoff, max_k, codes.shape[0])
     for r in range(codes.shape[0]):
-        loo_row_errors(codes, y, r, model, settings, cum, logp, out)
-        whole = loo_row_model_error(codes, y, r, model, settings, cum1, logp)
+        loo_row_errors(codes, y, r, model, settings, cum, prob, out)
+        whole = loo_row_model_error(codes, y, r, model, settings, cum1, prob)
         assert whole == out[-1, max_k]
 
 

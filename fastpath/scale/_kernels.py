@@ -83,14 +83,14 @@ def loo_errors(codes, y, model, settings, r_lo, r_hi, keep, out):
     floating-point numbers while the rows can be computed by several threads (a zero left by
     an unscored row adds exactly nothing).
     """
-    cum = np.empty((model.class_counts.shape[0], settings.max_k + 1))
-    logp = np.empty(settings.max_k + 2)
+    cum = np.empty((settings.max_k + 1, model.class_counts.shape[0]))
+    prob = np.empty(settings.max_k + 2)
     sampled = keep.shape[0] > 0
     for r in range(r_lo, r_hi):
         if sampled and keep[r] == 0:
             out[r - r_lo] = 0.0
             continue
-        loo_row_errors(codes, y, r, model, settings, cum, logp, out[r - r_lo])
+        loo_row_errors(codes, y, r, model, settings, cum, prob, out[r - r_lo])
 
 
 @njit(cache=True, nogil=True)
@@ -99,14 +99,14 @@ def loo_model_errors(codes, y, model, settings, r_lo, r_hi, out):
     :func:`fastpath.structure._selective.loo_row_model_error`, the number :func:`loo_errors`
     puts there; the rest of ``out`` is left as it was (zeros, by its caller)."""
     cum = np.empty(model.class_counts.shape[0])
-    logp = np.empty(settings.max_k + 2)
+    prob = np.empty(settings.max_k + 2)
     last = model.child_col.shape[0] - 1
     if last < 0:
         return
     max_k = settings.max_k
     for r in range(r_lo, r_hi):
         out[r - r_lo, last, max_k] = loo_row_model_error(codes, y, r, model, settings, cum,
-                                                         logp)
+                                                         prob)
 
 
 @njit(cache=True, nogil=True)

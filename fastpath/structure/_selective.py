@@ -220,13 +220,19 @@ def loo_settings(m: float, value_backoff: bool, max_k: int, n_rows: int) -> LooS
 
 # ====================================================================== kernels
 @njit(cache=True, nogil=True)
-def loo_row_errors(codes, y, r, model, settings, cum, logp, out):
+def loo_row_errors(codes, y, r, model, settings, cum, prob, out):
     """Squared leave-one-out errors of row ``r``: out[a, k*] for n* = a + 1, every k*.
 
     ``model`` is a :class:`LooModel` (trees in the structure's order), ``settings`` a
-    :class:`LooSettings`. ``cum`` (n_classes, max_k + 1) and ``logp`` (max_k + 2) are scratch.
+    :class:`LooSettings`. ``cum`` (max_k + 1, n_classes) and ``prob`` (max_k + 2) are scratch.
     Shared by the in-memory kernel below and the streaming pass (:mod:`fastpath.scale._stats`),
     so both compute the same floating-point numbers.
+
+    The class posteriors are kept as probabilities, not logarithms: each attribute multiplies
+    them by its estimates and they are renormalised at once, since the error of every (n*, k*)
+    needs the posterior after every attribute anyway. No logarithm or exponential is taken
+    (they were most of the kernel's time), and the renormalisation keeps the largest class
+    at least 1 / n_classes, so nothing underflows that the log-space softmax would have kept.
     """
     # the records' fields as locals, so that the loops index plain arrays
     child_col = model.child_col
@@ -253,9 +259,9 @@ def loo_row_errors(codes, y, r, model, settings, cum, logp, out):
     for c in range(n_classes):
         nc = class_counts[c] - (1 if c == yr else 0)
         # class prior: m-estimate of the class tree's root without row r
-        lp = math.log((nc + m / n_classes) / (n_minus + m))
+        p = (nc + m / n_classes) / (n_minus + m)
         for k in range(n_k):
-            cum[c, k] = lp
+            cum[k, c] = p
     for a in range(n_trees):
         x = codes[r, child_col[a]]
         kv = n_values[a]
@@ -268,9 +274,9 @@ def loo_row_errors(codes, y, r, model, settings, cum, logp, out):
             deepest = 0
             if root_total <= 0 or root_x <= 0:
                 # empty tree, or x seen only in row r: 1/K at every node (mestimate)
-                logp[0] = -math.log(kv)
+                prob[0] = 1.0 / kv
             else:
-                logp[0] = math.log((root_x + m / kv) / (root_total + m))
+                prob[0] = (root_x + m / kv) / (root_total + m)
                 # row r lies on the path only when the path's class is its class
                 on = 1 if c == yr else 0
                 node = 0
@@ -287,31 +293,29 @@ def loo_row_errors(codes, y, r, model, settings, cum, logp, out):
                         break  # observed only in row r: absent from the refit
                     cnt = counts[cbase + child * kv + x] - on
                     if value_backoff and cnt <= 0:
-                        logp[d] = logp[d - 1]
+                        prob[d] = prob[d - 1]
                     else:
-                        logp[d] = math.log((cnt + m / kv) / (total + m))
+                        prob[d] = (cnt + m / kv) / (total + m)
                     deepest = d
                     node = child
             for k in range(n_k):
-                cum[c, k] += logp[min(k + 1, deepest)]
+                cum[k, c] *= prob[min(k + 1, deepest)]
         for k in range(n_k):
-            top = cum[0, k]
-            for c in range(1, n_classes):
-                if cum[c, k] > top:
-                    top = cum[c, k]
             s = 0.0
             for c in range(n_classes):
-                s += math.exp(cum[c, k] - top)
-            err = 1.0 - math.exp(cum[yr, k] - top) / s
+                s += cum[k, c]
+            for c in range(n_classes):
+                cum[k, c] /= s
+            err = 1.0 - cum[k, yr]
             out[a, k] = err * err
 
 
 @njit(cache=True, nogil=True)
-def loo_row_model_error(codes, y, r, model, settings, cum, logp):
+def loo_row_model_error(codes, y, r, model, settings, cum, prob):
     """Squared leave-one-out error of row ``r`` under the whole model, every tree at its full
     depth: ``out[-1, max_k]`` of :func:`loo_row_errors` (``settings.max_k`` the most parents
     of any tree), the same floating-point number, without the other ``(n*, k*)``. ``cum``
-    (n_classes) and ``logp`` (max_k + 2) are scratch.
+    (n_classes) and ``prob`` (max_k + 2) are scratch.
 
     The descent is :func:`loo_row_errors`'s, written out again on purpose: shared as a numba
     function, even inlined (``inline="always"``), it made both kernels slower (docs/performance.md,
@@ -338,7 +342,7 @@ def loo_row_model_error(codes, y, r, model, settings, cum, logp):
     yr = y[r]
     for c in range(n_classes):
         nc = class_counts[c] - (1 if c == yr else 0)
-        cum[c] = math.log((nc + m / n_classes) / (n_minus + m))
+        cum[c] = (nc + m / n_classes) / (n_minus + m)
     for a in range(child_col.shape[0]):
         x = codes[r, child_col[a]]
         kv = n_values[a]
@@ -350,9 +354,9 @@ def loo_row_model_error(codes, y, r, model, settings, cum, logp):
         for c in range(n_classes):
             deepest = 0
             if root_total <= 0 or root_x <= 0:
-                logp[0] = -math.log(kv)
+                prob[0] = 1.0 / kv
             else:
-                logp[0] = math.log((root_x + m / kv) / (root_total + m))
+                prob[0] = (root_x + m / kv) / (root_total + m)
                 on = 1 if c == yr else 0
                 node = 0
                 for d in range(1, n_parents + 2):
@@ -368,20 +372,19 @@ def loo_row_model_error(codes, y, r, model, settings, cum, logp):
                         break
                     cnt = counts[cbase + child * kv + x] - on
                     if value_backoff and cnt <= 0:
-                        logp[d] = logp[d - 1]
+                        prob[d] = prob[d - 1]
                     else:
-                        logp[d] = math.log((cnt + m / kv) / (total + m))
+                        prob[d] = (cnt + m / kv) / (total + m)
                     deepest = d
                     node = child
-            cum[c] += logp[deepest]
-    top = cum[0]
-    for c in range(1, n_classes):
-        if cum[c] > top:
-            top = cum[c]
-    s = 0.0
-    for c in range(n_classes):
-        s += math.exp(cum[c] - top)
-    err = 1.0 - math.exp(cum[yr] - top) / s
+            cum[c] *= prob[deepest]
+        # renormalised after every attribute, as loo_row_errors does, for the same numbers
+        s = 0.0
+        for c in range(n_classes):
+            s += cum[c]
+        for c in range(n_classes):
+            cum[c] /= s
+    err = 1.0 - cum[yr]
     return err * err
 
 
@@ -398,13 +401,13 @@ def _loo_kernel(codes, y, model, settings, chunk_starts, keep, sse):
     n_trees = model.child_col.shape[0]
     max_k = settings.max_k
     for h in prange(chunk_starts.shape[0] - 1):
-        cum = np.empty((n_classes, max_k + 1))
-        logp = np.empty(max_k + 2)
+        cum = np.empty((max_k + 1, n_classes))
+        prob = np.empty(max_k + 2)
         row = np.empty((n_trees, max_k + 1))
         for r in range(chunk_starts[h], chunk_starts[h + 1]):
             if sampled and keep[r] == 0:
                 continue
-            loo_row_errors(codes, y, r, model, settings, cum, logp, row)
+            loo_row_errors(codes, y, r, model, settings, cum, prob, row)
             for a in range(n_trees):
                 for k in range(max_k + 1):
                     sse[h, a, k] += row[a, k]
@@ -424,10 +427,10 @@ def _loo_model_kernel(codes, y, model, settings, chunk_starts, sse):
     max_k = settings.max_k
     for h in prange(chunk_starts.shape[0] - 1):
         cum = np.empty(model.class_counts.shape[0])
-        logp = np.empty(max_k + 2)
+        prob = np.empty(max_k + 2)
         for r in range(chunk_starts[h], chunk_starts[h + 1]):
             sse[h, n_trees - 1, max_k] += loo_row_model_error(codes, y, r, model, settings,
-                                                              cum, logp)
+                                                              cum, prob)
 
 
 # ====================================================================== python API
