@@ -78,6 +78,40 @@ def _dense_count_kernel(codes, y, child_col, cond_ptr, cond_cols, radix, n_value
             out[offsets[a] + key * n_values[a] + cv] += 1
 
 
+@njit(cache=True, nogil=True)
+def _dense_leaves(block, n_values, radix):
+    """The observed rows of a dense table: their paths (decoded from the mixed-radix cell
+    index, so in path order) and their counts, as fresh arrays."""
+    n_keys = block.shape[0] // n_values
+    depth = radix.shape[0]
+    n_observed = 0
+    for key in range(n_keys):
+        for v in range(n_values):
+            if block[key * n_values + v] != 0:
+                n_observed += 1
+                break
+    paths = np.empty((n_observed, depth), np.int64)
+    counts = np.empty((n_observed, n_values), np.int64)
+    row = 0
+    for key in range(n_keys):
+        base = key * n_values
+        seen = False
+        for v in range(n_values):
+            if block[base + v] != 0:
+                seen = True
+                break
+        if not seen:
+            continue
+        rest = key
+        for d in range(depth - 1, -1, -1):
+            paths[row, d] = rest % radix[d]
+            rest //= radix[d]
+        for v in range(n_values):
+            counts[row, v] = block[base + v]
+        row += 1
+    return paths, counts
+
+
 def _column(codes: np.ndarray, y: np.ndarray, col: int) -> np.ndarray:
     return y if col < 0 else codes[:, col]
 
@@ -181,6 +215,8 @@ class CountAccumulator:
         sizes = [self.specs[i].n_cells for i in dense]
         self._dense_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self._dense = np.zeros(int(self._dense_offsets[-1]), dtype=np.int64)
+        # each table's cardinalities as the array the leaf kernels read
+        self._radix = [np.asarray(s.cardinalities, dtype=np.int64) for s in self.specs]
         self._sparse: dict[int, tuple[np.ndarray, np.ndarray]] = {
             i: (
                 np.empty((0, len(s.conditioning)), np.int64),
@@ -266,22 +302,51 @@ class CountAccumulator:
 
     def leaf_counts(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """Observed paths and counts of table ``i`` (copies)."""
-        s = self.specs[i]
+        paths, counts = self._leaves(i)
         if i in self._sparse:
-            paths, counts = self._sparse[i]
             return paths.copy(), counts.copy()
+        return paths, counts  # the dense kernel wrote fresh arrays
+
+    def _leaves(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`leaf_counts` for readers that do not change them: the stored arrays of a
+        sparse table (not copies), sorted by path, every row observed."""
+        if i in self._sparse:
+            return self._sparse[i]
+        s = self.specs[i]
         j = int(np.searchsorted(self._dense_ids, i))
         block = self._dense[self._dense_offsets[j] : self._dense_offsets[j + 1]]
-        block = block.reshape(-1, s.n_values)
-        observed = np.flatnonzero(block.sum(axis=1))
-        if s.cardinalities:
-            paths = np.stack(np.unravel_index(observed, s.cardinalities), axis=1).astype(np.int64)
-        else:
-            paths = np.zeros((observed.size, 0), dtype=np.int64)
-        return paths, block[observed].copy()
+        return _dense_leaves(block, s.n_values, self._radix[i])
 
-    def tree(self, i: int, **names) -> ContextTree:
-        """Context tree of table ``i``."""
+    def tree(self, i: int, *, child_name: str | None = None,
+             conditioning_names: Sequence[str] | None = None,
+             depth: int | None = None) -> ContextTree:
+        """Context tree of table ``i``.
+
+        Parameters
+        ----------
+        i : int
+            Index of the table in ``specs``.
+        child_name, conditioning_names : optional
+            Variable names, as in :meth:`ContextTree.from_leaf_counts`.
+        depth : int, optional
+            Keep only the top ``depth`` branching levels (default: all): the tree of the first
+            ``depth`` conditioning variables, the same integers a count of those gives.
+        """
         s = self.specs[i]
-        paths, counts = self.leaf_counts(i)
-        return ContextTree.from_leaf_counts(paths, counts, s.cardinalities, s.n_values, **names)
+        cards = s.cardinalities if depth is None else s.cardinalities[:depth]
+        if depth is not None and not 0 <= depth <= len(s.cardinalities):
+            raise ValueError(f"depth must lie in [0, {len(s.cardinalities)}], got {depth}")
+        if conditioning_names is not None and len(conditioning_names) != len(cards):
+            raise ValueError("conditioning_names must name one variable per depth")
+        paths, counts = self._leaves(i)
+        # the leaves are valid by construction (checked codes, sorted by path, observed), so
+        # the public constructor's checks are skipped; the builder reads the first
+        # len(cards) path columns only
+        return ContextTree._from_valid_leaves(
+            paths,
+            counts,
+            cards,
+            s.n_values,
+            child_name=child_name,
+            conditioning_names=None if conditioning_names is None else tuple(conditioning_names),
+        )

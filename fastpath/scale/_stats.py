@@ -356,9 +356,5 @@ class ProjectedCounts:
         self.specs = list(specs)
 
     def tree(self, i: int, **names) -> ContextTree:
-        spec = self.specs[i]
-        paths, counts = self.accumulator.leaf_counts(self.source_of[i])
-        depth = len(spec.cardinalities)
-        return ContextTree.from_leaf_counts(
-            paths[:, :depth], counts, spec.cardinalities, spec.n_values, **names
-        )
+        return self.accumulator.tree(self.source_of[i], depth=len(self.specs[i].cardinalities),
+                                     **names)
