@@ -180,3 +180,40 @@ def test_public_checks_stay():
         ContextTree.from_leaf_counts([[0]], [[-1]], [2], 1)
     with pytest.raises(ValueError, match="must lie in"):
         ContextTree.from_leaf_counts([[2]], [[1]], [2], 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.booleans(), st.data())
+def test_batched_trees_equal_one_by_one(seed, sparse, data):
+    """CountAccumulator.trees (one kernel call) gives the trees of CountAccumulator.tree."""
+    rng = np.random.default_rng(seed)
+    n_cols = int(rng.integers(1, 5))
+    cards = rng.integers(1, 4, n_cols).tolist()
+    n_classes = int(rng.integers(1, 4))
+    n = int(rng.integers(1, 50))
+    codes = np.stack([rng.integers(0, c, n) for c in cards], axis=1).astype(np.int64)
+    y = rng.integers(0, n_classes, n).astype(np.int64)
+    specs = [TreeSpec(-1, (), n_classes, ())]
+    for child in range(n_cols):
+        cond = [c for c in range(n_cols) if c != child][: int(rng.integers(0, n_cols))]
+        specs.append(TreeSpec(child, (-1, *cond), cards[child],
+                              (n_classes, *(cards[c] for c in cond))))
+    with pytest.MonkeyPatch.context() as mp:
+        if sparse:
+            mp.setattr(counting, "DENSE_CELL_LIMIT", data.draw(st.sampled_from([0, 20])))
+        acc = CountAccumulator(specs).update(codes, y)
+    ids = data.draw(st.lists(st.integers(0, len(specs) - 1), max_size=8))
+    depths = [data.draw(st.integers(0, len(specs[i].cardinalities))) for i in ids]
+    names = [(f"c{i}", tuple(f"v{d}" for d in range(h))) for i, h in zip(ids, depths, strict=True)]
+    batch = acc.trees(ids, depths=depths, names=names)
+    for tree, i, h, (child, cond) in zip(batch, ids, depths, names, strict=True):
+        one = acc.tree(i, depth=h, child_name=child, conditioning_names=cond)
+        assert_same_arrays(tree, {name: getattr(one, name) for name in FIELDS})
+        assert tree.branch_cardinalities == one.branch_cardinalities
+        assert (tree.n_values, tree.child_name, tree.conditioning_names) == (
+            one.n_values, one.child_name, one.conditioning_names)
+    flat = acc.flat_trees(ids, depths)
+    for t, tree in enumerate(batch):
+        lo, hi = flat.node_ptr[t], flat.node_ptr[t + 1]
+        np.testing.assert_array_equal(flat.totals[lo:hi], tree.counts.sum(axis=1))
+    assert acc.trees([]) == []

@@ -45,6 +45,12 @@ class TreeSource(Protocol):
 
     def tree(self, i: int, **names: Any) -> ContextTree: ...
 
+    def trees(self, indices: Sequence[int] | None = None, *,
+              names: Sequence[tuple[str | None, Sequence[str] | None]] | None = None,
+              ) -> list[ContextTree]:
+        """``[tree(i, child_name=..., conditioning_names=...) for i in indices]``, batched."""
+        ...
+
 
 # ---------------------------------------------------------------------- structure -> specs
 @dataclass(frozen=True)
@@ -95,12 +101,12 @@ def selected(selection: SelectedStructure) -> LearnedStructure:
 def name_trees(counts: TreeSource, specs: Sequence[TreeSpec],
                feature_names: Sequence[str]) -> list[ContextTree]:
     """Every spec's context tree from ``counts``, with its variables' names."""
-    trees = []
-    for i, spec in enumerate(specs):
-        child = "class" if spec.child < 0 else feature_names[spec.child]
-        cond = tuple("class" if c < 0 else feature_names[c] for c in spec.conditioning)
-        trees.append(counts.tree(i, child_name=child, conditioning_names=cond))
-    return trees
+    names = [
+        ("class" if spec.child < 0 else feature_names[spec.child],
+         tuple("class" if c < 0 else feature_names[c] for c in spec.conditioning))
+        for spec in specs
+    ]
+    return counts.trees(range(len(specs)), names=names)
 
 
 def pack(specs: Sequence[TreeSpec], trees: Sequence[ContextTree],

@@ -358,3 +358,12 @@ class ProjectedCounts:
     def tree(self, i: int, **names) -> ContextTree:
         return self.accumulator.tree(self.source_of[i], depth=len(self.specs[i].cardinalities),
                                      **names)
+
+    def trees(self, indices: Sequence[int] | None = None, *,
+              names: Sequence[tuple[str | None, Sequence[str] | None]] | None = None,
+              ) -> list[ContextTree]:
+        """:meth:`tree` of each of ``indices`` (default: all), built in one kernel call."""
+        ids = list(range(len(self.specs)) if indices is None else indices)
+        return self.accumulator.trees([self.source_of[i] for i in ids],
+                                      depths=[len(self.specs[i].cardinalities) for i in ids],
+                                      names=names)
