@@ -67,8 +67,12 @@ class TreeSpec:
 
 
 @njit(cache=True, nogil=True)
-def _dense_count_kernel(codes, y, child_col, cond_ptr, cond_cols, radix, n_values, offsets, out):
-    """Add every row to every dense table: one pass over the rows, all tables per row."""
+def _dense_count_kernel(codes, y, child_col, cond_ptr, cond_cols, radix, n_values, offsets, out,
+                        key_offsets, seen):
+    """Add every row to every dense table: one pass over the rows, all tables per row.
+
+    ``seen[key_offsets[a] + key]`` is set for every path counted, so that reading a table's
+    leaves scans one byte per path instead of its whole (mostly zero) block of counts."""
     n_rows = codes.shape[0]
     n_tables = child_col.shape[0]
     for r in range(n_rows):
@@ -81,22 +85,22 @@ def _dense_count_kernel(codes, y, child_col, cond_ptr, cond_cols, radix, n_value
             c = child_col[a]
             cv = y[r] if c < 0 else codes[r, c]
             out[offsets[a] + key * n_values[a] + cv] += 1
+            seen[key_offsets[a] + key] = 1
 
 
 @njit(cache=True, nogil=True)
-def _dense_leaves(block, n_values, radix):
+def _dense_leaves(block, seen, n_values, radix):
     """The observed rows of a dense table: their paths (decoded from the mixed-radix cell
-    index, so in path order) and their counts, as fresh arrays."""
-    n_keys = block.shape[0] // n_values
+    index, so in path order) and their counts, as fresh arrays. ``seen`` flags the observed
+    paths (:func:`_dense_count_kernel`)."""
+    n_keys = seen.shape[0]
     depth = radix.shape[0]
     observed = np.empty(n_keys, np.int64)
     n_observed = 0
     for key in range(n_keys):
-        for v in range(n_values):
-            if block[key * n_values + v] != 0:
-                observed[n_observed] = key
-                n_observed += 1
-                break
+        if seen[key]:
+            observed[n_observed] = key
+            n_observed += 1
     paths = np.empty((n_observed, depth), np.int64)
     counts = np.empty((n_observed, n_values), np.int64)
     for row in range(n_observed):
@@ -152,14 +156,16 @@ def _append(buf, used, part):
 
 
 @njit(cache=True, nogil=True)
-def _flat_tree_arrays(dense, dense_lo, dense_hi, sparse_paths, sparse_counts, path_lo,
-                      count_lo, n_leaves, n_values, radix, radix_lo, radix_hi, depths):
+def _flat_tree_arrays(dense, dense_lo, dense_hi, seen, seen_lo, seen_hi, sparse_paths,
+                      sparse_counts, path_lo, count_lo, n_leaves, n_values, radix, radix_lo,
+                      radix_hi, depths):
     """Build many trees in one call (:class:`FlatTrees`' arrays, in its field order).
 
     Table ``t`` branches on ``radix[radix_lo[t]:radix_hi[t]]`` and is built to depth
-    ``depths[t]``. Its leaves are the dense block ``dense[dense_lo[t]:dense_hi[t]]`` when
-    ``dense_lo[t] >= 0``, else ``n_leaves[t]`` rows sorted by path, flat in ``sparse_paths``
-    from ``path_lo[t]`` and in ``sparse_counts`` from ``count_lo[t]``.
+    ``depths[t]``. Its leaves are the dense block ``dense[dense_lo[t]:dense_hi[t]]`` (observed
+    paths flagged in ``seen[seen_lo[t]:seen_hi[t]]``) when ``dense_lo[t] >= 0``, else
+    ``n_leaves[t]`` rows sorted by path, flat in ``sparse_paths`` from ``path_lo[t]`` and in
+    ``sparse_counts`` from ``count_lo[t]``.
     """
     n_tables = depths.shape[0]
     level_ptr = np.zeros(n_tables + 1, np.int64)
@@ -179,7 +185,8 @@ def _flat_tree_arrays(dense, dense_lo, dense_hi, sparse_paths, sparse_counts, pa
         cards = radix[radix_lo[t] : radix_hi[t]]
         k = n_values[t]
         if dense_lo[t] >= 0:
-            paths, leaf_counts = _dense_leaves(dense[dense_lo[t] : dense_hi[t]], k, cards)
+            paths, leaf_counts = _dense_leaves(dense[dense_lo[t] : dense_hi[t]],
+                                               seen[seen_lo[t] : seen_hi[t]], k, cards)
         else:
             width = cards.shape[0]
             n = n_leaves[t]
@@ -336,6 +343,14 @@ class CountAccumulator:
         self._dense_hi = np.full(len(self.specs), -1, dtype=np.int64)
         self._dense_lo[self._dense_ids] = self._dense_offsets[:-1]
         self._dense_hi[self._dense_ids] = self._dense_offsets[1:]
+        # one flag per path of every dense table: observed or not
+        n_keys = [self.specs[i].n_cells // self.specs[i].n_values for i in dense]
+        self._key_offsets = np.concatenate([[0], np.cumsum(n_keys)]).astype(np.int64)
+        self._seen = np.zeros(int(self._key_offsets[-1]), dtype=np.uint8)
+        self._seen_lo = np.full(len(self.specs), -1, dtype=np.int64)
+        self._seen_hi = np.full(len(self.specs), -1, dtype=np.int64)
+        self._seen_lo[self._dense_ids] = self._key_offsets[:-1]
+        self._seen_hi[self._dense_ids] = self._key_offsets[1:]
         self._sparse: dict[int, tuple[np.ndarray, np.ndarray]] = {
             i: (
                 np.empty((0, len(s.conditioning)), np.int64),
@@ -375,7 +390,7 @@ class CountAccumulator:
             child_col, cond_ptr, cond_cols, radix, n_values = self._kernel_spec
             _dense_count_kernel(
                 codes, y, child_col, cond_ptr, cond_cols, radix, n_values,
-                self._dense_offsets, self._dense,
+                self._dense_offsets, self._dense, self._key_offsets, self._seen,
             )
         for i, (paths, counts) in self._sparse.items():
             s = self.specs[i]
@@ -413,6 +428,7 @@ class CountAccumulator:
         if other.specs != self.specs:
             raise ValueError("cannot merge counts of different table specifications")
         self._dense += other._dense
+        self._seen |= other._seen
         for i, (paths, counts) in self._sparse.items():
             op, oc = other._sparse[i]
             self._sparse[i] = _compact(np.concatenate([paths, op]), np.concatenate([counts, oc]))
@@ -432,7 +448,8 @@ class CountAccumulator:
         if i in self._sparse:
             return self._sparse[i]
         block = self._dense[self._dense_lo[i] : self._dense_hi[i]]
-        return _dense_leaves(block, self.specs[i].n_values, self._radix[i])
+        seen = self._seen[self._seen_lo[i] : self._seen_hi[i]]
+        return _dense_leaves(block, seen, self.specs[i].n_values, self._radix[i])
 
     def tree(self, i: int, *, child_name: str | None = None,
              conditioning_names: Sequence[str] | None = None,
@@ -506,7 +523,8 @@ class CountAccumulator:
         sparse_paths = np.concatenate(paths_parts) if paths_parts else np.zeros(0, np.int64)
         sparse_counts = np.concatenate(counts_parts) if counts_parts else np.zeros(0, np.int64)
         built = _flat_tree_arrays(
-            self._dense, self._dense_lo[ids], self._dense_hi[ids], sparse_paths, sparse_counts,
+            self._dense, self._dense_lo[ids], self._dense_hi[ids], self._seen,
+            self._seen_lo[ids], self._seen_hi[ids], sparse_paths, sparse_counts,
             path_lo, count_lo, n_leaves, self._n_values[ids], self._radix_flat,
             self._radix_lo[ids], self._radix_hi[ids], levels,
         )
