@@ -217,3 +217,19 @@ def test_batched_trees_equal_one_by_one(seed, sparse, data):
         lo, hi = flat.node_ptr[t], flat.node_ptr[t + 1]
         np.testing.assert_array_equal(flat.totals[lo:hi], tree.counts.sum(axis=1))
     assert acc.trees([]) == []
+
+
+def test_pickled_accumulator_keeps_counting():
+    """The observed-path flags survive pickling (as Dask ships accumulators) and merging."""
+    import pickle
+
+    rng = np.random.default_rng(3)
+    codes = rng.integers(0, 3, (40, 3)).astype(np.int64)
+    y = rng.integers(0, 2, 40).astype(np.int64)
+    specs = [TreeSpec(0, (-1, 1, 2), 3, (2, 3, 3)), TreeSpec(1, (-1,), 3, (2,))]
+    whole = CountAccumulator(specs).update(codes, y)
+    part = pickle.loads(pickle.dumps(CountAccumulator(specs).update(codes[:10], y[:10])))
+    part.update(codes[10:25], y[10:25])
+    part.merge(pickle.loads(pickle.dumps(CountAccumulator(specs).update(codes[25:], y[25:]))))
+    for got, want in zip(part.trees(), whole.trees(), strict=True):
+        assert_same_arrays(got, {name: getattr(want, name) for name in FIELDS})

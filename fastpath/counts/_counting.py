@@ -89,18 +89,24 @@ def _dense_count_kernel(codes, y, child_col, cond_ptr, cond_cols, radix, n_value
 
 
 @njit(cache=True, nogil=True)
-def _dense_leaves(block, seen, n_values, radix):
+def _dense_leaves(block, words, n_values, radix):
     """The observed rows of a dense table: their paths (decoded from the mixed-radix cell
-    index, so in path order) and their counts, as fresh arrays. ``seen`` flags the observed
-    paths (:func:`_dense_count_kernel`)."""
-    n_keys = seen.shape[0]
+    index, so in path order) and their counts, as fresh arrays.
+
+    ``words`` are the table's observed-path flags (:func:`_dense_count_kernel`), one byte per
+    path, read eight at a time: most paths of a large table are never observed."""
+    n_keys = block.shape[0] // n_values
     depth = radix.shape[0]
     observed = np.empty(n_keys, np.int64)
     n_observed = 0
-    for key in range(n_keys):
-        if seen[key]:
-            observed[n_observed] = key
-            n_observed += 1
+    for w in range(words.shape[0]):
+        if words[w] == 0:
+            continue
+        for key in range(8 * w, min(8 * w + 8, n_keys)):
+            # bytes of the word in key order, whatever the machine's byte order
+            if block[key * n_values : (key + 1) * n_values].any():
+                observed[n_observed] = key
+                n_observed += 1
     paths = np.empty((n_observed, depth), np.int64)
     counts = np.empty((n_observed, n_values), np.int64)
     for row in range(n_observed):
@@ -156,14 +162,14 @@ def _append(buf, used, part):
 
 
 @njit(cache=True, nogil=True)
-def _flat_tree_arrays(dense, dense_lo, dense_hi, seen, seen_lo, seen_hi, sparse_paths,
+def _flat_tree_arrays(dense, dense_lo, dense_hi, words, words_lo, words_hi, sparse_paths,
                       sparse_counts, path_lo, count_lo, n_leaves, n_values, radix, radix_lo,
                       radix_hi, depths):
     """Build many trees in one call (:class:`FlatTrees`' arrays, in its field order).
 
     Table ``t`` branches on ``radix[radix_lo[t]:radix_hi[t]]`` and is built to depth
     ``depths[t]``. Its leaves are the dense block ``dense[dense_lo[t]:dense_hi[t]]`` (observed
-    paths flagged in ``seen[seen_lo[t]:seen_hi[t]]``) when ``dense_lo[t] >= 0``, else
+    paths flagged in ``words[words_lo[t]:words_hi[t]]``) when ``dense_lo[t] >= 0``, else
     ``n_leaves[t]`` rows sorted by path, flat in ``sparse_paths`` from ``path_lo[t]`` and in
     ``sparse_counts`` from ``count_lo[t]``.
     """
@@ -186,7 +192,7 @@ def _flat_tree_arrays(dense, dense_lo, dense_hi, seen, seen_lo, seen_hi, sparse_
         k = n_values[t]
         if dense_lo[t] >= 0:
             paths, leaf_counts = _dense_leaves(dense[dense_lo[t] : dense_hi[t]],
-                                               seen[seen_lo[t] : seen_hi[t]], k, cards)
+                                               words[words_lo[t] : words_hi[t]], k, cards)
         else:
             width = cards.shape[0]
             n = n_leaves[t]
@@ -343,14 +349,16 @@ class CountAccumulator:
         self._dense_hi = np.full(len(self.specs), -1, dtype=np.int64)
         self._dense_lo[self._dense_ids] = self._dense_offsets[:-1]
         self._dense_hi[self._dense_ids] = self._dense_offsets[1:]
-        # one flag per path of every dense table: observed or not
-        n_keys = [self.specs[i].n_cells // self.specs[i].n_values for i in dense]
-        self._key_offsets = np.concatenate([[0], np.cumsum(n_keys)]).astype(np.int64)
+        # one flag per path of every dense table, observed or not; each table's flags start
+        # on a multiple of 8, so that they are read as whole 64-bit words
+        n_words = [-(-self.specs[i].n_cells // self.specs[i].n_values // 8) for i in dense]
+        word_offsets = np.concatenate([[0], np.cumsum(n_words)]).astype(np.int64)
+        self._key_offsets = 8 * word_offsets
         self._seen = np.zeros(int(self._key_offsets[-1]), dtype=np.uint8)
-        self._seen_lo = np.full(len(self.specs), -1, dtype=np.int64)
-        self._seen_hi = np.full(len(self.specs), -1, dtype=np.int64)
-        self._seen_lo[self._dense_ids] = self._key_offsets[:-1]
-        self._seen_hi[self._dense_ids] = self._key_offsets[1:]
+        self._words_lo = np.full(len(self.specs), -1, dtype=np.int64)
+        self._words_hi = np.full(len(self.specs), -1, dtype=np.int64)
+        self._words_lo[self._dense_ids] = word_offsets[:-1]
+        self._words_hi[self._dense_ids] = word_offsets[1:]
         self._sparse: dict[int, tuple[np.ndarray, np.ndarray]] = {
             i: (
                 np.empty((0, len(s.conditioning)), np.int64),
@@ -448,8 +456,9 @@ class CountAccumulator:
         if i in self._sparse:
             return self._sparse[i]
         block = self._dense[self._dense_lo[i] : self._dense_hi[i]]
-        seen = self._seen[self._seen_lo[i] : self._seen_hi[i]]
-        return _dense_leaves(block, seen, self.specs[i].n_values, self._radix[i])
+        # a view made when needed, never stored: a pickled accumulator would lose the link
+        words = self._seen.view(np.uint64)[self._words_lo[i] : self._words_hi[i]]
+        return _dense_leaves(block, words, self.specs[i].n_values, self._radix[i])
 
     def tree(self, i: int, *, child_name: str | None = None,
              conditioning_names: Sequence[str] | None = None,
@@ -523,8 +532,8 @@ class CountAccumulator:
         sparse_paths = np.concatenate(paths_parts) if paths_parts else np.zeros(0, np.int64)
         sparse_counts = np.concatenate(counts_parts) if counts_parts else np.zeros(0, np.int64)
         built = _flat_tree_arrays(
-            self._dense, self._dense_lo[ids], self._dense_hi[ids], self._seen,
-            self._seen_lo[ids], self._seen_hi[ids], sparse_paths, sparse_counts,
+            self._dense, self._dense_lo[ids], self._dense_hi[ids], self._seen.view(np.uint64),
+            self._words_lo[ids], self._words_hi[ids], sparse_paths, sparse_counts,
             path_lo, count_lo, n_leaves, self._n_values[ids], self._radix_flat,
             self._radix_lo[ids], self._radix_hi[ids], levels,
         )
