@@ -72,7 +72,8 @@ def _dense_count_kernel(codes, y, child_col, cond_ptr, cond_cols, radix, n_value
     """Add every row to every dense table: one pass over the rows, all tables per row.
 
     ``seen[key_offsets[a] + key]`` is set for every path counted, so that reading a table's
-    leaves scans one byte per path instead of its whole (mostly zero) block of counts."""
+    leaves (:func:`_dense_leaves`) skips the unobserved paths eight at a time instead of
+    scanning its whole (mostly zero) block of counts."""
     n_rows = codes.shape[0]
     n_tables = child_col.shape[0]
     for r in range(n_rows):
@@ -103,7 +104,7 @@ def _dense_leaves(block, words, n_values, radix):
         if words[w] == 0:
             continue
         for key in range(8 * w, min(8 * w + 8, n_keys)):
-            # bytes of the word in key order, whatever the machine's byte order
+            # which of the word's paths: their counts say, whatever the machine's byte order
             if block[key * n_values : (key + 1) * n_values].any():
                 observed[n_observed] = key
                 n_observed += 1

@@ -169,7 +169,7 @@ def choose_m(specs: Sequence[TreeSpec], train_counts: TreeSource, hold_codes: np
 
     ``backoff`` is the m-estimates' back-off rule (:func:`~fastpath.estimate.m_estimate_table`):
     pass the fit's ``config.m_backoff``, so that candidates are scored as they will be used."""
-    trees = [train_counts.tree(i) for i in range(len(specs))]
+    trees = train_counts.trees(range(len(specs)))
     rows = np.arange(hold_y.size)
     scores = {}
     for m in grid:
@@ -184,8 +184,8 @@ def choose_m_loo(specs: Sequence[TreeSpec], counts: TreeSource, codes: np.ndarra
     """The default rule: the m of :data:`M_GRID_POSITIVE` with the lowest leave-one-out RMSE of
     the whole model over the rows ``codes``, ``y_codes`` that ``counts`` counted (ties to the
     smaller m), and every candidate's RMSE."""
-    trees = [counts.tree(i) for i in range(1, len(specs))]
-    scores = loo_m_scores(specs[1:], trees, counts.tree(0).counts[0], codes, y_codes,
+    prior, *trees = counts.trees(range(len(specs)))
+    scores = loo_m_scores(specs[1:], trees, prior.counts[0], codes, y_codes,
                           M_GRID_POSITIVE, backoff=backoff)
     return pick_m(scores), scores
 
