@@ -30,17 +30,111 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+from numba import njit
 
 Tying = Literal["none", "same-parent", "level", "single"]
 TYING_STRATEGIES: tuple[str, ...] = ("none", "same-parent", "level", "single")
 
 
-def _frozen(a: np.ndarray, dtype) -> np.ndarray:
-    out = np.ascontiguousarray(a, dtype=dtype)
-    if out is a:
-        out = out.copy()
-    out.flags.writeable = False
-    return out
+@njit(cache=True, nogil=True)
+def _tree_arrays(paths, counts, cards):
+    """The arrays of a tree from leaf rows sorted by path (first column most significant).
+
+    ``paths`` may have more columns than ``cards``: only the first ``len(cards)`` are read, so
+    a caller can pass the leaves of a deeper tree (its top levels) without a copy. Rows may
+    repeat (their counts are added); rows whose counts sum to zero are skipped. Counts must be
+    non-negative.
+
+    Returns ``(ok, level_offsets, parent, branch_value, counts, child_offsets, lookup_offsets,
+    child_lookup)``; ``ok`` is False, and the arrays empty, when the rows are not sorted.
+    """
+    n_rows = paths.shape[0]
+    depth = cards.shape[0]
+    k = counts.shape[1]
+    empty = np.empty(0, np.int64)
+    # pass 1: the first column where each kept row differs from the kept row above (a row
+    # opens one new node at every depth below that column), and the size of every level
+    first = np.full(n_rows, -1, np.int64)
+    level_sizes = np.zeros(depth + 1, np.int64)
+    level_sizes[0] = 1
+    prev = -1
+    for i in range(n_rows):
+        total = 0
+        for j in range(k):
+            total += counts[i, j]
+        if total <= 0:
+            continue  # the tree holds observed paths only
+        f = 0
+        if prev >= 0:
+            f = depth
+            for d in range(depth):
+                if paths[i, d] != paths[prev, d]:
+                    f = d
+                    break
+            if f < depth and paths[i, f] < paths[prev, f]:
+                return (False, empty, empty, empty, np.empty((0, k), np.int64), empty, empty,
+                        empty)
+        first[i] = f
+        for d in range(f + 1, depth + 1):
+            level_sizes[d] += 1
+        prev = i
+
+    level_offsets = np.zeros(depth + 2, np.int64)
+    for d in range(depth + 1):
+        level_offsets[d + 1] = level_offsets[d] + level_sizes[d]
+    n_nodes = level_offsets[depth + 1]
+
+    # pass 2: nodes in level order and, within a level, in row (= path) order; every kept
+    # row's counts go to the node of each of its prefixes
+    parent = np.empty(n_nodes, np.int64)
+    branch_value = np.empty(n_nodes, np.int64)
+    node_counts = np.zeros((n_nodes, k), np.int64)
+    parent[0] = -1
+    branch_value[0] = -1
+    cursor = level_offsets[:-1].copy()  # next free node of each level
+    on_path = np.zeros(depth + 1, np.int64)  # the current row's node at each depth
+    for i in range(n_rows):
+        f = first[i]
+        if f < 0:
+            continue
+        for d in range(f + 1, depth + 1):
+            node = cursor[d]
+            cursor[d] += 1
+            parent[node] = on_path[d - 1]
+            branch_value[node] = paths[i, d - 1]
+            on_path[d] = node
+        for d in range(depth + 1):
+            node = on_path[d]
+            for j in range(k):
+                node_counts[node, j] += counts[i, j]
+
+    # children are contiguous (a level is in parent order), so offsets are running sums
+    child_offsets = np.empty(n_nodes + 1, np.int64)
+    n_children = np.zeros(n_nodes, np.int64)
+    for node in range(1, n_nodes):
+        n_children[parent[node]] += 1
+    child_offsets[0] = 1
+    for node in range(n_nodes):
+        child_offsets[node + 1] = child_offsets[node] + n_children[node]
+
+    # one lookup slot per value of the next branching variable, for every internal node
+    lookup_offsets = np.full(n_nodes, -1, np.int64)
+    n_slots = 0
+    for d in range(depth):
+        for node in range(level_offsets[d], level_offsets[d + 1]):
+            lookup_offsets[node] = n_slots
+            n_slots += cards[d]
+    child_lookup = np.full(n_slots, -1, np.int64)
+    for node in range(1, n_nodes):
+        child_lookup[lookup_offsets[parent[node]] + branch_value[node]] = node
+    return (True, level_offsets, parent, branch_value, node_counts, child_offsets,
+            lookup_offsets, child_lookup)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """``a`` (a fresh array nobody else holds) marked read-only, without a copy."""
+    a.flags.writeable = False
+    return a
 
 
 @dataclass(frozen=True)
@@ -119,8 +213,9 @@ class ContextTree:
         n_values : int, optional
             ``K``; taken from ``counts.shape[1]`` when omitted.
         """
-        paths = np.asarray(paths, dtype=np.int64)
-        counts = np.asarray(counts, dtype=np.int64)
+        # C order: the kernel is compiled for (and cached with) one array layout
+        paths = np.ascontiguousarray(paths, dtype=np.int64)
+        counts = np.ascontiguousarray(counts, dtype=np.int64)
         cards = tuple(int(c) for c in branch_cardinalities)
         depth = len(cards)
         if paths.ndim != 2 or paths.shape[1] != depth:
@@ -142,84 +237,66 @@ class ContextTree:
         if conditioning_names is not None and len(conditioning_names) != depth:
             raise ValueError("conditioning_names must name one variable per depth")
 
-        keep = counts.sum(axis=1) > 0
-        paths, counts = paths[keep], counts[keep]
-
-        # Sort leaves lexicographically by path (first column most significant) and merge
-        # duplicates, so every prefix forms one contiguous run.
-        if paths.shape[0]:
-            order = np.lexsort(paths.T[::-1]) if depth else np.arange(paths.shape[0])
-            paths, counts = paths[order], counts[order]
-        n_leaf_rows = paths.shape[0]
-        if depth and n_leaf_rows > 1:
-            differs = paths[1:] != paths[:-1]
-            # first column where consecutive rows differ; depth when identical
-            first_diff = np.where(differs.any(axis=1), differs.argmax(axis=1), depth)
-        else:
-            first_diff = np.zeros(max(n_leaf_rows - 1, 0), dtype=np.int64)
-
-        level_sizes = [1]
-        parents = [np.array([-1], dtype=np.int64)]
-        values = [np.array([-1], dtype=np.int64)]
-        level_counts = [counts.sum(axis=0, keepdims=True)]
-        prev_node_of_row = np.zeros(n_leaf_rows, dtype=np.int64)  # local index at previous level
-        for d in range(1, depth + 1):
-            # a new node of depth d starts at a row whose length-d prefix differs from the row above
-            starts_new = np.empty(n_leaf_rows, dtype=bool)
-            if n_leaf_rows:
-                starts_new[0] = True
-                starts_new[1:] = first_diff < d
-            start_rows = np.flatnonzero(starts_new)
-            node_of_row = np.cumsum(starts_new) - 1
-            parents.append(prev_node_of_row[start_rows])
-            values.append(paths[start_rows, d - 1] if n_leaf_rows else np.empty(0, np.int64))
-            level_counts.append(
-                np.add.reduceat(counts, start_rows, axis=0)
-                if start_rows.size
-                else np.empty((0, k), np.int64)
-            )
-            level_sizes.append(start_rows.size)
-            prev_node_of_row = node_of_row
-
-        level_offsets = np.concatenate([[0], np.cumsum(level_sizes)]).astype(np.int64)
-        # parents were local to their level: shift to global indices
-        parent = np.concatenate(
-            [parents[0]] + [p + level_offsets[d - 1] for d, p in enumerate(parents) if d > 0]
-        )
-        branch_value = np.concatenate(values)
-        all_counts = np.concatenate(level_counts, axis=0)
-        n_nodes = int(level_offsets[-1])
-
-        n_children = np.bincount(parent[1:], minlength=n_nodes) if n_nodes > 1 else np.zeros(
-            n_nodes, np.int64
-        )
-        child_offsets = np.empty(n_nodes + 1, dtype=np.int64)
-        child_offsets[0] = 1
-        child_offsets[1:] = 1 + np.cumsum(n_children)
-
-        node_depth = np.repeat(np.arange(depth + 1), level_sizes)
-        internal = node_depth < depth
-        slot_sizes = np.zeros(n_nodes, dtype=np.int64)
-        if depth:
-            slot_sizes[internal] = np.asarray(cards, dtype=np.int64)[node_depth[internal]]
-        lookup_offsets = np.where(internal, np.cumsum(slot_sizes) - slot_sizes, -1)
-        child_lookup = np.full(int(slot_sizes.sum()), -1, dtype=np.int64)
-        if n_nodes > 1:
-            nodes = np.arange(1, n_nodes)
-            child_lookup[lookup_offsets[parent[nodes]] + branch_value[nodes]] = nodes
-
-        return cls(
-            n_values=k,
-            branch_cardinalities=cards,
-            level_offsets=_frozen(level_offsets, np.int64),
-            parent=_frozen(parent, np.int64),
-            branch_value=_frozen(branch_value, np.int64),
-            counts=_frozen(all_counts, np.int64),
-            child_offsets=_frozen(child_offsets, np.int64),
-            lookup_offsets=_frozen(lookup_offsets, np.int64),
-            child_lookup=_frozen(child_lookup, np.int64),
+        return cls._from_valid_leaves(
+            paths,
+            counts,
+            cards,
+            k,
             child_name=child_name,
             conditioning_names=None if conditioning_names is None else tuple(conditioning_names),
+        )
+
+    @classmethod
+    def _from_valid_leaves(
+        cls,
+        paths: np.ndarray,
+        counts: np.ndarray,
+        cards: tuple[int, ...],
+        n_values: int,
+        *,
+        child_name: str | None = None,
+        conditioning_names: tuple[str, ...] | None = None,
+    ) -> ContextTree:
+        """:meth:`from_leaf_counts` without its checks, for callers whose leaves are valid.
+
+        Parameters
+        ----------
+        paths : ndarray of int64, shape (L, >= len(cards)), C order
+            Only the first ``len(cards)`` columns are read (the top levels of a deeper tree's
+            leaves need no copy). Read, never kept or changed.
+        counts : ndarray of int64, shape (L, n_values), C order
+            Non-negative. Read, never kept or changed.
+        cards : tuple of int
+            The branching cardinalities; path values lie in ``[0, cards[d])``.
+        n_values : int
+        child_name, conditioning_names
+            As in :meth:`from_leaf_counts` (names as a tuple).
+
+        Notes
+        -----
+        Rows sorted by path, as :class:`~fastpath.counts.CountAccumulator` stores them, are
+        built in one pass; others are sorted first, so any order gives the same tree.
+        """
+        cards_arr = np.asarray(cards, dtype=np.int64)
+        built = _tree_arrays(paths, counts, cards_arr)
+        if not built[0]:
+            depth = len(cards)
+            # first column most significant; lexsort is stable, so the order is well defined
+            order = np.lexsort(paths[:, :depth].T[::-1])
+            built = _tree_arrays(paths[order], counts[order], cards_arr)
+        _, level_offsets, parent, branch_value, node_counts, child_offsets, lookups, slots = built
+        return cls(
+            n_values=n_values,
+            branch_cardinalities=cards,
+            level_offsets=_read_only(level_offsets),
+            parent=_read_only(parent),
+            branch_value=_read_only(branch_value),
+            counts=_read_only(node_counts),
+            child_offsets=_read_only(child_offsets),
+            lookup_offsets=_read_only(lookups),
+            child_lookup=_read_only(slots),
+            child_name=child_name,
+            conditioning_names=conditioning_names,
         )
 
     # ------------------------------------------------------------------ shape

@@ -45,6 +45,12 @@ class TreeSource(Protocol):
 
     def tree(self, i: int, **names: Any) -> ContextTree: ...
 
+    def trees(self, indices: Sequence[int] | None = None, *,
+              names: Sequence[tuple[str | None, Sequence[str] | None]] | None = None,
+              ) -> list[ContextTree]:
+        """``[tree(i, child_name=..., conditioning_names=...) for i in indices]``, batched."""
+        ...
+
 
 # ---------------------------------------------------------------------- structure -> specs
 @dataclass(frozen=True)
@@ -121,12 +127,12 @@ def selected(selection: SelectedStructure) -> LearnedStructure:
 def name_trees(counts: TreeSource, specs: Sequence[TreeSpec],
                feature_names: Sequence[str]) -> list[ContextTree]:
     """Every spec's context tree from ``counts``, with its variables' names."""
-    trees = []
-    for i, spec in enumerate(specs):
-        child = "class" if spec.child < 0 else feature_names[spec.child]
-        cond = tuple("class" if c < 0 else feature_names[c] for c in spec.conditioning)
-        trees.append(counts.tree(i, child_name=child, conditioning_names=cond))
-    return trees
+    names = [
+        ("class" if spec.child < 0 else feature_names[spec.child],
+         tuple("class" if c < 0 else feature_names[c] for c in spec.conditioning))
+        for spec in specs
+    ]
+    return counts.trees(range(len(specs)), names=names)
 
 
 def pack(specs: Sequence[TreeSpec], trees: Sequence[ContextTree],
@@ -189,7 +195,7 @@ def choose_m(specs: Sequence[TreeSpec], train_counts: TreeSource, hold_codes: np
 
     ``backoff`` is the m-estimates' back-off rule (:func:`~fastpath.estimate.m_estimate_table`):
     pass the fit's ``config.m_backoff``, so that candidates are scored as they will be used."""
-    trees = [train_counts.tree(i) for i in range(len(specs))]
+    trees = train_counts.trees(range(len(specs)))
     rows = np.arange(hold_y.size)
     scores = {}
     for m in grid:
@@ -204,8 +210,8 @@ def choose_m_loo(specs: Sequence[TreeSpec], counts: TreeSource, codes: np.ndarra
     """The default rule: the m of :data:`M_GRID_POSITIVE` with the lowest leave-one-out RMSE of
     the whole model over the rows ``codes``, ``y_codes`` that ``counts`` counted (ties to the
     smaller m), and every candidate's RMSE."""
-    trees = [counts.tree(i) for i in range(1, len(specs))]
-    scores = loo_m_scores(specs[1:], trees, counts.tree(0).counts[0], codes, y_codes,
+    prior, *trees = counts.trees(range(len(specs)))
+    scores = loo_m_scores(specs[1:], trees, prior.counts[0], codes, y_codes,
                           M_GRID_POSITIVE, backoff=backoff)
     return pick_m(scores), scores
 

@@ -372,9 +372,14 @@ class ProjectedCounts:
         self.specs = list(specs)
 
     def tree(self, i: int, **names) -> ContextTree:
-        spec = self.specs[i]
-        paths, counts = self.accumulator.leaf_counts(self.source_of[i])
-        depth = len(spec.cardinalities)
-        return ContextTree.from_leaf_counts(
-            paths[:, :depth], counts, spec.cardinalities, spec.n_values, **names
-        )
+        return self.accumulator.tree(self.source_of[i], depth=len(self.specs[i].cardinalities),
+                                     **names)
+
+    def trees(self, indices: Sequence[int] | None = None, *,
+              names: Sequence[tuple[str | None, Sequence[str] | None]] | None = None,
+              ) -> list[ContextTree]:
+        """:meth:`tree` of each of ``indices`` (default: all), built in one kernel call."""
+        ids = list(range(len(self.specs)) if indices is None else indices)
+        return self.accumulator.trees([self.source_of[i] for i in ids],
+                                      depths=[len(self.specs[i].cardinalities) for i in ids],
+                                      names=names)

@@ -55,7 +55,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ..counts._counting import CountAccumulator, TreeSpec
+from ..counts._counting import CountAccumulator, FlatTrees, TreeSpec
 from ..utils._rows import hash_threshold, row_hashes
 from ..utils._threads import threaded_kernel
 from ._graphs import Structure, kdb
@@ -460,6 +460,28 @@ def loo_model(specs: Sequence[TreeSpec], trees: Sequence, class_counts) -> LooMo
     )
 
 
+def flat_loo_model(specs: Sequence[TreeSpec], flat: FlatTrees, class_counts) -> LooModel:
+    """:func:`loo_model` of trees built straight into the flat layout
+    (:meth:`~fastpath.counts.CountAccumulator.flat_trees` of ``specs``): the same integers,
+    without a :class:`~fastpath.counts.ContextTree` per tree or the concatenations."""
+    cond_ptr = np.zeros(len(specs) + 1, np.int64)
+    cond_ptr[1:] = np.cumsum([len(s.conditioning) - 1 for s in specs])
+    return LooModel(
+        child_col=np.asarray([s.child for s in specs], np.int64),
+        cond_ptr=cond_ptr,
+        cond_cols=np.asarray([c for s in specs for c in s.conditioning[1:]], np.int64),
+        node_offset=flat.node_ptr,
+        lookup_offsets=flat.lookup_offsets,
+        lookup_base=flat.lookup_ptr[:-1],
+        child_lookup=flat.child_lookup,
+        n_values=np.asarray([s.n_values for s in specs], np.int64),
+        count_offset=flat.count_ptr[:-1],
+        counts=flat.counts,
+        totals=flat.totals,
+        class_counts=np.asarray(class_counts, np.int64),
+    )
+
+
 def loo_chunk_starts(n_rows: int) -> np.ndarray:
     """Row chunks whose errors are summed separately, then added in chunk order.
 
@@ -595,9 +617,8 @@ def loo_scores(
     order = full_structure.order
     specs = tree_specs(full_structure, cards, n_classes, order)[1:]
     acc = CountAccumulator(specs).update(codes, y_codes)
-    trees = [acc.tree(t) for t in range(len(specs))]
-
-    model = loo_model(specs, trees, np.bincount(y_codes, minlength=n_classes))
+    # the kernels read the trees' arrays only: build them flat, in one call
+    model = flat_loo_model(specs, acc.flat_trees(), np.bincount(y_codes, minlength=n_classes))
 
     n_rows = codes.shape[0]
     # a fixed chunking (not the thread count) keeps the summation order, hence the result,
