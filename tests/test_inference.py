@@ -233,3 +233,25 @@ def test_every_members_joint_from_shared_codes_is_each_members_joint():
         own = member.encoder.transform(Xt)
         np.testing.assert_array_equal(codes[:, columns[e]], own)
         np.testing.assert_array_equal(joint[e], joint_log_likelihood(member.pack(), own))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("p_unknown", [0.0, 0.2])
+def test_trees_resolved_in_advance_give_the_descents_numbers(data, monkeypatch, k, p_unknown):
+    """A small tree's table of every parent combination (_dense_tables) holds the numbers its
+    descent reads: the joint is the same float with and without it, unknown values included,
+    and is the brute-force product."""
+    import fastpath.predict._inference as inference
+
+    clf = BayesNetClassifier("kdb", k=k, m=1.0).fit(*data)
+    codes = _all_codes(clf, seed=k, n=300, p_unknown=p_unknown)
+    dense = _packed(clf)
+    assert dense.dense_offset is not None and (dense.dense_offset >= 0).all()
+    monkeypatch.setattr(inference, "DENSE_MIN_ENTRIES", 0)
+    monkeypatch.setattr(inference, "DENSE_GROWTH", 0)
+    walked = _packed(clf)
+    assert walked.dense_offset is None
+    got = joint_log_likelihood(dense, codes)
+    np.testing.assert_array_equal(got, joint_log_likelihood(walked, codes))
+    expected, _ = brute_force_joint(clf.tree_specs_, clf.trees_, clf.probability_tables_, codes)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)

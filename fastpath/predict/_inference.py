@@ -11,11 +11,13 @@ factor: it is marginalised out.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numba import prange
+from numba import njit, prange
 
 from ..counts._context_tree import ContextTree
 from ..counts._counting import TreeSpec
@@ -38,6 +40,12 @@ class PackedModel:
     n_values: np.ndarray  # (T,)
     logp_offset: np.ndarray  # (T,) start of each tree's (n_nodes x K) block in log_prob
     log_prob: np.ndarray  # flat log-probabilities
+    # a small tree's leaves resolved in advance (:func:`_dense_tables`): for every combination
+    # of its parents' values, the log-probabilities its descent reads, class innermost; -1
+    # where a tree is read by descending it
+    dense_offset: np.ndarray | None = None  # (T,) start of each tree's block in dense_log_prob
+    cond_cards: np.ndarray | None = None  # cardinality of each entry of cond_cols
+    dense_log_prob: np.ndarray | None = None
 
 
 def pack_model(
@@ -71,7 +79,7 @@ def pack_model(
 
     with np.errstate(divide="ignore"):
         prior = np.log(np.asarray(class_prior, dtype=np.float64))
-    return PackedModel(
+    packed = PackedModel(
         n_classes=int(prior.size),
         class_log_prior=prior,
         child_col=np.asarray(child_col, np.int64),
@@ -85,23 +93,109 @@ def pack_model(
         logp_offset=np.asarray(logp_offset, np.int64),
         log_prob=cat(log_prob, np.float64),
     )
+    return _with_dense_tables(packed, specs)
+
+
+#: a tree is resolved in advance when its table of every parent combination holds at most this
+#: many entries, or at most :data:`DENSE_GROWTH` times its own table's: then a row reads its
+#: log-probabilities for every class in one place instead of descending once per class
+DENSE_MIN_ENTRIES = 4096
+DENSE_GROWTH = 4
+
+
+def _with_dense_tables(packed: PackedModel, specs: Sequence[TreeSpec]) -> PackedModel:
+    """``packed`` with the tables of :func:`_dense_tables` for the trees small enough (a tree
+    whose first branch is the class, as every classifier's attribute trees are)."""
+    n_trees = packed.child_col.size
+    dense_offset = np.full(n_trees, -1, np.int64)
+    cond_cards = np.asarray([c for spec in specs for c in spec.cardinalities], np.int64)
+    total = 0
+    for a, spec in enumerate(specs):
+        if not spec.conditioning or spec.conditioning[0] != -1 or -1 in spec.conditioning[1:]:
+            continue
+        entries = math.prod(spec.cardinalities) * spec.n_values
+        own = (packed.node_offset[a + 1] - packed.node_offset[a]) * spec.n_values
+        if entries <= max(DENSE_MIN_ENTRIES, DENSE_GROWTH * own):
+            dense_offset[a] = total
+            total += entries
+    if total == 0:
+        return packed
+    dense = np.empty(total, np.float64)
+    _dense_tables(packed.cond_ptr, packed.cond_cols, cond_cards, packed.node_offset,
+                  packed.lookup_offsets, packed.lookup_base, packed.child_lookup,
+                  packed.n_values, packed.logp_offset, packed.log_prob, dense_offset, dense)
+    return dataclasses.replace(packed, dense_offset=dense_offset, cond_cards=cond_cards,
+                               dense_log_prob=dense)
+
+
+@njit(cache=True, nogil=True)
+def _dense_tables(cond_ptr, cond_cols, cond_cards, node_offset, lookup_offsets, lookup_base,
+                  child_lookup, n_values, logp_offset, log_prob, dense_offset, out):
+    """For every tree with ``dense_offset[a] >= 0``: at ``((idx * K + x) * C + c)`` of its
+    block, the log-probability of value ``x`` at the node :func:`_joint_kernel`'s descent
+    reaches for class ``c`` and parent values numbered ``idx`` (mixed radix, first parent
+    most significant) -- the same number it reads there, copied."""
+    for a in range(dense_offset.shape[0]):
+        if dense_offset[a] < 0:
+            continue
+        lo, hi = cond_ptr[a], cond_ptr[a + 1]
+        n_classes = cond_cards[lo]
+        kv = n_values[a]
+        n_combos = 1
+        for j in range(lo + 1, hi):
+            n_combos *= cond_cards[j]
+        values = np.zeros(hi - lo, np.int64)
+        for idx in range(n_combos):
+            rest = idx
+            for j in range(hi - 1, lo, -1):  # the last parent varies fastest
+                values[j - lo] = rest % cond_cards[j]
+                rest //= cond_cards[j]
+            for c in range(n_classes):
+                values[0] = c
+                node = 0
+                for j in range(lo, hi):
+                    slots = lookup_offsets[node_offset[a] + node]
+                    if slots < 0:
+                        break
+                    child = child_lookup[lookup_base[a] + slots + values[j - lo]]
+                    if child < 0:
+                        break
+                    node = child
+                base = dense_offset[a] + idx * kv * n_classes
+                for x in range(kv):
+                    out[base + x * n_classes + c] = log_prob[logp_offset[a] + node * kv + x]
 
 
 @threaded_kernel
 def _joint_kernel(
     codes, class_log_prior, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets,
-    lookup_base, child_lookup, n_values, logp_offset, log_prob, out,
+    lookup_base, child_lookup, n_values, logp_offset, log_prob, dense_offset, cond_cards,
+    dense_log_prob, out,
 ):
     n_rows = codes.shape[0]
     n_classes = class_log_prior.shape[0]
     n_trees = child_col.shape[0]
     for r in prange(n_rows):
-        for c in range(n_classes):
-            s = class_log_prior[c]
-            for a in range(n_trees):
-                x = codes[r, child_col[a]]
-                if x < 0:
-                    continue  # unknown value: its factor is marginalised out
+        # each class's sum gets the trees' terms in tree order, whichever way a tree is read
+        s = class_log_prior.copy()
+        for a in range(n_trees):
+            x = codes[r, child_col[a]]
+            if x < 0:
+                continue  # unknown value: its factor is marginalised out
+            if dense_offset[a] >= 0:
+                idx = 0
+                for j in range(cond_ptr[a] + 1, cond_ptr[a + 1]):
+                    v = codes[r, cond_cols[j]]
+                    if v < 0:
+                        idx = -1  # an unknown parent value backs off: descend instead
+                        break
+                    idx = idx * cond_cards[j] + v
+                if idx >= 0:
+                    base = dense_offset[a] + (idx * n_values[a] + x) * n_classes
+                    for c in range(n_classes):
+                        s[c] += dense_log_prob[base + c]
+                    continue
+            for c in range(n_classes):
                 node = 0
                 for j in range(cond_ptr[a], cond_ptr[a + 1]):
                     col = cond_cols[j]
@@ -115,8 +209,13 @@ def _joint_kernel(
                     if child < 0:
                         break  # path never observed: back off
                     node = child
-                s += log_prob[logp_offset[a] + node * n_values[a] + x]
-            out[r, c] = s
+                s[c] += log_prob[logp_offset[a] + node * n_values[a] + x]
+        for c in range(n_classes):
+            out[r, c] = s[c]
+
+
+def _or_empty(a: np.ndarray | None, dtype) -> np.ndarray:
+    return np.empty(0, dtype) if a is None else a
 
 
 def joint_log_likelihood(model: PackedModel, codes: np.ndarray) -> np.ndarray:
@@ -124,10 +223,15 @@ def joint_log_likelihood(model: PackedModel, codes: np.ndarray) -> np.ndarray:
     codes = np.ascontiguousarray(codes, dtype=np.int64)
     out = np.empty((codes.shape[0], model.n_classes), dtype=np.float64)
     if codes.shape[0]:
+        dense_offset = model.dense_offset
+        if dense_offset is None:  # no tree resolved in advance
+            dense_offset = np.full(model.child_col.size, -1, np.int64)
         _joint_kernel(
             codes, model.class_log_prior, model.child_col, model.cond_ptr, model.cond_cols,
             model.node_offset, model.lookup_offsets, model.lookup_base, model.child_lookup,
-            model.n_values, model.logp_offset, model.log_prob, out,
+            model.n_values, model.logp_offset, model.log_prob, dense_offset,
+            _or_empty(model.cond_cards, np.int64), _or_empty(model.dense_log_prob, np.float64),
+            out,
         )
     return out
 
