@@ -255,3 +255,23 @@ def test_trees_resolved_in_advance_give_the_descents_numbers(data, monkeypatch, 
     np.testing.assert_array_equal(got, joint_log_likelihood(walked, codes))
     expected, _ = brute_force_joint(clf.tree_specs_, clf.trees_, clf.probability_tables_, codes)
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def _posterior_reference(joint):
+    """posterior_from_joint as numpy's whole-array operations wrote it before 2026-11-26."""
+    top = joint.max(axis=1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(invalid="ignore"):
+        p = np.exp(joint - top)
+    total = p.sum(axis=1, keepdims=True)
+    bad = ~(total > 0) | ~np.isfinite(total)
+    return np.where(bad, 1.0 / joint.shape[1], p / np.where(bad, 1.0, total))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 40), st.integers(0, 2**32 - 1))
+def test_posterior_is_the_same_float_as_the_whole_array_formula(n_classes, n_rows, seed):
+    rng = np.random.default_rng(seed)
+    joint = rng.normal(scale=30.0, size=(n_rows, n_classes)) - 200.0
+    joint[rng.random(joint.shape) < 0.15] = -np.inf
+    np.testing.assert_array_equal(posterior_from_joint(joint), _posterior_reference(joint))
