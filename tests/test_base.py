@@ -39,7 +39,7 @@ def test_the_classifiers_share_their_parameters_and_differ_in_their_own():
             assert single[name].default == ensemble[name].default, name
     assert (single["sampler"].default, ensemble["sampler"].default) == ("adaptive", "ensemble")
     assert (single["selection_rows"].default, ensemble["selection_rows"].default) == (None,
-                                                                                        5000)
+                                                                                        "auto")
     assert list(single)[:3] == ["structure", "k", "estimator"]
     assert list(ensemble)[:4] == ["n_estimators", "k", "estimator", "stochastic_discretization"]
     # scikit-learn reads them back, and positional arguments bind in order

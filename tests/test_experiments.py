@@ -128,9 +128,9 @@ def test_ensemble_and_raw_forest_names():
     d = parse_classifier("ESKDB5-mdl-m")
     assert (d.n_members, d.stochastic, d.estimator) == (5, False, "m")
     # ensembles' cells since their selection is sampled are kept apart from the older ones
-    assert e.cache_tag(1000) == "eskdb-hdp-it1000-sel5000"
+    assert e.cache_tag(1000) == "eskdb-hdp-it1000-selauto"
     ens = parse_classifier("eskdb-hdpe")
-    assert ens.adaptive_preset == "ensemble" and ens.cache_tag(1000) == "eskdb-hdpe-auto-sel5000"
+    assert ens.adaptive_preset == "ensemble" and ens.cache_tag(1000) == "eskdb-hdpe-auto-selauto"
     assert parse_classifier("rf-raw").label == "RF (raw columns)"
     with pytest.raises(ValueError, match="at least one member"):
         parse_classifier("eskdb0-m")

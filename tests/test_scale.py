@@ -603,3 +603,12 @@ def test_selection_rows_at_least_the_data_scores_every_row():
     np.testing.assert_array_equal(a.selection_.rmse, b.selection_.rmse)
     with pytest.raises(ValueError, match="selection_rows"):
         _m_classifier("skdb", 3, selection_rows=0).fit(X, y)
+    with pytest.raises(ValueError, match="selection_rows must be a positive integer, 'auto'"):
+        _m_classifier("skdb", 3, selection_rows="all").fit(X, y)
+
+
+def test_selection_rows_auto_grows_with_the_classes():
+    config = FitConfig.from_params({**_m_classifier("skdb", 3).get_params(),
+                                    "selection_rows": "auto"})
+    assert config.selection_sample(2) == 5000 and config.selection_sample(23) == 23000
+    assert FitConfig.from_params(_m_classifier("skdb", 3).get_params()).selection_sample(9) is None

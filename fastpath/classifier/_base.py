@@ -75,7 +75,7 @@ SHARED_PARAMETERS: tuple[inspect.Parameter, ...] = (
     _keyword("mcse_tolerance", None, "float | None"),
     _keyword("mcse_weighting", None, "str | None"),
     _keyword("convergence_checks", None, "bool | None"),
-    _keyword("selection_rows", None, "int | None"),
+    _keyword("selection_rows", None, "int | str | None"),
     _keyword("n_jobs", None, "int | None"),
     _keyword("random_state", None, "Any"),
     _keyword("verbose", 0, "int"),

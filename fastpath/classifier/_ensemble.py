@@ -51,13 +51,14 @@ mcse_tolerance, mcse_weighting, convergence_checks
         of 500 iterations gave the same accuracy for more sampling time (docs/performance.md,
         "The ensemble's sampler"). The authors ran
         ``sampler="paper", n_iter=1000``.
-    selection_rows : int or None, default=5000
+    selection_rows : int, "auto" or None, default="auto"
         Each member scores its candidate (n*, k*) by leave-one-out on a sample of this many
         training rows when there are more (drawn by a seeded hash of the rows' positions, so
         in memory and out of core score the same rows); the counts, hence the models scored,
-        are still every row's. ``None``: every row, as the authors did (the leave-one-out pass
-        costs about one prediction of the training data per candidate k*; measurements of
-        the choice: docs/performance.md, "Selection on a sample of the rows").
+        are still every row's. ``"auto"``: ``max(5000, 1000 x the number of classes)``.
+        ``None``: every row, as the authors did (the leave-one-out pass costs about one
+        prediction of the training data per candidate k*; measurements of the choice:
+        docs/performance.md, "Selection on a sample of the rows").
     random_state : int, numpy Generator or None, default=None
         Seed of the members' orders, discretisations, m holdouts, selection samples and
         samplers.

@@ -115,11 +115,12 @@ default="adaptive"
         R-hat/ESS checks must also pass. ``None``: the preset's. A fit whose estimates end
         above the tolerance (or whose chains disagree) warns; the warning names the trees and
         the option to change.
-    selection_rows : int or None, default=None
+    selection_rows : int, "auto" or None, default=None
         ``structure="skdb"``: score the candidate (n*, k*) by leave-one-out on a sample of
         this many training rows when there are more (a seeded hash of the rows' positions, the
-        same rows in memory and out of core; the counts are still every row's). ``None``:
-        every row. :class:`~fastpath.ESKDBClassifier`'s members default to 5,000.
+        same rows in memory and out of core; the counts are still every row's); ``"auto"``:
+        ``max(5000, 1000 x the number of classes)``, :class:`~fastpath.ESKDBClassifier`'s
+        default. ``None``: every row.
     n_jobs : int or None, default=None
         Threads of every stage: the HDP sampler's, numba's kernels' (structure scores,
         leave-one-out selection, prediction) and BLAS's (``None`` or ``-1``: all cores).

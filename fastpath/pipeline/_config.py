@@ -12,6 +12,7 @@ import numpy as np
 
 from ..estimate._mestimate import M_BACKOFFS
 from ..estimate.hdp._options import HDPOptions, ensemble_tolerance
+from ..structure._selective import auto_selection_rows
 from ..utils._progress import FitLog
 from ..utils._validation import as_generator, check_int, n_threads
 
@@ -69,7 +70,7 @@ class FitConfig:
     ``discretization="stochastic"`` (``stochastic_discretization=True``) each member draws its
     own cut points. ``selection_rows`` (selective kDB): the leave-one-out scores of its
     candidates are taken on a sample of that many training rows when there are more (None:
-    every row).
+    every row; ``"auto"``: :meth:`selection_sample`).
     """
 
     structure: str
@@ -84,7 +85,7 @@ class FitConfig:
     verbose: int = 0
     n_members: int = 1
     discretization: str = "mdl"
-    selection_rows: int | None = None
+    selection_rows: int | str | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> FitConfig:
@@ -112,7 +113,10 @@ class FitConfig:
         if not isinstance(stochastic, bool | np.bool_):
             raise ValueError(f"stochastic_discretization must be a bool, got {stochastic!r}")
         selection_rows = params.get("selection_rows")
-        if selection_rows is not None:
+        if isinstance(selection_rows, str) and selection_rows != "auto":
+            raise ValueError(f"selection_rows must be a positive integer, 'auto' or None, got "
+                             f"{selection_rows!r}")
+        if selection_rows is not None and selection_rows != "auto":
             selection_rows = check_int("selection_rows", selection_rows, 1)
         n_threads(params["n_jobs"])  # checks n_jobs
         seed = params["random_state"]
@@ -145,6 +149,13 @@ class FitConfig:
         if self.estimator != "m" or not isinstance(self.m, str):
             return None
         return M_RULES[self.m]
+
+    def selection_sample(self, n_classes: int) -> int | None:
+        """The rows SkDB's selection scores at most (None: every row): ``selection_rows``, or
+        :func:`~fastpath.structure._selective.auto_selection_rows` for ``"auto"``."""
+        if self.selection_rows == "auto":
+            return auto_selection_rows(n_classes)
+        return self.selection_rows
 
     @property
     def n_threads(self) -> int:

@@ -103,7 +103,8 @@ def learn_member(config: FitConfig, index: int, rng: np.random.Generator | None,
     if index > 0 and config.structure in ("kdb", "skdb"):
         order = sample_order(mutual_information(codes, y_codes, cards, n_classes), rng)
     learned = learn_structure(config, codes, y_codes, cards, n_classes, order,
-                              sample_key=selection_key(config, rng, codes.shape[0]))
+                              sample_key=selection_key(config, rng, codes.shape[0],
+                                                       n_classes))
     specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
     return codes, learned, specs
 

@@ -68,7 +68,7 @@ def learn_structure(config: FitConfig, codes: np.ndarray, y_codes: np.ndarray,
                     ) -> LearnedStructure:
     """The structure of ``config.structure`` learned from an in-memory code matrix; ``order``
     (kDB and SkDB) replaces the ``I(X; Y)`` ranking of the attributes. SkDB scores its
-    candidates on ``config.selection_rows`` rows drawn with ``sample_key``
+    candidates on ``config.selection_sample(n_classes)`` rows drawn with ``sample_key``
     (:func:`selection_key`) when the data has more."""
     cards = tuple(cardinalities)
     everything = tuple(range(len(cards)))
@@ -80,14 +80,16 @@ def learn_structure(config: FitConfig, codes: np.ndarray, y_codes: np.ndarray,
         return LearnedStructure(graphs.kdb(codes, y_codes, cards, n_classes, config.k, order),
                                 everything)
     return selected(select_skdb(codes, y_codes, cards, n_classes, config.k, order=order,
-                                max_rows=config.selection_rows, sample_key=sample_key))
+                                max_rows=config.selection_sample(n_classes),
+                                sample_key=sample_key))
 
 
 #: the spawn-key entry that derives a member's selection sample from its generator's seed
 _SELECTION_STREAM = 0x5E1EC7
 
 
-def selection_key(config: FitConfig, rng: np.random.Generator | None, n_rows: int) -> int:
+def selection_key(config: FitConfig, rng: np.random.Generator | None, n_rows: int,
+                  n_classes: int) -> int:
     """The hash key of a member's sampled leave-one-out selection (0 when every row is scored).
 
     Derived from the seed of the member's generator ``rng`` without drawing from it (a child of
@@ -95,8 +97,8 @@ def selection_key(config: FitConfig, rng: np.random.Generator | None, n_rows: in
     be sampled, in memory and out of core alike; a member without a generator (a single
     classifier with MDL cut points) takes ``config.random_state``'s integer seed.
     """
-    if config.structure != "skdb" or config.selection_rows is None or (
-            n_rows <= config.selection_rows):
+    sample = config.selection_sample(n_classes)
+    if config.structure != "skdb" or sample is None or n_rows <= sample:
         return 0
     if rng is None:
         return seed_int(config.random_state)

@@ -267,8 +267,8 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
         loo = runner.run(coder, MemberStats([
             LooStats(all_specs[e][1:], [fulls[e].tree(t) for t in range(1, len(all_specs[e]))],
                      fulls[e].tree(0).counts[0], n, structures[e].k, DEFAULT_LOO_M,
-                     max_rows=config.selection_rows,
-                     sample_key=selection_key(config, streams[e], n))
+                     max_rows=config.selection_sample(n_classes),
+                     sample_key=selection_key(config, streams[e], n, n_classes))
             for e in range(n_members)
         ])).items
         final_specs = []

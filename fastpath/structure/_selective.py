@@ -63,12 +63,20 @@ from ._specs import tree_specs
 
 #: m of the leave-one-out m-estimates (Schurmann–Grassberger's law)
 DEFAULT_LOO_M = 1.0
-#: rows an ensemble member's selection scores (``ESKDBClassifier(selection_rows=...)``): its
-#: candidates are scored on a sample of this many training rows when there are more. Chosen
-#: so that the selection costs at most a few thousand rows' predictions per member, with
-#: the selected (n*, k*) and the ensemble's accuracy measured against every row's choice
-#: (docs/performance.md, "Selection on a sample of the rows").
-ENSEMBLE_SELECTION_ROWS = 5000
+#: ``selection_rows="auto"`` (``ESKDBClassifier``'s default): an ensemble member scores its
+#: candidates on a sample of ``max(SELECTION_ROWS_MIN, SELECTION_ROWS_PER_CLASS x classes)``
+#: training rows when there are more (:func:`auto_selection_rows`): a few thousand rows'
+#: predictions per member, and more with many classes, whose rare classes a small sample
+#: barely holds (the stability of the choice: docs/performance.md, "Selection on a sample of
+#: the rows").
+SELECTION_ROWS_MIN = 5000
+SELECTION_ROWS_PER_CLASS = 1000
+ENSEMBLE_SELECTION_ROWS = "auto"
+
+
+def auto_selection_rows(n_classes: int) -> int:
+    """The rows ``selection_rows="auto"`` scores: ``max(5000, 1000 x n_classes)``."""
+    return max(SELECTION_ROWS_MIN, SELECTION_ROWS_PER_CLASS * int(n_classes))
 
 
 @dataclass(frozen=True, eq=False)

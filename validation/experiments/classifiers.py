@@ -50,8 +50,8 @@ Names
     samples ``--iterations`` iterations with the paper's sampler (the authors ran 1,000),
     ``-hdpe`` with the ensemble's default sampler (``sampler="ensemble"``: ``ESKDBClassifier()``
     as shipped), ``-hdpa`` / ``-hdpp`` with the single classifier's adaptive presets. Every
-    member scores its selection on at most 5,000 rows (the classifier's default
-    ``selection_rows``).
+    member scores its selection on a sample of the rows (the classifier's default
+    ``selection_rows="auto"``: at most ``max(5000, 1000 x classes)``).
 ``rf-weka``
     Weka's RandomForest as the paper ran it (``-I 100 -K 0``, Debian's ``weka`` package; ``make
     weka``) on the same MDL codes written as ARFF with every attribute nominal, so that a split on
@@ -146,7 +146,7 @@ class ClassifierSpec:
     def cache_tag(self, iterations: int) -> str:
         """Directory name of this classifier's cached cells (HDP tags carry the iterations;
         the adaptive samplers', ``-auto``, their adaptive length; the ensembles' the rows of
-        their members' selection sample, ``-sel5000``, since 2026-11-26: cells computed when
+        their members' selection sample, ``-selauto``, since 2026-11-26: cells computed when
         every row scored the selection are not reused)."""
         if self.fast_sampler or self.adaptive_sampler:
             tag = f"{self.name}-auto"
