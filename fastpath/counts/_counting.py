@@ -352,7 +352,8 @@ class CountAccumulator:
         self._dense_hi[self._dense_ids] = self._dense_offsets[1:]
         # one flag per path of every dense table, observed or not; each table's flags start
         # on a multiple of 8, so that they are read as whole 64-bit words
-        n_words = [-(-self.specs[i].n_cells // self.specs[i].n_values // 8) for i in dense]
+        # (paths counted from the cardinalities: a table of an empty column has no values)
+        n_words = [-(-math.prod(self.specs[i].cardinalities) // 8) for i in dense]
         word_offsets = np.concatenate([[0], np.cumsum(n_words)]).astype(np.int64)
         self._key_offsets = 8 * word_offsets
         self._seen = np.zeros(int(self._key_offsets[-1]), dtype=np.uint8)
