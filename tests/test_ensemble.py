@@ -20,6 +20,7 @@ from fastpath import BayesNetClassifier, ESKDBClassifier, TableEncoder
 from fastpath.estimate import UnconvergedWarning
 from fastpath.estimate.hdp import HDPOptions
 from fastpath.io import load_dataset
+from fastpath.pipeline._stages import selection_key
 from fastpath.structure import mutual_information
 from fastpath.structure._scores import mi_order
 
@@ -94,6 +95,27 @@ def test_seeds_reproduce_and_threads_do_not_matter(credit):
     assert [mb.order for mb in m1.members_] == [mb.order for mb in m3.members_]
     c = ESKDBClassifier(**{**params, "random_state": 10}).fit(X, y).predict_proba(X)
     assert not np.array_equal(a, c)
+
+
+def test_sampled_selections_reproduce_and_differ_between_members(credit):
+    """selection_rows below the rows: each member scores its own sample (keys from its own
+    seed), the same for any number of threads, and the rest of the fit draws as before."""
+    X, y = credit
+    params = dict(n_estimators=3, k=2, estimator="m", random_state=9, selection_rows=150)
+    a = ESKDBClassifier(**params, n_jobs=1).fit(X, y)
+    b = ESKDBClassifier(**params, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    every = ESKDBClassifier(**{**params, "selection_rows": None}).fit(X, y)
+    # the same orders and cut points (nothing drawn for the sample), other scores
+    assert [mb.order for mb in a.members_] == [mb.order for mb in every.members_]
+    assert [mb.encoder.to_dict() for mb in a.members_] == [
+        mb.encoder.to_dict() for mb in every.members_]
+    assert not np.array_equal(a.members_[1].selection.rmse, every.members_[1].selection.rmse)
+    # members' samples differ: their scores of the same structure are not one sample's
+    seeds = np.random.SeedSequence(9).spawn(3)
+    keys = {selection_key(a.fit_config(), np.random.default_rng(seeds[e]), len(y), 2)
+            for e in range(3)}
+    assert len(keys) == 3 and 0 not in keys
 
 
 def test_save_and_load_give_identical_predictions(credit, tmp_path):
