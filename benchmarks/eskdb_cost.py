@@ -24,6 +24,7 @@ batches of 10^5), a throughput figure for large inputs.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import subprocess
@@ -59,17 +60,11 @@ def measure(path, typing, n_jobs, repeat):
     y = np.unique(labels, return_inverse=True)[1]
     _, _, train, test = next(iter(CrossValidation().splits(y)))
     model = ESKDBClassifier(n_jobs=n_jobs, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t0 = time.perf_counter()
-        model.fit(X.iloc[train], labels[train])
-        fit_s = time.perf_counter() - t0
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            model.predict_proba(X.iloc[test])
-            times.append(time.perf_counter() - t0)
-    return {"fit_s": fit_s, "predict_s": min(times), "test_rows": int(test.size)}
+    fit_s, predict_s = time_fit_and_predict(model, X, labels, train, test, repeat)
+    return {"fit_s": fit_s, "predict_s": predict_s, "test_rows": int(test.size)}
+
+'''
+_MAIN = r'''
 
 if __name__ == "__main__":
     numba.set_num_threads(int(sys.argv[3]))
@@ -91,7 +86,7 @@ class Before:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", self.dir, rev],
                        check=True, capture_output=True)
         script = Path(self.dir) / "_cost_worker.py"
-        script.write_text(_WORKER)
+        script.write_text(_WORKER + "\n\n" + inspect.getsource(time_fit_and_predict) + _MAIN)
         env = {**os.environ, "PYTHONPATH": self.dir}
         self.proc = subprocess.Popen(
             [sys.executable, str(script), self.dir, warm_path, str(n_jobs)],
@@ -109,24 +104,9 @@ class Before:
                        check=False, capture_output=True)
 
 
-def _warm_up(n_jobs: int) -> None:
-    from fastpath.io import load_dataset as load_bundled
-    from validation.experiments.classifiers import make_classifier, parse_classifier
-
-    X, y = load_bundled("credit-a")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for name in (ENSEMBLE, FOREST):
-            model = make_classifier(parse_classifier(name), seed=0, n_jobs=n_jobs)
-            model.fit(X.iloc[:200], np.asarray(y)[:200])
-            model.predict_proba(X.iloc[200:260])
-
-
-def _fit_and_predict(name: str, X: pd.DataFrame, labels: np.ndarray, train: np.ndarray,
-                     test: np.ndarray, n_jobs: int, repeat: int):
-    from validation.experiments.classifiers import make_classifier, parse_classifier
-
-    model = make_classifier(parse_classifier(name), seed=0, n_jobs=n_jobs)
+def time_fit_and_predict(model, X, labels, train, test, repeat):
+    """Seconds of ``model``'s fit on the rows ``train`` and of its fastest of ``repeat``
+    predictions of the rows ``test`` (the worker of ``--before`` runs this same source)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t0 = time.perf_counter()
@@ -137,7 +117,16 @@ def _fit_and_predict(name: str, X: pd.DataFrame, labels: np.ndarray, train: np.n
             t0 = time.perf_counter()
             model.predict_proba(X.iloc[test])
             times.append(time.perf_counter() - t0)
-    return model, fit_s, min(times)
+    return fit_s, min(times)
+
+
+def _fit_and_predict(name: str, X: pd.DataFrame, labels: np.ndarray, train: np.ndarray,
+                     test: np.ndarray, n_jobs: int, repeat: int):
+    from validation.experiments.classifiers import make_classifier, parse_classifier
+
+    model = make_classifier(parse_classifier(name), seed=0, n_jobs=n_jobs)
+    fit_s, predict_s = time_fit_and_predict(model, X, labels, train, test, repeat)
+    return model, fit_s, predict_s
 
 
 def _million(models: dict, X_test: pd.DataFrame) -> dict:
@@ -158,6 +147,7 @@ def _million(models: dict, X_test: pd.DataFrame) -> dict:
 def main(argv=None) -> int:
     import numba
 
+    from benchmarks.eskdb_speed import _warm_up
     from validation.experiments.runner import CrossValidation, discover_datasets, load_dataset
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -177,7 +167,7 @@ def main(argv=None) -> int:
         refs = refs[: args.limit]
     million = {n for n in args.million.split(",") if n}
     numba.set_num_threads(min(args.n_jobs, numba.config.NUMBA_NUM_THREADS))
-    _warm_up(args.n_jobs)
+    _warm_up([ENSEMBLE, FOREST], 50, args.n_jobs)
     before = Before(args.before, str(refs[0].path), args.n_jobs) if args.before else None
     rows = []
     try:

@@ -36,15 +36,17 @@ from validation.experiments.runner import (
 )
 
 
-def _warm_up(names: list[str], iterations: int) -> None:
-    """Compile (or load from numba's cache) every kernel before anything is timed."""
+def _warm_up(names: list[str], iterations: int, n_jobs: int = 1) -> None:
+    """Compile (or load from numba's cache) every kernel before anything is timed (with
+    ``n_jobs`` threads: the parallel compilations too)."""
     from fastpath.io import load_dataset as load_bundled
 
     X, y = load_bundled("credit-a")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for c in names:
-            model = make_classifier(parse_classifier(c), iterations=min(iterations, 50), seed=0)
+            model = make_classifier(parse_classifier(c), iterations=min(iterations, 50), seed=0,
+                                    n_jobs=n_jobs)
             model.fit(X.iloc[:200], np.asarray(y)[:200])
             model.predict_proba(X.iloc[200:260])
 

@@ -146,10 +146,9 @@ def test_top_levels_of_deeper_leaves_need_no_copy(table, data):
     assert_same_arrays(tree, reference_arrays(paths[:, :depth], counts, cards[:depth], k))
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, 10_000), st.booleans())
-def test_accumulator_trees_match_the_reference(seed, sparse):
-    """Dense blocks and sparse (merged) leaves alike give the reference trees."""
+def _random_counting(seed: int) -> tuple[np.ndarray, np.ndarray, list[TreeSpec]]:
+    """Random codes and class codes, and the class tree plus one tree per attribute whose
+    parents are a random prefix of the other attributes."""
     rng = np.random.default_rng(seed)
     n_cols = int(rng.integers(1, 5))
     cards = rng.integers(1, 4, n_cols).tolist()
@@ -162,6 +161,15 @@ def test_accumulator_trees_match_the_reference(seed, sparse):
         cond = [c for c in range(n_cols) if c != child][: int(rng.integers(0, n_cols))]
         specs.append(TreeSpec(child, (-1, *cond), cards[child],
                               (n_classes, *(cards[c] for c in cond))))
+    return codes, y, specs
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.booleans())
+def test_accumulator_trees_match_the_reference(seed, sparse):
+    """Dense blocks and sparse (merged) leaves alike give the reference trees."""
+    codes, y, specs = _random_counting(seed)
+    n = y.size
     with pytest.MonkeyPatch.context() as mp:
         if sparse:
             mp.setattr(counting, "DENSE_CELL_LIMIT", 0)
@@ -186,18 +194,7 @@ def test_public_checks_stay():
 @given(st.integers(0, 10_000), st.booleans(), st.data())
 def test_batched_trees_equal_one_by_one(seed, sparse, data):
     """CountAccumulator.trees (one kernel call) gives the trees of CountAccumulator.tree."""
-    rng = np.random.default_rng(seed)
-    n_cols = int(rng.integers(1, 5))
-    cards = rng.integers(1, 4, n_cols).tolist()
-    n_classes = int(rng.integers(1, 4))
-    n = int(rng.integers(1, 50))
-    codes = np.stack([rng.integers(0, c, n) for c in cards], axis=1).astype(np.int64)
-    y = rng.integers(0, n_classes, n).astype(np.int64)
-    specs = [TreeSpec(-1, (), n_classes, ())]
-    for child in range(n_cols):
-        cond = [c for c in range(n_cols) if c != child][: int(rng.integers(0, n_cols))]
-        specs.append(TreeSpec(child, (-1, *cond), cards[child],
-                              (n_classes, *(cards[c] for c in cond))))
+    codes, y, specs = _random_counting(seed)
     with pytest.MonkeyPatch.context() as mp:
         if sparse:
             mp.setattr(counting, "DENSE_CELL_LIMIT", data.draw(st.sampled_from([0, 20])))

@@ -176,8 +176,11 @@ def _joint_kernel(
     n_classes = class_log_prior.shape[0]
     n_trees = child_col.shape[0]
     for r in prange(n_rows):
-        # each class's sum gets the trees' terms in tree order, whichever way a tree is read
-        s = class_log_prior.copy()
+        # each class's sum (kept in its output cell: no scratch per row) gets the trees' terms
+        # in tree order, whichever way a tree is read
+        s = out[r]
+        for c in range(n_classes):
+            s[c] = class_log_prior[c]
         for a in range(n_trees):
             x = codes[r, child_col[a]]
             if x < 0:
@@ -210,8 +213,6 @@ def _joint_kernel(
                         break  # path never observed: back off
                     node = child
                 s[c] += log_prob[logp_offset[a] + node * n_values[a] + x]
-        for c in range(n_classes):
-            out[r, c] = s[c]
 
 
 def _or_empty(a: np.ndarray | None, dtype) -> np.ndarray:
