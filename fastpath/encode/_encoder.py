@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from ..utils._dtypes import (
     count_tokens,
@@ -458,18 +459,26 @@ class TableEncoder:
         :data:`SMALL_BATCH` rows, a prediction's usual batch) maps value by value instead,
         without the factorisation's fixed cost per call."""
         if isinstance(col.dtype, pd.CategoricalDtype):
-            row_codes = col.array.codes
-            uniques = col.array.categories
-        elif len(col) <= SMALL_BATCH:
+            return TableEncoder._categorical_codes(col.array, coding)
+        if len(col) <= SMALL_BATCH:
             return _nominal_codes_by_lookup(col, coding)
-        else:
-            row_codes, uniques = pd.factorize(col, use_na_sentinel=True)
+        row_codes, uniques = pd.factorize(col, use_na_sentinel=True)
+        return TableEncoder._mapped_codes(row_codes, uniques, coding)
+
+    @staticmethod
+    def _categorical_codes(values: pd.Categorical, coding: AttributeCoding) -> np.ndarray:
+        """:meth:`_nominal_codes` of a categorical: its categories mapped to the fitted codes
+        (computed once per coding and categories: a prediction's batches share them)."""
+        lookup = _categories_lookup(coding.categories, values.dtype)
+        return _take_codes(values.codes, lookup)
+
+    @staticmethod
+    def _mapped_codes(row_codes: np.ndarray, uniques: Any,
+                      coding: AttributeCoding) -> np.ndarray:
+        """Codes of a factorised column (``row_codes`` into ``uniques``, -1 missing)."""
         code_of = _category_lookup(coding.categories)
         lookup = np.fromiter((code_of(u) for u in uniques), dtype=np.int64, count=len(uniques))
-        codes = np.full(len(col), UNKNOWN, dtype=np.int64)
-        present = row_codes >= 0
-        codes[present] = lookup[row_codes[present]]
-        return codes
+        return _take_codes(row_codes, np.append(lookup, UNKNOWN))
 
     def fit_transform(self, X: Any, y_codes: np.ndarray, n_classes: int) -> np.ndarray:
         return self.fit(X, y_codes, n_classes).transform(X)
@@ -494,29 +503,85 @@ class TableEncoder:
 def _column_codes(frame: pd.DataFrame, j: int, coding: AttributeCoding,
                   parsed: dict) -> np.ndarray:
     """The codes of column ``j`` of ``frame`` under ``coding`` (``-1`` for a value unseen in
-    training); ``parsed`` keeps each column with its missing mask, a numeric column's values
-    and a nominal column's codes for the call, so several codings (an ensemble's members) read
+    training); ``parsed`` keeps each column (:class:`_Column`), a numeric column's values and
+    a nominal column's codes for the call, so several codings (an ensemble's members) read
     a column once and code a nominal column once."""
-    if j not in parsed:
-        parsed[j] = _column_entry(frame.iloc[:, j])
-    col, missing = parsed[j]
     if coding.kind == "nominal":
-        key = ("nominal", j, coding)
-        if key not in parsed:
-            codes = TableEncoder._nominal_codes(col, coding)
-            codes[missing] = UNKNOWN if coding.missing_code is None else coding.missing_code
-            parsed[key] = codes
-        return parsed[key].copy()
-    key = (j, coding.missing_tokens)
-    if key not in parsed:
-        values, stray = TableEncoder._numeric_values(col, coding.name, coding.missing_tokens)
-        parsed[key] = values, missing | stray
-    values, missing = parsed[key]
+        return _nominal_column_codes(frame, j, coding, parsed).copy()
+    values, missing = _numeric_column(frame, j, coding, parsed)
     cuts = np.asarray(coding.cut_points, dtype=float)
     # every row at once (a missing value's NaN lands past the cuts, then is overwritten)
     codes = np.searchsorted(cuts, values, side="left").astype(np.int64, copy=False)
     codes[missing] = UNKNOWN if coding.missing_code is None else coding.missing_code
     return codes
+
+
+def _entry(frame: pd.DataFrame, j: int, parsed: dict) -> _Column:
+    if j not in parsed:
+        parsed[j] = _Column(frame, j, frame.iloc[:, j].array)
+    return parsed[j]
+
+
+def _nominal_column_codes(frame: pd.DataFrame, j: int, coding: AttributeCoding,
+                          parsed: dict) -> np.ndarray:
+    """The codes of nominal column ``j`` under ``coding``, computed once per call (read only:
+    callers copy)."""
+    key = ("nominal", j, coding)
+    if key not in parsed:
+        entry = _entry(frame, j, parsed)
+        if isinstance(entry.array, pd.Categorical):
+            codes = TableEncoder._categorical_codes(entry.array, coding)
+        else:
+            codes = TableEncoder._nominal_codes(entry.series(), coding)
+        codes[entry.missing] = UNKNOWN if coding.missing_code is None else coding.missing_code
+        parsed[key] = codes
+    return parsed[key]
+
+
+def _numeric_column(frame: pd.DataFrame, j: int, coding: AttributeCoding,
+                    parsed: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, missing)`` of numeric column ``j`` (NaN where missing or a stray token),
+    parsed once per call."""
+    key = (j, coding.missing_tokens)
+    if key not in parsed:
+        entry = _entry(frame, j, parsed)
+        array = entry.array
+        if isinstance(array, np.ndarray) and array.dtype.kind in "iuf":
+            # plain numbers: parse_numbers' values, without a Series
+            values = array.astype(np.float64, copy=False)
+            if np.isinf(values).any():
+                TableEncoder._numeric_values(entry.series(), coding.name, coding.missing_tokens)
+            parsed[key] = values, entry.missing
+        else:
+            values, stray = TableEncoder._numeric_values(entry.series(), coding.name,
+                                                         coding.missing_tokens)
+            parsed[key] = values, entry.missing | stray
+    return parsed[key]
+
+
+class _Column:
+    """A column of the frame being coded: its values as pandas stores them (read without
+    building a Series: pandas 3 spends ~40 us a column on one, more than coding a prediction's
+    batch), its missing mask, and the Series when a slower path needs it."""
+
+    __slots__ = ("_frame", "_j", "_series", "array", "missing")
+
+    def __init__(self, frame: pd.DataFrame, j: int, array: Any) -> None:
+        self._frame, self._j, self._series = frame, j, None
+        self.array = array
+        if isinstance(array, pd.Categorical):
+            self.missing = array.codes < 0
+        elif isinstance(array, np.ndarray) and array.dtype.kind in "iub":
+            self.missing = np.zeros(array.shape[0], dtype=bool)
+        elif isinstance(array, np.ndarray) and array.dtype.kind == "f":
+            self.missing = np.isnan(array)
+        else:
+            self.missing = self.series().isna().to_numpy()
+
+    def series(self) -> pd.Series:
+        if self._series is None:
+            self._series = self._frame.iloc[:, self._j]
+        return self._series
 
 
 #: the most rows a nominal column may have for the dict lookup of :func:`_nominal_codes_by_lookup`
@@ -545,17 +610,25 @@ def _nominal_codes_by_lookup(col: pd.Series, coding: AttributeCoding) -> np.ndar
     return codes
 
 
-def _column_entry(col: pd.Series) -> tuple[pd.Series, np.ndarray]:
-    """A column with its missing mask (a categorical's from its codes: no pandas scan)."""
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        return col, col.array.codes < 0
-    return col, col.isna().to_numpy()
-
-
 def _columns_parsed(frame: pd.DataFrame) -> dict:
-    """The cache of :func:`_column_codes` with every column of ``frame`` read (one pass over
-    the frame's columns instead of an indexing call per column)."""
-    return {j: _column_entry(col) for j, (_, col) in enumerate(frame.items())}
+    """The cache of :func:`_column_codes` with every column of ``frame`` read (each column's
+    array straight from the frame's blocks when pandas lets us, see :class:`_Column`)."""
+    return {j: _Column(frame, j, array) for j, array in enumerate(_column_arrays(frame))}
+
+
+def _column_arrays(frame: pd.DataFrame) -> list:
+    """Every column's values (numpy array or pandas extension array), as ``col.array`` would
+    give them, without a Series per column: through the frame's block manager when it has the
+    method (pandas 2 and 3), else column by column."""
+    get = getattr(getattr(frame, "_mgr", None), "iget_values", None)
+    if get is None:
+        return [col.array for _, col in frame.items()]
+    arrays = [get(j) for j in range(frame.shape[1])]
+    # the private call must give what the public one does; else the public one
+    if any(len(a) != frame.shape[0] for a in arrays):
+        return [col.array for _, col in frame.items()]
+    return [a.to_numpy() if isinstance(a, pd.arrays.NumpyExtensionArray) else a
+            for a in arrays]
 
 
 def _category_lookup(categories: tuple) -> Callable[[Any], int]:
@@ -565,6 +638,33 @@ def _category_lookup(categories: tuple) -> Callable[[Any], int]:
     two categories share a text), else ``UNKNOWN``. Built once per coding."""
     # keyed by the types too: (1, 2) == (1.0, 2.0), but their text differs ("1" vs "1.0")
     return _category_lookup_of(categories, tuple(type(c) for c in categories))
+
+
+def _categories_lookup(categories: tuple, dtype: pd.CategoricalDtype) -> np.ndarray:
+    """The fitted code of each of ``dtype``'s categories (``UNKNOWN`` for one not fitted), then
+    ``UNKNOWN`` (where a missing value's -1 lands). Cached: a prediction's batches sliced from
+    one frame share their dtype."""
+    types = tuple(type(c) for c in categories)
+    try:
+        return _categories_lookup_of(categories, types, dtype)
+    except TypeError:  # a dtype that cannot be hashed: not cached
+        return _categories_lookup_of.__wrapped__(categories, types, dtype)
+
+
+@functools.lru_cache(maxsize=1024)
+def _categories_lookup_of(categories: tuple, types: tuple,
+                          dtype: pd.CategoricalDtype) -> np.ndarray:
+    code_of = _category_lookup_of(categories, types)
+    uniques = dtype.categories
+    lookup = np.fromiter((code_of(u) for u in uniques), dtype=np.int64, count=len(uniques))
+    lookup = np.append(lookup, UNKNOWN)
+    lookup.flags.writeable = False
+    return lookup
+
+
+def _take_codes(row_codes: np.ndarray, lookup: np.ndarray) -> np.ndarray:
+    """``lookup[row_codes]`` where ``lookup``'s last entry is ``UNKNOWN`` (row code -1)."""
+    return lookup[np.asarray(row_codes, dtype=np.intp)]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -613,37 +713,115 @@ def column_cache(encoder: TableEncoder, X: Any) -> dict:
     return cache
 
 
-def code_members(encoders: Sequence[TableEncoder], X: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``X`` coded for several encoders at once (an ensemble's members), each distinct column
-    coding once: ``codes`` of shape (n_rows, n_distinct) and ``columns`` of shape
-    (n_encoders, n_attributes), where member ``e``'s column ``j`` is
-    ``codes[:, columns[e, j]]`` -- exactly ``encoders[e].transform(X)[:, j]``."""
-    frame, _ = as_frame(X)
+@dataclass(frozen=True)
+class MembersLayout:
+    """Where several encoders' codes go (:func:`code_members`), computed once per model.
+
+    ``columns[e, j]``: the column of the shared codes holding encoder ``e``'s attribute ``j``
+    (one per distinct ``(j, coding)``). ``nominal``: ``(column, j, coding)`` of each distinct
+    nominal coding. ``numeric``: per numeric column and missing tokens, ``(j, coding,
+    cut_points, cut_ptr, missing_codes, targets)``: its codings' cut points end to end
+    (coding ``i``'s are ``cut_points[cut_ptr[i]:cut_ptr[i + 1]]``), the code of a missing
+    value under each, and the shared column each fills.
+    """
+
+    n_attributes: int
+    n_codes: int
+    columns: np.ndarray
+    nominal: tuple
+    numeric: tuple
+
+
+def members_layout(encoders: Sequence[TableEncoder]) -> MembersLayout:
+    """The :class:`MembersLayout` of ``encoders`` (an ensemble's members)."""
     n_attributes = len(encoders[0].codings_)
-    if frame.shape[1] != n_attributes:
-        raise ValueError(f"X has {frame.shape[1]} columns, but the encoder was fitted with "
-                         f"{n_attributes}")
-    _check_cell_types(frame)
     position: dict[tuple[int, AttributeCoding], int] = {}
     columns = np.empty((len(encoders), n_attributes), dtype=np.int64)
     for e, encoder in enumerate(encoders):
         for j, coding in enumerate(encoder.codings_):
             columns[e, j] = position.setdefault((j, coding), len(position))
-    codes = np.empty((frame.shape[0], len(position)), dtype=np.int64)
+    nominal = []
+    numeric: dict[tuple, list] = {}
+    for (j, coding), d in position.items():
+        if coding.kind == "nominal":
+            nominal.append((d, j, coding))
+        else:
+            numeric.setdefault((j, coding.missing_tokens), []).append((d, coding))
+    groups = []
+    for (j, _), codings in numeric.items():
+        cut_ptr = np.zeros(len(codings) + 1, dtype=np.int64)
+        cut_ptr[1:] = np.cumsum([len(c.cut_points) for _, c in codings])
+        cut_points = np.asarray([v for _, c in codings for v in c.cut_points], dtype=np.float64)
+        missing_codes = np.asarray([UNKNOWN if c.missing_code is None else c.missing_code
+                                    for _, c in codings], dtype=np.int64)
+        targets = np.asarray([d for d, _ in codings], dtype=np.int64)
+        groups.append((j, codings[0][1], cut_points, cut_ptr, missing_codes, targets))
+    columns.flags.writeable = False
+    return MembersLayout(n_attributes, len(position), columns, tuple(nominal), tuple(groups))
+
+
+@njit(cache=True, nogil=True)
+def _interval_codes(values, missing, cut_points, cut_ptr, missing_codes, targets, out):
+    """``out[:, targets[i]]``: the interval of every value among coding ``i``'s cut points,
+    ``np.searchsorted(cuts, values, side="left")`` (a NaN past every cut), or the coding's
+    missing code where ``missing``: :func:`_column_codes` for several codings in one call."""
+    for i in range(targets.shape[0]):
+        lo = cut_ptr[i]
+        hi = cut_ptr[i + 1]
+        d = targets[i]
+        for r in range(values.shape[0]):
+            if missing[r]:
+                out[r, d] = missing_codes[i]
+                continue
+            v = values[r]
+            if v != v:
+                out[r, d] = hi - lo
+                continue
+            a = lo
+            b = hi
+            while a < b:  # the first cut >= v
+                mid = (a + b) >> 1
+                if cut_points[mid] < v:
+                    a = mid + 1
+                else:
+                    b = mid
+            out[r, d] = a - lo
+
+
+def code_members(encoders: Sequence[TableEncoder], X: Any,
+                 layout: MembersLayout | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` coded for several encoders at once (an ensemble's members), each distinct column
+    coding once: ``codes`` of shape (n_rows, n_distinct) and ``columns`` of shape
+    (n_encoders, n_attributes), where member ``e``'s column ``j`` is
+    ``codes[:, columns[e, j]]`` -- exactly ``encoders[e].transform(X)[:, j]``. ``layout``:
+    :func:`members_layout` of ``encoders``, when the caller keeps it."""
+    frame, _ = as_frame(X)
+    layout = members_layout(encoders) if layout is None else layout
+    if frame.shape[1] != layout.n_attributes:
+        raise ValueError(f"X has {frame.shape[1]} columns, but the encoder was fitted with "
+                         f"{layout.n_attributes}")
     parsed = _columns_parsed(frame)
+    _check_cell_types(frame, [parsed[j].array for j in range(frame.shape[1])])
+    codes = np.empty((frame.shape[0], layout.n_codes), dtype=np.int64)
     try:
-        for (j, coding), d in position.items():
-            codes[:, d] = _column_codes(frame, j, coding, parsed)
+        for d, j, coding in layout.nominal:
+            codes[:, d] = _nominal_column_codes(frame, j, coding, parsed)
+        for j, coding, cut_points, cut_ptr, missing_codes, targets in layout.numeric:
+            values, missing = _numeric_column(frame, j, coding, parsed)
+            _interval_codes(values, missing, cut_points, cut_ptr, missing_codes, targets, codes)
     except TypeError:
         _raise_unhashable_cell(frame)
         raise
-    return codes, columns
+    return codes, layout.columns
 
 
-def _check_cell_types(frame: pd.DataFrame) -> None:
-    """Refuse column types no coding can represent faithfully (complex numbers)."""
-    for name, dtype in frame.dtypes.items():
-        if pd.api.types.is_complex_dtype(dtype):
+def _check_cell_types(frame: pd.DataFrame, arrays: Sequence | None = None) -> None:
+    """Refuse column types no coding can represent faithfully (complex numbers). ``arrays``:
+    the frame's columns (:func:`_column_arrays`), when the caller has read them."""
+    dtypes = (frame.dtypes.tolist() if arrays is None else [a.dtype for a in arrays])
+    for name, dtype in zip(frame.columns, dtypes, strict=True):
+        if (dtype.kind == "c" if isinstance(dtype, np.dtype)
+                else pd.api.types.is_complex_dtype(dtype)):
             raise ValueError(f"column {name!r} holds complex numbers; a column must hold real "
                              "numbers or category labels")
 

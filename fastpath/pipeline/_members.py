@@ -28,6 +28,7 @@ place where a fitted record is built.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -35,9 +36,15 @@ from scipy.special import logsumexp
 
 from ..counts._context_tree import ContextTree
 from ..counts._counting import TreeSpec
-from ..encode._encoder import TableEncoder, code_members, fit_members
+from ..encode._encoder import MembersLayout, TableEncoder, code_members, fit_members, members_layout
 from ..estimate._diagnostics import tree_label
-from ..predict._inference import members_joint_log_likelihood, posterior_from_joint
+from ..predict._inference import (
+    PackedMembers,
+    PackedModel,
+    members_joint_log_likelihood,
+    pack_members,
+    posterior_from_joint,
+)
 from ..structure._orders import sample_order
 from ..structure._scores import mutual_information
 from ..structure._specs import tree_specs
@@ -178,8 +185,37 @@ def members_joint_log_proba(members: Sequence[Member], frame: pd.DataFrame) -> n
     (n_members, n_rows, n_classes): the rows coded once per distinct column coding (every
     nominal column once for all members, each numeric column parsed once), then each member's
     kernel on its columns."""
-    codes, columns = code_members([member.encoder for member in members], frame)
-    return members_joint_log_likelihood([member.pack() for member in members], codes, columns)
+    plan = prediction_plan(members)
+    codes, columns = code_members(plan.encoders, frame, plan.layout)
+    return members_joint_log_likelihood(plan.models, codes, columns, plan.packed)
+
+
+class PredictionPlan(NamedTuple):
+    """What every prediction of a fitted model reuses: the members (to check it is theirs),
+    their encoders and packed models, where their codes go (:func:`~fastpath.encode._encoder.
+    members_layout`) and the packed models end to end (:func:`~fastpath.predict._inference.
+    pack_members`)."""
+
+    members: tuple[Member, ...]
+    encoders: list[TableEncoder]
+    models: tuple[PackedModel, ...]
+    layout: MembersLayout
+    packed: PackedMembers
+
+
+def prediction_plan(members: Sequence[Member]) -> PredictionPlan:
+    """The members' :class:`PredictionPlan`, kept by member 0 and rebuilt when the members or
+    their packed models are not those it was built from."""
+    models = tuple(member.pack() for member in members)
+    plan = members[0].prediction_plan
+    if (plan is None or len(plan.members) != len(members)
+            or any(a is not b for a, b in zip(plan.members, members, strict=True))
+            or any(a is not b for a, b in zip(plan.models, models, strict=True))):
+        encoders = [member.encoder for member in members]
+        plan = PredictionPlan(tuple(members), encoders, models, members_layout(encoders),
+                              pack_members(models))
+        members[0].prediction_plan = plan
+    return plan
 
 
 def members_proba(members: Sequence[Member], frame: pd.DataFrame) -> np.ndarray:

@@ -15,6 +15,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -237,21 +238,151 @@ def joint_log_likelihood(model: PackedModel, codes: np.ndarray) -> np.ndarray:
     return out
 
 
+class PackedMembers(NamedTuple):
+    """Every member's :class:`PackedModel` end to end, for one kernel call over all members.
+
+    Member ``e``'s trees are ``tree_ptr[e]:tree_ptr[e + 1]``; every offset is into the
+    concatenated arrays (``cond_cols`` and ``child_col`` stay the member's attribute numbers;
+    ``dense_offset`` -1 where a tree is descended). ``class_log_prior`` has one row per member.
+    """
+
+    tree_ptr: np.ndarray
+    class_log_prior: np.ndarray
+    child_col: np.ndarray
+    cond_ptr: np.ndarray
+    cond_cols: np.ndarray
+    node_offset: np.ndarray
+    lookup_offsets: np.ndarray
+    lookup_base: np.ndarray
+    child_lookup: np.ndarray
+    n_values: np.ndarray
+    logp_offset: np.ndarray
+    log_prob: np.ndarray
+    dense_offset: np.ndarray
+    cond_cards: np.ndarray
+    dense_log_prob: np.ndarray
+
+
+def pack_members(models: Sequence[PackedModel]) -> PackedMembers:
+    """:class:`PackedMembers` of the members' packed models (built once per fitted model)."""
+    n_trees = [m.child_col.size for m in models]
+    tree_ptr = np.zeros(len(models) + 1, np.int64)
+    tree_ptr[1:] = np.cumsum(n_trees)
+
+    def shifted(name: str, shift: list[int], drop_last: bool = False) -> np.ndarray:
+        parts = [getattr(m, name)[:-1] if drop_last else getattr(m, name) for m in models]
+        return np.concatenate([p + s for p, s in zip(parts, shift, strict=True)]
+                              + ([np.asarray([getattr(models[-1], name)[-1] + shift[-1]])]
+                                 if drop_last else [])).astype(np.int64)
+
+    def starts(sizes: list[int]) -> list[int]:
+        return [0, *np.cumsum(sizes)[:-1].tolist()] if sizes else []
+
+    node_shift = starts([int(m.node_offset[-1]) for m in models])
+    cond_shift = starts([m.cond_cols.size for m in models])
+    lookup_shift = starts([m.child_lookup.size for m in models])
+    logp_shift = starts([m.log_prob.size for m in models])
+    dense_sizes = [0 if m.dense_log_prob is None else m.dense_log_prob.size for m in models]
+    dense_shift = starts(dense_sizes)
+    dense_offset = []
+    cond_cards = []
+    for m, shift in zip(models, dense_shift, strict=True):
+        if m.dense_offset is None:
+            dense_offset.append(np.full(m.child_col.size, -1, np.int64))
+            cond_cards.append(np.zeros(m.cond_cols.size, np.int64))
+        else:
+            dense_offset.append(np.where(m.dense_offset >= 0, m.dense_offset + shift, -1))
+            cond_cards.append(m.cond_cards)
+
+    def cat(parts: list, dtype) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype)
+
+    return PackedMembers(
+        tree_ptr=tree_ptr,
+        class_log_prior=np.stack([m.class_log_prior for m in models]),
+        child_col=cat([m.child_col for m in models], np.int64),
+        cond_ptr=shifted("cond_ptr", cond_shift, drop_last=True),
+        cond_cols=cat([m.cond_cols for m in models], np.int64),
+        node_offset=shifted("node_offset", node_shift, drop_last=True),
+        lookup_offsets=cat([m.lookup_offsets for m in models], np.int64),
+        lookup_base=shifted("lookup_base", lookup_shift),
+        child_lookup=cat([m.child_lookup for m in models], np.int64),
+        n_values=cat([m.n_values for m in models], np.int64),
+        logp_offset=shifted("logp_offset", logp_shift),
+        log_prob=cat([m.log_prob for m in models], np.float64),
+        dense_offset=cat(dense_offset, np.int64),
+        cond_cards=cat(cond_cards, np.int64),
+        dense_log_prob=cat([m.dense_log_prob for m in models if m.dense_log_prob is not None],
+                           np.float64),
+    )
+
+
+@threaded_kernel
+def _members_kernel(codes, columns, pm, out):
+    """:func:`_joint_kernel` of every member in one call: member ``e``'s columns are gathered
+    into a contiguous matrix first (its rows' codes then sit in one cache line), and each row's
+    classes get the same terms in the same order, hence the same numbers."""
+    n_rows = codes.shape[0]
+    n_classes = pm.class_log_prior.shape[1]
+    n_attributes = columns.shape[1]
+    own = np.empty((n_rows, n_attributes), np.int64)
+    for e in range(columns.shape[0]):
+        for r in range(n_rows):
+            for j in range(n_attributes):
+                own[r, j] = codes[r, columns[e, j]]
+        for r in prange(n_rows):
+            s = out[e, r]
+            for c in range(n_classes):
+                s[c] = pm.class_log_prior[e, c]
+            for a in range(pm.tree_ptr[e], pm.tree_ptr[e + 1]):
+                x = own[r, pm.child_col[a]]
+                if x < 0:
+                    continue  # unknown value: its factor is marginalised out
+                kv = pm.n_values[a]
+                if pm.dense_offset[a] >= 0:
+                    idx = 0
+                    for j in range(pm.cond_ptr[a] + 1, pm.cond_ptr[a + 1]):
+                        v = own[r, pm.cond_cols[j]]
+                        if v < 0:
+                            idx = -1  # an unknown parent value backs off: descend instead
+                            break
+                        idx = idx * pm.cond_cards[j] + v
+                    if idx >= 0:
+                        base = pm.dense_offset[a] + (idx * kv + x) * n_classes
+                        for c in range(n_classes):
+                            s[c] += pm.dense_log_prob[base + c]
+                        continue
+                for c in range(n_classes):
+                    node = 0
+                    for j in range(pm.cond_ptr[a], pm.cond_ptr[a + 1]):
+                        col = pm.cond_cols[j]
+                        v = c if col < 0 else own[r, col]
+                        if v < 0:
+                            break  # unknown parent value: back off to this node
+                        slots = pm.lookup_offsets[pm.node_offset[a] + node]
+                        if slots < 0:
+                            break
+                        child = pm.child_lookup[pm.lookup_base[a] + slots + v]
+                        if child < 0:
+                            break  # path never observed: back off
+                        node = child
+                    s[c] += pm.log_prob[pm.logp_offset[a] + node * kv + x]
+
+
 def members_joint_log_likelihood(models: Sequence[PackedModel], codes: np.ndarray,
-                                 columns: np.ndarray) -> np.ndarray:
+                                 columns: np.ndarray, packed: PackedMembers | None = None,
+                                 ) -> np.ndarray:
     """Every member's log P(y, x) for every row and class, shape (n_members, n_rows, n_classes),
     from the shared codes and the members' columns in them (member ``e``'s attribute ``j`` is
-    ``codes[:, columns[e, j]]``, :func:`fastpath.encode._encoder.code_members`).
-
-    Each member runs :func:`joint_log_likelihood`'s kernel on its own columns, gathered into a
-    contiguous matrix: a row's trees are then walked with its codes in one cache line and the
-    sum kept in a register (measured faster than one kernel over every member that reads the
-    shared matrix through the column map, docs/performance.md).
+    ``codes[:, columns[e, j]]``, :func:`fastpath.encode._encoder.code_members`): each member's
+    :func:`joint_log_likelihood`, the same numbers, in one kernel call (``packed``:
+    :func:`pack_members` of ``models``, when the caller keeps it).
     """
     out = np.empty((len(models), codes.shape[0], models[0].n_classes), dtype=np.float64)
     if codes.shape[0]:
-        for e, model in enumerate(models):
-            out[e] = joint_log_likelihood(model, np.ascontiguousarray(codes[:, columns[e]]))
+        packed = pack_members(models) if packed is None else packed
+        _members_kernel(np.ascontiguousarray(codes, dtype=np.int64),
+                        np.ascontiguousarray(columns, dtype=np.int64), packed, out)
     return out
 
 
