@@ -176,25 +176,26 @@ class SelectedStructure:
 # with the same Python types (loo_settings converts): another type would compile (and cache)
 # another specialisation of every kernel.
 class LooModel(NamedTuple):
-    """The kDB-K trees as the flat arrays the leave-one-out kernels read (in structure order).
+    """The kDB-K trees as the node records the leave-one-out kernels read (in structure order).
 
     Tree ``a`` conditions on the class then ``cond_cols[cond_ptr[a]:cond_ptr[a + 1]]`` (its
-    kDB-K parents in branching order); its nodes start at ``node_offset[a]``, its lookup slots
-    at ``lookup_base[a]``, its counts at ``count_offset[a]``. ``totals`` holds each node's row
-    count; ``counts`` each node's child-value counts (flat, node-major).
+    kDB-K parents in branching order); its root's record starts at ``records[root[a]]``, and
+    its nodes of depth ``depth[a]`` are leaves. A node's record is its row count, the counts
+    of the child's ``n_values[a]`` values, then, for an internal node, the position of the
+    record of its child on each value of the next branching variable (-1: never observed).
+    One node's numbers lie side by side (one or two cache lines, read once per step of a
+    descent), and they are 32-bit integers when they fit (:func:`pack_loo_records`): the
+    kernels' cost is reading the trees, and a descent through separate arrays of 64-bit
+    integers (totals, slot offsets, slots, counts) touched four lines per step.
     """
 
     child_col: np.ndarray
     cond_ptr: np.ndarray
     cond_cols: np.ndarray
-    node_offset: np.ndarray
-    lookup_offsets: np.ndarray
-    lookup_base: np.ndarray
-    child_lookup: np.ndarray
     n_values: np.ndarray
-    count_offset: np.ndarray
-    counts: np.ndarray
-    totals: np.ndarray
+    depth: np.ndarray
+    root: np.ndarray
+    records: np.ndarray
     class_counts: np.ndarray
 
 
@@ -246,14 +247,10 @@ def loo_row_errors(codes, y, r, model, settings, cum, prob, out):
     child_col = model.child_col
     cond_ptr = model.cond_ptr
     cond_cols = model.cond_cols
-    node_offset = model.node_offset
-    lookup_offsets = model.lookup_offsets
-    lookup_base = model.lookup_base
-    child_lookup = model.child_lookup
     n_values = model.n_values
-    count_offset = model.count_offset
-    counts = model.counts
-    totals = model.totals
+    depth = model.depth
+    root = model.root
+    records = model.records
     class_counts = model.class_counts
     m = settings.m
     value_backoff = settings.value_backoff
@@ -273,11 +270,11 @@ def loo_row_errors(codes, y, r, model, settings, cum, prob, out):
     for a in range(n_trees):
         x = codes[r, child_col[a]]
         kv = n_values[a]
-        base = node_offset[a]
-        cbase = count_offset[a]
-        n_parents = cond_ptr[a + 1] - cond_ptr[a]
-        root_x = counts[cbase + x] - 1
-        root_total = totals[base] - 1
+        top = root[a]
+        # the steps below the class: a node of depth depth[a] is a leaf
+        n_steps = min(cond_ptr[a + 1] - cond_ptr[a] + 1, depth[a])
+        root_x = records[top + 1 + x] - 1
+        root_total = records[top] - 1
         for c in range(n_classes):
             deepest = 0
             if root_total <= 0 or root_x <= 0:
@@ -287,19 +284,16 @@ def loo_row_errors(codes, y, r, model, settings, cum, prob, out):
                 prob[0] = (root_x + m / kv) / (root_total + m)
                 # row r lies on the path only when the path's class is its class
                 on = 1 if c == yr else 0
-                node = 0
-                for d in range(1, n_parents + 2):
-                    slots = lookup_offsets[base + node]
-                    if slots < 0:
-                        break
+                node = top
+                for d in range(1, n_steps + 1):
                     v = c if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
-                    child = child_lookup[lookup_base[a] + slots + v]
+                    child = records[node + 1 + kv + v]
                     if child < 0:
                         break  # path never observed: back off
-                    total = totals[base + child] - on
+                    total = records[child] - on
                     if total <= 0:
                         break  # observed only in row r: absent from the refit
-                    cnt = counts[cbase + child * kv + x] - on
+                    cnt = records[child + 1 + x] - on
                     if value_backoff and cnt <= 0:
                         prob[d] = prob[d - 1]
                     else:
@@ -333,14 +327,10 @@ def loo_row_model_error(codes, y, r, model, settings, cum, prob):
     child_col = model.child_col
     cond_ptr = model.cond_ptr
     cond_cols = model.cond_cols
-    node_offset = model.node_offset
-    lookup_offsets = model.lookup_offsets
-    lookup_base = model.lookup_base
-    child_lookup = model.child_lookup
     n_values = model.n_values
-    count_offset = model.count_offset
-    counts = model.counts
-    totals = model.totals
+    depth = model.depth
+    root = model.root
+    records = model.records
     class_counts = model.class_counts
     m = settings.m
     value_backoff = settings.value_backoff
@@ -354,11 +344,10 @@ def loo_row_model_error(codes, y, r, model, settings, cum, prob):
     for a in range(child_col.shape[0]):
         x = codes[r, child_col[a]]
         kv = n_values[a]
-        base = node_offset[a]
-        cbase = count_offset[a]
-        n_parents = cond_ptr[a + 1] - cond_ptr[a]
-        root_x = counts[cbase + x] - 1
-        root_total = totals[base] - 1
+        top = root[a]
+        n_steps = min(cond_ptr[a + 1] - cond_ptr[a] + 1, depth[a])
+        root_x = records[top + 1 + x] - 1
+        root_total = records[top] - 1
         for c in range(n_classes):
             deepest = 0
             if root_total <= 0 or root_x <= 0:
@@ -366,19 +355,16 @@ def loo_row_model_error(codes, y, r, model, settings, cum, prob):
             else:
                 prob[0] = (root_x + m / kv) / (root_total + m)
                 on = 1 if c == yr else 0
-                node = 0
-                for d in range(1, n_parents + 2):
-                    slots = lookup_offsets[base + node]
-                    if slots < 0:
-                        break
+                node = top
+                for d in range(1, n_steps + 1):
                     v = c if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
-                    child = child_lookup[lookup_base[a] + slots + v]
+                    child = records[node + 1 + kv + v]
                     if child < 0:
                         break
-                    total = totals[base + child] - on
+                    total = records[child] - on
                     if total <= 0:
                         break
-                    cnt = counts[cbase + child * kv + x] - on
+                    cnt = records[child + 1 + x] - on
                     if value_backoff and cnt <= 0:
                         prob[d] = prob[d - 1]
                     else:
@@ -443,51 +429,100 @@ def _loo_model_kernel(codes, y, model, settings, chunk_starts, sse):
 
 # ====================================================================== python API
 def loo_model(specs: Sequence[TreeSpec], trees: Sequence, class_counts) -> LooModel:
-    """Flatten the attribute trees (``specs`` without the class prior) for the kernels."""
-    cond_ptr = np.zeros(len(specs) + 1, np.int64)
-    cond_ptr[1:] = np.cumsum([len(s.conditioning) - 1 for s in specs])
-    node_offset = np.zeros(len(trees) + 1, np.int64)
-    node_offset[1:] = np.cumsum([t.n_nodes for t in trees])
-    lookup_base = np.zeros(len(trees), np.int64)
-    lookup_base[1:] = np.cumsum([t.child_lookup.size for t in trees])[:-1]
-    count_offset = np.zeros(len(trees), np.int64)
-    count_offset[1:] = np.cumsum([t.counts.size for t in trees])[:-1]
-    return LooModel(
-        child_col=np.asarray([s.child for s in specs], np.int64),
-        cond_ptr=cond_ptr,
-        cond_cols=np.asarray([c for s in specs for c in s.conditioning[1:]], np.int64),
-        node_offset=node_offset,
-        lookup_offsets=np.concatenate([t.lookup_offsets for t in trees]).astype(np.int64),
-        lookup_base=lookup_base,
-        child_lookup=np.concatenate([t.child_lookup for t in trees]).astype(np.int64),
-        n_values=np.asarray([t.n_values for t in trees], np.int64),
-        count_offset=count_offset,
-        counts=np.concatenate([t.counts.ravel() for t in trees]).astype(np.int64),
-        totals=np.concatenate([t.counts.sum(axis=1) for t in trees]).astype(np.int64),
-        class_counts=np.asarray(class_counts, np.int64),
+    """Pack the attribute trees (``specs`` without the class prior) for the kernels."""
+    node_ptr = np.zeros(len(trees) + 1, np.int64)
+    node_ptr[1:] = np.cumsum([t.n_nodes for t in trees])
+    lookup_ptr = np.zeros(len(trees) + 1, np.int64)
+    lookup_ptr[1:] = np.cumsum([t.child_lookup.size for t in trees])
+    count_ptr = np.zeros(len(trees) + 1, np.int64)
+    count_ptr[1:] = np.cumsum([t.counts.size for t in trees])
+
+    def cat(parts: list) -> np.ndarray:
+        return np.concatenate(parts).astype(np.int64) if parts else np.empty(0, np.int64)
+
+    return _packed_model(
+        specs, class_counts, node_ptr,
+        cat([t.lookup_offsets for t in trees]), lookup_ptr,
+        cat([t.child_lookup for t in trees]), count_ptr,
+        cat([t.counts.ravel() for t in trees]),
+        cat([t.counts.sum(axis=1) for t in trees]),
+        np.asarray([t.level_offsets.size - 2 for t in trees], np.int64),
     )
 
 
 def flat_loo_model(specs: Sequence[TreeSpec], flat: FlatTrees, class_counts) -> LooModel:
     """:func:`loo_model` of trees built straight into the flat layout
-    (:meth:`~fastpath.counts.CountAccumulator.flat_trees` of ``specs``): the same integers,
+    (:meth:`~fastpath.counts.CountAccumulator.flat_trees` of ``specs``): the same records,
     without a :class:`~fastpath.counts.ContextTree` per tree or the concatenations."""
+    return _packed_model(specs, class_counts, flat.node_ptr, flat.lookup_offsets,
+                         flat.lookup_ptr, flat.child_lookup, flat.count_ptr, flat.counts,
+                         flat.totals, np.diff(flat.level_ptr) - 2)
+
+
+def _packed_model(specs, class_counts, node_ptr, lookup_offsets, lookup_ptr, child_lookup,
+                  count_ptr, counts, totals, depth) -> LooModel:
     cond_ptr = np.zeros(len(specs) + 1, np.int64)
     cond_ptr[1:] = np.cumsum([len(s.conditioning) - 1 for s in specs])
+    n_values = np.asarray([s.n_values for s in specs], np.int64)
+    size = int(node_ptr[-1]) + counts.size + child_lookup.size
+    # 32-bit records when every count and position fits (the rows of the largest count)
+    narrow = max(size, int(totals.max()) if totals.size else 0) < np.iinfo(np.int32).max
+    records, root = pack_loo_records(node_ptr, lookup_offsets, lookup_ptr, child_lookup,
+                                     count_ptr, counts, totals, n_values, size,
+                                     np.empty(0, np.int32 if narrow else np.int64))
     return LooModel(
         child_col=np.asarray([s.child for s in specs], np.int64),
         cond_ptr=cond_ptr,
         cond_cols=np.asarray([c for s in specs for c in s.conditioning[1:]], np.int64),
-        node_offset=flat.node_ptr,
-        lookup_offsets=flat.lookup_offsets,
-        lookup_base=flat.lookup_ptr[:-1],
-        child_lookup=flat.child_lookup,
-        n_values=np.asarray([s.n_values for s in specs], np.int64),
-        count_offset=flat.count_ptr[:-1],
-        counts=flat.counts,
-        totals=flat.totals,
+        n_values=n_values,
+        depth=np.asarray(depth, np.int64),
+        root=root,
+        records=records,
         class_counts=np.asarray(class_counts, np.int64),
     )
+
+
+@njit(cache=True, nogil=True)
+def pack_loo_records(node_ptr, lookup_offsets, lookup_ptr, child_lookup, count_ptr, counts,
+                     totals, n_values, size, like):
+    """:class:`LooModel`'s ``records`` (of ``like``'s type, ``size`` entries) and ``root``
+    from trees in :class:`~fastpath.counts.FlatTrees`' layout (tree ``t``'s nodes
+    ``node_ptr[t]:node_ptr[t + 1]``, its slots and counts from ``lookup_ptr[t]`` and
+    ``count_ptr[t]``; slot offsets and children local to the tree)."""
+    n_trees = node_ptr.shape[0] - 1
+    records = np.empty(size, like.dtype)
+    position = np.empty(node_ptr[n_trees], np.int64)
+    root = np.empty(n_trees, np.int64)
+    at = 0
+    for t in range(n_trees):  # every node's record, in node order
+        kv = n_values[t]
+        n_nodes = node_ptr[t + 1] - node_ptr[t]
+        for i in range(n_nodes):
+            g = node_ptr[t] + i
+            position[g] = at
+            at += 1 + kv
+            if lookup_offsets[g] >= 0:
+                # an internal node's slots run to the next internal node's (in node order)
+                end = (lookup_offsets[g + 1] if i + 1 < n_nodes and lookup_offsets[g + 1] >= 0
+                       else lookup_ptr[t + 1] - lookup_ptr[t])
+                at += end - lookup_offsets[g]
+        root[t] = position[node_ptr[t]]
+    for t in range(n_trees):
+        kv = n_values[t]
+        n_nodes = node_ptr[t + 1] - node_ptr[t]
+        for i in range(n_nodes):
+            g = node_ptr[t] + i
+            q = position[g]
+            records[q] = totals[g]
+            for x in range(kv):
+                records[q + 1 + x] = counts[count_ptr[t] + i * kv + x]
+            if lookup_offsets[g] >= 0:
+                end = (lookup_offsets[g + 1] if i + 1 < n_nodes and lookup_offsets[g + 1] >= 0
+                       else lookup_ptr[t + 1] - lookup_ptr[t])
+                for v in range(end - lookup_offsets[g]):
+                    child = child_lookup[lookup_ptr[t] + lookup_offsets[g] + v]
+                    records[q + 1 + kv + v] = -1 if child < 0 else position[node_ptr[t] + child]
+    return records, root
 
 
 def loo_chunk_starts(n_rows: int) -> np.ndarray:
