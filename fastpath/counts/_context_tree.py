@@ -38,15 +38,46 @@ TYING_STRATEGIES: tuple[str, ...] = ("none", "same-parent", "level", "single")
 
 @njit(cache=True, nogil=True)
 def _tree_arrays(paths, counts, cards):
-    """The arrays of a tree from leaf rows sorted by path (first column most significant).
+    """The arrays of a tree from leaf rows sorted by path (first column most significant):
+    :func:`_tree_nodes`' and the lookup slots (one per value of the next branching variable,
+    for every internal node).
+
+    Returns ``(ok, level_offsets, parent, branch_value, counts, child_offsets, lookup_offsets,
+    child_lookup)``; ``ok`` is False, and the arrays empty, when the rows are not sorted.
+    """
+    depth = cards.shape[0]
+    ok, level_offsets, parent, branch_value, node_counts, child_offsets = _tree_nodes(
+        paths, counts, cards)
+    if not ok:
+        empty = np.empty(0, np.int64)
+        return (False, empty, empty, empty, node_counts, empty, empty, empty)
+    n_nodes = parent.shape[0]
+    lookup_offsets = np.full(n_nodes, -1, np.int64)
+    n_slots = 0
+    for d in range(depth):
+        for node in range(level_offsets[d], level_offsets[d + 1]):
+            lookup_offsets[node] = n_slots
+            n_slots += cards[d]
+    child_lookup = np.full(n_slots, -1, np.int64)
+    for node in range(1, n_nodes):
+        child_lookup[lookup_offsets[parent[node]] + branch_value[node]] = node
+    return (True, level_offsets, parent, branch_value, node_counts, child_offsets,
+            lookup_offsets, child_lookup)
+
+
+@njit(cache=True, nogil=True)
+def _tree_nodes(paths, counts, cards):
+    """The nodes of a tree from leaf rows sorted by path (first column most significant).
 
     ``paths`` may have more columns than ``cards``: only the first ``len(cards)`` are read, so
     a caller can pass the leaves of a deeper tree (its top levels) without a copy. Rows may
     repeat (their counts are added); rows whose counts sum to zero are skipped. Counts must be
     non-negative.
 
-    Returns ``(ok, level_offsets, parent, branch_value, counts, child_offsets, lookup_offsets,
-    child_lookup)``; ``ok`` is False, and the arrays empty, when the rows are not sorted.
+    Returns ``(ok, level_offsets, parent, branch_value, counts, child_offsets)``; ``ok`` is
+    False, and the arrays empty, when the rows are not sorted. Nodes are numbered level by
+    level, each level in path order, so a node's children are contiguous and in branch-value
+    order: ``child_offsets[i]:child_offsets[i + 1]``.
     """
     n_rows = paths.shape[0]
     depth = cards.shape[0]
@@ -72,8 +103,7 @@ def _tree_arrays(paths, counts, cards):
                     f = d
                     break
             if f < depth and paths[i, f] < paths[prev, f]:
-                return (False, empty, empty, empty, np.empty((0, k), np.int64), empty, empty,
-                        empty)
+                return (False, empty, empty, empty, np.empty((0, k), np.int64), empty)
         first[i] = f
         for d in range(f + 1, depth + 1):
             level_sizes[d] += 1
@@ -116,19 +146,7 @@ def _tree_arrays(paths, counts, cards):
     child_offsets[0] = 1
     for node in range(n_nodes):
         child_offsets[node + 1] = child_offsets[node] + n_children[node]
-
-    # one lookup slot per value of the next branching variable, for every internal node
-    lookup_offsets = np.full(n_nodes, -1, np.int64)
-    n_slots = 0
-    for d in range(depth):
-        for node in range(level_offsets[d], level_offsets[d + 1]):
-            lookup_offsets[node] = n_slots
-            n_slots += cards[d]
-    child_lookup = np.full(n_slots, -1, np.int64)
-    for node in range(1, n_nodes):
-        child_lookup[lookup_offsets[parent[node]] + branch_value[node]] = node
-    return (True, level_offsets, parent, branch_value, node_counts, child_offsets,
-            lookup_offsets, child_lookup)
+    return (True, level_offsets, parent, branch_value, node_counts, child_offsets)
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:

@@ -129,8 +129,7 @@ class FlatTrees(NamedTuple):
     ``child_offsets`` has one more entry per tree (``node_ptr[t] + t``); ``count_ptr``
     delimits ``counts`` (flat, node-major), ``lookup_ptr`` ``child_lookup`` and ``level_ptr``
     ``level_offsets``. Indices inside a tree's arrays are local to it. ``totals`` is every
-    node's row count. This is the layout of the leave-one-out kernels' model
-    (:func:`fastpath.structure._selective.loo_model`).
+    node's row count.
     """
 
     level_offsets: np.ndarray
@@ -163,6 +162,23 @@ def _append(buf, used, part):
 
 
 @njit(cache=True, nogil=True)
+def _table_leaves(t, dense, dense_lo, dense_hi, words, words_lo, words_hi, sparse_paths,
+                  sparse_counts, path_lo, count_lo, n_leaves, n_values, radix, radix_lo,
+                  radix_hi):
+    """Table ``t``'s observed paths and counts (arguments of :func:`_flat_tree_arrays`)."""
+    cards = radix[radix_lo[t] : radix_hi[t]]
+    k = n_values[t]
+    if dense_lo[t] >= 0:
+        return _dense_leaves(dense[dense_lo[t] : dense_hi[t]], words[words_lo[t] : words_hi[t]],
+                             k, cards)
+    width = cards.shape[0]
+    n = n_leaves[t]
+    paths = sparse_paths[path_lo[t] : path_lo[t] + n * width].reshape(n, width)
+    leaf_counts = sparse_counts[count_lo[t] : count_lo[t] + n * k].reshape(n, k)
+    return paths, leaf_counts
+
+
+@njit(cache=True, nogil=True)
 def _flat_tree_arrays(dense, dense_lo, dense_hi, words, words_lo, words_hi, sparse_paths,
                       sparse_counts, path_lo, count_lo, n_leaves, n_values, radix, radix_lo,
                       radix_hi, depths):
@@ -191,14 +207,10 @@ def _flat_tree_arrays(dense, dense_lo, dense_hi, words, words_lo, words_hi, spar
     for t in range(n_tables):
         cards = radix[radix_lo[t] : radix_hi[t]]
         k = n_values[t]
-        if dense_lo[t] >= 0:
-            paths, leaf_counts = _dense_leaves(dense[dense_lo[t] : dense_hi[t]],
-                                               words[words_lo[t] : words_hi[t]], k, cards)
-        else:
-            width = cards.shape[0]
-            n = n_leaves[t]
-            paths = sparse_paths[path_lo[t] : path_lo[t] + n * width].reshape(n, width)
-            leaf_counts = sparse_counts[count_lo[t] : count_lo[t] + n * k].reshape(n, k)
+        paths, leaf_counts = _table_leaves(t, dense, dense_lo, dense_hi, words, words_lo,
+                                           words_hi, sparse_paths, sparse_counts, path_lo,
+                                           count_lo, n_leaves, n_values, radix, radix_lo,
+                                           radix_hi)
         (ok, level_offsets, parent, branch_value, node_counts, child_offsets, lookup_offsets,
          child_lookup) = _tree_arrays(paths, leaf_counts, cards[: depths[t]])
         if not ok:
@@ -517,6 +529,15 @@ class CountAccumulator:
             start = np.zeros(1, np.int64)
             return FlatTrees(empty, start, empty, empty, empty, empty, start, empty, empty,
                              start, empty, start)
+        return FlatTrees(*_flat_tree_arrays(*self._leaf_arguments(ids, levels)))
+
+    def leaf_arguments(self) -> tuple:
+        """Every table's stored leaves and full depth as the arguments of the kernels that
+        build trees from them (:func:`_table_leaves`; ``depths`` last)."""
+        ids = np.arange(len(self.specs), dtype=np.int64)
+        return self._leaf_arguments(ids, self._depths[ids])
+
+    def _leaf_arguments(self, ids: np.ndarray, levels: np.ndarray) -> tuple:
         # the sparse tables' stored leaves, end to end (dense blocks are read in place)
         path_lo = np.zeros(ids.size, np.int64)
         count_lo = np.zeros(ids.size, np.int64)
@@ -533,13 +554,12 @@ class CountAccumulator:
                 n_counts += counts.size
         sparse_paths = np.concatenate(paths_parts) if paths_parts else np.zeros(0, np.int64)
         sparse_counts = np.concatenate(counts_parts) if counts_parts else np.zeros(0, np.int64)
-        built = _flat_tree_arrays(
+        return (
             self._dense, self._dense_lo[ids], self._dense_hi[ids], self._seen.view(np.uint64),
             self._words_lo[ids], self._words_hi[ids], sparse_paths, sparse_counts,
             path_lo, count_lo, n_leaves, self._n_values[ids], self._radix_flat,
             self._radix_lo[ids], self._radix_hi[ids], levels,
         )
-        return FlatTrees(*built)
 
     def trees(self, indices: Sequence[int] | None = None, *,
               depths: Sequence[int] | None = None,

@@ -55,7 +55,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ..counts._counting import CountAccumulator, FlatTrees, TreeSpec
+from ..counts import _records
+from ..counts._counting import CountAccumulator, TreeSpec
+from ..counts._records import TreeRecords, accumulated_records, find_child, tree_records
+from ..utils._numba_cache import flush_stale_cache
 from ..utils._rows import hash_threshold, row_hashes
 from ..utils._threads import threaded_kernel
 from ._graphs import Structure, kdb
@@ -176,17 +179,15 @@ class SelectedStructure:
 # with the same Python types (loo_settings converts): another type would compile (and cache)
 # another specialisation of every kernel.
 class LooModel(NamedTuple):
-    """The kDB-K trees as the node records the leave-one-out kernels read (in structure order).
+    """The kDB-K trees as the kernels read them (in structure order).
 
     Tree ``a`` conditions on the class then ``cond_cols[cond_ptr[a]:cond_ptr[a + 1]]`` (its
-    kDB-K parents in branching order); its root's record starts at ``records[root[a]]``, and
-    its nodes of depth ``depth[a]`` are leaves. A node's record is its row count, the counts
-    of the child's ``n_values[a]`` values, then, for an internal node, the position of the
-    record of its child on each value of the next branching variable (-1: never observed).
-    One node's numbers lie side by side (one or two cache lines, read once per step of a
-    descent), and they are 32-bit integers when they fit (:func:`pack_loo_records`): the
-    kernels' cost is reading the trees, and a descent through separate arrays of 64-bit
-    integers (totals, slot offsets, slots, counts) touched four lines per step.
+    kDB-K parents in branching order); its nodes are node records
+    (:mod:`fastpath.counts._records`: a node's row count, its counts and its children side by
+    side, 32-bit when they fit), its root's from ``records[root[a]]``, and its nodes of depth
+    ``depth[a]`` are leaves. A descent reads one node's record per step: the kernels' cost is
+    reading the trees, and separate arrays of 64-bit integers (totals, slot offsets, slots,
+    counts) touched four cache lines per step.
     """
 
     child_col: np.ndarray
@@ -287,7 +288,7 @@ def loo_row_errors(codes, y, r, model, settings, cum, prob, out):
                 node = top
                 for d in range(1, n_steps + 1):
                     v = c if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
-                    child = records[node + 1 + kv + v]
+                    child = find_child(records, node, kv, v)
                     if child < 0:
                         break  # path never observed: back off
                     total = records[child] - on
@@ -358,7 +359,7 @@ def loo_row_model_error(codes, y, r, model, settings, cum, prob):
                 node = top
                 for d in range(1, n_steps + 1):
                     v = c if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
-                    child = records[node + 1 + kv + v]
+                    child = find_child(records, node, kv, v)
                     if child < 0:
                         break
                     total = records[child] - on
@@ -429,100 +430,31 @@ def _loo_model_kernel(codes, y, model, settings, chunk_starts, sse):
 
 # ====================================================================== python API
 def loo_model(specs: Sequence[TreeSpec], trees: Sequence, class_counts) -> LooModel:
-    """Pack the attribute trees (``specs`` without the class prior) for the kernels."""
-    node_ptr = np.zeros(len(trees) + 1, np.int64)
-    node_ptr[1:] = np.cumsum([t.n_nodes for t in trees])
-    lookup_ptr = np.zeros(len(trees) + 1, np.int64)
-    lookup_ptr[1:] = np.cumsum([t.child_lookup.size for t in trees])
-    count_ptr = np.zeros(len(trees) + 1, np.int64)
-    count_ptr[1:] = np.cumsum([t.counts.size for t in trees])
-
-    def cat(parts: list) -> np.ndarray:
-        return np.concatenate(parts).astype(np.int64) if parts else np.empty(0, np.int64)
-
-    return _packed_model(
-        specs, class_counts, node_ptr,
-        cat([t.lookup_offsets for t in trees]), lookup_ptr,
-        cat([t.child_lookup for t in trees]), count_ptr,
-        cat([t.counts.ravel() for t in trees]),
-        cat([t.counts.sum(axis=1) for t in trees]),
-        np.asarray([t.level_offsets.size - 2 for t in trees], np.int64),
-    )
+    """The attribute trees (``specs`` without the class prior) as the kernels read them."""
+    return _loo_model(specs, tree_records(trees), class_counts)
 
 
-def flat_loo_model(specs: Sequence[TreeSpec], flat: FlatTrees, class_counts) -> LooModel:
-    """:func:`loo_model` of trees built straight into the flat layout
-    (:meth:`~fastpath.counts.CountAccumulator.flat_trees` of ``specs``): the same records,
-    without a :class:`~fastpath.counts.ContextTree` per tree or the concatenations."""
-    return _packed_model(specs, class_counts, flat.node_ptr, flat.lookup_offsets,
-                         flat.lookup_ptr, flat.child_lookup, flat.count_ptr, flat.counts,
-                         flat.totals, np.diff(flat.level_ptr) - 2)
+def accumulated_loo_model(specs: Sequence[TreeSpec], acc: CountAccumulator,
+                          class_counts) -> LooModel:
+    """:func:`loo_model` of the trees of ``acc`` (an accumulator of ``specs``), built straight
+    from its leaves: the same integers, without a :class:`~fastpath.counts.ContextTree` per
+    tree or a lookup slot per value."""
+    return _loo_model(specs, accumulated_records(acc), class_counts)
 
 
-def _packed_model(specs, class_counts, node_ptr, lookup_offsets, lookup_ptr, child_lookup,
-                  count_ptr, counts, totals, depth) -> LooModel:
+def _loo_model(specs: Sequence[TreeSpec], trees: TreeRecords, class_counts) -> LooModel:
     cond_ptr = np.zeros(len(specs) + 1, np.int64)
     cond_ptr[1:] = np.cumsum([len(s.conditioning) - 1 for s in specs])
-    n_values = np.asarray([s.n_values for s in specs], np.int64)
-    size = int(node_ptr[-1]) + counts.size + child_lookup.size
-    # 32-bit records when every count and position fits (the rows of the largest count)
-    narrow = max(size, int(totals.max()) if totals.size else 0) < np.iinfo(np.int32).max
-    records, root = pack_loo_records(node_ptr, lookup_offsets, lookup_ptr, child_lookup,
-                                     count_ptr, counts, totals, n_values, size,
-                                     np.empty(0, np.int32 if narrow else np.int64))
     return LooModel(
         child_col=np.asarray([s.child for s in specs], np.int64),
         cond_ptr=cond_ptr,
         cond_cols=np.asarray([c for s in specs for c in s.conditioning[1:]], np.int64),
-        n_values=n_values,
-        depth=np.asarray(depth, np.int64),
-        root=root,
-        records=records,
+        n_values=np.asarray([s.n_values for s in specs], np.int64),
+        depth=trees.depth,
+        root=trees.root,
+        records=trees.records,
         class_counts=np.asarray(class_counts, np.int64),
     )
-
-
-@njit(cache=True, nogil=True)
-def pack_loo_records(node_ptr, lookup_offsets, lookup_ptr, child_lookup, count_ptr, counts,
-                     totals, n_values, size, like):
-    """:class:`LooModel`'s ``records`` (of ``like``'s type, ``size`` entries) and ``root``
-    from trees in :class:`~fastpath.counts.FlatTrees`' layout (tree ``t``'s nodes
-    ``node_ptr[t]:node_ptr[t + 1]``, its slots and counts from ``lookup_ptr[t]`` and
-    ``count_ptr[t]``; slot offsets and children local to the tree)."""
-    n_trees = node_ptr.shape[0] - 1
-    records = np.empty(size, like.dtype)
-    position = np.empty(node_ptr[n_trees], np.int64)
-    root = np.empty(n_trees, np.int64)
-    at = 0
-    for t in range(n_trees):  # every node's record, in node order
-        kv = n_values[t]
-        n_nodes = node_ptr[t + 1] - node_ptr[t]
-        for i in range(n_nodes):
-            g = node_ptr[t] + i
-            position[g] = at
-            at += 1 + kv
-            if lookup_offsets[g] >= 0:
-                # an internal node's slots run to the next internal node's (in node order)
-                end = (lookup_offsets[g + 1] if i + 1 < n_nodes and lookup_offsets[g + 1] >= 0
-                       else lookup_ptr[t + 1] - lookup_ptr[t])
-                at += end - lookup_offsets[g]
-        root[t] = position[node_ptr[t]]
-    for t in range(n_trees):
-        kv = n_values[t]
-        n_nodes = node_ptr[t + 1] - node_ptr[t]
-        for i in range(n_nodes):
-            g = node_ptr[t] + i
-            q = position[g]
-            records[q] = totals[g]
-            for x in range(kv):
-                records[q + 1 + x] = counts[count_ptr[t] + i * kv + x]
-            if lookup_offsets[g] >= 0:
-                end = (lookup_offsets[g + 1] if i + 1 < n_nodes and lookup_offsets[g + 1] >= 0
-                       else lookup_ptr[t + 1] - lookup_ptr[t])
-                for v in range(end - lookup_offsets[g]):
-                    child = child_lookup[lookup_ptr[t] + lookup_offsets[g] + v]
-                    records[q + 1 + kv + v] = -1 if child < 0 else position[node_ptr[t] + child]
-    return records, root
 
 
 def loo_chunk_starts(n_rows: int) -> np.ndarray:
@@ -660,8 +592,7 @@ def loo_scores(
     order = full_structure.order
     specs = tree_specs(full_structure, cards, n_classes, order)[1:]
     acc = CountAccumulator(specs).update(codes, y_codes)
-    # the kernels read the trees' arrays only: build them flat, in one call
-    model = flat_loo_model(specs, acc.flat_trees(), np.bincount(y_codes, minlength=n_classes))
+    model = accumulated_loo_model(specs, acc, np.bincount(y_codes, minlength=n_classes))
 
     n_rows = codes.shape[0]
     # a fixed chunking (not the thread count) keeps the summation order, hence the result,
@@ -800,3 +731,7 @@ def select_skdb(
     rmse = loo_scores(codes, y_codes, cards, n_classes, full, m=m, max_rows=max_rows,
                       sample_key=sample_key)
     return SelectedStructure.from_rmse(full, rmse, m)
+
+
+# the kernels compile fastpath.counts._records' find_child into their own cache entries
+flush_stale_cache(globals(), [_records])
