@@ -787,3 +787,31 @@ def test_kdb_rejects_bad_orders(order, match):
     mi = np.array([0.3, 0.2, 0.1])
     with pytest.raises(ValueError, match=match):
         kdb_from_scores(mi, np.zeros((3, 3)), 1, order)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_members=st.integers(1, 4))
+def test_score_cache_gives_every_member_its_own_scores(seed, n_members):
+    """Members sharing some columns (same key) and not others (their own codes, key None):
+    each member's (MI, CMI) from one shared cache equal mutual_information_scores of its codes,
+    bit for bit, in any order of the calls, and the cache keeps only the keyed pairs."""
+    from fastpath.structure._scores import ScoreCache
+
+    rng = np.random.default_rng(seed)
+    n, shared_cards, own_cards, n_classes = 60, [3, 2, 4], [5, 3], 3
+    y = rng.integers(0, n_classes, n)
+    shared = np.stack([rng.integers(0, c, n) for c in shared_cards], axis=1)
+    cache = ScoreCache()
+    members = []
+    for _ in range(n_members):
+        own = np.stack([rng.integers(0, c, n) for c in own_cards], axis=1)
+        members.append(np.concatenate([shared[:, :2], own, shared[:, 2:]], axis=1))
+    cards = shared_cards[:2] + own_cards + shared_cards[2:]
+    keys = ["a", "b", None, None, "c"]
+    for codes in members[::-1] + members:
+        mi, cmi = cache.scores(codes, y, cards, n_classes, keys)
+        want_mi, want_cmi = mutual_information_scores(codes, y, cards, n_classes)
+        np.testing.assert_array_equal(mi, want_mi)
+        np.testing.assert_array_equal(cmi, want_cmi)
+    kept = cache._cmi[~np.isnan(cache._cmi)]
+    assert kept.size == 6  # the pairs of a, b, c, both ways

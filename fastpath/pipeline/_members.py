@@ -46,7 +46,7 @@ from ..predict._inference import (
     posterior_from_joint,
 )
 from ..structure._orders import sample_order
-from ..structure._scores import mutual_information
+from ..structure._scores import ScoreCache, mutual_information
 from ..structure._specs import tree_specs
 from ..utils._progress import FitLog
 from ..utils._validation import seed_int
@@ -90,13 +90,16 @@ def member_encoders(config: FitConfig, streams: Sequence[np.random.Generator | N
 def learn_member(config: FitConfig, index: int, rng: np.random.Generator | None,
                  encoder: TableEncoder, frame: pd.DataFrame, y_codes: np.ndarray,
                  n_classes: int, log: FitLog | None = None, *, columns: dict | None = None,
+                 scores: tuple[ScoreCache, Sequence] | None = None,
                  ) -> tuple[np.ndarray, LearnedStructure, list[TreeSpec]]:
     """Member ``index``'s attribute order and structure, learned in memory with its coding
     ``encoder`` (steps 2-3 of the module docstring): the codes of ``frame``, the structure and
     its trees' specs. ``rng`` is the member's generator (after its cut points were drawn);
     ``log`` says the step of a single member, or one line per member of several; ``columns``:
     a filled :func:`~fastpath.encode._encoder.column_cache` of ``frame`` (the members then
-    parse each column once)."""
+    parse each column once); ``scores``: the fit's :class:`~fastpath.structure._scores.
+    ScoreCache` and this member's column keys (:func:`score_keys`), so that members coding
+    columns alike compute their mutual informations once."""
     log = FitLog(0) if log is None else log
     if config.n_members == 1:
         log.stage(f"learning the structure ({structure_name(config)})")
@@ -106,14 +109,31 @@ def learn_member(config: FitConfig, index: int, rng: np.random.Generator | None,
     codes = (encoder.transform(frame) if columns is None
              else encoder.transform_shared(frame, columns))
     cards = encoder.cardinalities_
-    order = None
+    order = mi_cmi = None
+    if config.structure in ("kdb", "skdb") and scores is not None:
+        cache, keys = scores
+        mi_cmi = cache.scores(codes, y_codes, cards, n_classes, keys)
     if index > 0 and config.structure in ("kdb", "skdb"):
-        order = sample_order(mutual_information(codes, y_codes, cards, n_classes), rng)
+        mi = (mi_cmi[0] if mi_cmi is not None
+              else mutual_information(codes, y_codes, cards, n_classes))
+        order = sample_order(mi, rng)
     learned = learn_structure(config, codes, y_codes, cards, n_classes, order,
                               sample_key=selection_key(config, rng, codes.shape[0],
-                                                       n_classes))
+                                                       n_classes), scores=mi_cmi)
     specs = tree_specs(learned.structure, cards, n_classes, learned.attributes)
     return codes, learned, specs
+
+
+def score_keys(encoders: Sequence[TableEncoder]) -> list[list]:
+    """Each encoder's column keys for a :class:`~fastpath.structure._scores.ScoreCache`:
+    ``(j, coding)`` for a column that another encoder codes alike, else ``None`` (a member's
+    own stochastic cut points: nothing to share)."""
+    seen: dict[tuple, int] = {}
+    for encoder in encoders:
+        for key in enumerate(encoder.codings_):
+            seen[key] = seen.get(key, 0) + 1
+    return [[key if seen[key] > 1 else None for key in enumerate(encoder.codings_)]
+            for encoder in encoders]
 
 
 def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,

@@ -9,11 +9,12 @@ import pandas as pd
 
 from ..counts._counting import CountAccumulator
 from ..encode._encoder import column_cache
+from ..structure._scores import ScoreCache
 from ..utils._threads import limit_threads
 from ..utils._validation import as_generator
 from ._config import FitConfig
 from ._fitted import FittedModel, Member
-from ._members import finish_fit, learn_member, member_encoders, member_streams
+from ._members import finish_fit, learn_member, member_encoders, member_streams, score_keys
 from ._stages import choose_m_from_codes, name_trees
 
 
@@ -29,11 +30,13 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
     encoders = member_encoders(config, streams, frame, y_codes, n_classes, log)
     # every column parsed (and every nominal one coded) once, here: the members' threads read
     columns = column_cache(encoders[0], frame) if n_members > 1 else None
+    # the members' mutual informations of columns coded alike, computed once
+    cache, keys = ScoreCache(), score_keys(encoders)
 
     def fit_member(e: int, rng: np.random.Generator | None) -> Member:
         encoder = encoders[e]
         codes, learned, specs = learn_member(config, e, rng, encoder, frame, y_codes, n_classes,
-                                             log, columns=columns)
+                                             log, columns=columns, scores=(cache, keys[e]))
         if n_members == 1:
             log.stage(f"counting {len(specs)} context trees")
         counts = CountAccumulator(specs).update(codes, y_codes)

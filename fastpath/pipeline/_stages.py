@@ -64,11 +64,14 @@ class LearnedStructure:
 
 def learn_structure(config: FitConfig, codes: np.ndarray, y_codes: np.ndarray,
                     cardinalities: Sequence[int], n_classes: int,
-                    order: Sequence[int] | None = None, *, sample_key: int = 0
+                    order: Sequence[int] | None = None, *, sample_key: int = 0,
+                    scores: tuple[np.ndarray, np.ndarray] | None = None,
                     ) -> LearnedStructure:
     """The structure of ``config.structure`` learned from an in-memory code matrix; ``order``
-    (kDB and SkDB) replaces the ``I(X; Y)`` ranking of the attributes. SkDB scores its
-    candidates on ``config.selection_sample(n_classes)`` rows drawn with ``sample_key``
+    (kDB and SkDB) replaces the ``I(X; Y)`` ranking of the attributes, and ``scores`` (kDB and
+    SkDB), when given, are the codes' mutual informations (:func:`~fastpath.structure.
+    _scores.mutual_information_scores`). SkDB scores its candidates on
+    ``config.selection_sample(n_classes)`` rows drawn with ``sample_key``
     (:func:`selection_key`) when the data has more."""
     cards = tuple(cardinalities)
     everything = tuple(range(len(cards)))
@@ -77,11 +80,12 @@ def learn_structure(config: FitConfig, codes: np.ndarray, y_codes: np.ndarray,
     if config.structure == "tan":
         return LearnedStructure(graphs.tan(codes, y_codes, cards, n_classes), everything)
     if config.structure == "kdb":
-        return LearnedStructure(graphs.kdb(codes, y_codes, cards, n_classes, config.k, order),
-                                everything)
+        return LearnedStructure(
+            graphs.kdb(codes, y_codes, cards, n_classes, config.k, order) if scores is None
+            else graphs.kdb_from_scores(*scores, config.k, order), everything)
     return selected(select_skdb(codes, y_codes, cards, n_classes, config.k, order=order,
                                 max_rows=config.selection_sample(n_classes),
-                                sample_key=sample_key))
+                                sample_key=sample_key, scores=scores))
 
 
 #: the spawn-key entry that derives a member's selection sample from its generator's seed

@@ -10,6 +10,7 @@ pair tables of :mod:`fastpath.scale`, so both sum the same numbers in the same o
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 
 import numba as nb
@@ -292,25 +293,21 @@ def conditional_mutual_information(
 def _cmi_matrix(Xt, y, cards, n_classes, joint, offsets) -> np.ndarray:
     m = cards.shape[0]
     pair_i, pair_j = np.triu_indices(m, k=1)
-    n_pairs = pair_i.shape[0]
-    # about 32 chunks per thread keeps the threads balanced; each chunk reuses one table
-    n_chunks = max(1, min(n_pairs, 32 * numba_threads()))
-    chunk_starts = np.linspace(0, n_pairs, n_chunks + 1).round().astype(np.int64)
-    values = _cmi_kernel(
-        Xt,
-        y,
-        cards,
-        n_classes,
-        joint,
-        offsets,
-        pair_i.astype(np.int64),
-        pair_j.astype(np.int64),
-        chunk_starts,
-    )
+    values = _cmi_values(Xt, y, cards, n_classes, joint, offsets, pair_i, pair_j)
     out = np.zeros((m, m))
     out[pair_i, pair_j] = values
     out[pair_j, pair_i] = values
     return out
+
+
+def _cmi_values(Xt, y, cards, n_classes, joint, offsets, pair_i, pair_j) -> np.ndarray:
+    """``I(X_i; X_j | Y)`` of the listed pairs (each computed alone, whatever the others)."""
+    n_pairs = pair_i.shape[0]
+    # about 32 chunks per thread keeps the threads balanced; each chunk reuses one table
+    n_chunks = max(1, min(n_pairs, 32 * numba_threads()))
+    chunk_starts = np.linspace(0, n_pairs, n_chunks + 1).round().astype(np.int64)
+    return _cmi_kernel(Xt, y, cards, n_classes, joint, offsets, pair_i.astype(np.int64),
+                       pair_j.astype(np.int64), chunk_starts)
 
 
 def mutual_information_scores(
@@ -322,6 +319,59 @@ def mutual_information_scores(
     mi = mi_from_counts(joint, cards, _class_counts(y, n_classes), offsets, Xt.shape[1])
     cmi = _cmi_matrix(Xt, y, cards, n_classes, joint, offsets)
     return mi, cmi
+
+
+class ScoreCache:
+    """One fit's conditional mutual informations ``I(X_i; X_j | Y)``, kept by column key, so
+    that members coding columns alike (an ensemble's nominal columns; every column under
+    Weka's MDL) compute each pair once.
+
+    A key names a column as coded (the caller's choice, e.g. ``(j, coding)``), or is ``None``
+    for a column no other member codes alike (never kept). :meth:`scores` gives exactly
+    :func:`mutual_information_scores`' numbers: the kernel computes each pair alone, so which
+    pairs share a call does not change them. Threads may share a cache (each pair is kept once,
+    under a lock; two threads may both compute it, to the same number).
+    """
+
+    def __init__(self) -> None:
+        self._ids: dict = {}
+        self._cmi = np.zeros((0, 0))  # by key id; NaN: not computed yet
+        self._lock = threading.Lock()
+
+    def scores(self, X, y, cardinalities: Sequence[int], n_classes: int,
+               keys: Sequence) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`mutual_information_scores` of ``X``, whose column ``j`` has key
+        ``keys[j]``."""
+        Xt, y, cards, n_classes = _check_inputs(X, y, cardinalities, n_classes)
+        m = cards.shape[0]
+        if len(keys) != m:
+            raise ValueError(f"keys has {len(keys)} entries for {m} attributes")
+        joint, offsets = _joint_tables(Xt, y, cards, n_classes)
+        mi = mi_from_counts(joint, cards, _class_counts(y, n_classes), offsets, Xt.shape[1])
+        pair_i, pair_j = np.triu_indices(m, k=1)
+        with self._lock:
+            ids = np.asarray([-1 if key is None else self._ids.setdefault(key, len(self._ids))
+                              for key in keys], dtype=np.int64)
+            if len(self._ids) > self._cmi.shape[0]:
+                grown = np.full((len(self._ids), len(self._ids)), np.nan)
+                grown[: self._cmi.shape[0], : self._cmi.shape[0]] = self._cmi
+                self._cmi = grown
+            a, b = ids[pair_i], ids[pair_j]
+            kept = (a >= 0) & (b >= 0)
+            values = np.full(pair_i.shape[0], np.nan)
+            values[kept] = self._cmi[a[kept], b[kept]]
+        need = np.flatnonzero(np.isnan(values))
+        if need.size:
+            values[need] = _cmi_values(Xt, y, cards, n_classes, joint, offsets, pair_i[need],
+                                       pair_j[need])
+            new = need[kept[need]]
+            with self._lock:
+                self._cmi[a[new], b[new]] = values[new]
+                self._cmi[b[new], a[new]] = values[new]
+        cmi = np.zeros((m, m))
+        cmi[pair_i, pair_j] = values
+        cmi[pair_j, pair_i] = values
+        return mi, cmi
 
 
 def mi_order(mi: np.ndarray) -> tuple[int, ...]:

@@ -61,7 +61,7 @@ from ..counts._records import TreeRecords, accumulated_records, find_child, tree
 from ..utils._numba_cache import flush_stale_cache
 from ..utils._rows import hash_threshold, row_hashes
 from ..utils._threads import threaded_kernel
-from ._graphs import Structure, kdb
+from ._graphs import Structure, kdb, kdb_from_scores
 from ._specs import tree_specs
 
 #: m of the leave-one-out m-estimates (Schurmann–Grassberger's law)
@@ -697,6 +697,7 @@ def select_skdb(
     order: Sequence[int] | None = None,
     max_rows: int | None = None,
     sample_key: int = 0,
+    scores: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> SelectedStructure:
     """Selective kDB: kDB-k structure, then (n*, k*) by incremental leave-one-out RMSE.
 
@@ -720,6 +721,10 @@ def select_skdb(
         :func:`~fastpath.structure._orders.sample_order`.
     max_rows, sample_key :
         Score (n*, k*) on a sample of ``max_rows`` rows (:func:`loo_scores`).
+    scores : (mutual information, conditional mutual information), optional
+        The scores of ``codes`` when the caller has them (e.g. from a
+        :class:`~fastpath.structure._scores.ScoreCache`), as
+        :func:`~fastpath.structure._scores.mutual_information_scores` gives them.
 
     Returns
     -------
@@ -727,7 +732,8 @@ def select_skdb(
     """
     codes, y_codes, cards, n_classes = _check_codes(codes, y_codes, cardinalities, n_classes)
     m = _check_m(m)
-    full = kdb(codes, y_codes, cards, n_classes, k, order)
+    full = (kdb(codes, y_codes, cards, n_classes, k, order) if scores is None
+            else kdb_from_scores(*scores, k, order))
     rmse = loo_scores(codes, y_codes, cards, n_classes, full, m=m, max_rows=max_rows,
                       sample_key=sample_key)
     return SelectedStructure.from_rmse(full, rmse, m)
