@@ -26,6 +26,7 @@ import sys
 
 from fastpath.counts import TYING_STRATEGIES
 from fastpath.estimate import node_frame, read_estimate_table, tree_from_frame
+from fastpath.utils import refuse_overwriting_inputs, write_csv
 
 from .suite import SUITE
 
@@ -99,6 +100,7 @@ def _fit_kwargs(args) -> dict:
 def _estimate(args) -> int:
     from .infer import fit  # starts JAX: after main() has set XLA_FLAGS
 
+    refuse_overwriting_inputs(args.out, [args.data])
     frame = read_estimate_table(args.data)
     if args.columns is not None:
         frame = frame.iloc[:, : args.columns]
@@ -106,7 +108,7 @@ def _estimate(args) -> int:
     result = fit(coded.tree, **_fit_kwargs(args))
     table = node_frame(coded, result.probabilities, result.mcse)
     if args.out:
-        table.to_csv(args.out, index=False)
+        write_csv(table, args.out, index=False)  # whole or not at all
     elif not args.json:
         table.to_csv(sys.stdout, index=False)
     diag = result.diagnostics

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from fastpath.estimate.hdp import PAPER_ITERATIONS
 from fastpath.io import load_dataset
+from fastpath.utils import write_text
 from hdpbn_ppl import suite
 
 from . import agreement as ag
@@ -71,7 +72,7 @@ def _agreement(args: argparse.Namespace) -> int:
     header = (f"Agreement ({setting}), {time.strftime('%Y-%m-%d')}, "
               f"{ag.machine_description()}\n\n")
     if args.report:
-        Path(args.report).write_text(header + text)
+        write_text(args.report, header + text)
     if args.plot and results:
         ag.plot_z(results, args.plot)
     if args.json:
@@ -102,11 +103,11 @@ def _sbc(args: argparse.Namespace) -> int:
         print(f"{case.name} ({case.update}): {res.summary_line()} [{time.time() - t0:.1f} s]")
         results.append(res)
         if out is not None:
-            (out / f"{case.name}.json").write_text(json.dumps(res.to_json()))
+            write_text(out / f"{case.name}.json", json.dumps(res.to_json()))
             sbc.plot_ranks(res, out / f"{case.name}.png")
     text = sbc.report_markdown(results)
     if args.report:
-        Path(args.report).write_text(text)
+        write_text(args.report, text)
     print(text)
     gate = [r for r in results if r.case.update == "exact" and not r.case.expect_fail]
     return 0 if all(r.passed for r in gate) else 1
@@ -130,9 +131,9 @@ def _classifier_agreement(args: argparse.Namespace) -> int:
         return 2
     text = ca.report_markdown(res)
     if args.report:
-        Path(args.report).write_text(text)
+        write_text(args.report, text)
     if args.out:
-        Path(args.out).write_text(json.dumps(res.to_json()))
+        write_text(args.out, json.dumps(res.to_json()))
     print(json.dumps(res.to_json()) if args.json else "\n" + text)
     return 0
 

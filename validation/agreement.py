@@ -49,6 +49,7 @@ from scipy.special import log_ndtr, ndtri
 from fastpath.counts import ContextTree
 from fastpath.estimate import RHAT_MAX, effective_sample_size, mcse_mean, split_rhat
 from fastpath.estimate.hdp import HDPOptions, HDPResult, estimate_tree
+from fastpath.utils import save_figure, write_text
 from hdpbn_ppl import suite as suite_mod
 
 __all__ = [
@@ -668,7 +669,7 @@ def run_agreement(names: list[str], cfg: AgreementConfig, out_dir: str | Path | 
         log(f"{name}:")
         res = run_tree(name, cfg, log=log, nuts_from=nuts_from)
         if path is not None:
-            path.write_text(json.dumps(res.to_json()))
+            write_text(path, json.dumps(res.to_json()))
         results.append(res)
     return results
 
@@ -831,5 +832,5 @@ def plot_z(results: list[TreeAgreement], path: str | Path) -> None:
     ax.plot([], [], color="red", ls="--", label="pass band")
     ax.legend(fontsize=7, loc="lower left", ncol=5)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)

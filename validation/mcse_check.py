@@ -34,6 +34,7 @@ import pandas as pd
 
 from fastpath import BayesNetClassifier
 from fastpath.estimate.hdp import HDPOptions, estimate_trees, rows_mcse
+from fastpath.utils import write_csv
 
 from .experiments.runner import discover_datasets, load_dataset
 
@@ -160,9 +161,7 @@ def main(paths: Sequence[str], out: str | None, *, structures: Sequence[str],
               f"worst realised {frame['realised_error'].max():.4f} "
               f"({time.perf_counter() - t0:.0f} s)", flush=True)
         if out is not None:
-            tmp = Path(str(out) + ".tmp")
-            pd.concat(frames, ignore_index=True).to_csv(tmp, index=False)
-            tmp.replace(out)
+            write_csv(pd.concat(frames, ignore_index=True), out, index=False)
     if not frames:
         print("no dataset given")
         return 2

@@ -35,6 +35,7 @@ from scipy import stats
 from fastpath.counts import ContextTree
 from fastpath.estimate import effective_sample_size
 from fastpath.estimate.hdp import HDPOptions, estimate_trees
+from fastpath.utils import save_figure
 from hdpbn_ppl.suite import draw_from_prior
 
 __all__ = [
@@ -358,5 +359,5 @@ def plot_ranks(result: SBCResult, path) -> None:
         ax.axis("off")
     fig.suptitle(f"{case.name}: {case.describe()}", fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)

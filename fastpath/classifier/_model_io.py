@@ -34,6 +34,7 @@ from ..pipeline._config import LEGACY_SAMPLER, hdp_options
 from ..pipeline._fitted import FittedModel, Member
 from ..structure._graphs import Structure
 from ..structure._selective import SelectedStructure
+from ..utils._files import atomic_write
 
 FORMAT_VERSION = 2
 #: the ``format`` of every model file
@@ -117,7 +118,8 @@ def _encoder_dict(encoder: TableEncoder) -> dict:
 
 def _write(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray]) -> None:
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
-    with open(path, "wb") as fh:
+    # written whole or not at all: a crash while saving over a model leaves the old one
+    with atomic_write(path, "wb") as fh:
         np.savez_compressed(fh, **arrays)
 
 

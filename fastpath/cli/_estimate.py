@@ -34,6 +34,7 @@ from ..estimate.hdp._options import (
     SAMPLER_PRESETS,
 )
 from ..io._tables import decompression_error
+from ..utils._files import refuse_overwriting_inputs, write_csv
 from ..utils._progress import Progress
 
 # the flags left out mean the sampler options left out: their defaults are HDPOptions' own
@@ -164,6 +165,7 @@ def run_estimate(args: argparse.Namespace) -> int:
         raise ValueError(f"--threads must be >= 1, got {args.threads}")
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    refuse_overwriting_inputs(args.out, [args.data])
     chunksize = getattr(args, "chunksize", DEFAULT_CHUNKSIZE)
     if chunksize < 1:
         raise ValueError(f"--chunksize must be a positive number of rows, got {chunksize}")
@@ -186,7 +188,7 @@ def run_estimate(args: argparse.Namespace) -> int:
     table = node_frame(coded, result.probabilities, mcse)
 
     if args.out is not None:
-        table.to_csv(args.out, index=False)
+        write_csv(table, args.out, index=False)  # whole or not at all
     elif not args.json:
         table.to_csv(sys.stdout, index=False)
 

@@ -52,6 +52,7 @@ from ..estimate.hdp._options import (
 from ..evaluation._cross_validation import cross_validate, summarise
 from ..io._datasets import dataset_path, list_datasets, load_dataset
 from ..io._tables import decompression_error, read_table
+from ..utils._files import refuse_overwriting_inputs, write_csv
 from ..utils._progress import Progress
 from ..utils._warn import warn
 from ..version import __version__
@@ -251,6 +252,7 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
 def _cmd_fit(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     data = _data_path(args.data)
+    refuse_overwriting_inputs(args.model, [data], option="--model")
     # stage lines and the sampler's bar on a terminal (not when piped, not with --quiet)
     verbose = int(not args.quiet and sys.stderr.isatty())
     if args.chunksize is not None:
@@ -287,6 +289,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
+    refuse_overwriting_inputs(args.out, [args.data, args.model])
     model = load_classifier(args.model)
     frame = _read(args.data)
     names = getattr(model, "feature_names_in_", None)
@@ -302,7 +305,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     for j, c in enumerate(model.classes_):
         out[f"p_{c}"] = proba[:, j]
     if args.out:
-        out.to_csv(args.out, index=False)
+        write_csv(out, args.out, index=False)  # whole or not at all
     else:
         out.to_csv(sys.stdout, index=False)
     return 0

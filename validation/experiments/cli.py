@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from fastpath.estimate.hdp import PAPER_ITERATIONS
+from fastpath.utils import write_csv, write_text
 
 from . import plots
 from .classifiers import DEFAULT_CLASSIFIERS, QUICK_CLASSIFIERS, parse_classifier
@@ -120,7 +121,7 @@ def write_report(results: pd.DataFrame, out: Path, *, header: str = "") -> Path:
     """means.csv, tables.md and the figures under ``out``; returns the tables' path."""
     out.mkdir(parents=True, exist_ok=True)
     means = dataset_means(results)
-    means.to_csv(out / "means.csv", index=False)
+    write_csv(means, out / "means.csv", index=False)
     classifiers = list(dict.fromkeys(results["classifier"]))
     structures = _structures(classifiers)
     parts = [header] if header else []
@@ -140,7 +141,7 @@ def write_report(results: pd.DataFrame, out: Path, *, header: str = "") -> Path:
               + "".join(f"| {c} | {r.fit_seconds:.3f} | {r.predict_seconds:.3f} |\n"
                         for c, r in timing.iterrows())]
     tables = out / "tables.md"
-    tables.write_text("\n".join(parts))
+    write_text(tables, "\n".join(parts))
     img = out / "img"
     for s in structures:
         if s in ("kdb5", "skdb5") or len(structures) == 1:
@@ -234,7 +235,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - wall
     results = report.results
     out.mkdir(parents=True, exist_ok=True)
-    results.to_csv(out / "results.csv", index=False)
+    write_csv(results, out / "results.csv", index=False)
     meta = {
         **settings_dict(protocol, settings),
         "datasets": [r.name for r in refs],
@@ -245,7 +246,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         "wall_seconds": wall,
         "command": args.command_line,
     }
-    (out / "run.json").write_text(json.dumps(meta, indent=1))
+    write_text(out / "run.json", json.dumps(meta, indent=1))
     status = 0
     if not results.empty:
         header = (f"Protocol {protocol.tag}; HDP iterations {iterations}; {report.computed} "
@@ -314,7 +315,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _cmd_collect(args: argparse.Namespace) -> int:
     frame = collect_cache(args.cache)
-    frame.to_csv(args.out, index=False)
+    write_csv(frame, args.out, index=False)
     print(f"{len(frame)} cells ({frame['dataset'].nunique()} datasets, "
           f"{frame['classifier'].nunique()} classifiers) -> {args.out}")
     return 0
@@ -347,16 +348,16 @@ def _cmd_learning_curves(args: argparse.Namespace) -> int:
                        progress=None if not args.quiet else False)
     wall = time.perf_counter() - wall
     out.mkdir(parents=True, exist_ok=True)
-    report.results.to_csv(out / "learning_curves.csv", index=False)
+    write_csv(report.results, out / "learning_curves.csv", index=False)
     summary = (report.results.groupby(["dataset", "classifier", "size"])["rmse"]
                .agg(["mean", "std", "count"]).reset_index())
-    summary.to_csv(out / "learning_curves_summary.csv", index=False)
+    write_csv(summary, out / "learning_curves_summary.csv", index=False)
     img = Path(args.img) if args.img else out / "img" / "learning_curves.png"
     plots.learning_curve_plot(report.results, img)
     meta = {**settings_dict(protocol, settings), "wall_seconds": wall,
             "cells_computed": report.computed, "cells_cached": report.cached,
             "failures": report.failures, "command": args.command_line}
-    (out / "learning_curves.json").write_text(json.dumps(meta, indent=1))
+    write_text(out / "learning_curves.json", json.dumps(meta, indent=1))
     if not args.quiet:
         print(summary.to_string(index=False))
     print(f"{report.computed} cells computed, {report.cached} cached, {wall:.1f} s; "

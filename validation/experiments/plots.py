@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fastpath.utils import save_figure
+
 from .reporting import PAPER_TABLE2, win_draw_loss
 
 __all__ = ["learning_curve_plot", "scatter_plot", "win_loss_bars"]
@@ -33,7 +35,7 @@ def _save(plt, fig, path: str | Path) -> Path:
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path
 

@@ -42,7 +42,7 @@ import pandas as pd
 
 from fastpath.evaluation import log_loss, rmse, stratified_folds, zero_one_loss
 from fastpath.io import dataset_path, list_datasets, read_table
-from fastpath.utils import Progress
+from fastpath.utils import Progress, write_text
 
 from .classifiers import ClassifierSpec, fitted_details, make_classifier, parse_classifier
 
@@ -386,9 +386,8 @@ def compute_cell(cell: Cell, protocol, settings: RunSettings) -> dict[str, Any]:
 
 def _write_json(path: Path, record: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record, indent=1, sort_keys=True))
-    os.replace(tmp, path)  # atomic: an interrupted write never leaves a half cell
+    # atomic: an interrupted write never leaves a half cell
+    write_text(path, json.dumps(record, indent=1, sort_keys=True))
 
 
 def _warm_up() -> None:
