@@ -292,7 +292,9 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         frame, has_names = self._frame(X)
         fitted_names = getattr(self, "feature_names_in_", None)
         if fitted_names is not None and has_names:
-            names = list(frame.columns)
+            names = frame.columns.tolist()
+            if names == fitted_names.tolist():  # as in fit: nothing to match
+                return self._check_width(frame)
             missing = [c for c in fitted_names if c not in names]
             extra = [c for c in names if c not in set(fitted_names)]
             if missing or extra:
@@ -314,6 +316,9 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         elif fitted_names is None and has_names:
             warn(f"X has feature names, but {type(self).__name__} was fitted without feature "
                  "names")
+        return self._check_width(frame)
+
+    def _check_width(self, frame: pd.DataFrame) -> pd.DataFrame:
         if frame.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {frame.shape[1]} features, but {type(self).__name__} is expecting "

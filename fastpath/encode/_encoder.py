@@ -126,11 +126,12 @@ def as_frame(X: Any) -> tuple[pd.DataFrame, bool]:
     Raises on duplicated column names, sparse input and anything not two-dimensional.
     """
     if isinstance(X, pd.DataFrame):
-        names = [str(c) for c in X.columns]
+        columns = X.columns.tolist()  # one conversion (iterating an Index is slow)
+        names = [str(c) for c in columns]
         if len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
             raise ValueError(f"duplicated column names: {dup}")
-        has_names = all(isinstance(c, str) for c in X.columns)
+        has_names = all(isinstance(c, str) for c in columns)
         frame = X if has_names else X.set_axis(names, axis=1)
         return frame, has_names
     if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
@@ -642,16 +643,26 @@ def _category_lookup(categories: tuple) -> Callable[[Any], int]:
 
 def _categories_lookup(categories: tuple, dtype: pd.CategoricalDtype) -> np.ndarray:
     """The fitted code of each of ``dtype``'s categories (``UNKNOWN`` for one not fitted), then
-    ``UNKNOWN`` (where a missing value's -1 lands). Cached: a prediction's batches sliced from
-    one frame share their dtype."""
-    types = tuple(type(c) for c in categories)
-    try:
-        return _categories_lookup_of(categories, types, dtype)
-    except TypeError:  # a dtype that cannot be hashed: not cached
-        return _categories_lookup_of.__wrapped__(categories, types, dtype)
+    ``UNKNOWN`` (where a missing value's -1 lands). Kept per (fitted categories, dtype) object
+    pair: a prediction's batches sliced from one frame share their dtype objects (equal dtypes
+    are not compared: pandas compares two categoricals' dtypes in ~50 us)."""
+    key = (id(categories), id(dtype))
+    hit = _LOOKUPS.get(key)
+    # the entry holds both objects, so their ids cannot be reused while it is kept
+    if hit is not None and hit[0] is categories and hit[1] is dtype:
+        return hit[2]
+    lookup = _categories_lookup_of(categories, tuple(type(c) for c in categories), dtype)
+    if len(_LOOKUPS) >= 4096:
+        _LOOKUPS.clear()
+    _LOOKUPS[key] = (categories, dtype, lookup)
+    return lookup
 
 
-@functools.lru_cache(maxsize=1024)
+#: :func:`_categories_lookup`'s entries: (id of categories, id of dtype) -> (categories, dtype,
+#: lookup)
+_LOOKUPS: dict[tuple[int, int], tuple[tuple, Any, np.ndarray]] = {}
+
+
 def _categories_lookup_of(categories: tuple, types: tuple,
                           dtype: pd.CategoricalDtype) -> np.ndarray:
     code_of = _category_lookup_of(categories, types)
