@@ -832,7 +832,8 @@ def _check_cell_types(frame: pd.DataFrame, arrays: Sequence | None = None) -> No
     dtypes = (frame.dtypes.tolist() if arrays is None else [a.dtype for a in arrays])
     for name, dtype in zip(frame.columns, dtypes, strict=True):
         if (dtype.kind == "c" if isinstance(dtype, np.dtype)
-                else pd.api.types.is_complex_dtype(dtype)):
+                else not isinstance(dtype, pd.CategoricalDtype)
+                and pd.api.types.is_complex_dtype(dtype)):
             raise ValueError(f"column {name!r} holds complex numbers; a column must hold real "
                              "numbers or category labels")
 
