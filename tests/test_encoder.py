@@ -445,3 +445,27 @@ def test_short_and_long_columns_get_the_same_nominal_codes(values, kind):
     expected = [{"3": 0, "a": 1, "b": 2}.get(str(first.setdefault(v, v)), -1)
                 for v in col[~missing]]
     np.testing.assert_array_equal(short[~missing], expected)
+
+
+def test_members_encoders_are_each_members_own_fit():
+    """fit_members (one read of the table, each numeric column sorted once for every member's
+    redraw) gives every member the encoder its own fit with its own generator learns."""
+    from fastpath.encode._encoder import fit_members
+
+    rng = np.random.default_rng(5)
+    n = 200
+    y = rng.integers(0, 3, n)
+    frame = pd.DataFrame({
+        "u": y + rng.normal(0, 0.8, n),
+        "colour": rng.choice(["red", "blue", "green"], n),
+        "v": np.round(2 * y + rng.normal(0, 1.5, n), 1),
+    })
+    frame.loc[::7, "v"] = np.nan
+    seeds = np.random.SeedSequence(9).spawn(5)
+    encoders = fit_members(frame, y, 3, "auto", "stochastic",
+                           [np.random.default_rng(s) for s in seeds])
+    for encoder, seed in zip(encoders, seeds, strict=True):
+        alone = TableEncoder(discretization="stochastic",
+                             random_state=np.random.default_rng(seed)).fit(frame, y, 3)
+        assert encoder.codings_ == alone.codings_
+    assert len({e.codings_[0].cut_points for e in encoders}) > 1

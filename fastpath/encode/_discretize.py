@@ -462,7 +462,20 @@ def stochastic_mdl_cut_points(
         Strictly increasing cut points, possibly empty.
     """
     seed = stochastic_seed(random_state)  # drawn first: one draw per call, whatever the data
-    table = _value_table(x, y, n_classes, name)
+    return _stochastic_cuts(_value_table(x, y, n_classes, name), seed)
+
+
+def stochastic_mdl_cut_points_of_table(
+    table: tuple[np.ndarray, np.ndarray] | None, random_state
+) -> np.ndarray:
+    """:func:`stochastic_mdl_cut_points` of a column whose :func:`_value_table` is ``table``:
+    members drawing cut points from the same rows sort them once (the same draws, the same
+    cuts)."""
+    return _stochastic_cuts(table, stochastic_seed(random_state))
+
+
+def _stochastic_cuts(table: tuple[np.ndarray, np.ndarray] | None, seed: np.uint64
+                     ) -> np.ndarray:
     if table is None:
         return np.empty(0, dtype=np.float64)
     values, counts = table

@@ -46,7 +46,12 @@ from ..utils._dtypes import (
 )
 from ..utils._validation import as_generator
 from ..utils._warn import warn
-from ._discretize import mdl_cut_points, stochastic_mdl_cut_points
+from ._discretize import (
+    _value_table,
+    mdl_cut_points,
+    stochastic_mdl_cut_points,
+    stochastic_mdl_cut_points_of_table,
+)
 
 #: code of a value that was never seen in training
 UNKNOWN = -1
@@ -345,17 +350,23 @@ class TableEncoder:
         return self
 
     def redrawn(self, numeric_rows: dict[int, tuple[np.ndarray, np.ndarray]], n_classes: int,
-                random_state: Any) -> TableEncoder:
+                random_state: Any, *, tables: dict | None = None) -> TableEncoder:
         """This fitted encoder with every numeric column's stochastic cut points drawn anew from
         ``random_state``, one draw per column in column order -- what :meth:`fit` with that
         ``random_state`` learns from the same rows (``numeric_rows``: each numeric column's
         non-missing values and their classes, as :meth:`fit` recorded them), without reading
-        the table again. The nominal codings are this encoder's."""
+        the table again. The nominal codings are this encoder's. ``tables``: a dict kept by
+        the caller across calls, filled here with each numeric column's sorted values and class
+        counts, so that several redraws sort a column once."""
         rng = as_generator(random_state)
         codings = []
         for j, coding in enumerate(self.codings_):
             if coding.kind == "numeric":
-                if j in numeric_rows:
+                if j in numeric_rows and tables is not None:
+                    if j not in tables:
+                        tables[j] = _value_table(*numeric_rows[j], n_classes, coding.name)
+                    cuts = stochastic_mdl_cut_points_of_table(tables[j], rng)
+                elif j in numeric_rows:
                     values, y = numeric_rows[j]
                     cuts = stochastic_mdl_cut_points(values, y, n_classes, rng)
                 else:
@@ -702,13 +713,14 @@ def fit_members(frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
     the table read once: member 0 fits it (and says what the data warns about), the others copy
     its nominal codings and, when stochastic, draw their cut points from the same rows."""
     numeric_rows: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    tables: dict = {}  # each numeric column sorted once for every member's redraw
     first = TableEncoder(categorical_features, discretization=discretization,
                          random_state=streams[0]).fit(frame, y_codes, n_classes,
                                                       numeric_rows=numeric_rows)
     encoders = [first]
     for stream in streams[1:]:
         if discretization == "stochastic":
-            encoders.append(first.redrawn(numeric_rows, n_classes, stream))
+            encoders.append(first.redrawn(numeric_rows, n_classes, stream, tables=tables))
         else:  # Weka's cut points: every member codes alike
             other = copy.copy(first)
             other.random_state = stream
