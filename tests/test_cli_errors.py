@@ -109,3 +109,24 @@ def test_a_bug_prints_its_traceback_and_not_exit_2(credit_csv):
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" in proc.stderr and "TypeError: an internal bug" in proc.stderr
     assert "error: an internal bug" not in proc.stderr
+
+
+def test_a_header_only_table_and_a_bad_option_are_plain_errors(credit_csv, tmp_path, capsys,
+                                                                monkeypatch):
+    header = tmp_path / "header.csv"
+    header.write_text("a,b,class\n")
+    for command in ("fit", "evaluate"):
+        args = [command, str(header)] + (["--model", str(tmp_path / "m.npz")]
+                                         if command == "fit" else [])
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert "has no data rows (only a header?)" in err and str(header) in err
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("the data was read before the options were checked")
+
+    monkeypatch.setattr(cli_main, "read_table", no_read)
+    assert main(["fit", str(credit_csv), "--model", str(tmp_path / "m.npz"), "--k", "-1"]) == 2
+    assert "k must be >= 0, got -1" in capsys.readouterr().err
+    assert main(["evaluate", str(credit_csv), "--k", "-1"]) == 2
+    assert "k must be >= 0, got -1" in capsys.readouterr().err

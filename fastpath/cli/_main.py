@@ -83,7 +83,10 @@ def _read_labelled(path: str, target: str | None) -> pd.DataFrame:
     never by the numeric 95 % rule (a class ``U`` among classes ``1``..``5`` is a class)."""
     if target is not None and target not in read_table(path, nrows=0).frame.columns:
         return _read(path)  # _split_target names the missing column
-    return read_table(path, nominal_columns=[-1 if target is None else target]).frame
+    frame = read_table(path, nominal_columns=[-1 if target is None else target]).frame
+    if frame.shape[0] == 0:
+        raise ValueError(f"{path} has no data rows (only a header?)")
+    return frame
 
 
 def _data_path(data: str) -> str:
@@ -253,6 +256,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     data = _data_path(args.data)
     refuse_overwriting_inputs(args.model, [data], option="--model")
+    _make_model(args).fit_config()  # a bad option is refused before the data is read
     # stage lines and the sampler's bar on a terminal (not when piped, not with --quiet)
     verbose = int(not args.quiet and sys.stderr.isatty())
     if args.chunksize is not None:
@@ -312,6 +316,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
+    _make_model(args).fit_config()  # a bad option is refused before the data is read
     frame = _read_labelled(_data_path(args.data), args.target)
     X, y = _split_target(frame, args.target)
     _make_model(args, X)  # validate options before the first fold
