@@ -504,3 +504,12 @@ def test_collect_writes_every_cached_cell(tmp_path, capsys):
     assert len(cells) == 4 and set(cells["classifier"]) == {"nb-m", "tan-m"}
     assert "4 cells (1 datasets, 2 classifiers)" in capsys.readouterr().out
     assert experiments_main(["collect", str(tmp_path / "none"), "--out", str(out)]) == 2
+
+
+def test_quick_mode_does_not_point_at_the_folder_it_removes(capsys):
+    """Without --out or --keep, --quick's folder is temporary: the last line says so instead of
+    naming a folder that no longer exists."""
+    main(["--quick", "--jobs", "1", "--quiet", "--datasets", "car", "--classifiers", "nb-m"])
+    err = capsys.readouterr().err
+    assert "removed now (--out DIR or --keep keeps them)" in err
+    assert "results in " not in err and "hdpbn-quick-" not in err

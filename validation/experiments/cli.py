@@ -225,10 +225,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         out = Path(args.out)
     cache = Path(args.cache) if args.cache else out / "cache"
+    # --quick without --out or --keep writes to a temporary folder, removed at the end
+    removed = tmp is not None and not args.keep
     protocol = CrossValidation(folds=args.folds, repeats=repeats, seed=args.seed)
     settings = RunSettings(iterations=iterations, typing=args.typing)
     print(f"{len(refs)} datasets x {len(classifiers)} classifiers x {protocol.tag}, "
-          f"HDP iterations {iterations}, {args.jobs} processes; cache {cache}", file=sys.stderr)
+          f"HDP iterations {iterations}, {args.jobs} processes; cache "
+          + ("in a temporary folder" if removed and not args.cache else str(cache)),
+          file=sys.stderr)
     wall = time.perf_counter()
     report = run_cells(refs, classifiers, protocol, settings, cache, jobs=args.jobs,
                        progress=None if not args.quiet else False)
@@ -259,8 +263,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     if report.failures:
         status = 1
+    where = ("the results were in a temporary folder, removed now (--out DIR or --keep keeps "
+             "them)" if removed else f"results in {out}")
     print(f"{report.computed} cells computed, {report.cached} cached, {len(report.failures)} "
-          f"failed, {wall:.1f} s; results in {out}", file=sys.stderr)
+          f"failed, {wall:.1f} s; {where}", file=sys.stderr)
     if quick:
         labels = {r.name: load_dataset(r, args.typing)[1] for r in refs}
         failed = quick_checks(results, labels) if not results.empty else ["no results"]
@@ -270,7 +276,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             status = 1
         else:
             print("quick checks passed", file=sys.stderr)
-        if tmp is not None and not args.keep:
+        if removed:
             shutil.rmtree(tmp, ignore_errors=True)
     return status
 
