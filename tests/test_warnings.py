@@ -184,3 +184,66 @@ def test_the_package_warns_only_through_the_helper():
                     and isinstance(node.value, ast.Name) and node.value.id == "warnings"):
                 offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno} warnings.warn")
     assert offenders == []
+
+
+# ---------------------------------------------------------------------- the fit's record
+def _mixed(n: int = 300) -> tuple[pd.DataFrame, np.ndarray]:
+    """An identifier column and a numeric column with a few "?" (two data warnings)."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({
+        "customer_id": [f"c{i}" for i in range(n)],
+        "score": np.where(rng.random(n) < 0.03, "?", rng.normal(size=n).round(2).astype(str)),
+        "colour": rng.choice(["r", "g", "b"], n),
+    })
+    return frame, rng.choice(["a", "b"], n)
+
+
+def test_a_fit_keeps_what_it_warned_about_once_even_when_filtered(tmp_path):
+    X, y = _mixed()
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        model = ESKDBClassifier(n_estimators=5, estimator="m", random_state=0).fit(X, y)
+    messages = [str(w.message) for w in shown]
+    assert len(messages) == 2 == len(set(messages))  # once per fit, not once per member
+    assert list(model.fit_warnings_) == messages
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # silenced, still recorded
+        quiet = ESKDBClassifier(n_estimators=5, estimator="m", random_state=0).fit(X, y)
+    assert quiet.fit_warnings_ == model.fit_warnings_
+    model.save(tmp_path / "m.npz")
+    assert ESKDBClassifier.load(tmp_path / "m.npz").fit_warnings_ == model.fit_warnings_
+    clean = BayesNetClassifier(estimator="m").fit(X[["colour"]], y)
+    assert clean.fit_warnings_ == ()
+
+
+def test_partial_fit_keeps_every_calls_warnings_once():
+    X, y = _mixed(400)
+    X = X[["score", "colour"]]
+    model = BayesNetClassifier(estimator="m")
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        model.partial_fit(X.iloc[:200], y[:200], classes=["a", "b"])
+        first = model.fit_warnings_
+        model.partial_fit(X.iloc[200:], y[200:])
+    assert first and "'score'" in first[0]
+    assert model.fit_warnings_[: len(first)] == first
+    # every message shown by either call is in the record, once
+    assert set(model.fit_warnings_) == {str(w.message) for w in shown}
+    assert len(set(model.fit_warnings_)) == len(model.fit_warnings_)
+
+
+def test_quiet_command_line_prints_no_warning_and_diagnose_shows_them(tmp_path, capsys):
+    from fastpath.cli import main
+
+    X, y = _mixed()
+    data = tmp_path / "mixed.csv"
+    X.assign(label=y).to_csv(data, index=False)
+    for extra in ([], ["--chunksize", "100"]):
+        model = tmp_path / "m.npz"
+        assert main(["fit", str(data), "--structure", "eskdb", "--n-estimators", "3",
+                     "--model", str(model), "--quiet", *extra]) == 0
+        assert capsys.readouterr().err == ""
+        assert main(["diagnose", str(model)]) in (0, 1)
+        out = capsys.readouterr().out
+        assert out.startswith("the fit warned:")
+        assert "'customer_id'" in out and "'score'" in out

@@ -39,7 +39,7 @@ from ..scale._passes import fit_stream
 from ..scale._sources import is_dask_frame, is_stream_source
 from ..utils._threads import limit_threads
 from ..utils._validation import check_labels, n_threads
-from ..utils._warn import warn
+from ..utils._warn import recording, warn
 from ._model_io import read_model, save_model
 
 # Attributes that are neither parameters nor in FittedModel but belong to a fit.
@@ -170,7 +170,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             a Dask partition. Memory grows with it, not with the number of rows.
         """
         config = self.fit_config()
-        with self._threads():
+        with self._threads(), recording() as warned:
             if is_dask_frame(X):
                 model = fit_dask(config, X, y, chunksize=chunksize)
             elif is_stream_source(X):
@@ -178,7 +178,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             else:
                 frame, has_names, classes, y_codes = self._in_memory_data(X, y, chunksize)
                 model = fit_in_memory(config, frame, has_names, classes, y_codes)
-        self._assign(model)
+        self._assign(dataclasses.replace(model, fit_warnings_=tuple(warned)))
         return self
 
     def partial_fit(self, X: Any, y: Any, classes: Any = None, *, schema: Any = None,
@@ -209,7 +209,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         predicting. Prediction never re-estimates, so it never changes the estimator.
         """
         partial: PartialFit | None = self.__dict__.get("_partial_state")
-        with self._threads():
+        with self._threads(), recording() as warned:
             if partial is not None:
                 partial.add(self._validate_X(X), y)
             else:
@@ -224,6 +224,9 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
                 self._partial_state = partial
             if refresh:
                 self._assign(partial.refresh(), keep_partial=True)
+        partial.warnings.extend(w for w in warned if w not in partial.warnings)
+        if "members_" in self.__dict__:
+            self.fit_warnings_ = tuple(partial.warnings)
         return self
 
     def refresh_tables(self) -> Self:
@@ -234,8 +237,10 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             raise NotFittedError(f"{type(self).__name__}.refresh_tables follows partial_fit; "
                                  "this estimator has no partial_fit counts")
         if partial.stale or "members_" not in self.__dict__:
-            with self._threads():
+            with self._threads(), recording() as warned:
                 self._assign(partial.refresh(), keep_partial=True)
+            partial.warnings.extend(w for w in warned if w not in partial.warnings)
+            self.fit_warnings_ = tuple(partial.warnings)
         return self
 
     def _clear_fit(self, keep_partial: bool = False) -> None:

@@ -81,6 +81,9 @@ mcse_tolerance, mcse_weighting, convergence_checks
         ``estimator="hdp"``: R-hat and bulk ESS of every tree (named ``member e: P(...)``).
     n_passes_ : int
         Out-of-core fits only: the passes made over the data (for every member at once).
+    fit_warnings_ : tuple of str
+        What the fit warned about (the data's columns, the sampler), each message once, whether
+        or not the warnings filters showed it; saved in model files (``hdpbn diagnose``).
     """
 
     _own_parameters = (

@@ -166,6 +166,9 @@ default="adaptive"
         ``diagnostics_.to_frame()``). An :class:`~fastpath.UnconvergedWarning` (a scikit-learn
         ``ConvergenceWarning``) naming the trees and the option to change is raised when a
         tree's estimates are not certified (:mod:`fastpath.estimate._diagnostics`).
+    fit_warnings_ : tuple of str
+        What the fit warned about (the data's columns, the sampler), each message once, whether
+        or not the warnings filters showed it; saved in model files (``hdpbn diagnose``).
     """
 
     _own_parameters = (

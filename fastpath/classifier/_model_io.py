@@ -109,6 +109,16 @@ def _read_trees(prefix: str, trees_meta: list[dict], arrays: dict[str, np.ndarra
     return specs, trees, tables
 
 
+def _fit_warnings(meta: dict) -> tuple[str, ...] | None:
+    """The fit's recorded warnings (None for files written before they were kept)."""
+    kept = meta.get("fit_warnings")
+    if kept is None:
+        return None
+    if not isinstance(kept, list) or not all(isinstance(w, str) for w in kept):
+        raise ValueError("model file is corrupt: fit_warnings must be a list of strings")
+    return tuple(kept)
+
+
 def _encoder_dict(encoder: TableEncoder) -> dict:
     out = encoder.to_dict()
     for c in out["codings"]:
@@ -140,6 +150,7 @@ def save_model(class_name: str, params: dict[str, Any], model: FittedModel,
         "diagnostics": (
             model.diagnostics_.to_dict() if model.diagnostics_ is not None else None
         ),
+        "fit_warnings": list(model.fit_warnings_ or ()),
         "members": [
             {
                 "encoder": _encoder_dict(member.encoder),
@@ -285,5 +296,6 @@ def read_model(path: str | os.PathLike,
         feature_names_in_=_feature_names(meta),
         members_=members,
         diagnostics_=_diagnostics(meta),
+        fit_warnings_=_fit_warnings(meta),
     )
     return _params(meta), model

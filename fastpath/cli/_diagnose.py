@@ -66,6 +66,12 @@ def run_diagnose(args: argparse.Namespace) -> int:
     """Run ``hdpbn diagnose``; returns 0 when every tree looks converged, else 1."""
     meta = read_model_meta(args.model)  # a single classifier's or an ensemble's file
     params = meta.get("params", {})
+    warned = meta.get("fit_warnings") or []
+    if warned and not args.json:  # what the fit warned about, shown or silenced (--quiet)
+        print("the fit warned:")
+        for message in warned:
+            print(f"  - {message}")
+        sys.stdout.flush()
     if params.get("estimator") != "hdp":
         raise ValueError(f"{args.model!r} was fitted with estimator={params.get('estimator')!r}: "
                          "only HDP fits have samplers to diagnose")
@@ -78,7 +84,8 @@ def run_diagnose(args: argparse.Namespace) -> int:
     else:
         diag, note = _rerun(args.model, args.chains)
     if args.json:
-        print(json.dumps({"source": note, "converged": diag.converged, **diag.to_dict()}))
+        print(json.dumps({"source": note, "converged": diag.converged, "fit_warnings": warned,
+                          **diag.to_dict()}))
     else:
         print(f"diagnostics {note}")
         print(diag.summary(n=len(diag.trees) if args.all else args.top))

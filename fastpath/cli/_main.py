@@ -54,7 +54,7 @@ from ..io._datasets import dataset_path, list_datasets, load_dataset
 from ..io._tables import decompression_error, read_table
 from ..utils._files import refuse_overwriting_inputs, write_csv
 from ..utils._progress import Progress
-from ..utils._warn import warn
+from ..utils._warn import recording, warn
 from ..version import __version__
 from ._diagnose import add_diagnose_parser
 from ._estimate import (
@@ -278,10 +278,13 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             raise err from exc
         what = f"{args.data} (streamed in chunks of {args.chunksize} rows)"
     else:
-        frame = _read_labelled(data, args.target)
+        with recording() as read_warnings:  # what reading the file warned about (stray tokens)
+            frame = _read_labelled(data, args.target)
         X, y = _split_target(frame, args.target)
         model = _make_model(args, X, verbose=verbose)
         model.fit(X, y)
+        # the model keeps what reading and fitting warned about (hdpbn diagnose shows it)
+        model.fit_warnings_ = tuple(dict.fromkeys([*read_warnings, *model.fit_warnings_]))
         what = f"{len(X)} rows x {X.shape[1]} attributes"
     seconds = time.perf_counter() - t0
     model.set_params(verbose=0)  # the saved model is quiet when refitted
@@ -543,12 +546,15 @@ def _describe(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def _one_line_warnings(command: str) -> Iterator[None]:
+def _one_line_warnings(command: str, quiet: bool = False) -> Iterator[None]:
     """Show warnings as ``hdpbn COMMAND: warning: MESSAGE`` (no source line) while a command
-    runs; the previous ``warnings.showwarning`` is restored after."""
+    runs, or none when ``quiet`` (``fit --quiet``: the model keeps them, ``hdpbn diagnose``
+    shows them); the previous ``warnings.showwarning`` is restored after."""
     saved = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if quiet:
+            return
         message = _cli_text(message)
         try:
             print(f"hdpbn {command}: warning: {message}",
@@ -577,8 +583,8 @@ def _silence_stdout() -> None:
         os.close(devnull)
 
 
-def _run(command: str, work: Callable[[], Any]) -> int:
-    with _one_line_warnings(command):
+def _run(command: str, work: Callable[[], Any], quiet: bool = False) -> int:
+    with _one_line_warnings(command, quiet):
         try:
             status = int(work() or 0)
             sys.stdout.flush()  # a closed pipe shows here, not at exit
@@ -607,7 +613,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _check_output(getattr(args, attr), flag)
         return args.func(args)
 
-    return _run(args.command, work)
+    # fit --quiet prints nothing but errors: its warnings are kept in the model (diagnose)
+    return _run(args.command, work,
+                quiet=args.command == "fit" and bool(getattr(args, "quiet", False)))
 
 
 if __name__ == "__main__":  # pragma: no cover

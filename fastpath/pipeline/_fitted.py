@@ -88,6 +88,8 @@ class FittedModel:
     hdp_results_: list[HDPResult] | None = None
     diagnostics_: FitDiagnostics | None = None
     n_passes_: int | None = None
+    #: what the fit warned about (each message once), whether or not it was shown
+    fit_warnings_: tuple[str, ...] | None = None
 
     def attributes(self) -> dict[str, Any]:
         """The fields that apply, by attribute name."""

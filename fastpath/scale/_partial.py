@@ -133,6 +133,8 @@ class PartialFit:
     has_names: bool
     members: list[PartialMember]
     n_calls: int = 0
+    #: what the calls so far warned about (each message once): the model's ``fit_warnings_``
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def stale(self) -> bool:
