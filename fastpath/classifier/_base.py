@@ -224,9 +224,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
                 self._partial_state = partial
             if refresh:
                 self._assign(partial.refresh(), keep_partial=True)
-        partial.warnings.extend(w for w in warned if w not in partial.warnings)
-        if "members_" in self.__dict__:
-            self.fit_warnings_ = tuple(partial.warnings)
+        self._keep_warnings(partial, warned)
         return self
 
     def refresh_tables(self) -> Self:
@@ -239,9 +237,15 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         if partial.stale or "members_" not in self.__dict__:
             with self._threads(), recording() as warned:
                 self._assign(partial.refresh(), keep_partial=True)
-            partial.warnings.extend(w for w in warned if w not in partial.warnings)
-            self.fit_warnings_ = tuple(partial.warnings)
+            self._keep_warnings(partial, warned)
         return self
+
+    def _keep_warnings(self, partial: PartialFit, warned: list[str]) -> None:
+        """Add a ``partial_fit`` call's warnings to those of the calls before (each once), the
+        fitted model's ``fit_warnings_`` once there is one."""
+        partial.warnings.extend(w for w in warned if w not in partial.warnings)
+        if "members_" in self.__dict__:
+            self.fit_warnings_ = tuple(partial.warnings)
 
     def _clear_fit(self, keep_partial: bool = False) -> None:
         for name in (*FittedModel.attribute_names(), *_PRIVATE_STATE):

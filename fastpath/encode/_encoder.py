@@ -359,16 +359,14 @@ class TableEncoder:
         the caller across calls, filled here with each numeric column's sorted values and class
         counts, so that several redraws sort a column once."""
         rng = as_generator(random_state)
+        tables = {} if tables is None else tables
         codings = []
         for j, coding in enumerate(self.codings_):
             if coding.kind == "numeric":
-                if j in numeric_rows and tables is not None:
+                if j in numeric_rows:
                     if j not in tables:
                         tables[j] = _value_table(*numeric_rows[j], n_classes, coding.name)
                     cuts = stochastic_mdl_cut_points_of_table(tables[j], rng)
-                elif j in numeric_rows:
-                    values, y = numeric_rows[j]
-                    cuts = stochastic_mdl_cut_points(values, y, n_classes, rng)
                 else:
                     cuts = np.empty(0)
                 coding = dataclasses.replace(
@@ -488,9 +486,9 @@ class TableEncoder:
     def _mapped_codes(row_codes: np.ndarray, uniques: Any,
                       coding: AttributeCoding) -> np.ndarray:
         """Codes of a factorised column (``row_codes`` into ``uniques``, -1 missing)."""
-        code_of = _category_lookup(coding.categories)
-        lookup = np.fromiter((code_of(u) for u in uniques), dtype=np.int64, count=len(uniques))
-        return _take_codes(row_codes, np.append(lookup, UNKNOWN))
+        categories = coding.categories
+        lookup = _uniques_lookup(categories, tuple(type(c) for c in categories), uniques)
+        return _take_codes(row_codes, lookup)
 
     def fit_transform(self, X: Any, y_codes: np.ndarray, n_classes: int) -> np.ndarray:
         return self.fit(X, y_codes, n_classes).transform(X)
@@ -561,7 +559,7 @@ def _numeric_column(frame: pd.DataFrame, j: int, coding: AttributeCoding,
         if isinstance(array, np.ndarray) and array.dtype.kind in "iuf":
             # plain numbers: parse_numbers' values, without a Series
             values = array.astype(np.float64, copy=False)
-            if np.isinf(values).any():
+            if np.isinf(values).any():  # the slow path raises the error naming the row
                 TableEncoder._numeric_values(entry.series(), coding.name, coding.missing_tokens)
             parsed[key] = values, entry.missing
         else:
@@ -662,7 +660,8 @@ def _categories_lookup(categories: tuple, dtype: pd.CategoricalDtype) -> np.ndar
     # the entry holds both objects, so their ids cannot be reused while it is kept
     if hit is not None and hit[0] is categories and hit[1] is dtype:
         return hit[2]
-    lookup = _categories_lookup_of(categories, tuple(type(c) for c in categories), dtype)
+    lookup = _uniques_lookup(categories, tuple(type(c) for c in categories), dtype.categories)
+    lookup.flags.writeable = False
     if len(_LOOKUPS) >= 4096:
         _LOOKUPS.clear()
     _LOOKUPS[key] = (categories, dtype, lookup)
@@ -674,14 +673,12 @@ def _categories_lookup(categories: tuple, dtype: pd.CategoricalDtype) -> np.ndar
 _LOOKUPS: dict[tuple[int, int], tuple[tuple, Any, np.ndarray]] = {}
 
 
-def _categories_lookup_of(categories: tuple, types: tuple,
-                          dtype: pd.CategoricalDtype) -> np.ndarray:
+def _uniques_lookup(categories: tuple, types: tuple, uniques: Any) -> np.ndarray:
+    """The fitted code of each of ``uniques`` (``UNKNOWN`` for one not fitted), then
+    ``UNKNOWN`` (where a missing value's -1 lands): :func:`_take_codes`' lookup."""
     code_of = _category_lookup_of(categories, types)
-    uniques = dtype.categories
     lookup = np.fromiter((code_of(u) for u in uniques), dtype=np.int64, count=len(uniques))
-    lookup = np.append(lookup, UNKNOWN)
-    lookup.flags.writeable = False
-    return lookup
+    return np.append(lookup, UNKNOWN)
 
 
 def _take_codes(row_codes: np.ndarray, lookup: np.ndarray) -> np.ndarray:
