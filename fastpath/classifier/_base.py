@@ -31,7 +31,7 @@ from ..encode._encoder import as_frame
 from ..estimate.hdp._options import DEFAULT_SAMPLER, HDPOptions
 from ..pipeline._config import FitConfig, hdp_options
 from ..pipeline._fitted import FittedModel
-from ..pipeline._members import members_log_proba, members_proba
+from ..pipeline._members import kept_columns, members_log_proba, members_proba
 from ..pipeline._memory import fit_in_memory
 from ..scale._dask import fit_dask
 from ..scale._partial import PartialFit, start_partial_fit
@@ -60,6 +60,9 @@ SHARED_PARAMETERS: tuple[inspect.Parameter, ...] = (
     _keyword("m", "auto", "float | str"),
     _keyword("m_backoff", "path", "str"),
     _keyword("categorical_features", "auto", "Any"),
+    _keyword("na_values", None, "str | Sequence[str] | None"),
+    _keyword("numeric_errors", "coerce", "str"),
+    _keyword("exclude_features", "auto", "str | Sequence[str | int] | None"),
     _keyword("sampler", DEFAULT_SAMPLER, "str"),
     _keyword("n_iter", None, "int | str | None"),
     _keyword("min_iter", None, "int | None"),
@@ -327,6 +330,10 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
                  "names")
         return self._check_width(frame)
 
+    def _model_columns(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` (checked by :meth:`_validate_X`) without the columns the fit left out."""
+        return kept_columns(frame, self.__dict__.get("excluded_features_") or ())
+
     def _check_width(self, frame: pd.DataFrame) -> pd.DataFrame:
         if frame.shape[1] != self.n_features_in_:
             raise ValueError(
@@ -352,7 +359,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         """``P(y | x)`` for every row, shape (n_samples, n_classes), columns in ``classes_``
         order: the mean of the members' posteriors."""
         self._check_fitted()
-        frame = self._validate_X(X)
+        frame = self._model_columns(self._validate_X(X))
         with self._threads():
             return members_proba(self.members_, frame)
 
@@ -360,7 +367,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         """log of :meth:`predict_proba`, from the members' joint log likelihoods (finite where
         ``P(y | x)`` underflows)."""
         self._check_fitted()
-        frame = self._validate_X(X)
+        frame = self._model_columns(self._validate_X(X))
         with self._threads():
             return members_log_proba(self.members_, frame)
 
