@@ -1,18 +1,22 @@
 """The hierarchical Dirichlet model of one context tree, written as the paper writes it.
 
-Paper, section "Model" (4.1): for the conditional probability table P(X_c | y, x_1, ..., x_n),
+Paper (Petitjean et al. 2018, Machine Learning 107, doi:10.1007/s10994-018-5718-0), section 4.1
+("Model"): for the conditional probability table P(X_c | y, x_1, ..., x_n) -- n parents besides
+the class, so a context tree of depth n + 1: the root at depth 0, the nodes of y at depth 1, of
+x_i at depth i + 1, the leaves at depth n + 1 --
 
-    phi_{X_c}                  ~ Dir(1/|X_c| * 1, alpha_0)                      (root)
-    phi_{X_c | y}              ~ Dir(phi_{X_c}, alpha_y)
+    phi_{X_c}                  ~ Dir(1/|X_c| * 1, alpha_0)                      (root, depth 0)
+    phi_{X_c | y}              ~ Dir(phi_{X_c}, alpha_y)                        (depth 1)
     phi_{X_c | y, x_1..x_i}    ~ Dir(phi_{X_c | y, x_1..x_{i-1}}, alpha_{y, x_1..x_i})   i = 1..n-1
     theta_{X_c | y, x_1..x_n}  ~ Dir(phi_{X_c | y, x_1..x_{n-1}}, alpha_{y, x_1..x_n})   (leaves)
     n_{X_c | y, x_1..x_n}      ~ Multinomial(theta_{X_c | y, x_1..x_n}, n_{. | y, x_1..x_n})
 
-with the paper's two-argument Dirichlet Dir(mean, concentration) = Dirichlet(concentration * mean),
-the concentrations tied into groups (none / same-parent / level / single, see
-:func:`fastpath.counts.tying_groups`) and each group's concentration drawn from
-Gamma(shape, rate) (the reference implementation's prior: shape 2, rate 1); alpha_0 is fixed
-(2 by default), as in the reference implementation.
+with the paper's two-argument Dirichlet Dir(mean, concentration) = Dirichlet(concentration * mean)
+and the concentrations tied into groups (none / same-parent / level / single, see
+:func:`fastpath.counts.tying_groups`). Two choices are not the paper's but its reference code's:
+each group's concentration is drawn from Gamma(shape, rate) with shape 2, rate 1 by default (the
+paper's experiments use nu_0 = mu_0 = 0, an improper empirical-Bayes prior, section 4.4.2), and
+alpha_0 is fixed at 2 by default (the paper gives no value).
 
 :func:`hdp_model` is that model and nothing else: one batched Dirichlet per depth of the tree,
 gathered by parent index, so a tree with thousands of nodes is a handful of vectorised sample
@@ -194,7 +198,7 @@ class HDPTree:
         return self.leaf_counts.sum(axis=1)
 
     def site_names(self) -> list[str]:
-        """Node-probability sites in node order: ``phi_0`` (root) .. ``phi_{n-1}``, ``theta``."""
+        """Node-probability sites in node order: ``phi_0`` (root) .. ``phi_{depth-1}``, ``theta``."""
         return [f"phi_{d}" for d in range(self.depth)] + ["theta"]
 
 
@@ -216,7 +220,8 @@ def hdp_model(tree: HDPTree, counts=OBSERVED):
     check_double_precision()  # at trace time: a Python check, not part of the compiled model
     if isinstance(counts, str) and counts == OBSERVED:
         counts = tree.leaf_counts
-    K, n = tree.n_values, tree.depth
+    # `depth` is the tree's depth, n + 1 in the paper's notation (n parents besides y)
+    K, depth = tree.n_values, tree.depth
 
     # concentrations, one per tying group: alpha_g ~ Gamma(shape, rate)
     alpha = numpyro.sample(
@@ -226,14 +231,15 @@ def hdp_model(tree: HDPTree, counts=OBSERVED):
     # root: phi_{X_c} ~ Dir(1/|X_c| * 1, alpha_0)  (one node, kept as a batch of one)
     phi = numpyro.sample("phi_0", dist.Dirichlet(jnp.full((1, K), tree.alpha0 / K)))
 
-    # internal depths i = 1..n-1: phi_{X_c|y,x_1..x_i} ~ Dir(phi_{parent}, alpha_{group})
-    for d in range(1, n):
+    # internal depths d = 1..depth-1: phi_{X_c|y} (d = 1) and phi_{X_c|y,x_1..x_{d-1}} (d >= 2),
+    # each ~ Dir(phi_{parent}, alpha_{group})
+    for d in range(1, depth):
         a = alpha[tree.group[d]][:, None]
         phi = numpyro.sample(f"phi_{d}", dist.Dirichlet(a * phi[tree.parent[d]]))
 
-    # leaves: theta_{X_c|y,x_1..x_n} ~ Dir(phi_{parent}, alpha_{group})
-    a = alpha[tree.group[n]][:, None]
-    theta = numpyro.sample("theta", dist.Dirichlet(a * phi[tree.parent[n]]))
+    # leaves, depth n + 1: theta_{X_c|y,x_1..x_n} ~ Dir(phi_{parent}, alpha_{group})
+    a = alpha[tree.group[depth]][:, None]
+    theta = numpyro.sample("theta", dist.Dirichlet(a * phi[tree.parent[depth]]))
 
     # data: n_{X_c|y,x_1..x_n} ~ Multinomial(theta, n_{.|y,x_1..x_n})
     totals = tree.leaf_totals
