@@ -198,7 +198,8 @@ class HDPTree:
         return self.leaf_counts.sum(axis=1)
 
     def site_names(self) -> list[str]:
-        """Node-probability sites in node order: ``phi_0`` (root) .. ``phi_{depth-1}``, ``theta``."""
+        """Node-probability sites in node order: ``phi_0`` (root) .. ``phi_{depth-1}``, ``theta``.
+        """
         return [f"phi_{d}" for d in range(self.depth)] + ["theta"]
 
 
