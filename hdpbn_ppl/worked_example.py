@@ -39,6 +39,7 @@ __all__ = [
     "PAPER_HDP",
     "REFERENCE_CODE_HDP",
     "ExactPosterior",
+    "concentration_profile",
     "exact_posterior",
     "m_estimate",
     "mle",
@@ -182,6 +183,69 @@ def _log_stirling_table(n_max: int) -> np.ndarray:
     return out
 
 
+def _table_weights(counts: np.ndarray, root: str, alpha0: float):
+    """Every table-count configuration of a depth-1 tree, weighted with alpha factored out.
+
+    Returns ``lw`` (C,), the log of prod S(n_yk, t_yk) times the root factor R(T); ``t_dot``
+    (C,), the total table count (the power of alpha); ``phi_hat`` (C, K), E[phi | t].
+    """
+    if root not in ("exact", "reference"):
+        raise ValueError("root must be 'exact' or 'reference'")
+    n_y, k = counts.shape
+    log_s = _log_stirling_table(int(counts.max()))
+    ranges = [range(1, n + 1) if n > 0 else range(0, 1) for n in counts.ravel()]
+    configs = np.array(list(itertools.product(*ranges)), dtype=np.int64).reshape(-1, n_y, k)
+    if configs.shape[0] > 2_000_000:
+        raise ValueError("too many table-count configurations to enumerate")
+    big_t = configs.sum(axis=1)  # (C, K)
+    t_dot = configs.sum(axis=(1, 2))  # (C,)
+    lw = log_s[counts[None], configs].sum(axis=(1, 2))
+    lw += gammaln(alpha0) - gammaln(alpha0 + big_t.sum(axis=1))
+    if root == "exact":
+        lw += (gammaln(alpha0 / k + big_t) - gammaln(alpha0 / k)).sum(axis=1)
+    else:
+        lw += np.where(big_t > 0, gammaln(np.maximum(big_t, 1)), 0.0).sum(axis=1)
+    phi_hat = (big_t + alpha0 / k) / (big_t.sum(axis=1, keepdims=True) + alpha0)  # (C, K)
+    return lw, t_dot, phi_hat
+
+
+def concentration_profile(counts, alphas, *, root: str = "exact", alpha0: float = 2.0
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """The marginal likelihood of the concentration and the estimates given it, on a grid.
+
+    With phi and the leaves integrated out and the table counts summed over (enumeration, as in
+    :func:`table_posterior`), the data's likelihood is a function of alpha alone, L(alpha) =
+    sum_t p(n, t | alpha). Any prior p(alpha), proper or not, and any cap then give the
+    posterior p(alpha | n) ∝ p(alpha) L(alpha) on (0, cap]: this is how the worked example's
+    sensitivity to the prior and to the cap is computed (docs/theory.md, examples/teaching.ipynb).
+
+    Parameters
+    ----------
+    counts : array (Y, K)
+    alphas : array (A,), positive
+    root, alpha0 : as in :func:`table_posterior`
+
+    Returns
+    -------
+    log_lik : (A,) log L(alpha), up to a constant
+    theta : (A, Y, K) E[theta_y | n, alpha]
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    alphas = np.asarray(alphas, dtype=float)
+    lw, t_dot, phi_hat = _table_weights(counts, root, alpha0)
+    n_tot = counts.sum(axis=1)
+    log_lik = np.empty(alphas.shape)
+    theta = np.empty(alphas.shape + counts.shape)
+    for i, a in enumerate(alphas):
+        lws = lw + t_dot * np.log(a) + sum(gammaln(a) - gammaln(a + n) for n in n_tot)
+        top = lws.max()
+        w = np.exp(lws - top)
+        log_lik[i] = top + np.log(w.sum())
+        th = (counts[None] + a * phi_hat[:, None, :]) / (n_tot[None, :, None] + a)
+        theta[i] = np.tensordot(w, th, axes=1) / w.sum()
+    return log_lik, theta
+
+
 def table_posterior(
     counts,
     *,
@@ -207,23 +271,8 @@ def table_posterior(
     (N_y + alpha) (the estimates of paper equations "eq-crpe1"-"eq-crpe3").
     """
     counts = np.asarray(counts, dtype=np.int64)
-    if root not in ("exact", "reference"):
-        raise ValueError("root must be 'exact' or 'reference'")
     n_y, k = counts.shape
-    log_s = _log_stirling_table(int(counts.max()))
-    ranges = [range(1, n + 1) if n > 0 else range(0, 1) for n in counts.ravel()]
-    configs = np.array(list(itertools.product(*ranges)), dtype=np.int64).reshape(-1, n_y, k)
-    if configs.shape[0] > 2_000_000:
-        raise ValueError("too many table-count configurations to enumerate")
-    big_t = configs.sum(axis=1)  # (C, K)
-    t_dot = configs.sum(axis=(1, 2))  # (C,)
-    lw = log_s[counts[None], configs].sum(axis=(1, 2))
-    lw += gammaln(alpha0) - gammaln(alpha0 + big_t.sum(axis=1))
-    if root == "exact":
-        lw += (gammaln(alpha0 / k + big_t) - gammaln(alpha0 / k)).sum(axis=1)
-    else:
-        lw += np.where(big_t > 0, gammaln(np.maximum(big_t, 1)), 0.0).sum(axis=1)
-    phi_hat = (big_t + alpha0 / k) / (big_t.sum(axis=1, keepdims=True) + alpha0)  # (C, K)
+    lw, t_dot, phi_hat = _table_weights(counts, root, alpha0)
     n_tot = counts.sum(axis=1)
 
     def log_w(s):
