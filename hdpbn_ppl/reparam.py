@@ -5,7 +5,7 @@ Carlo on deep, sparse context trees. Two changes, each exact, are applied from t
 NumPyro effect handlers:
 
 1. :class:`collapse_leaves` -- integrate every leaf's theta out analytically (paper, equation
-   "eq-ms"): theta ~ Dir(c), n ~ Multinomial(theta) becomes n ~ DirichletMultinomial(c). The
+   eq. 6): theta ~ Dir(c), n ~ Multinomial(theta) becomes n ~ DirichletMultinomial(c). The
    leaf site is kept as a deterministic site holding E[theta | c, n] = (n + c) / (N + sum c),
    whose average over the draws is the posterior mean of theta (Rao-Blackwellisation).
 
@@ -429,7 +429,7 @@ class collapse_leaves(Messenger):
 
     In the wrapped model, the latent site ``latent`` (theta ~ Dir(c)) becomes a deterministic
     site and the observed site ``observed`` (n ~ Multinomial(N, theta)) becomes
-    n ~ DirichletMultinomial(c, N): the exact marginal, paper equation "eq-ms".
+    n ~ DirichletMultinomial(c, N): the exact marginal, paper, eq. 6.
 
     ``counts`` are the observed counts; theta is then recorded as E[theta | c, n] =
     (n + c) / (N + sum c), the conditional posterior mean (average it over draws for the

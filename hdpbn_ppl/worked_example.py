@@ -7,7 +7,7 @@ Paper, section "Worked example": a naive-Bayes tree for P(X1 | Y), both binary, 
 
 Under the model of section 4.1 (root phi ~ Dir(alpha0 / K), alpha0 = 2; leaves
 theta_y ~ Dir(alpha phi); one concentration alpha ~ Gamma(2, 1) for depth 1) the posterior is
-two-dimensional once the leaves are integrated out analytically (paper, equation "eq-ms"):
+two-dimensional once the leaves are integrated out analytically (paper, eq. 6):
 
     p(phi, alpha | n) ∝ Beta(phi_0; alpha0/2, alpha0/2) Gamma(alpha; 2, 1)
                         prod_y Gamma(alpha) / Gamma(alpha + N_y)
@@ -19,7 +19,7 @@ phi_0 = (1 + tanh x) / 2 and alpha = e^s.
 
 :func:`table_posterior` computes the same numbers by a second, independent route -- the one the
 collapsed Gibbs sampler follows: enumerate every configuration of the table counts t_yk
-(paper, equation "eq-msi"; 1 <= t_yk <= n_yk), integrate phi out against its Dirichlet prior,
+(paper, eq. 9; 1 <= t_yk <= n_yk), integrate phi out against its Dirichlet prior,
 and integrate alpha numerically (one dimension). With ``root="reference"`` it evaluates the
 reference implementation's shortcut instead (the root's table counts fixed at min(1, n)),
 which is what the Java code samples; that is the origin of its 0.8756 / 0.8359.
@@ -258,7 +258,7 @@ def table_posterior(
     """Posterior means of a depth-1 tree by enumerating the table counts (any K, small counts).
 
     The joint of the table counts t and the concentration, with phi integrated out, is
-    (paper, equations "eq-msi" and "eq-dm")
+    (paper, eqs. 9 and 11)
 
         p(t, alpha | n) ∝ Gamma(alpha; shape, rate) prod_y [alpha^{t_y.} Gamma(alpha) /
                           Gamma(alpha + N_y) prod_k S(n_yk, t_yk)] * R(T)
@@ -268,7 +268,7 @@ def table_posterior(
     reference implementation's shortcut (root table counts fixed at 1), R(T) = Gamma(alpha0) /
     Gamma(alpha0 + T.) prod_{k: T_k > 0} (T_k - 1)! (``root="reference"``). Given t and alpha,
     E[phi_k] = (T_k + alpha0 / K) / (T. + alpha0) and E[theta_yk] = (n_yk + alpha E[phi_k]) /
-    (N_y + alpha) (the estimates of paper equations "eq-crpe1"-"eq-crpe3").
+    (N_y + alpha) (the estimates of the paper's eqs. 12-14).
     """
     counts = np.asarray(counts, dtype=np.int64)
     n_y, k = counts.shape

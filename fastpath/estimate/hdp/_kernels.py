@@ -28,7 +28,7 @@ inlined, they are as fast (docs/sampler.md, "Implementation", has the measuremen
 State of one chain (:class:`ChainState`, all arrays owned by the caller and updated in place):
 
 * ``n[j, k]`` -- for a leaf: its data counts; for an internal node: the sum of its children's
-  table counts ``t`` (paper eq. eq-crpstat). ``N[j] = sum_k n[j, k]``.
+  table counts ``t`` (paper, eq. 10). ``N[j] = sum_k n[j, k]``.
 * ``t[j, k]`` -- the table counts (pseudo-counts) of node ``j``; ``T[j] = sum_k t[j, k]``. The root
   has none under the exact root treatment; under the reference treatment ``t[0, k] = min(1, n)``.
 * ``alpha[g]`` -- the concentration of tying group ``g`` (``group[j]``, ``-1`` for the root, whose
@@ -468,7 +468,7 @@ def digamma(x):
 
 @njit(cache=True, nogil=True)
 def _init_t(nk, c):
-    """Initial table count (paper eq. eq:init-t).
+    """Initial table count (paper, eq. 15).
 
     ``n`` if ``n <= 1``, else ``max(1, floor(c (psi(c + n) - psi(c))))``.
     """
@@ -868,7 +868,7 @@ def sample_concentrations(model, cfg, state, scratch):
 # ---------------------------------------------------------------------------- estimates
 @njit(cache=True, nogil=True, inline="always")
 def rb_estimate(model, cfg, state, accum, add):
-    """Rao-Blackwellised estimates (eq-crpe1..3), top-down, into ``accum.phat`` (n_nodes, K);
+    """Rao-Blackwellised estimates (paper, eqs. 12-14), top-down, into ``accum.phat`` (n_nodes, K);
     also added to ``accum.acc_batch`` when ``add``.
 
     Parameters
@@ -966,7 +966,7 @@ def posterior_draw(model, cfg, state, scratch):
 
 @njit(cache=True, nogil=True, inline="always")
 def log_joint(model, cfg, state):
-    """log P(data, t, alpha) of the augmented model (eq-dm), up to the data's multinomial
+    """log P(data, t, alpha) of the augmented model (paper, eq. 11), up to the data's multinomial
     coefficient, with the chosen root treatment; the Gamma prior of the concentrations is included
     when they are sampled.
 

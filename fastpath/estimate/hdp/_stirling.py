@@ -1,6 +1,6 @@
 """Log unsigned Stirling numbers of the first kind, ``log S(n, t)``.
 
-``S(n, t)`` is defined by ``Gamma(a + n) / Gamma(a) = sum_t a**t S(n, t)`` (paper, eq. eq-si); it
+``S(n, t)`` is defined by ``Gamma(a + n) / Gamma(a) = sum_t a**t S(n, t)`` (paper, eq. 7); it
 counts the permutations of ``n`` elements with ``t`` cycles and enters the HDP collapsed Gibbs
 sampler (paper, section 4, Algorithms 3-4) through ratios such as ``S(n + 1, t + 1) / S(n, t)``.
 
