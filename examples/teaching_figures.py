@@ -19,14 +19,14 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from scipy.special import digamma  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from scipy.special import digamma
 
-from fastpath import load_dataset  # noqa: E402
-from fastpath.counts import ContextTree  # noqa: E402
-from hdpbn_ppl import teaching  # noqa: E402
-from hdpbn_ppl.worked_example import DATASETS, concentration_profile, table_posterior  # noqa: E402
+from fastpath import load_dataset
+from fastpath.counts import ContextTree
+from hdpbn_ppl import teaching
+from hdpbn_ppl.worked_example import DATASETS, concentration_profile, table_posterior
 
 
 def car_tree() -> tuple[ContextTree, list[str], list[str], list[str]]:
@@ -52,7 +52,7 @@ def car_tree() -> tuple[ContextTree, list[str], list[str], list[str]]:
 
 
 def fig_context_tree(out: Path) -> None:
-    tree, values, classes, persons = car_tree()
+    tree, _, classes, persons = car_tree()
     run = teaching.gibbs(tree, 1500, burn_in=300, seed=1)
     tbar = run.table_counts[run.burn_in:].mean(axis=0)
     nbar = np.zeros_like(tbar)
@@ -109,7 +109,8 @@ def fig_crd(out: Path) -> None:
     log_s = teaching.log_stirling_table(n)
     fig, ax = plt.subplots(figsize=(8, 3.6))
     t = np.arange(n + 1)
-    for a, c in zip((0.5, 2.0, 10.0, 50.0), ("tab:blue", "tab:orange", "tab:green", "tab:red")):
+    for a, c in zip((0.5, 2.0, 10.0, 50.0), ("tab:blue", "tab:orange", "tab:green", "tab:red"),
+                    strict=True):
         p = teaching.crd_probabilities(n, a, log_s)
         ax.plot(t[1:], p[1:], "-o", ms=3, color=c, label=f"α = {a:g}")
         m = a * (digamma(a + n) - digamma(a))

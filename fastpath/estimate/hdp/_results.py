@@ -26,8 +26,9 @@ class HDPTrace:
     burn_in : int
     concentrations : (n_chains, n_trace, n_groups)
     log_joint : (n_chains, n_trace)
-        log P(data, t, alpha) of the augmented model (paper, eq. 11, root treatment included, up to the
-        data's multinomial coefficient; the concentrations' Gamma prior when they are sampled).
+        log P(data, t, alpha) of the augmented model (paper, eq. 11, root treatment included, up
+        to the data's multinomial coefficient; the concentrations' Gamma prior when they are
+        sampled).
     node_ids : (n_traced,) int64
     node_probabilities : (n_chains, n_trace, n_traced, K)
         Rao-Blackwellised estimates of the traced nodes at each trace point.
