@@ -133,7 +133,8 @@ def _shrinkage_plot(nuts: bool = False) -> None:
     value = 0  # the first child value
     label = coded.child_labels[value]
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    # one panel above the other: each is as wide as the page (docs/model.md, section 3)
+    fig, axes = plt.subplots(2, 1, figsize=(8, 8.4))
     ax = axes[0]
     jitter = np.exp(np.random.default_rng(0).normal(0, 0.03, size=n.size))
     ax.scatter(n * jitter, p_mle[:, value], s=14, c="0.6", label="MLE n/N")
