@@ -66,13 +66,15 @@ def fig_context_tree(out: Path) -> None:
     for d in range(tree.depth - 1, -1, -1):
         for j in np.flatnonzero(depth == d):
             x[j] = x[np.flatnonzero(tree.parent == j)].mean()
-    fig, ax = plt.subplots(figsize=(16, 5.2))
+    # left to right: the root on the left, the leaves stacked on the right (legible at page width)
+    fig, ax = plt.subplots(figsize=(9, 8.5))
+    col = 3.2  # horizontal distance between depths
     for j in range(1, tree.n_nodes):
         p = tree.parent[j]
-        ax.plot([x[p], x[j]], [-depth[p], -depth[j]], color="0.6", lw=1, zorder=1)
+        ax.plot([col * depth[p], col * depth[j]], [-x[p], -x[j]], color="0.6", lw=1, zorder=1)
         label = (classes[tree.branch_value[j]] if depth[j] == 1
                  else f"persons={persons[tree.branch_value[j]]}")
-        ax.text((x[p] + x[j]) / 2, -(depth[p] + depth[j]) / 2, label, fontsize=7.5,
+        ax.text(col * (depth[p] + depth[j]) / 2, -(x[p] + x[j]) / 2, label, fontsize=8,
                 ha="center", va="center", color="tab:blue",
                 bbox=dict(fc="white", ec="none", pad=0.5))
 
@@ -81,24 +83,24 @@ def fig_context_tree(out: Path) -> None:
 
     for j in range(tree.n_nodes):
         if depth[j] == tree.depth:
-            txt = f"n {fmt(tree.counts[j], 0)}"
+            txt = f"n   {fmt(tree.counts[j], 0)}"
         else:
-            txt = f"n̄ {fmt(nbar[j], 1)}"
+            txt = f"n̄   {fmt(nbar[j], 1)}"
         if j > 0:
-            txt += f"\nt̄ {fmt(tbar[j], 1)}"
+            txt += f"\nt̄   {fmt(tbar[j], 1)}"
         txt += f"\nest {fmt(run.probabilities[j], 2)}"
-        ax.text(x[j], -depth[j], txt, fontsize=6.8 if depth[j] == tree.depth else 8,
-                ha="center", va="center", family="monospace", zorder=2,
+        ax.text(col * depth[j], -x[j], txt, fontsize=8, ha="center", va="center",
+                family="monospace", zorder=2,
                 bbox=dict(boxstyle="round", fc="#fff8e7" if j else "#e8f0ff", ec="0.4"))
-    ax.set_xlim(-0.7, len(leaves) - 0.3)
-    ax.set_ylim(-tree.depth - 0.45, 0.45)
+    ax.set_ylim(-len(leaves) + 0.4, 0.6)
+    ax.set_xlim(-1.4, col * tree.depth + 1.4)
     ax.axis("off")
     a = run.alpha[run.burn_in:].mean(axis=0)
-    ax.set_title("P(safety | class, persons), car data; values [low, med, high]. "
-                 f"n: counts (leaves: data; inside: mean of the sums of the children's t, eq. 10); "
-                 f"t̄: mean table counts; est: estimates (eqs. 12-14).\nLevel-tied concentrations: "
-                 f"α₁ = {a[0]:.1f}, α₂ = {a[1]:.1f} (posterior means); teaching sampler, "
-                 f"1,500 iterations", fontsize=9)
+    ax.set_title("P(safety | class, persons), car data; values [low, med, high]\n"
+                 "n: counts (leaves: the data; inside: mean of the sums of the children's t, "
+                 "eq. 10)\nt̄: mean table counts; est: estimates (eqs. 12-14); level-tied "
+                 f"α₁ = {a[0]:.1f}, α₂ = {a[1]:.1f}\n(posterior means; teaching sampler, "
+                 "1,500 iterations)", fontsize=9)
     fig.tight_layout()
     fig.savefig(out / "theory_context_tree.png", dpi=110)
     plt.close(fig)

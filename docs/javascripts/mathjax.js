@@ -21,7 +21,9 @@ document$.subscribe(() => {
   if (!window.MathJax || !MathJax.startup || !MathJax.typesetPromise) {
     return;  // MathJax not started yet: its startup typesets the first page itself
   }
-  MathJax.startup.output.clearCache();
+  if (MathJax.startup.output.clearCache) {
+    MathJax.startup.output.clearCache();  // CHTML output only; the vendored SVG output has none
+  }
   MathJax.typesetClear();
   MathJax.texReset();
   MathJax.typesetPromise();
