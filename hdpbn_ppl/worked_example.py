@@ -5,9 +5,11 @@ Paper, section "Worked example": a naive-Bayes tree for P(X1 | Y), both binary, 
     dataset 1:  n(X1 | Y=0) = [2, 0],  n(X1 | Y=1) = [20, 5]
     dataset 2:  n(X1 | Y=0) = [2, 0],  n(X1 | Y=1) = [4, 9]
 
-Under the model of section 4.1 (root phi ~ Dir(alpha0 / K), alpha0 = 2; leaves
-theta_y ~ Dir(alpha phi); one concentration alpha ~ Gamma(2, 1) for depth 1) the posterior is
-two-dimensional once the leaves are integrated out analytically (paper, eq. 6):
+Under the model of section 4.1 (root phi ~ Dir(alpha0 / K); leaves theta_y ~ Dir(alpha phi); one
+concentration alpha for depth 1), with the reference code's alpha0 = 2 and prior
+alpha ~ Gamma(2, 1) (the paper gives no alpha0 and uses the improper nu_0 = mu_0 = 0; see
+:func:`concentration_profile` for any prior), the posterior is two-dimensional once the leaves
+are integrated out analytically (paper, eq. 6):
 
     p(phi, alpha | n) ∝ Beta(phi_0; alpha0/2, alpha0/2) Gamma(alpha; 2, 1)
                         prod_y Gamma(alpha) / Gamma(alpha + N_y)
