@@ -33,6 +33,7 @@ DISTRIBUTION = {
     "xdist": "pytest-xdist",
     "arviz_base": "arviz",  # ArviZ 1.x is arviz + arviz_base + arviz_stats (+ arviz_plots)
     "arviz_stats": "arviz",
+    "PIL": "pillow",
 }
 #: imported by the packages but by no test: the experiments skip the baseline without it
 NOT_FOR_TESTS = {"xgboost"}
