@@ -602,6 +602,11 @@ def sweep(model, cfg, state, scratch):
     treatment) when every n involved is within the ratio tables; otherwise in log space with
     :func:`log_stirling` (values of large fixed leaf counts cached in bands).
 
+    Two typos of the paper are corrected here (docs/theory.md, section 12): the parent's rising
+    factorial runs over its *total* ``M + t`` (eq. 11), not over its count of value k as
+    Algorithm 4 writes; and the root's factor Gamma(m + t + alpha0/K) / Gamma(M + t + alpha0)
+    uses the *root's* counts, where the paper's base case writes the child's.
+
     With probability ``reflect`` (0: never) an update is *overrelaxed* instead of a Gibbs draw:
     ``v`` uniform on the current value's interval ``[F(t-), F(t))`` of the conditional's cdf
     (restricted to the cell), the new value is the one whose interval holds ``1 - v``. Since
