@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ..estimate._diagnostics import FitDiagnostics
+
 #: a probability table's rows sum to 1 within this (m-estimates and HDP tables are within
 #: a few ulps; a crafted table that does not would give posteriors that do not)
 ROW_SUM_TOLERANCE = 1e-6
@@ -132,7 +134,9 @@ class Checker:
         n_features = self.int(meta.get("n_features_in"), "n_features_in", 1)
         self.optional(self.strings, meta.get("feature_names_in"), "feature_names_in",
                       n_features)
-        self.optional(self.dict, meta.get("diagnostics"), "diagnostics")
+        diagnostics = self.optional(self.dict, meta.get("diagnostics"), "diagnostics")
+        if diagnostics is not None:  # read by hdpbn diagnose from the document alone
+            self.built("diagnostics", lambda: FitDiagnostics.from_dict(diagnostics))
         if not entries:
             raise self.fail("members", "is empty")
         for e, entry in enumerate(entries):

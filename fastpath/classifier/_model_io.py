@@ -292,7 +292,10 @@ class _Archive:
                 else:
                     raise ValueError(f".npy format version {version} is not one np.savez "
                                      "writes")
-            except ValueError as exc:
+            except _ZIP_ERRORS:
+                raise
+            except Exception as exc:  # numpy parses the header as a Python literal: a bad
+                # one raises ValueError, SyntaxError, tokenize.TokenError, RecursionError, ...
                 raise ModelFileError(f"{where} has no valid .npy header ({exc})") from None
             if dtype.hasobject:
                 raise ModelFileError(f"{where} holds Python objects, which a model file never "
@@ -363,7 +366,8 @@ def _meta(name: str, archive: _Archive, class_name: str | None) -> dict[str, Any
     except ValueError:  # not UTF-8, not JSON, or an integer of more digits than Python reads
         raise ModelFileError(f"{name!r} is not an hdpbn model file (unreadable metadata)"
                              ) from None
-    if not isinstance(meta, dict) or meta.get("format") not in _V1_CLASSES:
+    if not isinstance(meta, dict) or not isinstance(meta.get("format"), str) or (
+            meta["format"] not in _V1_CLASSES):
         raise ModelFileError(f"{name!r} is not an hdpbn model file")
     version = meta.get("version", 0)
     if isinstance(version, bool) or not isinstance(version, int):
