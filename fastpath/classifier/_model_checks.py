@@ -132,8 +132,11 @@ class Checker:
         if len(set(classes)) != len(classes):
             raise self.fail("classes", "repeats a class")
         n_features = self.int(meta.get("n_features_in"), "n_features_in", 1)
-        self.optional(self.strings, meta.get("feature_names_in"), "feature_names_in",
-                      n_features)
+        names = self.optional(self.strings, meta.get("feature_names_in"), "feature_names_in",
+                              n_features)
+        if names is not None and len(set(names)) != len(names):
+            # a fit refuses such columns; prediction would select a column twice by name
+            raise self.fail("feature_names_in", "repeats a name")
         diagnostics = self.optional(self.dict, meta.get("diagnostics"), "diagnostics")
         if diagnostics is not None:  # read by hdpbn diagnose from the document alone
             self.built("diagnostics", lambda: FitDiagnostics.from_dict(diagnostics))

@@ -359,7 +359,7 @@ def _meta(name: str, archive: _Archive, class_name: str | None) -> dict[str, Any
         raise ModelFileError(f"{name!r} is not an hdpbn model file (its metadata is not a "
                              "JSON document)")
     try:
-        meta = json.loads(raw.tobytes().decode("utf-8"))
+        meta = json.loads(str(memoryview(raw), "utf-8"))  # decoded without a copy of the bytes
     except RecursionError:
         raise ModelFileError(f"{name!r} is not an hdpbn model file (its metadata is nested "
                              "too deeply)") from None
