@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from fastpath import BayesNetClassifier, ESKDBClassifier, read_table
 from fastpath.classifier import ModelFileError, _model_io, load_classifier
+from fastpath.cli import main
 from fastpath.io import load_dataset
 
 FUZZ = settings(max_examples=50, deadline=None, derandomize=True,
@@ -335,6 +336,23 @@ def test_a_member_with_other_columns_than_the_model_is_refused(models, work):
     meta["members"][1]["encoder"]["codings"].pop()
     _refused(work, _pack(meta, models["eskdb"].arrays),
              r"members\[1\]\.encoder\.codings has 14 entries, expected 15")
+
+
+@pytest.mark.parametrize("command", ["predict", "diagnose"])
+def test_the_command_line_says_what_is_wrong_in_one_line(models, work, tmp_path, capsys,
+                                                         command):
+    meta = json.loads(json.dumps(models["kdb"].meta))
+    meta["members"][0]["trees"][1]["conditioning"][0] = 999  # main at cae69ec: a segfault
+    work.write_bytes(_pack(meta, models["kdb"].arrays))
+    data = tmp_path / "rows.csv"
+    models["kdb"].X.to_csv(data, index=False)
+    argv = (["predict", str(data), "--model", str(work)] if command == "predict"
+            else ["diagnose", str(work)])
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"hdpbn {command}: error: ")
+    assert str(work) in err and "trees[1].conditioning[0] is 999, out of range" in err
 
 
 def test_the_crafted_fields_are_read_where_they_are(models):
