@@ -32,8 +32,9 @@ used. Every way a file can fail to be a usable model raises :class:`ModelFileErr
 * fields of the wrong type, ids and indices out of range, or fields that disagree: every
   tree's child, conditioning columns and cardinalities against its member's encoder and the
   classes, its leaf paths and counts against its specification, its probability table against
-  its tree (non-negative rows summing to 1), the structures against the number of columns,
-  the parameters against the estimator's (:mod:`._model_checks`).
+  its tree (non-negative rows summing to 1), the structures against the number of columns
+  (:mod:`._model_checks`); and, once loaded into an estimator (``load``), the parameters
+  against the estimator's own checks.
 
 So a crafted file fails when it is loaded, never later in a prediction kernel.
 """
@@ -395,8 +396,7 @@ def _entries(meta: dict) -> list:
     """The members' entries of the document (a version 1 single classifier: the document)."""
     if meta["format"] == MODEL and meta.get("version", 0) < 2:
         return [dict(meta, selection=meta.get("selection"))]  # one member, fields on top
-    members = meta.get("members")
-    return members if isinstance(members, list) else [None]
+    return meta["members"]  # a list: checked by _meta before anything reads it
 
 
 def _classes(meta: dict) -> np.ndarray:
