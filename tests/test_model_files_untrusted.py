@@ -63,8 +63,12 @@ def models(tmp_path_factory):
         kdb = BayesNetClassifier("kdb", k=1, m=1.0).fit(car_X.iloc[::8], car_y[::8])
         eskdb = ESKDBClassifier(2, 1, "m", m=1.0, random_state=0).fit(
             credit_X.iloc[::4], credit_y[::4])
+        # HDP estimates and a selection: the diagnostics and the selection record are saved
+        skdb = BayesNetClassifier("skdb", k=1, estimator="hdp", n_iter=20,
+                                  random_state=0).fit(credit_X.iloc[::4], credit_y[::4])
     return {"kdb": Valid(kdb, car_X, folder / "kdb.npz"),
-            "eskdb": Valid(eskdb, credit_X, folder / "eskdb.npz")}
+            "eskdb": Valid(eskdb, credit_X, folder / "eskdb.npz"),
+            "skdb-hdp": Valid(skdb, credit_X, folder / "skdb-hdp.npz")}
 
 
 @pytest.fixture(scope="module")
@@ -405,7 +409,7 @@ def test_a_missing_array_is_refused_naming_it(models, work):
 
 # ====================================================================== fuzzing model files
 @FUZZ
-@given(name=st.sampled_from(["kdb", "eskdb"]), compressed=st.booleans(), data=st.data())
+@given(name=st.sampled_from(["kdb", "eskdb", "skdb-hdp"]), compressed=st.booleans(), data=st.data())
 def test_flipped_or_truncated_bytes_never_raise_anything_else(models, work, name,
                                                               compressed, data):
     valid = models[name]
@@ -420,7 +424,7 @@ def test_flipped_or_truncated_bytes_never_raise_anything_else(models, work, name
 
 
 @FUZZ
-@given(name=st.sampled_from(["kdb", "eskdb"]), data=st.data())
+@given(name=st.sampled_from(["kdb", "eskdb", "skdb-hdp"]), data=st.data())
 def test_mutated_member_bytes_never_raise_anything_else(models, work, name, data):
     """Bytes of one member changed and the archive rebuilt (its CRCs right): the ``.npy``
     header, the array data or the JSON text itself is what the loader sees."""
@@ -464,7 +468,7 @@ REPLACEMENTS = st.one_of(
 
 
 @FUZZ
-@given(name=st.sampled_from(["kdb", "eskdb"]), data=st.data())
+@given(name=st.sampled_from(["kdb", "eskdb", "skdb-hdp"]), data=st.data())
 def test_mutated_json_fields_never_raise_anything_else(models, work, name, data):
     """Values replaced by others (of another type, out of range), ints nudged, lists made
     longer or shorter, keys removed -- anywhere in the document, or (half the time) in a
@@ -507,7 +511,7 @@ ARRAYS = st.builds(
 
 
 @FUZZ
-@given(name=st.sampled_from(["kdb", "eskdb"]), data=st.data())
+@given(name=st.sampled_from(["kdb", "eskdb", "skdb-hdp"]), data=st.data())
 def test_replaced_arrays_never_raise_anything_else(models, work, name, data):
     """Arrays replaced by others of another shape, type or values (or their values changed in
     place, their shape kept)."""
