@@ -215,15 +215,21 @@ def test_a_header_declaring_a_huge_shape_is_refused_before_allocating(models, wo
                                   r"\(24000000000000 bytes\), but its member holds 48")
 
 
-def test_an_unsupported_compression_method_is_a_damaged_file(models, work):
+@pytest.mark.parametrize("field,value,match", [
+    ("method", 99, "damaged model file.*compression method"),
+    ("flags", 1, "damaged model file.*encrypted"),
+])
+def test_members_stored_as_savez_never_writes_are_a_damaged_file(models, work, field, value,
+                                                                 match):
     data = bytearray(models["kdb"].data)
-    # the method of every member, local and central headers alike, set to an unknown one
+    # every member's compression method (or its flags: encrypted), local and central headers
     for magic, offset in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):
+        offset -= 2 if field == "flags" else 0
         at = data.find(magic)
         while at >= 0:
-            struct.pack_into("<H", data, at + offset, 99)
+            struct.pack_into("<H", data, at + offset, value)
             at = data.find(magic, at + 4)
-    _refused(work, bytes(data), "damaged model file")
+    _refused(work, bytes(data), match)
 
 
 @pytest.mark.parametrize("data,match", [
