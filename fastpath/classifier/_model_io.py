@@ -32,7 +32,7 @@ used. Every way a file can fail to be a usable model raises :class:`ModelFileErr
 * fields of the wrong type, ids and indices out of range, or fields that disagree: every
   tree's child, conditioning columns and cardinalities against its member's encoder and the
   classes, its leaf paths and counts against its specification, its probability table against
-  its tree (non-negative rows summing to 1), the structures against the number of columns
+  its tree (probabilities in [0, 1]), the structures against the number of columns
   (:mod:`._model_checks`); and, once loaded into an estimator (``load``), the parameters
   against the estimator's own checks.
 
