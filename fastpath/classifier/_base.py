@@ -29,6 +29,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
 from ..encode._encoder import as_frame
+from ..estimate._hls import HLS_C
 from ..estimate.hdp._options import DEFAULT_SAMPLER, HDPOptions
 from ..pipeline._config import FitConfig, hdp_options
 from ..pipeline._fitted import FittedModel
@@ -64,6 +65,7 @@ SHARED_PARAMETERS: tuple[inspect.Parameter, ...] = (
     _keyword("na_values", None, "str | Sequence[str] | None"),
     _keyword("numeric_errors", "coerce", "str"),
     _keyword("exclude_features", "auto", "str | Sequence[str | int] | None"),
+    _keyword("hls_C", HLS_C, "float"),
     _keyword("sampler", DEFAULT_SAMPLER, "str"),
     _keyword("n_iter", None, "int | str | None"),
     _keyword("min_iter", None, "int | None"),

@@ -46,10 +46,16 @@ class BayesNetClassifier(BaseBayesNet):
         the leave-one-out RMSE, see :mod:`fastpath.structure._selective`).
     k : int, default=1
         Maximum number of attribute parents for ``"kdb"`` and ``"skdb"`` (ignored otherwise).
-    estimator : {"hdp", "m"}, default="hdp"
+    estimator : {"hdp", "m", "hgs", "hls"}, default="hdp"
         How conditional probability tables are estimated: the hierarchical Dirichlet process
-        (the paper's method, sampled as ``sampler`` says) or m-estimates with back-off (the
-        paper's baseline; no sampling, so the fastest fit).
+        (the paper's method, sampled as ``sampler`` says), m-estimates with back-off (the
+        paper's baseline; no sampling, so the fastest fit), hierarchical gradient smoothing
+        (Zhang, Petitjean & Buntine 2020: every node smoothed towards all its ancestors, one
+        weight per level fitted by the leave-one-out log loss; :mod:`fastpath.estimate._hgs`)
+        or hierarchical linear smoothing (Cooper, Webb & Schmidt 2025: a multinomial logistic
+        regression on the indicators of the nodes of a row's path, L2 penalty ``hls_C``;
+        :mod:`fastpath.estimate._hls`). HGS and HLS are fitted on the context trees' counts,
+        so they give the same tables in memory and out of core (docs/model.md, section 10).
     m : float, "auto" or "holdout", default="auto"
         m-estimate mass. ``"auto"`` chooses it from ``{0.05, 0.2, 1, 5, 20}`` by the
         leave-one-out RMSE of the whole model over every training row (each row predicted from
@@ -88,6 +94,11 @@ class BayesNetClassifier(BaseBayesNet):
         identifiers (nominal columns whose values are >= 95 % distinct, at least 20 rows) and
         dates, each with a warning; ``None``: none; a list: exactly those. Recorded in
         ``excluded_features_`` and ignored at predict time.
+    hls_C : float, default=1.0
+        ``estimator="hls"``: the inverse strength of the L2 penalty of every table's regression
+        (scikit-learn's convention: ``C`` times the log loss of the training rows plus half the
+        squared norm of the node coefficients; the intercept is not penalised). 1 is the
+        authors' setting.
     sampler : {"adaptive", "adaptive-plain", "ensemble", "strict", "paper"}, \
 default="adaptive"
         The HDP sampler's preset (``estimator="hdp"``; :data:`fastpath.estimate.hdp._options.

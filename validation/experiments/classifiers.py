@@ -31,6 +31,10 @@ Names
     ``<structure>-hdpf``: HDP estimates with the strict adaptive sampler (``sampler="strict"``,
     formerly ``"fast"``: overrelaxed, concentrations every iteration, each tree sampled until
     every estimate is precise and its chain passes the convergence checks).
+``tan-hgs``, ``kdb3-hls``, ``skdb5-hgs``, ``eskdb-hgs``, ``eskdb-hls``, ...
+    ``<structure>-hgs``: hierarchical gradient smoothing (Zhang, Petitjean & Buntine 2020;
+    :mod:`fastpath.estimate._hgs`), ``-hls``: hierarchical linear smoothing (Cooper, Webb &
+    Schmidt 2025, ``hls_C=1``; :mod:`fastpath.estimate._hls`), each with its defaults.
 ``rf``
     scikit-learn random forest with the paper's (Weka default) settings: 100 trees,
     ``max_features = int(log2(n_attributes) + 1)``, no minimum leaf size (``min_samples_leaf=1``,
@@ -120,8 +124,8 @@ DEFAULT_CLASSIFIERS: tuple[str, ...] = (
 #: ``--quick``: a handful, enough to exercise every code path
 QUICK_CLASSIFIERS: tuple[str, ...] = ("nb-m", "tan-m", "kdb3-m", "kdb3-hdp", "skdb3-m", "rf")
 
-_NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mloo|mv|m|hdpr|hdpf|hdpa|hdpp|hdp)$")
-_ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl)?-(m|hdpa|hdpp|hdpe|hdp)$")
+_NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mloo|mv|m|hdpr|hdpf|hdpa|hdpp|hdp|hgs|hls)$")
+_ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl)?-(m|hdpa|hdpp|hdpe|hdp|hgs|hls)$")
 #: ESKDB's members' K and default number of members (the authors' settings)
 ESKDB_K = 5
 ESKDB_MEMBERS = 20
@@ -136,7 +140,7 @@ class ClassifierSpec:
     # gradient-boosting library on raw columns (RAW_BOOSTERS)
     structure: str | None = None  # "nb", "tan", "kdb", "skdb"
     k: int = 0
-    estimator: str | None = None  # "m" or "hdp"
+    estimator: str | None = None  # "m", "hdp", "hgs" or "hls"
     n_members: int = 0  # eskdb
     stochastic: bool = True  # eskdb: stochastic MDL per member
     m_backoff: str = "path"  # bnc with m-estimates: "path" (-m) or "value" (-mv)
@@ -180,8 +184,11 @@ class ClassifierSpec:
             return "RF (Weka)"
         if self.family == "eskdb":
             det = "" if self.stochastic else " (MDL)"
-            est = "m" if self.estimator != "hdp" else (
-                f"HDP ({self.adaptive_preset} sampler)" if self.adaptive_sampler else "HDP")
+            if self.estimator == "hdp":
+                est = (f"HDP ({self.adaptive_preset} sampler)" if self.adaptive_sampler
+                       else "HDP")
+            else:
+                est = {"hgs": "HGS", "hls": "HLS"}.get(self.estimator or "", "m")
             return f"ESKDB-{self.n_members}{det}-{est}"
         if self.family == "xgboost":
             return "XGBoost"
@@ -197,6 +204,8 @@ class ClassifierSpec:
             if self.adaptive_sampler:
                 return f"{base}-HDP ({self.adaptive_preset} sampler)"
             return f"{base}-HDP (reference sampler)" if self.reference_sampler else f"{base}-HDP"
+        if self.estimator in ("hgs", "hls"):
+            return f"{base}-{self.estimator.upper()}"
         if self.m_rule == "auto":
             return f"{base}-m (leave-one-out m)"
         return f"{base}-m (value back-off)" if self.m_backoff == "value" else f"{base}-m"
@@ -228,8 +237,9 @@ def parse_classifier(name: str) -> ClassifierSpec:
             "nb, tan, kdb<K> or skdb<K> and estimator m, mv (m-estimates with the value "
             "back-off), mloo (m chosen by leave-one-out), hdp, hdpr (HDP with the reference "
             "sampler's shortcuts), hdpa (HDP with the default adaptive sampler), hdpp (the "
-            "adaptive rule with the paper's plain moves) or hdpf (HDP with the strict adaptive "
-            "sampler) (e.g. kdb3-hdp), "
+            "adaptive rule with the paper's plain moves), hdpf (HDP with the strict adaptive "
+            "sampler), hgs (hierarchical gradient smoothing) or hls (hierarchical linear "
+            "smoothing) (e.g. kdb3-hdp), "
             "eskdb[E][-mdl]-<estimator>, or rf, rf-onehot, rf-raw, rf-weka, xgboost, "
             "lightgbm-raw, catboost-raw, xgboost-raw"
         )
@@ -505,6 +515,8 @@ def make_classifier(
         kwargs.update(sampler="paper", n_iter=iterations)
         if spec.reference_sampler:
             kwargs.update(update="window", root="reference")
+    elif spec.estimator in ("hgs", "hls"):
+        pass  # no option: HGS fits its weights by leave-one-out, HLS has the authors' C = 1
     else:
         # -m, -mv: the paper's rule, m in {0, 0.05, 0.2, 1, 5, 20} by RMSE on a holdout of N/10
         # rows; -mloo: the library's default, leave-one-out
