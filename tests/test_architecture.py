@@ -34,7 +34,7 @@ LAYERS = (
 #: third-party modules of the optional extras (and the ``all`` extra's tools)
 OPTIONAL = {
     "jax", "jaxlib", "numpyro", "arviz", "arviz_base", "dask", "distributed", "matplotlib",
-    "xgboost", "networkx", "mpmath", "psutil", "pytest", "arviz_stats",
+    "xgboost", "networkx", "mpmath", "psutil", "pytest", "arviz_stats", "lightgbm", "catboost",
 }
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 from contextlib import AbstractContextManager
 from typing import Any, ClassVar, Self
 
@@ -28,6 +29,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
 from ..encode._encoder import as_frame
+from ..estimate._hls import HLS_C
 from ..estimate.hdp._options import DEFAULT_SAMPLER, HDPOptions
 from ..pipeline._config import FitConfig, hdp_options
 from ..pipeline._fitted import FittedModel
@@ -40,7 +42,7 @@ from ..scale._sources import is_dask_frame, is_stream_source
 from ..utils._threads import limit_threads
 from ..utils._validation import check_labels, n_threads
 from ..utils._warn import recording, warn
-from ._model_io import read_model, save_model
+from ._model_io import ModelFileError, read_model, save_model
 
 # Attributes that are neither parameters nor in FittedModel but belong to a fit.
 _PRIVATE_STATE = ("_partial_state",)
@@ -63,6 +65,7 @@ SHARED_PARAMETERS: tuple[inspect.Parameter, ...] = (
     _keyword("na_values", None, "str | Sequence[str] | None"),
     _keyword("numeric_errors", "coerce", "str"),
     _keyword("exclude_features", "auto", "str | Sequence[str | int] | None"),
+    _keyword("hls_C", HLS_C, "float"),
     _keyword("sampler", DEFAULT_SAMPLER, "str"),
     _keyword("n_iter", None, "int | str | None"),
     _keyword("min_iter", None, "int | None"),
@@ -396,8 +399,15 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def load(cls, path: Any) -> Self:
-        """Load a model written by :meth:`save` (never unpickles anything)."""
+        """Load a model written by :meth:`save` (never unpickles anything). A file that is not
+        a model of this class raises :class:`~fastpath.classifier.ModelFileError` (a
+        ``ValueError``) naming it and what is wrong; a missing one ``FileNotFoundError``."""
         params, model = read_model(path, cls.__name__)
-        est = cls(**params)
+        try:
+            est = cls(**params)
+            est.fit_config()  # every parameter checked, as a fit would
+        except (TypeError, ValueError) as exc:
+            raise ModelFileError(f"{os.fspath(path)!r} is not a valid hdpbn model file: its "
+                                 f"parameters are not {cls.__name__}'s ({exc})") from None
         est._assign(model)
         return est

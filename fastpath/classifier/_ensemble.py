@@ -29,13 +29,14 @@ class ESKDBClassifier(BaseBayesNet):
         Members (the authors' scripts use 20).
     k : int, default=5
         ``K`` of every member's selective kDB (the authors' default).
-    estimator : {"hdp", "m"}, default="hdp"
-        How the members' tables are estimated (``"m"``: the ablation without HDP smoothing).
+    estimator : {"hdp", "m", "hgs", "hls"}, default="hdp"
+        How the members' tables are estimated (``"m"``: the ablation without HDP smoothing;
+        ``"hgs"``, ``"hls"``: HDP's successors, as for :class:`~fastpath.BayesNetClassifier`).
     stochastic_discretization : bool, default=True
         Each member cuts numeric columns with its own stochastic MDL
         (:func:`~fastpath.encode.stochastic_mdl_cut_points`); ``False``: every member uses
         Weka's MDL cut points.
-    m, m_backoff, categorical_features
+    m, m_backoff, categorical_features, na_values, numeric_errors, exclude_features, hls_C
         As for :class:`~fastpath.BayesNetClassifier` (``m`` is chosen per member, with the
         back-off ``m_backoff`` the members' m-estimates use).
     sampler, n_iter, min_iter, max_iter, burn_in, tying, update, root, n_chains, \
@@ -84,6 +85,8 @@ mcse_tolerance, mcse_weighting, convergence_checks
     fit_warnings_ : tuple of str
         What the fit warned about (the data's columns, the sampler), each message once, whether
         or not the warnings filters showed it; saved in model files (``hdpbn diagnose``).
+    excluded_features_ : tuple of str
+        The columns the fit left out (``exclude_features``), the same for every member.
     """
 
     _own_parameters = (

@@ -46,10 +46,16 @@ class BayesNetClassifier(BaseBayesNet):
         the leave-one-out RMSE, see :mod:`fastpath.structure._selective`).
     k : int, default=1
         Maximum number of attribute parents for ``"kdb"`` and ``"skdb"`` (ignored otherwise).
-    estimator : {"hdp", "m"}, default="hdp"
+    estimator : {"hdp", "m", "hgs", "hls"}, default="hdp"
         How conditional probability tables are estimated: the hierarchical Dirichlet process
-        (the paper's method, sampled as ``sampler`` says) or m-estimates with back-off (the
-        paper's baseline; no sampling, so the fastest fit).
+        (the paper's method, sampled as ``sampler`` says), m-estimates with back-off (the
+        paper's baseline; no sampling, so the fastest fit), hierarchical gradient smoothing
+        (Zhang, Petitjean & Buntine 2020: every node smoothed towards all its ancestors, one
+        weight per level fitted by the leave-one-out log loss; :mod:`fastpath.estimate._hgs`)
+        or hierarchical linear smoothing (Cooper, Webb & Schmidt 2025: a multinomial logistic
+        regression on the indicators of the nodes of a row's path, L2 penalty ``hls_C``;
+        :mod:`fastpath.estimate._hls`). HGS and HLS are fitted on the context trees' counts,
+        so they give the same tables in memory and out of core (docs/model.md, section 10).
     m : float, "auto" or "holdout", default="auto"
         m-estimate mass. ``"auto"`` chooses it from ``{0.05, 0.2, 1, 5, 20}`` by the
         leave-one-out RMSE of the whole model over every training row (each row predicted from
@@ -74,6 +80,25 @@ class BayesNetClassifier(BaseBayesNet):
         (a text column that is at least 95 % numbers is numeric, its other values missing, with
         a warning). A list or mask *adds* nominal columns (e.g. integer-coded categories): text
         and categorical columns stay nominal (see :class:`~fastpath.encode.TableEncoder`).
+    na_values : str or list of str, optional
+        Tokens that mean a missing value in every column (``["?", "n/a"]``), at fit and at
+        predict time alike: a property of the model, saved with it. Default: only NaN/None
+        are missing (plus the stray tokens a numeric column's training values hold).
+    numeric_errors : {"coerce", "raise"}, default="coerce"
+        A value that is not a number in a numeric column, neither declared in ``na_values`` nor
+        met in training: a missing value with one warning per column and call naming the
+        tokens and their counts (``"coerce"``), or a ``ValueError`` naming the column, value and
+        row (``"raise"``, which also refuses stray tokens in training).
+    exclude_features : "auto", None or list of names/indices, default="auto"
+        Columns left out of the model (:mod:`fastpath.encode._exclusion`). ``"auto"``:
+        identifiers (nominal columns whose values are >= 95 % distinct, at least 20 rows) and
+        dates, each with a warning; ``None``: none; a list: exactly those. Recorded in
+        ``excluded_features_`` and ignored at predict time.
+    hls_C : float, default=1.0
+        ``estimator="hls"``: the inverse strength of the L2 penalty of every table's regression
+        (scikit-learn's convention: ``C`` times the log loss of the training rows plus half the
+        squared norm of the node coefficients; the intercept is not penalised). 1 is the
+        authors' setting.
     sampler : {"adaptive", "adaptive-plain", "ensemble", "strict", "paper"}, \
 default="adaptive"
         The HDP sampler's preset (``estimator="hdp"``; :data:`fastpath.estimate.hdp._options.
@@ -169,6 +194,9 @@ default="adaptive"
     fit_warnings_ : tuple of str
         What the fit warned about (the data's columns, the sampler), each message once, whether
         or not the warnings filters showed it; saved in model files (``hdpbn diagnose``).
+    excluded_features_ : tuple of str
+        The columns the fit left out (``exclude_features``), by name (``x<j>`` for a table
+        without names); prediction ignores their values.
     """
 
     _own_parameters = (

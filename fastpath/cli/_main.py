@@ -137,9 +137,13 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mdl-cuts", action="store_true",
                    help="eskdb: every member cuts numeric columns at Weka's MDL cut points "
                    "(default: each member draws its own, the stochastic MDL)")
-    g.add_argument("--estimator", default=_BNC["estimator"], choices=["hdp", "m"],
-                   help="HDP estimates (the paper's method), or m-estimates with back-off "
-                   f"(default: {_BNC['estimator']})")
+    g.add_argument("--estimator", default=_BNC["estimator"], choices=["hdp", "m", "hgs", "hls"],
+                   help="HDP estimates (the paper's method), m-estimates with back-off, "
+                   "hierarchical gradient smoothing (hgs) or hierarchical linear smoothing "
+                   f"(hls) (default: {_BNC['estimator']})")
+    g.add_argument("--hls-c", type=float, default=_BNC["hls_C"], metavar="C",
+                   help="--estimator hls: inverse strength of the L2 penalty of each table's "
+                   f"logistic regression (default: {_BNC['hls_C']:g}, the authors')")
     g.add_argument("--m", default=_BNC["m"],
                    help="m-estimate mass; 'auto' chooses it by leave-one-out RMSE among 0.05, "
                    "0.2, 1, 5, 20; 'holdout' by the paper's rule, RMSE on a holdout of N/10 "
@@ -208,9 +212,9 @@ _FLAG_ERRORS = {
     "random_state": "--seed must be a non-negative integer, got {seed}",
     "n_jobs": "--threads must be a non-zero integer (-1: all cores), got {threads}",
 }
-# the sampler options whose messages name the Python parameter, and their flags
+# the options whose messages name the Python parameter (the sampler's, HLS's), and their flags
 _FLAG_NAMES = {"n_iter": "--iterations", "min_iter": "--min-iter", "max_iter": "--max-iter",
-               "mcse_tolerance": "--mcse-tolerance", "burn_in": "--burn-in"}
+               "mcse_tolerance": "--mcse-tolerance", "burn_in": "--burn-in", "hls_C": "--hls-c"}
 
 
 def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
@@ -243,6 +247,7 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
         na_values=_tokens(args.na_values),
         numeric_errors=args.numeric_errors,
         exclude_features=exclude,
+        hls_C=args.hls_c,
         burn_in=args.burn_in,
         tying=args.tying,
         n_chains=args.chains,

@@ -38,6 +38,7 @@ from numba import njit
 
 from ..utils._dtypes import (
     check_na_values,
+    column_arrays,
     count_tokens,
     declared_missing,
     is_numeric_dtype,
@@ -736,22 +737,7 @@ def _nominal_codes_by_lookup(col: pd.Series, coding: AttributeCoding) -> np.ndar
 def _columns_parsed(frame: pd.DataFrame) -> dict:
     """The cache of :func:`_column_codes` with every column of ``frame`` read (each column's
     array straight from the frame's blocks when pandas lets us, see :class:`_Column`)."""
-    return {j: _Column(frame, j, array) for j, array in enumerate(_column_arrays(frame))}
-
-
-def _column_arrays(frame: pd.DataFrame) -> list:
-    """Every column's values (numpy array or pandas extension array), as ``col.array`` would
-    give them, without a Series per column: through the frame's block manager when it has the
-    method (pandas 2 and 3), else column by column."""
-    get = getattr(getattr(frame, "_mgr", None), "iget_values", None)
-    if get is None:
-        return [col.array for _, col in frame.items()]
-    arrays = [get(j) for j in range(frame.shape[1])]
-    # the private call must give what the public one does; else the public one
-    if any(len(a) != frame.shape[0] for a in arrays):
-        return [col.array for _, col in frame.items()]
-    return [a.to_numpy() if isinstance(a, pd.arrays.NumpyExtensionArray) else a
-            for a in arrays]
+    return {j: _Column(frame, j, array) for j, array in enumerate(column_arrays(frame))}
 
 
 def _category_lookup(categories: tuple) -> Callable[[Any], int]:
@@ -954,7 +940,8 @@ def code_members(encoders: Sequence[TableEncoder], X: Any,
 
 def _check_cell_types(frame: pd.DataFrame, arrays: Sequence | None = None) -> None:
     """Refuse column types no coding can represent faithfully (complex numbers). ``arrays``:
-    the frame's columns (:func:`_column_arrays`), when the caller has read them."""
+    the frame's columns (:func:`~fastpath.utils._dtypes.column_arrays`), when the caller has
+    read them."""
     dtypes = (frame.dtypes.tolist() if arrays is None else [a.dtype for a in arrays])
     for name, dtype in zip(frame.columns, dtypes, strict=True):
         if (dtype.kind == "c" if isinstance(dtype, np.dtype)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..utils._dtypes import column_arrays
 from ..utils._warn import warn
 
 #: an identifier has at least this share of distinct values among its non-missing ones
@@ -141,15 +142,13 @@ def excluded_columns(frame: pd.DataFrame, nominal: np.ndarray, spec: Any) -> dic
     for ``spec=None``). ``nominal``: which columns are nominal
     (:meth:`TableEncoder.nominal_mask`). Reads each column's array without a Series (a few
     microseconds a column: a fit of a wide table of few rows pays this for every column)."""
-    from ._encoder import _column_arrays  # the encoder imports this module's messages
-
     names = [str(c) for c in frame.columns]
     if spec is None:
         return {}
     if not isinstance(spec, str):
         return listed_columns(spec, names)
     out: dict[int, str] = {}
-    for j, array in enumerate(_column_arrays(frame)):
+    for j, array in enumerate(column_arrays(frame)):
         dtype = array.dtype
         if isinstance(array, pd.Categorical):
             codes = array.codes

@@ -12,17 +12,19 @@ import numpy as np
 
 from ..encode._encoder import TableEncoder, check_numeric_errors
 from ..encode._exclusion import check_exclude_features
+from ..estimate._hls import HLS_C
 from ..estimate._mestimate import M_BACKOFFS
 from ..estimate.hdp._options import HDPOptions, ensemble_tolerance
 from ..structure._selective import auto_selection_rows
 from ..utils._dtypes import check_na_values
 from ..utils._progress import FitLog
-from ..utils._validation import as_generator, check_int, n_threads
+from ..utils._validation import as_generator, check_float, check_int, n_threads
 
 STRUCTURES: tuple[str, ...] = ("nb", "tan", "kdb", "skdb")
 #: the names ``m`` accepts for a rule that chooses it, and the rule each names
 M_RULES: dict[str, str] = {"auto": "loo", "holdout": "holdout"}
-ESTIMATORS: tuple[str, ...] = ("m", "hdp")
+#: m-estimates, HDP, hierarchical gradient smoothing, hierarchical linear smoothing
+ESTIMATORS: tuple[str, ...] = ("m", "hdp", "hgs", "hls")
 #: how the members cut numeric columns: Weka's MDL cut points, or each member its own draw
 DISCRETIZATIONS: tuple[str, ...] = ("mdl", "stochastic")
 #: the estimator's parameters that are sampler options (same names as :class:`HDPOptions`)
@@ -65,7 +67,8 @@ class FitConfig:
     Build it with :meth:`from_params` from an estimator's ``get_params()``; every bad value
     raises ``ValueError`` naming the parameter before any data is read. ``m_backoff`` (the
     m-estimates' back-off rule, :func:`fastpath.estimate.m_estimate_table`) defaults to
-    ``"path"`` and ``verbose`` to 0 when ``params`` lacks them.
+    ``"path"``, ``hls_C`` (HLS's penalty, :mod:`fastpath.estimate._hls`) to 1 and ``verbose``
+    to 0 when ``params`` lacks them.
 
     A fit learns ``n_members`` members (``n_estimators``; 1 for a single classifier) that
     differ in how they are drawn (:mod:`fastpath.pipeline._members`): member 0 orders the
@@ -92,6 +95,7 @@ class FitConfig:
     na_values: tuple[str, ...] = ()
     numeric_errors: str = "coerce"
     exclude_features: Any = "auto"
+    hls_C: float = HLS_C
 
     def table_encoder(self, **kwargs: Any) -> TableEncoder:
         """An unfitted encoder with this fit's column rules (``kwargs``: its other options)."""
@@ -150,6 +154,7 @@ class FitConfig:
             na_values=check_na_values(params.get("na_values")),
             numeric_errors=check_numeric_errors(params.get("numeric_errors", "coerce")),
             exclude_features=check_exclude_features(params.get("exclude_features", "auto")),
+            hls_C=check_float("hls_C", params.get("hls_C", HLS_C), positive=True),
         )
 
     def log(self) -> FitLog:

@@ -12,8 +12,8 @@ has ``n_estimators``. Member ``e`` of ``E``:
    (:func:`~fastpath.structure.sample_order`);
 3. learns the structure of the fit (``config.structure``; ESKDB: selective kDB) in that order;
 4. counts its context trees and estimates their tables (m-estimates with the member's own m
-   choice, or HDP: one sampler call over every distinct tree of the members, spread over
-   threads; members whose child, parents and coding coincide share one tree and its fit).
+   choice, or HDP, HGS or HLS: one call over every distinct tree of the members (HDP's spread
+   over threads); members whose child, parents and coding coincide share one tree and its fit).
 
 The classifier's ``P(y | x)`` is the mean of the members' posteriors. Member ``e`` draws from
 the ``e``-th child of one ``SeedSequence``, so an integer ``random_state`` reproduces every
@@ -168,11 +168,11 @@ def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,
                n_passes: int | None = None, excluded: Sequence[str] = ()) -> FittedModel:
     """Estimate every member's tables and return the fitted record (every driver's last step).
 
-    m-estimates with each member's m; or HDP: members whose (child, parents, coding of those
-    columns) coincide count the same tree, so it is sampled once and shared (the class prior,
-    every nominal-only factor that two orders give the same parents). One sampler call over the
-    distinct trees spreads them over threads; member 0's trees come first, so they keep the
-    stream keys (positions) of a single classifier's fit.
+    m-estimates with each member's m; or HDP (HGS, HLS): members whose (child, parents, coding
+    of those columns) coincide count the same tree, so it is sampled (fitted) once and shared
+    (the class prior, every nominal-only factor that two orders give the same parents). One
+    sampler call over the distinct trees spreads them over threads; member 0's trees come
+    first, so they keep the stream keys (positions) of a single classifier's fit.
     """
     log = config.log() if log is None else log
     results = diagnostics = None

@@ -27,6 +27,8 @@ import numpy as np
 from ..counts._context_tree import ContextTree
 from ..counts._counting import CountAccumulator, TreeSpec
 from ..estimate._diagnostics import FitDiagnostics, summarise_fit, tree_label
+from ..estimate._hgs import hgs_tables
+from ..estimate._hls import hls_tables
 from ..estimate._mestimate import M_GRID, M_GRID_POSITIVE, m_estimate_table
 from ..estimate.hdp._api import estimate_trees
 from ..estimate.hdp._results import HDPResult
@@ -263,8 +265,9 @@ def structure_name(config: FitConfig) -> str:
 def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | None, *,
                     tree_names: Sequence[str] | None = None,
                     log: FitLog | None = None) -> EstimatedTables:
-    """m-estimates with the chosen ``m`` (and ``config.m_backoff``), or HDP estimates with
-    ``config.hdp``.
+    """m-estimates with the chosen ``m`` (and ``config.m_backoff``), HDP estimates with
+    ``config.hdp``, HGS estimates (:mod:`fastpath.estimate._hgs`) or HLS estimates with
+    ``config.hls_C`` (:mod:`fastpath.estimate._hls`); the last two need only the trees' counts.
 
     HDP fits warn (:class:`~fastpath.estimate._diagnostics.UnconvergedWarning`, pointed at the
     first line outside fastpath) when a tree's estimates are not certified
@@ -276,6 +279,11 @@ def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | 
     log = config.log() if log is None else log
     if config.estimator == "m":
         tables = [m_estimate_table(t, m, config.m_backoff) for t in trees]
+        results = diagnostics = None
+    elif config.estimator in ("hgs", "hls"):
+        log.stage(f"fitting the {config.estimator.upper()} estimates of {len(trees)} trees")
+        tables = (hgs_tables(trees) if config.estimator == "hgs"
+                  else hls_tables(trees, config.hls_C))
         results = diagnostics = None
     else:
         length = (f"up to {config.hdp.max_iter} iterations (adaptive)" if config.hdp.adaptive

@@ -179,3 +179,18 @@ def duplicates(names: Iterable[str]) -> list[str]:
     """Names that occur more than once, in order of first occurrence."""
     counts = Counter(names)
     return [n for n, c in counts.items() if c > 1]
+
+
+def column_arrays(frame: pd.DataFrame) -> list:
+    """Every column's values (numpy array or pandas extension array), as ``col.array`` would
+    give them, without a Series per column: through the frame's block manager when it has the
+    method (pandas 2 and 3), else column by column."""
+    get = getattr(getattr(frame, "_mgr", None), "iget_values", None)
+    if get is None:
+        return [col.array for _, col in frame.items()]
+    arrays = [get(j) for j in range(frame.shape[1])]
+    # the private call must give what the public one does; else the public one
+    if any(len(a) != frame.shape[0] for a in arrays):
+        return [col.array for _, col in frame.items()]
+    return [a.to_numpy() if isinstance(a, pd.arrays.NumpyExtensionArray) else a
+            for a in arrays]

@@ -31,6 +31,10 @@ Names
     ``<structure>-hdpf``: HDP estimates with the strict adaptive sampler (``sampler="strict"``,
     formerly ``"fast"``: overrelaxed, concentrations every iteration, each tree sampled until
     every estimate is precise and its chain passes the convergence checks).
+``tan-hgs``, ``kdb3-hls``, ``skdb5-hgs``, ``eskdb-hgs``, ``eskdb-hls``, ...
+    ``<structure>-hgs``: hierarchical gradient smoothing (Zhang, Petitjean & Buntine 2020;
+    :mod:`fastpath.estimate._hgs`), ``-hls``: hierarchical linear smoothing (Cooper, Webb &
+    Schmidt 2025, ``hls_C=1``; :mod:`fastpath.estimate._hls`), each with its defaults.
 ``rf``
     scikit-learn random forest with the paper's (Weka default) settings: 100 trees,
     ``max_features = int(log2(n_attributes) + 1)``, no minimum leaf size (``min_samples_leaf=1``,
@@ -61,13 +65,21 @@ Names
     The same forest on the *raw* columns, what a practitioner runs: numeric columns as they are
     (missing values left to scikit-learn's forest), nominal columns one-hot with a missing value
     as a level of its own (``max_features`` counted in the resulting features).
+``lightgbm-raw``, ``catboost-raw``, ``xgboost-raw``
+    Gradient boosting as a practitioner runs it in 2026 (:class:`RawBooster`): each library's
+    default settings on the raw columns, numeric columns as numbers with missing values left to
+    the library, nominal columns as the library's native categorical features (LightGBM and
+    XGBoost: a pandas categorical with the training fold's categories, missing and unseen values
+    missing; CatBoost: the values as text, a missing value a level of its own, since CatBoost
+    takes no missing categorical value). Optional (``pip install hdpbn[boost]``): skipped with a
+    note when the library is absent.
 
-Except ``rf-raw``, the baselines see exactly the data the BNCs see: the BNC encoder
-(:class:`TableEncoder`, MDL discretisation fitted on the training fold) turns every column into
-*ordinal integer codes* (MDL intervals keep their order; nominal values are coded in sorted
-order; a missing value is a code of its own; a value unseen in training is ``-1``). The codes
-are given to the trees as ordinal numbers, not one-hot: this keeps ``max_features`` counted in
-attributes, as in Weka.
+Except ``rf-raw`` and the ``-raw`` boosters, the baselines see exactly the data the BNCs see:
+the BNC encoder (:class:`TableEncoder`, MDL discretisation fitted on the training fold) turns
+every column into *ordinal integer codes* (MDL intervals keep their order; nominal values are
+coded in sorted order; a missing value is a code of its own; a value unseen in training is
+``-1``). The codes are given to the trees as ordinal numbers, not one-hot: this keeps
+``max_features`` counted in attributes, as in Weka.
 """
 
 from __future__ import annotations
@@ -91,8 +103,10 @@ from .weka import WekaForest
 __all__ = [
     "DEFAULT_CLASSIFIERS",
     "QUICK_CLASSIFIERS",
+    "RAW_BOOSTERS",
     "ClassifierSpec",
     "DiscretisedBaseline",
+    "RawBooster",
     "RawForest",
     "fitted_details",
     "make_classifier",
@@ -110,8 +124,8 @@ DEFAULT_CLASSIFIERS: tuple[str, ...] = (
 #: ``--quick``: a handful, enough to exercise every code path
 QUICK_CLASSIFIERS: tuple[str, ...] = ("nb-m", "tan-m", "kdb3-m", "kdb3-hdp", "skdb3-m", "rf")
 
-_NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mloo|mv|m|hdpr|hdpf|hdpa|hdpp|hdp)$")
-_ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl)?-(m|hdpa|hdpp|hdpe|hdp)$")
+_NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mloo|mv|m|hdpr|hdpf|hdpa|hdpp|hdp|hgs|hls)$")
+_ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl)?-(m|hdpa|hdpp|hdpe|hdp|hgs|hls)$")
 #: ESKDB's members' K and default number of members (the authors' settings)
 ESKDB_K = 5
 ESKDB_MEMBERS = 20
@@ -122,10 +136,11 @@ class ClassifierSpec:
     """A parsed classifier name."""
 
     name: str
-    family: str  # "bnc", "eskdb", "rf", "rf-onehot", "rf-raw", "rf-weka" or "xgboost"
+    family: str  # "bnc", "eskdb", "rf", "rf-onehot", "rf-raw", "rf-weka", "xgboost" or a
+    # gradient-boosting library on raw columns (RAW_BOOSTERS)
     structure: str | None = None  # "nb", "tan", "kdb", "skdb"
     k: int = 0
-    estimator: str | None = None  # "m" or "hdp"
+    estimator: str | None = None  # "m", "hdp", "hgs" or "hls"
     n_members: int = 0  # eskdb
     stochastic: bool = True  # eskdb: stochastic MDL per member
     m_backoff: str = "path"  # bnc with m-estimates: "path" (-m) or "value" (-mv)
@@ -169,11 +184,17 @@ class ClassifierSpec:
             return "RF (Weka)"
         if self.family == "eskdb":
             det = "" if self.stochastic else " (MDL)"
-            est = "m" if self.estimator != "hdp" else (
-                f"HDP ({self.adaptive_preset} sampler)" if self.adaptive_sampler else "HDP")
+            if self.estimator == "hdp":
+                est = (f"HDP ({self.adaptive_preset} sampler)" if self.adaptive_sampler
+                       else "HDP")
+            else:
+                est = {"hgs": "HGS", "hls": "HLS"}.get(self.estimator or "", "m")
             return f"ESKDB-{self.n_members}{det}-{est}"
         if self.family == "xgboost":
             return "XGBoost"
+        if self.family in RAW_BOOSTERS:
+            return {"lightgbm-raw": "LightGBM", "catboost-raw": "CatBoost",
+                    "xgboost-raw": "XGBoost"}[self.family] + " (raw columns)"
         base = {"nb": "NB", "tan": "TAN"}.get(self.structure or "")
         if base is None:
             base = f"{'SkDB' if self.structure == 'skdb' else 'kDB'}-{self.k}"
@@ -183,6 +204,8 @@ class ClassifierSpec:
             if self.adaptive_sampler:
                 return f"{base}-HDP ({self.adaptive_preset} sampler)"
             return f"{base}-HDP (reference sampler)" if self.reference_sampler else f"{base}-HDP"
+        if self.estimator in ("hgs", "hls"):
+            return f"{base}-{self.estimator.upper()}"
         if self.m_rule == "auto":
             return f"{base}-m (leave-one-out m)"
         return f"{base}-m (value back-off)" if self.m_backoff == "value" else f"{base}-m"
@@ -194,7 +217,7 @@ def parse_classifier(name: str) -> ClassifierSpec:
     if not isinstance(name, str):
         raise TypeError(f"a classifier name must be a string, got {name!r}")
     key = name.strip().lower()
-    if key in ("rf", "rf-onehot", "rf-raw", "rf-weka", "xgboost"):
+    if key in ("rf", "rf-onehot", "rf-raw", "rf-weka", "xgboost", *RAW_BOOSTERS):
         return ClassifierSpec(name=key, family=key)
     ensemble = _ENSEMBLE.match(key)
     if ensemble is not None:
@@ -214,9 +237,11 @@ def parse_classifier(name: str) -> ClassifierSpec:
             "nb, tan, kdb<K> or skdb<K> and estimator m, mv (m-estimates with the value "
             "back-off), mloo (m chosen by leave-one-out), hdp, hdpr (HDP with the reference "
             "sampler's shortcuts), hdpa (HDP with the default adaptive sampler), hdpp (the "
-            "adaptive rule with the paper's plain moves) or hdpf (HDP with the strict adaptive "
-            "sampler) (e.g. kdb3-hdp), "
-            "eskdb[E][-mdl]-<estimator>, or rf, rf-onehot, rf-raw, rf-weka, xgboost"
+            "adaptive rule with the paper's plain moves), hdpf (HDP with the strict adaptive "
+            "sampler), hgs (hierarchical gradient smoothing) or hls (hierarchical linear "
+            "smoothing) (e.g. kdb3-hdp), "
+            "eskdb[E][-mdl]-<estimator>, or rf, rf-onehot, rf-raw, rf-weka, xgboost, "
+            "lightgbm-raw, catboost-raw, xgboost-raw"
         )
     head, kdb_k, skdb_k, estimator = match.groups()
     backoff = "value" if estimator == "mv" else "path"
@@ -359,6 +384,90 @@ class RawForest:
         return out
 
 
+#: the gradient-boosting baselines on raw columns, and the module each needs
+RAW_BOOSTERS: dict[str, str] = {
+    "lightgbm-raw": "lightgbm", "catboost-raw": "catboost", "xgboost-raw": "xgboost",
+}
+
+
+class RawBooster:
+    """A gradient-boosting library with its defaults on the raw columns (``lightgbm-raw``,
+    ``catboost-raw``, ``xgboost-raw``; module doc): what a practitioner fits without any of the
+    BNCs' preprocessing. Numeric columns are numbers (a non-number is missing); nominal columns
+    (:meth:`TableEncoder.nominal_mask`) are native categorical features with the categories of
+    the training rows."""
+
+    def __init__(self, kind: str, *, categorical_features: Any = "auto", seed: int = 0,
+                 n_jobs: int = 1) -> None:
+        if kind not in RAW_BOOSTERS:
+            raise ValueError(f"kind must be one of {sorted(RAW_BOOSTERS)}, got {kind!r}")
+        self.kind = kind
+        self.categorical_features = categorical_features
+        self.seed = seed
+        self.n_jobs = n_jobs
+
+    def _features(self, X) -> pd.DataFrame:
+        frame, _ = as_frame(X)
+        columns = {}
+        for j, column in enumerate(frame.columns):
+            col = frame[column]
+            name = f"f{j}"  # plain names: the libraries restrict the characters of names
+            if not self.nominal_[j]:
+                columns[name] = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)
+                continue
+            text = col.astype(object).where(col.notna(), None)
+            text = text.map(lambda v: v if v is None else str(v))
+            if self.kind == "catboost-raw":  # CatBoost takes no missing categorical value
+                columns[name] = text.where(text.notna(), _MISSING).astype(str).to_numpy()
+            else:  # a value the training rows lack is missing, as the library would make it
+                columns[name] = pd.Categorical(text, categories=self.levels_[j])
+        return pd.DataFrame(columns, index=pd.RangeIndex(len(frame)))
+
+    def _model(self):
+        if self.kind == "lightgbm-raw":
+            from lightgbm import LGBMClassifier
+
+            return LGBMClassifier(random_state=self.seed, n_jobs=self.n_jobs, verbosity=-1)
+        if self.kind == "xgboost-raw":
+            from xgboost import XGBClassifier
+
+            return XGBClassifier(enable_categorical=True, tree_method="hist",
+                                 random_state=self.seed, n_jobs=self.n_jobs)
+        from catboost import CatBoostClassifier
+
+        return CatBoostClassifier(random_seed=self.seed, thread_count=self.n_jobs,
+                                  verbose=False, allow_writing_files=False)
+
+    def fit(self, X, y) -> RawBooster:
+        frame, _ = as_frame(X)
+        self.classes_, y_codes = np.unique(np.asarray(y), return_inverse=True)
+        self.nominal_ = TableEncoder(self.categorical_features).nominal_mask(frame)
+        self.levels_ = {}
+        for j, column in enumerate(frame.columns):
+            if self.nominal_[j]:
+                col = frame[column]
+                self.levels_[j] = sorted({str(v) for v in col[col.notna()]})
+        features = self._features(frame)
+        self.model_ = self._model()
+        if self.kind == "catboost-raw":
+            nominal = [f"f{j}" for j in np.flatnonzero(self.nominal_)]
+            self.model_.fit(features, y_codes, cat_features=nominal)
+        else:
+            self.model_.fit(features, y_codes)
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        proba = np.asarray(self.model_.predict_proba(self._features(X)), dtype=np.float64)
+        out = np.zeros((proba.shape[0], self.classes_.size))
+        out[:, np.asarray(self.model_.classes_, int)] = proba
+        return out
+
+
+#: the experiments keep every column, as the paper's (Weka's) protocol does: the library's default
+#: leaves out identifier-like columns, which a small training set (a learning curve's 100 rows)
+#: could make of an ordinary nominal column
+_PAPER_COLUMNS = None
+
 #: the level of a missing nominal value in ``rf-raw`` (not a value any table holds)
 _MISSING = "\x00missing"
 
@@ -378,6 +487,9 @@ def make_classifier(
         )
     if spec.family == "rf-raw":
         return RawForest(categorical_features=categorical_features, seed=seed, n_jobs=n_jobs)
+    if spec.family in RAW_BOOSTERS:
+        return RawBooster(spec.family, categorical_features=categorical_features, seed=seed,
+                          n_jobs=n_jobs)
     if spec.family == "rf-weka":
         return WekaForest(categorical_features=categorical_features, seed=seed, n_jobs=n_jobs)
     if spec.family == "eskdb":
@@ -386,11 +498,12 @@ def make_classifier(
         return ESKDBClassifier(
             n_estimators=spec.n_members, k=spec.k, estimator=spec.estimator,
             stochastic_discretization=spec.stochastic, categorical_features=categorical_features,
-            n_jobs=n_jobs, random_state=seed, **sampling,
+            n_jobs=n_jobs, random_state=seed, exclude_features=_PAPER_COLUMNS, **sampling,
         )
     kwargs: dict[str, Any] = dict(
         estimator=spec.estimator,
         categorical_features=categorical_features,
+        exclude_features=_PAPER_COLUMNS,
         random_state=seed,
         n_jobs=n_jobs,  # the threads of every stage, numba's kernels included
     )
@@ -402,6 +515,8 @@ def make_classifier(
         kwargs.update(sampler="paper", n_iter=iterations)
         if spec.reference_sampler:
             kwargs.update(update="window", root="reference")
+    elif spec.estimator in ("hgs", "hls"):
+        pass  # no option: HGS fits its weights by leave-one-out, HLS has the authors' C = 1
     else:
         # -m, -mv: the paper's rule, m in {0, 0.05, 0.2, 1, 5, 20} by RMSE on a holdout of N/10
         # rows; -mloo: the library's default, leave-one-out
