@@ -35,6 +35,7 @@ LAYERS = (
 OPTIONAL = {
     "jax", "jaxlib", "numpyro", "arviz", "arviz_base", "dask", "distributed", "matplotlib",
     "xgboost", "networkx", "mpmath", "psutil", "pytest", "arviz_stats",
+    "zstandard",  # .zst files, as pandas reads and writes them: pandas' optional dependency
 }
 
 

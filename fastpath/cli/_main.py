@@ -52,7 +52,12 @@ from ..estimate.hdp._options import (
 from ..evaluation._cross_validation import cross_validate, summarise
 from ..io._datasets import dataset_path, list_datasets, load_dataset
 from ..io._tables import decompression_error, read_table
-from ..utils._files import refuse_overwriting_inputs, write_csv
+from ..scale._predict import EncodingError
+from ..utils._files import (
+    atomic_write,
+    compressed_writer,
+    refuse_overwriting_inputs,
+)
 from ..utils._progress import Progress
 from ..utils._warn import recording, warn
 from ..version import __version__
@@ -96,6 +101,9 @@ def _data_path(data: str) -> str:
         return str(dataset_path(data))
     return data
 
+
+#: ``hdpbn predict``'s rows per chunk (fastpath.scale.DEFAULT_CHUNKSIZE, tested)
+PREDICT_CHUNKSIZE = 100_000
 
 _BUNDLED_HELP = "or the name of a bundled dataset ({}) when no such file exists"
 
@@ -296,25 +304,43 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
-    refuse_overwriting_inputs(args.out, [args.data, args.model])
+    # streamed: the table is read and written a chunk at a time (memory follows --chunksize)
+    stdin = args.data == "-"
+    data = args.data if stdin else _data_path(args.data)
+    refuse_overwriting_inputs(args.out, [data, args.model])
+    if args.chunksize is not None and args.chunksize < 1:
+        raise ValueError(f"--chunksize must be a positive number of rows, got {args.chunksize}")
+    keep = list(dict.fromkeys(c.strip() for given in args.keep or () for c in given.split(",")
+                              if c.strip()))
     model = load_classifier(args.model)
-    frame = _read(args.data)
-    names = getattr(model, "feature_names_in_", None)
-    if names is not None:
-        missing = [c for c in names if c not in frame.columns]
-        if missing:
-            raise ValueError(f"the data lacks columns the model was fitted on: {missing}")
-        X = frame[list(names)]  # extra columns (e.g. the class) are ignored here
-    else:
-        X = frame
-    proba = model.predict_proba(X)
-    out = pd.DataFrame({"prediction": model.classes_[np.argmax(proba, axis=1)]})
-    for j, c in enumerate(model.classes_):
-        out[f"p_{c}"] = proba[:, j]
-    if args.out:
-        write_csv(out, args.out, index=False)  # whole or not at all
-    else:
-        out.to_csv(sys.stdout, index=False)
+    outputs = ["prediction", *(f"p_{c}" for c in model.classes_)]
+    clash = [c for c in keep if c in outputs]
+    if clash:
+        raise ValueError(f"--keep {clash[0]!r} is also the name of an output column; rename "
+                         "the input column")
+    source: Any = sys.stdin.buffer if stdin else data
+
+    def write_all(write: Callable[[str], Any], encoding: str | None = None) -> None:
+        chunks = model._predicted_chunks(source, args.chunksize, keep=keep, encoding=encoding)
+        for i, (chunk, proba) in enumerate(chunks):
+            out = chunk.kept.reset_index(drop=True)
+            out["prediction"] = model.classes_[np.argmax(proba, axis=1)]
+            for j, c in enumerate(model.classes_):
+                out[f"p_{c}"] = proba[:, j]
+            write(out.to_csv(index=False, header=i == 0))
+
+    if not args.out:
+        write_all(sys.stdout.write)
+        return 0
+    with atomic_write(args.out, "wb") as fh:  # whole or not at all
+        try:
+            with compressed_writer(fh, args.out) as w:
+                write_all(lambda text: w.write(text.encode("utf-8")))
+        except EncodingError:  # not UTF-8 after all: again from the start, as Latin-1
+            fh.seek(0)
+            fh.truncate()
+            with compressed_writer(fh, args.out) as w:
+                write_all(lambda text: w.write(text.encode("utf-8")), "latin-1")
     return 0
 
 
@@ -464,11 +490,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_fit)
 
     p = sub.add_parser("predict", help="predict classes and probabilities for a table",
-                       description="Write one row per input row: the predicted class and one "
-                       "probability column p_<class> per class.")
-    p.add_argument("data", metavar="DATA", help="table to classify (extra columns are ignored)")
+                       description="Write one row per input row: the columns named by --keep, "
+                       "the predicted class and one probability column p_<class> per class. "
+                       "DATA is read and written a chunk of rows at a time, so memory does not "
+                       "grow with the table.")
+    p.add_argument("data", metavar="DATA",
+                   help="table to classify (CSV, CSV.gz, Parquet or ARFF; columns the model "
+                   "does not use are ignored), '-' for CSV on standard input, "
+                   + _BUNDLED_HELP.format(", ".join(list_datasets())))
     p.add_argument("--model", required=True, help="a model saved by 'hdpbn fit'")
-    p.add_argument("--out", default=None, help="output CSV (default: standard output)")
+    p.add_argument("--out", default=None, help="output CSV, compressed as its suffix says "
+                   "(.gz, ...) (default: standard output)")
+    p.add_argument("--keep", action="append", metavar="COL[,COL...]",
+                   help="copy these input columns (e.g. an id) to the output, before the "
+                   "predictions, as the input writes them")
+    p.add_argument("--chunksize", type=int, default=None, metavar="ROWS",
+                   help=f"rows read and predicted at a time (default: {PREDICT_CHUNKSIZE:,})")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(func=_cmd_predict)
 
