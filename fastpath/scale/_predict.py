@@ -45,7 +45,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..encode._encoder import AttributeCoding
-from ..io._tables import check_not_binary, detect_format, raw_csv_header, read_table
+from ..io._tables import (
+    check_not_binary,
+    decompression_error,
+    detect_format,
+    raw_csv_header,
+    read_table,
+)
 from ..utils._dtypes import (
     NUMERIC_SHARE,
     count_tokens,
@@ -154,8 +160,14 @@ def prediction_chunks(X: Any, plans: Sequence[ColumnPlan] | None, *, chunksize: 
         if fmt in ("csv", "tsv"):
             if compression is None:
                 check_not_binary(path, fmt)
-            yield from _CsvChunks(path, "," if fmt == "csv" else "\t", plans, keep,
-                                  chunksize, encoding).chunks()
+            try:
+                yield from _CsvChunks(path, "," if fmt == "csv" else "\t", plans, keep,
+                                      chunksize, encoding).chunks()
+            except Exception as exc:  # a damaged compressed file: an error naming it
+                err = decompression_error(path, exc)
+                if err is None:
+                    raise
+                raise err from exc
         elif fmt == "parquet":
             yield from _parquet_chunks(path, plans, keep, chunksize)
         else:  # ARFF: no chunked reader; the whole table, then predicted a chunk at a time
@@ -355,13 +367,14 @@ class _CsvChunks:
         _check_present(header, self.plans, self.keep, self.what)
         plans = self.plans if self.plans is not None else [
             ColumnPlan(c, AS_READ) for c in header if c not in set(self.keep)]
-        kept = set(self.keep)
-        wanted = {p.name for p in plans} | kept
-        # text columns and kept ones as the file writes them; numeric ones by pandas' parser
-        dtype = {p.name: str for p in plans if p.kind != NUMBERS}
-        dtype.update({c: str for c in kept})
-        kw = dict(sep=self.sep, encoding=encoding, names=header, usecols=sorted(wanted),
-                  dtype=dtype, keep_default_na=False, na_values=[""], index_col=False,
+        # text columns, kept ones and those the model does not read as the file writes them,
+        # numeric ones by pandas' parser. Every column is parsed: with usecols, pandas would
+        # drop a row's extra fields without a word, where the whole table's reader refuses
+        # the row
+        numeric = {p.name for p in plans if p.kind == NUMBERS} - set(self.keep)
+        dtype = {c: str for c in header if c not in numeric}
+        kw = dict(sep=self.sep, encoding=encoding, names=header, dtype=dtype,
+                  keep_default_na=False, na_values=[""], index_col=False,
                   chunksize=self.chunksize, low_memory=False)
         if self.is_file:
             kw.update(header=0, compression="infer")
