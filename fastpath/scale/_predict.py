@@ -442,9 +442,11 @@ def _parquet_chunks(path: Path, plans: Sequence[ColumnPlan] | None, keep: Sequen
     start = 0
     for i, batch in enumerate(file.iter_batches(batch_size=chunksize, columns=wanted)):
         frame = _arrow_to_frame(batch)
-        # typed by the file's schema, as read_table types it: the encoder reads the columns
+        # typed by the file's schema, as read_table types it: the encoder reads the columns;
+        # the kept ones as pandas reads them (an integer id stays an integer)
+        kept = pd.DataFrame({c: batch.column(c).to_pandas() for c in keep}, index=frame.index)
         yield PredictionChunk(Where("chunk", i, start, len(frame)),
-                              frame[[p.name for p in plans]], frame[list(keep)], raw=True)
+                              frame[[p.name for p in plans]], kept, raw=True)
         start += len(frame)
     if start == 0:
         raise ValueError(f"{str(path)!r} has no data rows")
