@@ -4,7 +4,8 @@
 #   make test     pyproject.toml's `test` extra: the core, ppl (JAX/NumPyro/ArviZ), dask, and the
 #                 test tools (pytest, pytest-xdist, hypothesis, networkx, mpmath, matplotlib)
 #   make lint     the `dev` extra (test + docs + ruff);  make docs: the `docs` extra (mkdocs)
-#   make install  every extra (`all`: also xgboost and the benchmarks' tools)
+#   make install  every extra (`all`: also the boosters (xgboost, lightgbm, catboost) and the
+#                 benchmarks' tools)
 # Each level has its own stamp file in .venv, so `make demo` then `make test` installs the test
 # extra on top of the demo's environment (pip adds only what is missing); a changed
 # pyproject.toml re-runs the install of every level that is asked for again.

@@ -39,7 +39,7 @@ LAZY = ("fastpath.cli",)
 #: third-party modules of the optional extras (and the ``all`` extra's tools)
 OPTIONAL = {
     "jax", "jaxlib", "numpyro", "arviz", "arviz_base", "dask", "distributed", "matplotlib",
-    "xgboost", "networkx", "mpmath", "psutil", "pytest", "arviz_stats",
+    "xgboost", "networkx", "mpmath", "psutil", "pytest", "arviz_stats", "lightgbm", "catboost",
     "zstandard",  # .zst files, as pandas reads and writes them: pandas' optional dependency
 }
 

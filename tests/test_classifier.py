@@ -203,9 +203,9 @@ def test_nominal_column_with_more_values_than_rows():
     assert clf.encoder_.cardinalities_ == (12,)  # declared categories count in |X|
     proba = clf.predict_proba(pd.DataFrame({"id": pd.Categorical(["k"], categories=list("kx"))}))
     np.testing.assert_allclose(proba.sum(), 1.0)
-    many = pd.DataFrame({"id": [f"r{i}" for i in range(30)]})
+    many = pd.DataFrame({"id": [f"r{i}" for i in range(30)], "x": list("ab") * 15})
     with pytest.warns(UserWarning, match="identifier"):
-        BayesNetClassifier(m=1.0).fit(many, np.arange(30) % 2)
+        BayesNetClassifier(m=1.0, exclude_features=None).fit(many, np.arange(30) % 2)
 
 
 def test_duplicated_column_names(small):

@@ -62,5 +62,12 @@ def test_the_lazy_names_are_those_the_command_line_imports():
         declared |= {n for node in ast.walk(tree) if isinstance(node, ast.Global)
                      for n in node.names}
     assert declared == set(_main._LAZY_NAMES)
+    # what the module imports for readers and type checkers is what it imports at run time
+    module = ast.parse(inspect.getsource(_main))
+    checking = next(node for node in module.body if isinstance(node, ast.If)
+                    and getattr(node.test, "id", None) == "TYPE_CHECKING")
+    typed = {(a.asname or a.name) for node in ast.walk(checking)
+             if isinstance(node, ast.Import | ast.ImportFrom) for a in node.names}
+    assert typed == declared
     _main._import_commands()
     assert all(name in vars(_main) for name in declared)

@@ -249,11 +249,16 @@ def test_infinite_value_is_refused_naming_the_column_and_row():
         TableEncoder().fit(frame, np.array([0, 1, 0]), 2)
 
 
-def test_text_in_a_numeric_column_is_refused_naming_the_column():
-    enc = TableEncoder().fit(pd.DataFrame({"w": [1.0, 2.0, 3.0]}), np.array([0, 1, 0]), 2)
+def test_text_in_a_numeric_column_is_missing_or_refused_naming_the_column():
+    train = pd.DataFrame({"w": [1.0, 2.0, 3.0]})
     bad = pd.DataFrame({"w": np.array([1.0, "heavy", 2.0], dtype=object)})
-    with pytest.raises(ValueError, match="column 'w' was fitted as numeric"):
-        enc.transform(bad)
+    enc = TableEncoder().fit(train, np.array([0, 1, 0]), 2)
+    with pytest.warns(UserWarning, match="column 'w' was fitted as numeric, but 1 of these"):
+        codes = enc.transform(bad)
+    assert codes[1, 0] == UNKNOWN  # missing, never seen missing in training
+    strict = TableEncoder(numeric_errors="raise").fit(train, np.array([0, 1, 0]), 2)
+    with pytest.raises(ValueError, match="column 'w' was fitted as numeric but holds 'heavy'"):
+        strict.transform(bad)
 
 
 def test_a_text_column_left_out_of_a_list_stays_nominal():
@@ -395,9 +400,15 @@ def test_a_string_in_a_numeric_column_is_named_with_its_value():
     enc = TableEncoder(["alc_cat"]).fit(train, np.array([0, 1, 0, 1]), 2)
     assert enc.codings_[1].kind == "nominal"
     bad = train.assign(alc=pd.Series([1.0, "high", 2.0, 3.0], dtype=object))
+    strict = TableEncoder(["alc_cat"], numeric_errors="raise").fit(train, np.array([0, 1, 0, 1]),
+                                                                   2)
     with pytest.raises(ValueError, match=r"column 'alc' was fitted as numeric but holds 'high' "
                                          r"\(row 1\), which is not a number"):
-        enc.transform(bad)
+        strict.transform(bad)
+    with pytest.warns(UserWarning, match=r"column 'alc' was fitted as numeric, but 1 of these 4 "
+                                         r"values is not a number \('high' \(1x\)\)"):
+        codes = enc.transform(bad)
+    assert codes[1, 0] == enc.transform(train.assign(alc=[1.0, np.nan, 2.0, 3.0]))[1, 0]
 
 
 # ====================================================================== cells no coding can hold

@@ -171,6 +171,57 @@ def test_raw_forest_keeps_numbers_and_one_hot_levels_with_missing():
     assert (model.classes_[model.predict_proba(X).argmax(1)][ok] == y[ok]).mean() > 0.95
 
 
+@pytest.mark.parametrize("name", ["lightgbm-raw", "catboost-raw", "xgboost-raw"])
+def test_raw_boosters_take_numbers_categories_and_missing_values(name):
+    """Issue 27: each booster with its library's defaults on the raw columns: numeric columns as
+    numbers with missing values, nominal ones as native categories; a value unseen in training
+    is not an error; proper distributions over the labels."""
+    from validation.experiments.classifiers import RAW_BOOSTERS, RawBooster, make_classifier
+
+    pytest.importorskip(RAW_BOOSTERS[name], reason=f"{name} needs pip install hdpbn[boost]")
+    rng = np.random.default_rng(0)
+    n = 300
+    X = pd.DataFrame({
+        "x": rng.normal(size=n),
+        "c": rng.choice(["a", "b", "c"], n).astype(object),
+        "k": pd.Categorical(rng.choice(["u", "v"], n)),
+    })
+    y = np.where((X["x"] > 0) ^ (X["c"] == "a"), "p", "q")
+    X.loc[::10, "x"] = np.nan
+    X.loc[::7, "c"] = None
+    spec = parse_classifier(name)
+    assert spec.family == name and spec.label.endswith("(raw columns)")
+    model = make_classifier(spec, seed=1).fit(X, y)
+    assert isinstance(model, RawBooster) and list(model.nominal_) == [False, True, True]
+    test = X.head(20).copy()
+    test.loc[0, "c"] = "never-seen"
+    proba = model.predict_proba(test)
+    assert proba.shape == (20, 2)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    ok = X["x"].notna().to_numpy() & X["c"].notna().to_numpy()
+    assert (model.classes_[model.predict_proba(X).argmax(1)][ok] == y[ok]).mean() > 0.9
+    X_copy = X.copy()
+    make_classifier(spec, seed=1).fit(X, y)
+    pd.testing.assert_frame_equal(X, X_copy)  # the caller's table untouched
+
+
+def test_a_missing_booster_is_skipped_with_a_note(monkeypatch, capsys):
+    import builtins
+
+    from validation.experiments.cli import _available
+
+    real_import = builtins.__import__
+
+    def no_lightgbm(name, *args, **kwargs):
+        if name == "lightgbm":
+            raise ImportError("no lightgbm")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_lightgbm)
+    assert _available(["nb-m", "lightgbm-raw"]) == ["nb-m"]
+    assert "lightgbm-raw skipped (lightgbm is not installed)" in capsys.readouterr().err
+
+
 def test_onehot_forest_sees_indicators_and_handles_unseen_values():
     from validation.experiments.classifiers import make_classifier
 

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "hdpbn"
 FIRST_PARTY = {"fastpath", "hdpbn_ppl", "validation", "tests", "benchmarks", "conftest"}
 #: distributions that `make demo` must not install (prefixes: mkdocs covers mkdocs-material, ...)
-HEAVY = ("jax", "jaxlib", "numpyro", "xgboost", "mkdocs")
+HEAVY = ("jax", "jaxlib", "numpyro", "xgboost", "lightgbm", "catboost", "mkdocs")
 #: import name -> distribution that provides it, where the two differ
 DISTRIBUTION = {
     "sklearn": "scikit-learn",
@@ -34,8 +34,9 @@ DISTRIBUTION = {
     "arviz_base": "arviz",  # ArviZ 1.x is arviz + arviz_base + arviz_stats (+ arviz_plots)
     "arviz_stats": "arviz",
 }
-#: imported by the packages but by no test: the experiments skip the baseline without it
-NOT_FOR_TESTS = {"xgboost"}
+#: imported by the packages but needed by no test: the experiments skip the baseline without it
+#: (the boosters' tests skip themselves without their library)
+NOT_FOR_TESTS = {"xgboost", "lightgbm", "catboost"}
 
 
 def _norm(name: str) -> str:

@@ -96,7 +96,8 @@ def _with_value(tmp_path: Path, row: int, column: str, value: str, name="bad.csv
 
 def test_a_bad_value_in_a_later_chunk_names_its_row_in_the_file(clf, tmp_path):
     bad = _with_value(tmp_path, 523, "A2", "inf")
-    with pytest.raises(StreamError, match=r"chunk 5 \(rows 500-599\), row 523, column 'A2'"):
+    with pytest.raises(StreamError, match=r"chunk 5 \(rows 500-599\): column 'A2' contains "
+                       r"inf \(row 523\)"):
         clf.predict_proba(bad, chunksize=100)
     malformed = tmp_path / "malformed.csv"
     lines = Path(_with_value(tmp_path, 0, "A1", "b")).read_text().splitlines()
@@ -112,21 +113,33 @@ def test_a_bad_value_in_a_later_chunk_names_its_row_in_the_file(clf, tmp_path):
         clf.predict_proba(iter(chunks))
 
 
-def test_stray_tokens_follow_read_tables_rule_over_the_whole_file(clf, tmp_path):
-    # one "?" in a numeric column: missing, with a warning, as the whole table reads it
+def test_non_numbers_follow_the_models_policy_as_in_the_whole_table(clf, tmp_path):
+    # one "?" in a numeric column: missing, with one warning naming its chunk
     one = _with_value(tmp_path, 650, "A14", "?", "one.csv")
-    with pytest.warns(UserWarning, match=r"column 'A14' is read as numbers: 1 of its"):
+    with pytest.warns(UserWarning, match=r"chunk 6 \(rows 600-689\): column 'A14' was fitted "
+                      r"as numeric, but 1 of these 90 values is not a number"):
         streamed = clf.predict_proba(one, chunksize=100)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         assert _same_bits(streamed, _whole_table(clf, one))
-    # more than 5 % of the column not numbers: an error naming the first such row, at the end
+    # more than 5 % of the column not numbers, over three chunks: missing too, one warning
     frame = pd.read_csv(CREDIT, dtype=str, keep_default_na=False)
-    frame.loc[200:260, "A14"] = "none"
+    frame.loc[200:460, "A14"] = "none"
     many = tmp_path / "many.csv"
     frame.to_csv(many, index=False)
-    with pytest.raises(StreamError, match=r"row 200, column 'A14': 'none' is not a number"):
-        clf.predict_proba(many, chunksize=100)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        streamed = clf.predict_proba(many, chunksize=100)
+    assert len([w for w in caught if "'A14' was fitted as numeric" in str(w.message)]) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        assert _same_bits(streamed, _whole_table(clf, many))
+    # a model that refuses them: an error naming the first one's row in the file
+    X, y = load_dataset("credit-a")
+    strict = BayesNetClassifier("nb", estimator="m", numeric_errors="raise").fit(X, y)
+    with pytest.raises(StreamError, match=r"chunk 2 \(rows 200-299\): column 'A14' was "
+                       r"fitted as numeric but holds 'none' \(row 200\)"):
+        strict.predict_proba(many, chunksize=100)
 
 
 def test_a_latin1_file_is_read_again_from_the_start(clf, tmp_path):
@@ -199,7 +212,7 @@ def test_cli_failure_leaves_no_half_written_output(saved, tmp_path, capsys):
     assert main(["predict", str(bad), "--model", str(saved), "--out", str(out),
                  "--chunksize", "100"]) == 2
     err = capsys.readouterr().err
-    assert "chunk 6 (rows 600-689), row 655, column 'A2'" in err
+    assert "chunk 6 (rows 600-689): column 'A2' contains inf (row 655)" in err
     assert out.read_text() == "previous\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv", "p.csv"]  # no temp file
     assert main(["predict", CREDIT, "--model", str(saved), "--chunksize", "0"]) == 2

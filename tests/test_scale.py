@@ -384,7 +384,8 @@ def _missing_class(lines):
     "edit,pattern",
     [
         (_extra_field, r"chunk 37 \(rows 370-379\), row 375 \(line 377 of the file\).*malformed"),
-        (_not_a_number, r"chunk 37 \(rows 370-379\), row 375, column 'b': value 'abc' is not"),
+        (_not_a_number, r"chunk 37 \(rows 370-379\), row 375, column 'b': value 'abc' is not.*"
+                        r"numeric_errors='raise'"),
         (_infinite, r"chunk 37 \(rows 370-379\), row 375, column 'b': value inf is infinite"),
         (_missing_class, r"chunk 37 \(rows 370-379\), row 375, column 'cls': .*missing value"),
         (_text_class, r"chunk 37 \(rows 370-379\), row 375, column 'cls': class label 'maybe'"),
@@ -393,8 +394,8 @@ def _missing_class(lines):
 def test_bad_csv_row_in_chunk_37_names_it_and_leaves_the_model_alone(tmp_path, edit, pattern):
     path = _write_csv(tmp_path, _bad_frame(), edit)
     with pytest.raises(StreamError, match=pattern):
-        _m_classifier("kdb", 2).fit(path, chunksize=10)
-    fresh = _m_classifier("kdb", 2)
+        _m_classifier("kdb", 2, numeric_errors="raise").fit(path, chunksize=10)
+    fresh = _m_classifier("kdb", 2, numeric_errors="raise")
     with pytest.raises(StreamError):
         fresh.fit(path, chunksize=10)
     with pytest.raises(NotFittedError):
@@ -402,7 +403,7 @@ def test_bad_csv_row_in_chunk_37_names_it_and_leaves_the_model_alone(tmp_path, e
     assert not [k for k in vars(fresh) if k.endswith("_")]
     clf, X, before = _fitted_before()
     with pytest.raises(StreamError):
-        clf.fit(path, chunksize=10)
+        clf.set_params(numeric_errors="raise").fit(path, chunksize=10)
     np.testing.assert_array_equal(clf.predict_proba(X), before)
     assert list(clf.feature_names_in_) == list(X.columns)
 
@@ -428,7 +429,7 @@ def test_bad_chunk_in_an_iterator_names_chunk_row_column(mutate, pattern):
 
     clf, X, before = _fitted_before()
     with pytest.raises(StreamError, match=pattern):
-        clf.fit(chunks, "cls")
+        clf.set_params(numeric_errors="raise").fit(chunks, "cls")
     np.testing.assert_array_equal(clf.predict_proba(X), before)
 
 
@@ -547,7 +548,7 @@ def _stray_csv(tmp_path, later_token="?"):
 def test_streamed_fit_reads_stray_tokens_of_the_first_chunk_as_missing(tmp_path):
     path = _stray_csv(tmp_path)
     with pytest.warns(UserWarning, match=r"column 'b' is read as numbers: 3 of its 400 .*"
-                                         r"'\?' \(3x\).*first chunk"):
+                                         r"'\?' \(3x\).*na_values=\['\?'\]"):
         streamed = _m_classifier(m=1).fit(path, chunksize=100)
     b = streamed.encoder_.codings_[1]
     assert b.kind == "numeric" and b.missing_tokens == ("?",) and b.missing_code is not None
@@ -559,11 +560,23 @@ def test_streamed_fit_reads_stray_tokens_of_the_first_chunk_as_missing(tmp_path)
     np.testing.assert_array_equal(streamed.predict_proba(X), in_memory.predict_proba(X))
 
 
-def test_streamed_fit_refuses_a_new_token_after_the_first_chunk(tmp_path):
+def test_streamed_fit_reads_a_new_token_after_the_first_chunk_as_missing(tmp_path):
+    """Issue 29, point 1: a token first seen in a later chunk is missing, as in memory (it
+    stopped the fit before), said once with its count over the stream; with
+    numeric_errors="raise" it stops the fit naming the chunk, row, column and value."""
     path = _stray_csv(tmp_path, later_token="oops")
-    with pytest.raises(StreamError, match=r"chunk 3 \(rows 300-399\), row 390, column 'b': value "
-                                          r"'oops' is not a number.*only \['\?'\]"):
-        _m_classifier().fit(path, chunksize=100)
+    with pytest.warns(UserWarning, match=r"column 'b' is read as numbers: 3 of its 400 .*"
+                                         r"'\?' \(2x\), 'oops' \(1x\)") as caught:
+        streamed = _m_classifier(m=1).fit(path, chunksize=100)
+    assert sum("'b'" in str(w.message) for w in caught) == 1
+    assert streamed.encoder_.codings_[1].missing_tokens == ("?", "oops")
+    table = read_table(path, na_values=["?", "oops"]).frame
+    X, y = table.drop(columns="cls"), table["cls"]
+    in_memory = _m_classifier(m=1).fit(X, y)
+    np.testing.assert_array_equal(streamed.predict_proba(X), in_memory.predict_proba(X))
+    with pytest.raises(StreamError, match=r"chunk 0 \(rows 0-99\), row 3, column 'b': value "
+                                          r"'\?' is not a number.*numeric_errors='raise'"):
+        _m_classifier(numeric_errors="raise").fit(path, chunksize=100)
 
 
 def test_partial_fit_warns_when_the_first_chunk_lacks_classes():

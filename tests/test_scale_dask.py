@@ -80,11 +80,18 @@ def test_bad_partition_names_partition_row_and_column(client):
     bad.iloc[17, 1] = "oops"  # row 217: partition 2's numeric column holds a string
     parts[2] = bad
     ddf = dd.from_delayed([delayed(p) for p in parts], meta=df.iloc[:0], verify_meta=False)
-    clf = BayesNetClassifier("nb")
+    clf = BayesNetClassifier("nb", numeric_errors="raise")
     with pytest.raises(StreamError, match=r"partition 2, row 17 of partition 2, column 'b'.*oops"):
         clf.fit(ddf, "cls", chunksize=7)
     with pytest.raises(NotFittedError):
         clf.predict(df.drop(columns="cls").iloc[:3])
+    # by default the string is a missing value, as in memory, said once with its count
+    with pytest.warns(UserWarning, match=r"column 'b' is read as numbers: 1 of its 300 .*'oops'"):
+        streamed = BayesNetClassifier("nb", estimator="m").fit(ddf, "cls", chunksize=7)
+    whole = pd.concat(parts)
+    X = whole.drop(columns="cls").assign(b=pd.to_numeric(whole["b"], errors="coerce"))
+    in_memory = BayesNetClassifier("nb", estimator="m").fit(X, whole["cls"])
+    np.testing.assert_array_equal(streamed.predict_proba(X), in_memory.predict_proba(X))
 
 
 def test_dask_fit_with_the_default_hdp_sampler_equals_in_memory_fit():

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, ClassVar, Self
@@ -32,7 +34,7 @@ from ..encode._encoder import as_frame
 from ..estimate.hdp._options import DEFAULT_SAMPLER, HDPOptions
 from ..pipeline._config import FitConfig, hdp_options
 from ..pipeline._fitted import FittedModel
-from ..pipeline._members import members_log_proba, members_proba
+from ..pipeline._members import kept_columns, members_log_proba, members_proba
 from ..pipeline._memory import fit_in_memory
 from ..scale._dask import fit_dask
 from ..scale._errors import StreamError
@@ -69,6 +71,9 @@ SHARED_PARAMETERS: tuple[inspect.Parameter, ...] = (
     _keyword("m", "auto", "float | str"),
     _keyword("m_backoff", "path", "str"),
     _keyword("categorical_features", "auto", "Any"),
+    _keyword("na_values", None, "str | Sequence[str] | None"),
+    _keyword("numeric_errors", "coerce", "str"),
+    _keyword("exclude_features", "auto", "str | Sequence[str | int] | None"),
     _keyword("sampler", DEFAULT_SAMPLER, "str"),
     _keyword("n_iter", None, "int | str | None"),
     _keyword("min_iter", None, "int | None"),
@@ -348,6 +353,10 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
                  "names")
         return self._check_width(frame)
 
+    def _model_columns(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` (checked by :meth:`_validate_X`) without the columns the fit left out."""
+        return kept_columns(frame, self.__dict__.get("excluded_features_") or ())
+
     def _check_width(self, frame: pd.DataFrame) -> pd.DataFrame:
         if frame.shape[1] != self.n_features_in_:
             raise ValueError(
@@ -391,7 +400,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             return self._stream_array(X, chunksize, log=False)
         _no_chunksize(chunksize)
         self._check_fitted()
-        frame = self._validate_X(X)
+        frame = self._model_columns(self._validate_X(X))
         with self._threads():
             return members_proba(self.members_, frame)
 
@@ -402,7 +411,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             return self._stream_array(X, chunksize, log=True)
         _no_chunksize(chunksize)
         self._check_fitted()
-        frame = self._validate_X(X)
+        frame = self._model_columns(self._validate_X(X))
         with self._threads():
             return members_log_proba(self.members_, frame)
 
@@ -431,14 +440,14 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_rows_of_chunk, n_classes)
             Bit for bit the rows of ``predict_proba`` of the whole table. A bad value raises
             ``ValueError`` naming the chunk, the row in the whole stream and the column, when
-            its chunk is read (for a CSV column read as numbers, a stray token the training
-            did not know may only be refused at the end: see :mod:`fastpath.scale._predict`).
+            its chunk is read; a warning a chunk gives is shown once, for the first chunk
+            that gives it (:mod:`fastpath.scale._predict`).
             A file that turns out not to be UTF-8 after its first chunks raises
             ``ValueError``; :meth:`predict_proba` reads it again as Latin-1.
         """
         if not _is_prediction_stream(X):
             self._check_fitted()
-            frame = self._validate_X(X)
+            frame = self._model_columns(self._validate_X(X))
             size = check_chunksize(chunksize)
             for start in range(0, frame.shape[0], size):
                 with self._threads():
@@ -469,17 +478,29 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         size = check_chunksize(chunksize)
         names = self.__dict__.get("feature_names_in_")
         plans = None if names is None else column_plans(
-            [member.encoder.codings_ for member in self.members_], [str(n) for n in names])
+            [member.encoder.codings_ for member in self.members_], [str(n) for n in names],
+            excluded=[str(n) for n in self.__dict__.get("excluded_features_") or ()])
         predict = members_log_proba if log else members_proba
+        shown: set[tuple[type[Warning], str]] = set()
         for chunk in prediction_chunks(X, plans, chunksize=size, keep=keep, encoding=encoding):
             try:
-                frame = self._validate_X(chunk.features)
-                with self._threads():
-                    proba = predict(self.members_, frame)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    frame = self._model_columns(self._validate_X(chunk.features))
+                    with self._threads():
+                        proba = predict(self.members_, frame)
             except StreamError:
                 raise
             except ValueError as exc:  # the encoder's rows are the chunk's: the stream's here
                 raise StreamError(relabel_rows(str(exc), chunk.where)) from None
+            for w in caught:
+                # the encoder warns once per column and call, so once per chunk here: each
+                # kind of warning is shown once, naming its first chunk
+                kind = re.sub(r"\d+", "#", str(w.message))
+                if (w.category, kind) not in shown:
+                    shown.add((w.category, kind))
+                    warn(f"{chunk.where}: {w.message} (not repeated for later chunks)",
+                         w.category)
             yield chunk, proba
 
     @property

@@ -35,7 +35,7 @@ class ESKDBClassifier(BaseBayesNet):
         Each member cuts numeric columns with its own stochastic MDL
         (:func:`~fastpath.encode.stochastic_mdl_cut_points`); ``False``: every member uses
         Weka's MDL cut points.
-    m, m_backoff, categorical_features
+    m, m_backoff, categorical_features, na_values, numeric_errors, exclude_features
         As for :class:`~fastpath.BayesNetClassifier` (``m`` is chosen per member, with the
         back-off ``m_backoff`` the members' m-estimates use).
     sampler, n_iter, min_iter, max_iter, burn_in, tying, update, root, n_chains, \
@@ -84,6 +84,8 @@ mcse_tolerance, mcse_weighting, convergence_checks
     fit_warnings_ : tuple of str
         What the fit warned about (the data's columns, the sampler), each message once, whether
         or not the warnings filters showed it; saved in model files (``hdpbn diagnose``).
+    excluded_features_ : tuple of str
+        The columns the fit left out (``exclude_features``), the same for every member.
     """
 
     _own_parameters = (

@@ -74,6 +74,20 @@ class BayesNetClassifier(BaseBayesNet):
         (a text column that is at least 95 % numbers is numeric, its other values missing, with
         a warning). A list or mask *adds* nominal columns (e.g. integer-coded categories): text
         and categorical columns stay nominal (see :class:`~fastpath.encode.TableEncoder`).
+    na_values : str or list of str, optional
+        Tokens that mean a missing value in every column (``["?", "n/a"]``), at fit and at
+        predict time alike: a property of the model, saved with it. Default: only NaN/None
+        are missing (plus the stray tokens a numeric column's training values hold).
+    numeric_errors : {"coerce", "raise"}, default="coerce"
+        A value that is not a number in a numeric column, neither declared in ``na_values`` nor
+        met in training: a missing value with one warning per column and call naming the
+        tokens and their counts (``"coerce"``), or a ``ValueError`` naming the column, value and
+        row (``"raise"``, which also refuses stray tokens in training).
+    exclude_features : "auto", None or list of names/indices, default="auto"
+        Columns left out of the model (:mod:`fastpath.encode._exclusion`). ``"auto"``:
+        identifiers (nominal columns whose values are >= 95 % distinct, at least 20 rows) and
+        dates, each with a warning; ``None``: none; a list: exactly those. Recorded in
+        ``excluded_features_`` and ignored at predict time.
     sampler : {"adaptive", "adaptive-plain", "ensemble", "strict", "paper"}, \
 default="adaptive"
         The HDP sampler's preset (``estimator="hdp"``; :data:`fastpath.estimate.hdp._options.
@@ -169,6 +183,9 @@ default="adaptive"
     fit_warnings_ : tuple of str
         What the fit warned about (the data's columns, the sampler), each message once, whether
         or not the warnings filters showed it; saved in model files (``hdpbn diagnose``).
+    excluded_features_ : tuple of str
+        The columns the fit left out (``exclude_features``), by name (``x<j>`` for a table
+        without names); prediction ignores their values.
     """
 
     _own_parameters = (

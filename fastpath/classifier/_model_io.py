@@ -60,7 +60,8 @@ def _jsonable_params(params: dict[str, Any]) -> dict[str, Any]:
     for key, value in params.items():
         if key == "random_state" and not (value is None or isinstance(value, int)):
             value = None  # a Generator is not reproducible from a file anyway
-        elif key == "categorical_features" and not isinstance(value, str | type(None)):
+        elif key in ("categorical_features", "na_values", "exclude_features") and not (
+                isinstance(value, str | type(None))):  # a sequence of labels
             value = [_label(v) for v in value]
         out[key] = _label(value) if not isinstance(value, list) else value
     return out
@@ -119,6 +120,14 @@ def _fit_warnings(meta: dict) -> tuple[str, ...] | None:
     return tuple(kept)
 
 
+def _excluded_features(meta: dict) -> tuple[str, ...]:
+    """The columns the fit left out (none in files written before columns were left out)."""
+    kept = meta.get("excluded_features", [])
+    if not isinstance(kept, list) or not all(isinstance(c, str) for c in kept):
+        raise ValueError("model file is corrupt: excluded_features must be a list of strings")
+    return tuple(kept)
+
+
 def _encoder_dict(encoder: TableEncoder) -> dict:
     out = encoder.to_dict()
     for c in out["codings"]:
@@ -151,6 +160,7 @@ def save_model(class_name: str, params: dict[str, Any], model: FittedModel,
             model.diagnostics_.to_dict() if model.diagnostics_ is not None else None
         ),
         "fit_warnings": list(model.fit_warnings_ or ()),
+        "excluded_features": list(model.excluded_features_ or ()),
         "members": [
             {
                 "encoder": _encoder_dict(member.encoder),
@@ -248,6 +258,8 @@ def _params(meta: dict) -> dict[str, Any]:
     params.setdefault("sampler", LEGACY_SAMPLER)
     # written before selection could be sampled: every row scored the candidates
     params.setdefault("selection_rows", None)
+    # written before identifiers and dates were left out: every column was kept
+    params.setdefault("exclude_features", None)
     # a preset saved under its former name is the same options (no FutureWarning per load)
     params["sampler"] = RENAMED_PRESETS.get(params["sampler"], params["sampler"])
     return params
@@ -297,5 +309,6 @@ def read_model(path: str | os.PathLike,
         members_=members,
         diagnostics_=_diagnostics(meta),
         fit_warnings_=_fit_warnings(meta),
+        excluded_features_=_excluded_features(meta),
     )
     return _params(meta), model

@@ -182,12 +182,22 @@ def _read(path: str) -> pd.DataFrame:
     return read_table(path).frame
 
 
-def _read_labelled(path: str, target: str | None) -> pd.DataFrame:
+def _tokens(text: str | None) -> list[str] | None:
+    """A comma-separated option (``--na-values``, ``--exclude``) as a list (None if absent)."""
+    if text is None:
+        return None
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _read_labelled(path: str, target: str | None,
+                   na_values: Sequence[str] | None = None) -> pd.DataFrame:
     """The table at ``path`` with its target column (the last one by default) read as labels,
-    never by the numeric 95 % rule (a class ``U`` among classes ``1``..``5`` is a class)."""
+    never by the numeric 95 % rule (a class ``U`` among classes ``1``..``5`` is a class);
+    ``na_values`` are missing."""
     if target is not None and target not in read_table(path, nrows=0).frame.columns:
         return _read(path)  # _split_target names the missing column
-    frame = read_table(path, nominal_columns=[-1 if target is None else target]).frame
+    frame = read_table(path, nominal_columns=[-1 if target is None else target],
+                       na_values=na_values).frame
     if frame.shape[0] == 0:
         raise ValueError(f"{path} has no data rows (only a header?)")
     return frame
@@ -261,6 +271,18 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    f"is non-zero, rows not renormalised (default: {_BNC['m_backoff']})")
     g.add_argument("--categorical", default=None,
                    help="comma-separated columns to treat as nominal even if numeric")
+    g.add_argument("--na-values", default=None, metavar="TOKENS",
+                   help="comma-separated tokens that mean a missing value in every column "
+                   "(e.g. '?,n/a,-'); the model keeps them, so predictions read them as "
+                   "missing too (default: only an empty field is missing)")
+    g.add_argument("--numeric-errors", default="coerce", choices=["coerce", "raise"],
+                   help="a value that is not a number in a numeric column: read as missing "
+                   "with a warning naming the column and the tokens (coerce), or an error "
+                   "(raise) (default: coerce)")
+    g.add_argument("--exclude", default="auto", metavar="auto|none|COLUMNS",
+                   help="columns left out of the model: 'auto', identifiers (nominal columns "
+                   "of nearly all distinct values) and dates; 'none'; or a comma-separated "
+                   "list of columns (default: auto)")
     h = p.add_argument_group("HDP sampler (--estimator hdp)")
     h.add_argument("--sampler", default=None,
                    choices=[*SAMPLER_PRESETS, *RENAMED_PRESETS],
@@ -328,11 +350,19 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
                 raise ValueError(f"--categorical names columns not in the data: {unknown}")
             categorical = [c for c in frame.columns if c in names or not
                            pd.api.types.is_numeric_dtype(frame[c].dtype)]
+    exclude: Any = args.exclude
+    if exclude.strip().lower() == "none":
+        exclude = None
+    elif exclude.strip() != "auto":
+        exclude = _tokens(exclude)
     common: dict[str, Any] = dict(
         estimator=args.estimator,
         m=m,
         m_backoff=args.m_backoff,
         categorical_features=categorical,
+        na_values=_tokens(args.na_values),
+        numeric_errors=args.numeric_errors,
+        exclude_features=exclude,
         burn_in=args.burn_in,
         tying=args.tying,
         n_chains=args.chains,
@@ -399,7 +429,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         what = f"{args.data} (streamed in chunks of {args.chunksize} rows)"
     else:
         with recording() as read_warnings:  # what reading the file warned about (stray tokens)
-            frame = _read_labelled(data, args.target)
+            frame = _read_labelled(data, args.target, _tokens(args.na_values))
         X, y = _split_target(frame, args.target)
         model = _make_model(args, X, verbose=verbose)
         model.fit(X, y)
@@ -458,7 +488,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     _make_model(args).fit_config()  # a bad option is refused before the data is read
-    frame = _read_labelled(_data_path(args.data), args.target)
+    frame = _read_labelled(_data_path(args.data), args.target, _tokens(args.na_values))
     X, y = _split_target(frame, args.target)
     _make_model(args, X)  # validate options before the first fold
     progress = Progress("folds", enabled=None if not (args.quiet or args.json) else False,

@@ -37,8 +37,12 @@ import pandas as pd
 from numba import njit
 
 from ..utils._dtypes import (
+    check_na_values,
+    column_arrays,
     count_tokens,
+    declared_missing,
     is_numeric_dtype,
+    is_text_dtype,
     parse_numbers,
     python_scalar,
     stray_message,
@@ -52,9 +56,62 @@ from ._discretize import (
     stochastic_mdl_cut_points,
     stochastic_mdl_cut_points_of_table,
 )
+from ._exclusion import identifier_message, is_identifier
 
 #: code of a value that was never seen in training
 UNKNOWN = -1
+
+#: what a numeric column's non-numbers become: missing values, with a warning ("coerce", as
+#: ``pandas.to_numeric(errors="coerce")``), or an error ("raise")
+NUMERIC_ERRORS: tuple[str, ...] = ("coerce", "raise")
+
+
+def check_numeric_errors(numeric_errors: Any) -> str:
+    """``numeric_errors`` checked (``ValueError`` naming the parameter)."""
+    if not (isinstance(numeric_errors, str) and numeric_errors in NUMERIC_ERRORS):
+        raise ValueError(f"numeric_errors must be one of {NUMERIC_ERRORS}, got "
+                         f"{numeric_errors!r}")
+    return numeric_errors
+
+
+def with_declared_missing(frame: pd.DataFrame, na_values: tuple[str, ...], *,
+                          fitting: bool = False) -> pd.DataFrame:
+    """``frame`` with the cells that are one of ``na_values`` missing
+    (:func:`~fastpath.utils._dtypes.declared_missing`): a new frame sharing the untouched
+    columns, ``frame`` itself when no cell is one. ``fitting``: a text column that is all numbers
+    once its tokens are missing becomes numbers (``float64``), as ``pandas.read_csv`` with
+    ``na_values`` would have read it -- so the column's type does not depend on whether the
+    tokens were declared to the reader or to the model."""
+    if not na_values:
+        return frame
+    changed: dict[int, pd.Series] = {}
+    for j in range(frame.shape[1]):
+        col = frame.iloc[:, j]
+        mask = declared_missing(col, na_values)
+        if mask is None:
+            continue
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            # every category that reads as a token, observed or only declared
+            cats = col.cat.categories
+            hit = declared_missing(pd.Series(cats, dtype=cats.dtype), na_values)
+            col = col.cat.remove_categories([] if hit is None else list(cats[hit]))
+        elif is_numeric_dtype(col.dtype):
+            col = col.astype(np.float64).mask(mask)
+        else:
+            col = col.mask(mask)
+            if fitting and is_text_dtype(col.dtype):
+                _, stray = parse_numbers(col)
+                if not stray.any():
+                    col = pd.Series(pd.to_numeric(col).to_numpy(dtype=np.float64,
+                                                                 na_value=np.nan),
+                                    index=col.index, name=col.name)
+        changed[j] = col
+    if not changed:
+        return frame
+    out = frame.copy(deep=False)
+    for j, col in changed.items():
+        out.isetitem(j, col)
+    return out
 
 
 @dataclass(frozen=True)
@@ -194,15 +251,42 @@ class TableEncoder:
     random_state : int, numpy Generator or None, default=None
         Seed of the stochastic discretisation (one draw per numeric column, in column order);
         unused with ``"mdl"``.
+    na_values : str or sequence of str, optional
+        Tokens that mean a missing value in every column, when fitting and when transforming
+        (:func:`with_declared_missing`): ``"?"`` in a nominal column is then missing, not a
+        category, and a numeric column's declared tokens are missing without a warning.
+    numeric_errors : {"coerce", "raise"}, default="coerce"
+        What a value that is not a number becomes in a numeric column, when it is neither
+        declared (``na_values``) nor one of the stray tokens learned in training: a missing
+        value, with one warning per column and call naming the tokens and their counts
+        (``"coerce"``), or a ``ValueError`` naming the column, the value and its row
+        (``"raise"``; then ``fit`` refuses stray tokens too).
     """
 
     DISCRETIZATIONS: tuple[str, ...] = ("mdl", "stochastic")
 
     def __init__(self, categorical_features: Any = "auto", *, discretization: str = "mdl",
-                 random_state: Any = None) -> None:
+                 random_state: Any = None, na_values: Any = None,
+                 numeric_errors: str = "coerce") -> None:
         self.categorical_features = categorical_features
         self.discretization = discretization
         self.random_state = random_state
+        self.na_values = na_values
+        self.numeric_errors = numeric_errors
+
+    @property
+    def na_tokens(self) -> tuple[str, ...]:
+        """``na_values`` as a tuple of strings (checked)."""
+        return check_na_values(getattr(self, "na_values", None))
+
+    @property
+    def errors(self) -> str:
+        """``numeric_errors`` (checked; encoders written before it existed coerce)."""
+        return check_numeric_errors(getattr(self, "numeric_errors", "coerce"))
+
+    def declare_missing(self, frame: pd.DataFrame, *, fitting: bool = False) -> pd.DataFrame:
+        """``frame`` with the ``na_values`` missing (:func:`with_declared_missing`)."""
+        return with_declared_missing(frame, self.na_tokens, fitting=fitting)
 
     # ------------------------------------------------------------------ fit
     def nominal_mask(self, frame: pd.DataFrame) -> np.ndarray:
@@ -213,11 +297,12 @@ class TableEncoder:
         """
         listed = self.listed_mask(frame)
         out = np.empty(len(frame.columns), dtype=bool)
-        for j in range(len(frame.columns)):
-            col = frame.iloc[:, j]
+        for j, dtype in enumerate(frame.dtypes.tolist()):
             if listed is None or not listed[j]:
-                out[j] = not is_numeric_dtype(col.dtype) and stray_tokens(col) is None
-                if listed is not None and pd.api.types.is_bool_dtype(col.dtype):
+                # only a text column needs its values (a Series each costs ~40 us)
+                out[j] = not is_numeric_dtype(dtype) and (
+                    not is_text_dtype(dtype) or stray_tokens(frame.iloc[:, j]) is None)
+                if listed is not None and pd.api.types.is_bool_dtype(dtype):
                     out[j] = False  # a list makes an unlisted bool column numeric (0/1)
             else:
                 out[j] = True
@@ -264,7 +349,9 @@ class TableEncoder:
                              f"{self.discretization!r}")
         # checked (and, for an int, seeded) before any work; only drawn from when stochastic
         rng = as_generator(self.random_state) if self.discretization == "stochastic" else None
+        check_numeric_errors(self.numeric_errors)  # before any work
         frame, _ = as_frame(X)
+        frame = self.declare_missing(frame, fitting=True)
         _check_cell_types(frame)
         try:
             return self._fit(frame, np.asarray(y_codes, dtype=np.int64), n_classes, rng,
@@ -287,12 +374,14 @@ class TableEncoder:
                 values, stray = self._numeric_values(col, name, None)
                 if stray.any():
                     tokens = count_tokens(col[stray])
-                    warn(
-                        stray_message(
-                            name, tokens, int((~missing).sum()),
-                            "list the column in categorical_features to keep it nominal, or "
-                            "make those values NaN before fitting",
-                        ), UserWarning)
+                    message = stray_message(
+                        name, tokens, int((~missing).sum()),
+                        f"declare them with na_values={list(tokens)[:5]!r} (hdpbn "
+                        "--na-values) to read them as missing without this warning, or list "
+                        "the column in categorical_features to keep it nominal")
+                    if self.errors == "raise":
+                        raise ValueError(f"{message} (numeric_errors='raise' refuses them)")
+                    warn(message, UserWarning)
                     missing = missing | stray
             if missing.all():
                 warn(
@@ -305,18 +394,19 @@ class TableEncoder:
             elif nominal[j]:
                 if isinstance(col.dtype, pd.CategoricalDtype):
                     categories = tuple(python_scalar(c) for c in col.cat.categories)
+                    codes = col.cat.codes.to_numpy()
+                    n_seen = np.unique(codes[codes >= 0]).size  # observed, not declared
                 else:
                     uniq = pd.unique(col[~missing])
                     try:
                         categories = tuple(python_scalar(c) for c in sorted(uniq))
                     except TypeError:  # mixed types: order by their text
                         categories = tuple(python_scalar(c) for c in sorted(uniq, key=str))
+                    n_seen = len(categories)
                 n_present = len(categories)
-                if n_present > 1 and n_present >= len(col) and len(col) > 10:
-                    warn(
-                        f"nominal column {name!r} has {n_present} distinct values for "
-                        f"{len(col)} rows (an identifier?); each value will be seen about once",
-                        UserWarning)
+                if is_identifier(n_seen, int((~missing).sum())):  # kept by exclude_features
+                    warn(identifier_message(name, n_seen, int((~missing).sum()), False),
+                         UserWarning)
                 codings.append(
                     AttributeCoding(
                         name=str(name),
@@ -380,11 +470,13 @@ class TableEncoder:
         return out
 
     @staticmethod
-    def _numeric_values(col: pd.Series, name: Any,
-                        known: tuple[str, ...] | None) -> tuple[np.ndarray, np.ndarray]:
+    def _numeric_values(col: pd.Series, name: Any, known: tuple[str, ...] | None,
+                        errors: str = "coerce") -> tuple[np.ndarray, np.ndarray]:
         """``(values, stray)`` of a numeric column: NaN where missing or a stray token.
 
-        ``known``: the tokens that may stand for missing (``None`` when fitting: any may).
+        ``known``: the tokens learned in training as missing (``None`` when fitting: any may).
+        Another non-number is missing too, with one warning naming the column, the tokens and
+        their counts, or with ``errors="raise"`` a ``ValueError`` naming the first one's row.
         """
         try:
             values, stray = parse_numbers(col)
@@ -393,15 +485,27 @@ class TableEncoder:
         if known is not None and stray.any():
             text = col[stray].astype(str).to_numpy()
             bad = ~np.isin(text, np.asarray(known, dtype=object))
-            if bad.any():
+            if bad.any() and errors == "raise":
                 row = int(np.flatnonzero(stray)[np.flatnonzero(bad)[0]])
                 allowed = (f" (only {list(known)} stood for missing values in training)"
                            if known else "")
                 raise ValueError(
                     f"column {name!r} was fitted as numeric but holds {col.iloc[row]!r} (row "
-                    f"{row}), which is not a number{allowed}; fix the value, make it NaN, or "
-                    "list the column in categorical_features when fitting"
+                    f"{row}), which is not a number{allowed}, and numeric_errors='raise'; fix "
+                    "the value, make it NaN, or declare it with na_values when fitting"
                 )
+            if bad.any():
+                tokens = count_tokens(text[bad])
+                shown = ", ".join(f"{t!r} ({c}x)" for t, c in list(tokens.items())[:5])
+                more = f" and {len(tokens) - 5} more" if len(tokens) > 5 else ""
+                n_bad = int(bad.sum())
+                warn(
+                    f"column {name!r} was fitted as numeric, but {n_bad} of these {len(col)} "
+                    f"values {'is not a number' if n_bad == 1 else 'are not numbers'} "
+                    f"({shown}{more}): read as missing values; declare such tokens with "
+                    "na_values when fitting (hdpbn --na-values) to silence this, or pass "
+                    "numeric_errors='raise' to refuse them",
+                    UserWarning)
         if np.isinf(values).any():
             row = int(np.flatnonzero(np.isinf(values))[0])
             raise ValueError(
@@ -426,6 +530,7 @@ class TableEncoder:
                 f"X has {frame.shape[1]} columns, but the encoder was fitted with "
                 f"{len(self.codings_)}"
             )
+        frame = self.declare_missing(frame)
         _check_cell_types(frame)
         try:
             return self._transform(frame)
@@ -446,6 +551,7 @@ class TableEncoder:
                 f"{len(self.codings_)}"
             )
         if not cache:
+            frame = self.declare_missing(frame)
             _check_cell_types(frame)
         try:
             return self._transform(frame, cache)
@@ -459,7 +565,7 @@ class TableEncoder:
             parsed.update(_columns_parsed(frame))
         out = np.empty((frame.shape[0], len(self.codings_)), dtype=np.int64)
         for j, coding in enumerate(self.codings_):
-            out[:, j] = _column_codes(frame, j, coding, parsed)
+            out[:, j] = _column_codes(frame, j, coding, parsed, self.errors)
         return out
 
     @staticmethod
@@ -495,30 +601,38 @@ class TableEncoder:
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict:
-        return {
+        out = {
             "categorical_features": _jsonable_spec(self.categorical_features),
             "discretization": self.discretization,
             "codings": [c.to_dict() for c in self.codings_],
         }
+        # only when set: encoders without them are written as before
+        if self.na_tokens:
+            out["na_values"] = list(self.na_tokens)
+        if self.errors != "coerce":
+            out["numeric_errors"] = self.errors
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> TableEncoder:
         # model files written before the stochastic discretisation have no "discretization"
-        enc = cls(d["categorical_features"], discretization=d.get("discretization", "mdl"))
+        enc = cls(d["categorical_features"], discretization=d.get("discretization", "mdl"),
+                  na_values=d.get("na_values"),
+                  numeric_errors=d.get("numeric_errors", "coerce"))
         enc.codings_ = tuple(AttributeCoding.from_dict(c) for c in d["codings"])
         enc.feature_names_ = tuple(c.name for c in enc.codings_)
         return enc
 
 
 def _column_codes(frame: pd.DataFrame, j: int, coding: AttributeCoding,
-                  parsed: dict) -> np.ndarray:
+                  parsed: dict, errors: str = "coerce") -> np.ndarray:
     """The codes of column ``j`` of ``frame`` under ``coding`` (``-1`` for a value unseen in
     training); ``parsed`` keeps each column (:class:`_Column`), a numeric column's values and
     a nominal column's codes for the call, so several codings (an ensemble's members) read
     a column once and code a nominal column once."""
     if coding.kind == "nominal":
         return _nominal_column_codes(frame, j, coding, parsed).copy()
-    values, missing = _numeric_column(frame, j, coding, parsed)
+    values, missing = _numeric_column(frame, j, coding, parsed, errors)
     cuts = np.asarray(coding.cut_points, dtype=float)
     # every row at once (a missing value's NaN lands past the cuts, then is overwritten)
     codes = np.searchsorted(cuts, values, side="left").astype(np.int64, copy=False)
@@ -549,9 +663,9 @@ def _nominal_column_codes(frame: pd.DataFrame, j: int, coding: AttributeCoding,
 
 
 def _numeric_column(frame: pd.DataFrame, j: int, coding: AttributeCoding,
-                    parsed: dict) -> tuple[np.ndarray, np.ndarray]:
+                    parsed: dict, errors: str = "coerce") -> tuple[np.ndarray, np.ndarray]:
     """``(values, missing)`` of numeric column ``j`` (NaN where missing or a stray token),
-    parsed once per call."""
+    parsed once per call (so a warning about its non-numbers is said once per call)."""
     key = (j, coding.missing_tokens)
     if key not in parsed:
         entry = _entry(frame, j, parsed)
@@ -564,7 +678,7 @@ def _numeric_column(frame: pd.DataFrame, j: int, coding: AttributeCoding,
             parsed[key] = values, entry.missing
         else:
             values, stray = TableEncoder._numeric_values(entry.series(), coding.name,
-                                                         coding.missing_tokens)
+                                                         coding.missing_tokens, errors)
             parsed[key] = values, entry.missing | stray
     return parsed[key]
 
@@ -623,22 +737,7 @@ def _nominal_codes_by_lookup(col: pd.Series, coding: AttributeCoding) -> np.ndar
 def _columns_parsed(frame: pd.DataFrame) -> dict:
     """The cache of :func:`_column_codes` with every column of ``frame`` read (each column's
     array straight from the frame's blocks when pandas lets us, see :class:`_Column`)."""
-    return {j: _Column(frame, j, array) for j, array in enumerate(_column_arrays(frame))}
-
-
-def _column_arrays(frame: pd.DataFrame) -> list:
-    """Every column's values (numpy array or pandas extension array), as ``col.array`` would
-    give them, without a Series per column: through the frame's block manager when it has the
-    method (pandas 2 and 3), else column by column."""
-    get = getattr(getattr(frame, "_mgr", None), "iget_values", None)
-    if get is None:
-        return [col.array for _, col in frame.items()]
-    arrays = [get(j) for j in range(frame.shape[1])]
-    # the private call must give what the public one does; else the public one
-    if any(len(a) != frame.shape[0] for a in arrays):
-        return [col.array for _, col in frame.items()]
-    return [a.to_numpy() if isinstance(a, pd.arrays.NumpyExtensionArray) else a
-            for a in arrays]
+    return {j: _Column(frame, j, array) for j, array in enumerate(column_arrays(frame))}
 
 
 def _category_lookup(categories: tuple) -> Callable[[Any], int]:
@@ -704,7 +803,8 @@ def _category_lookup_of(categories: tuple, types: tuple) -> Callable[[Any], int]
 
 def fit_members(frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
                 categorical_features: Any, discretization: str,
-                streams: Sequence[np.random.Generator | None]) -> list[TableEncoder]:
+                streams: Sequence[np.random.Generator | None], *, na_values: Any = None,
+                numeric_errors: str = "coerce") -> list[TableEncoder]:
     """One encoder per member (``streams``: each member's generator), each what
     ``TableEncoder(categorical_features, discretization=..., random_state=stream).fit`` learns,
     the table read once: member 0 fits it (and says what the data warns about), the others copy
@@ -712,8 +812,9 @@ def fit_members(frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
     numeric_rows: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     tables: dict = {}  # each numeric column sorted once for every member's redraw
     first = TableEncoder(categorical_features, discretization=discretization,
-                         random_state=streams[0]).fit(frame, y_codes, n_classes,
-                                                      numeric_rows=numeric_rows)
+                         random_state=streams[0], na_values=na_values,
+                         numeric_errors=numeric_errors).fit(frame, y_codes, n_classes,
+                                                            numeric_rows=numeric_rows)
     encoders = [first]
     for stream in streams[1:]:
         if discretization == "stochastic":
@@ -820,6 +921,8 @@ def code_members(encoders: Sequence[TableEncoder], X: Any,
     if frame.shape[1] != layout.n_attributes:
         raise ValueError(f"X has {frame.shape[1]} columns, but the encoder was fitted with "
                          f"{layout.n_attributes}")
+    frame = encoders[0].declare_missing(frame)  # the members share the model's policy
+    errors = encoders[0].errors
     parsed = _columns_parsed(frame)
     _check_cell_types(frame, [parsed[j].array for j in range(frame.shape[1])])
     codes = np.empty((frame.shape[0], layout.n_codes), dtype=np.int64)
@@ -827,7 +930,7 @@ def code_members(encoders: Sequence[TableEncoder], X: Any,
         for d, j, coding in layout.nominal:
             codes[:, d] = _nominal_column_codes(frame, j, coding, parsed)
         for j, coding, cut_points, cut_ptr, missing_codes, targets in layout.numeric:
-            values, missing = _numeric_column(frame, j, coding, parsed)
+            values, missing = _numeric_column(frame, j, coding, parsed, errors)
             _interval_codes(values, missing, cut_points, cut_ptr, missing_codes, targets, codes)
     except TypeError:
         _raise_unhashable_cell(frame)
@@ -837,7 +940,8 @@ def code_members(encoders: Sequence[TableEncoder], X: Any,
 
 def _check_cell_types(frame: pd.DataFrame, arrays: Sequence | None = None) -> None:
     """Refuse column types no coding can represent faithfully (complex numbers). ``arrays``:
-    the frame's columns (:func:`_column_arrays`), when the caller has read them."""
+    the frame's columns (:func:`~fastpath.utils._dtypes.column_arrays`), when the caller has
+    read them."""
     dtypes = (frame.dtypes.tolist() if arrays is None else [a.dtype for a in arrays])
     for name, dtype in zip(frame.columns, dtypes, strict=True):
         if (dtype.kind == "c" if isinstance(dtype, np.dtype)

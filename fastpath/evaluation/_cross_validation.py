@@ -84,6 +84,25 @@ def take_rows(X: Any, idx: np.ndarray) -> Any:
     return X.iloc[idx] if isinstance(X, pd.DataFrame | pd.Series) else np.asarray(X)[idx]
 
 
+def training_rows(X: Any, idx: np.ndarray) -> Any:
+    """The rows ``idx`` of ``X`` as a model fitted on them in deployment would see them: a
+    categorical column keeps only the categories these rows hold. A table read whole
+    declares every value of the file, so without this a training fold would know the test
+    fold's values (a value of its own, counted in ``|X_i|``, where deployment meets an unseen
+    value, left out of the product)."""
+    rows = take_rows(X, idx)
+    if not isinstance(rows, pd.DataFrame):
+        return rows
+    categorical = [j for j, dtype in enumerate(rows.dtypes)
+                   if isinstance(dtype, pd.CategoricalDtype)]
+    if not categorical:
+        return rows
+    rows = rows.copy(deep=False)
+    for j in categorical:
+        rows.isetitem(j, rows.iloc[:, j].cat.remove_unused_categories())
+    return rows
+
+
 def label_codes(y: Any) -> tuple[np.ndarray, np.ndarray]:
     """The sorted label set of ``y`` (object labels as strings) and each row's index in it."""
     y_arr = np.asarray(y)
@@ -115,8 +134,11 @@ def cross_validate(
 ) -> list[FoldResult]:
     """Fit a fresh model on each training fold and score it on the test fold.
 
-    Test rows whose class does not occur in the training fold count as errors with
-    P(true class) = 0.
+    Each fold is evaluated as the model would be deployed: it is fitted on its training rows
+    only (:func:`training_rows`: a categorical column's categories that only the test fold
+    holds are not declared to it), so a test value it never saw is handled as a new value in
+    deployment. Test rows whose class does not occur in the training fold count as errors
+    with P(true class) = 0.
     """
     classes, y_codes = label_codes(y)
     folds = list(stratified_folds(y_codes, n_folds, n_repeats, seed))
@@ -124,7 +146,7 @@ def cross_validate(
     for i, (r, f, train, test) in enumerate(folds):
         model = make_model()
         t0 = time.perf_counter()
-        model.fit(take_rows(X, train), take_rows(y, train))
+        model.fit(training_rows(X, train), take_rows(y, train))
         t1 = time.perf_counter()
         proba_model = model.predict_proba(take_rows(X, test))
         t2 = time.perf_counter()

@@ -404,8 +404,9 @@ def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding,
             warn(
                 stray_message(
                     c, tokens, int(col.notna().sum()),
-                    f"pass na_values={list(tokens)[:5]!r} to read_table to read them as missing "
-                    "without this warning, or fix the file; declare the column categorical "
+                    f"pass na_values={list(tokens)[:5]!r} to read_table (hdpbn --na-values "
+                    f"{','.join(list(tokens)[:5])!r}) to read them as missing without this "
+                    "warning, or fix the file; declare the column categorical "
                     "(categorical_features, hdpbn --categorical) to code it as nominal",
                 ), UserWarning)
         else:

@@ -10,9 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from ..encode._encoder import TableEncoder, check_numeric_errors
+from ..encode._exclusion import check_exclude_features
 from ..estimate._mestimate import M_BACKOFFS
 from ..estimate.hdp._options import HDPOptions, ensemble_tolerance
 from ..structure._selective import auto_selection_rows
+from ..utils._dtypes import check_na_values
 from ..utils._progress import FitLog
 from ..utils._validation import as_generator, check_int, n_threads
 
@@ -86,6 +89,14 @@ class FitConfig:
     n_members: int = 1
     discretization: str = "mdl"
     selection_rows: int | str | None = None
+    na_values: tuple[str, ...] = ()
+    numeric_errors: str = "coerce"
+    exclude_features: Any = "auto"
+
+    def table_encoder(self, **kwargs: Any) -> TableEncoder:
+        """An unfitted encoder with this fit's column rules (``kwargs``: its other options)."""
+        return TableEncoder(self.categorical_features, na_values=self.na_values or None,
+                            numeric_errors=self.numeric_errors, **kwargs)
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> FitConfig:
@@ -136,6 +147,9 @@ class FitConfig:
             n_members=n_members,
             discretization="stochastic" if stochastic else "mdl",
             selection_rows=selection_rows,
+            na_values=check_na_values(params.get("na_values")),
+            numeric_errors=check_numeric_errors(params.get("numeric_errors", "coerce")),
+            exclude_features=check_exclude_features(params.get("exclude_features", "auto")),
         )
 
     def log(self) -> FitLog:

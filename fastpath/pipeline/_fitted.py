@@ -90,6 +90,9 @@ class FittedModel:
     n_passes_: int | None = None
     #: what the fit warned about (each message once), whether or not it was shown
     fit_warnings_: tuple[str, ...] | None = None
+    #: the columns the fit left out (identifiers, dates, or those ``exclude_features`` lists),
+    #: by name (``x<j>`` for a table without names); prediction ignores them
+    excluded_features_: tuple[str, ...] | None = None
 
     def attributes(self) -> dict[str, Any]:
         """The fields that apply, by attribute name."""

@@ -37,6 +37,7 @@ from scipy.special import logsumexp
 from ..counts._context_tree import ContextTree
 from ..counts._counting import TreeSpec
 from ..encode._encoder import MembersLayout, TableEncoder, code_members, fit_members, members_layout
+from ..encode._exclusion import excluded_columns, say_excluded
 from ..estimate._diagnostics import tree_label
 from ..predict._inference import (
     PackedMembers,
@@ -71,6 +72,31 @@ def member_streams(config: FitConfig) -> list[np.random.Generator | None]:
     return [np.random.default_rng(child) for child in root.spawn(config.n_members)]
 
 
+def leave_out(config: FitConfig, frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """``frame`` without the columns ``config.exclude_features`` leaves out (identifiers and
+    dates by default, :mod:`fastpath.encode._exclusion`), each said once in a warning, and
+    their names (what the model records as ``excluded_features_``)."""
+    encoder = config.table_encoder()
+    declared = encoder.declare_missing(frame, fitting=True)
+    excluded = excluded_columns(declared, encoder.nominal_mask(declared),
+                                config.exclude_features)
+    if not excluded:
+        return frame, ()
+    names = say_excluded(excluded, [str(c) for c in frame.columns])
+    return kept_columns(frame, names), names
+
+
+def kept_columns(frame: pd.DataFrame, excluded: Sequence[str]) -> pd.DataFrame:
+    """``frame`` (columns as in fit) without the ``excluded`` ones (names as in fit; a frame
+    without names calls its columns ``x0``, ``x1``, ... as :func:`~fastpath.encode._encoder.
+    as_frame` does)."""
+    if not excluded:
+        return frame
+    gone = set(excluded)
+    kept = [j for j, c in enumerate(frame.columns.tolist()) if str(c) not in gone]
+    return frame.iloc[:, kept]
+
+
 def member_encoders(config: FitConfig, streams: Sequence[np.random.Generator | None],
                     frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
                     log: FitLog | None = None) -> list[TableEncoder]:
@@ -84,7 +110,8 @@ def member_encoders(config: FitConfig, streams: Sequence[np.random.Generator | N
     log.stage(f"coding {frame.shape[0]} rows x {frame.shape[1]} columns"
               + (f", {config.n_members} members" if config.n_members > 1 else ""))
     return fit_members(frame, y_codes, n_classes, config.categorical_features,
-                       config.discretization, streams)
+                       config.discretization, streams, na_values=config.na_values,
+                       numeric_errors=config.numeric_errors)
 
 
 def learn_member(config: FitConfig, index: int, rng: np.random.Generator | None,
@@ -138,7 +165,7 @@ def score_keys(encoders: Sequence[TableEncoder]) -> list[list]:
 
 def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,
                feature_names: Sequence[str], has_names: bool, log: FitLog | None = None,
-               n_passes: int | None = None) -> FittedModel:
+               n_passes: int | None = None, excluded: Sequence[str] = ()) -> FittedModel:
     """Estimate every member's tables and return the fitted record (every driver's last step).
 
     m-estimates with each member's m; or HDP: members whose (child, parents, coding of those
@@ -169,6 +196,7 @@ def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,
         hdp_results_=results,
         diagnostics_=diagnostics,
         n_passes_=n_passes,
+        excluded_features_=tuple(excluded),
     )
 
 

@@ -14,7 +14,14 @@ from ..utils._threads import limit_threads
 from ..utils._validation import as_generator
 from ._config import FitConfig
 from ._fitted import FittedModel, Member
-from ._members import finish_fit, learn_member, member_encoders, member_streams, score_keys
+from ._members import (
+    finish_fit,
+    learn_member,
+    leave_out,
+    member_encoders,
+    member_streams,
+    score_keys,
+)
 from ._stages import choose_m_from_codes, name_trees
 
 
@@ -26,6 +33,8 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
     n_members = config.n_members
     streams = member_streams(config)
     log = config.log()
+    feature_names = [str(c) for c in frame.columns]
+    frame, excluded = leave_out(config, frame)  # identifiers and dates, by default
 
     encoders = member_encoders(config, streams, frame, y_codes, n_classes, log)
     # every column parsed (and every nominal one coded) once, here: the members' threads read
@@ -63,8 +72,7 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
             members = list(pool.map(fit_member_alone, range(n_members), streams))
     else:
         members = [fit_member(e, rng) for e, rng in enumerate(streams)]
-    fitted = finish_fit(config, members, classes=classes,
-                        feature_names=[str(c) for c in frame.columns], has_names=has_names,
-                        log=log)
+    fitted = finish_fit(config, members, classes=classes, feature_names=feature_names,
+                        has_names=has_names, log=log, excluded=excluded)
     log.stage("fitted")
     return fitted

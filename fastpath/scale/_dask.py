@@ -147,7 +147,7 @@ class DaskRunner:
         (out,) = self.dask.compute(obj)
         return out
 
-    def schema(self, categorical_features: Any, y: Any, max_bins: int) -> SchemaStats:
+    def schema(self, config: FitConfig, y: Any, max_bins: int) -> SchemaStats:
         from dask import delayed
 
         columns = [str(c) for c in self.ddf.columns]
@@ -157,8 +157,11 @@ class DaskRunner:
         target = target_name(y, columns)
         features = [c for c in columns if c != target]
         meta = self.ddf._meta.set_axis(columns, axis=1)
-        nominal = TableEncoder(categorical_features).nominal_mask(meta[features])
+        encoder = TableEncoder(config.categorical_features, na_values=config.na_values,
+                               numeric_errors=config.numeric_errors)
+        nominal = encoder.nominal_mask(encoder.declare_missing(meta[features], fitting=True))
         proto = SchemaStats(features, target, nominal, max_bins)
+        proto.na_values, proto.numeric_errors = encoder.na_tokens, encoder.errors
         proto.has_names = all(isinstance(c, str) for c in self.ddf.columns)
         proto.target_numeric = is_numeric_dtype(meta[target].dtype)
         proto_d = delayed(proto, pure=True)

@@ -32,7 +32,14 @@ from ..estimate._mestimate import M_GRID, M_GRID_POSITIVE
 from ..pipeline._config import FitConfig
 from ..pipeline._fitted import FittedModel, Member
 from ..pipeline._holdout import MAX_HOLDOUT, holdout_key, row_hashes
-from ..pipeline._members import finish_fit, learn_member, member_encoders, member_streams
+from ..pipeline._members import (
+    finish_fit,
+    kept_columns,
+    learn_member,
+    leave_out,
+    member_encoders,
+    member_streams,
+)
 from ..pipeline._stages import LearnedStructure, choose_m, name_trees, plan_m
 from ..utils._validation import as_generator, check_labels
 from ..utils._warn import warn
@@ -135,6 +142,8 @@ class PartialFit:
     n_calls: int = 0
     #: what the calls so far warned about (each message once): the model's ``fit_warnings_``
     warnings: list[str] = field(default_factory=list)
+    #: the columns the first call left out (``exclude_features``), by name
+    excluded: tuple[str, ...] = ()
 
     @property
     def stale(self) -> bool:
@@ -146,6 +155,7 @@ class PartialFit:
         and nothing is added anywhere, when it holds a class, a category or a missing value
         outside a member's schema."""
         y_codes = _class_codes(self.classes, y, frame.shape[0], self.n_calls)
+        frame = kept_columns(frame, self.excluded)
         codes = [_chunk_codes(member.encoder, frame, self.n_calls) for member in self.members]
         for member, member_codes in zip(self.members, codes, strict=True):
             member.state.add(member_codes, y_codes)
@@ -163,7 +173,8 @@ class PartialFit:
                                   trees, [], partial.learned.selection, m,
                                   scores if self.config.estimator == "m" else None))
         fitted = finish_fit(self.config, members, classes=self.classes,
-                            feature_names=self.feature_names, has_names=self.has_names)
+                            feature_names=self.feature_names, has_names=self.has_names,
+                            excluded=self.excluded)
         for partial in self.members:
             partial.state.stale = False
         return fitted
@@ -203,10 +214,13 @@ def _class_codes(classes: np.ndarray, y: Any, n_rows: int, call: int) -> np.ndar
 def _schema_encoder(config: FitConfig, frame: pd.DataFrame, has_names: bool, schema: Any,
                     y_codes: np.ndarray, n_classes: int) -> TableEncoder:
     if schema is None:
-        return TableEncoder(config.categorical_features).fit(frame, y_codes, n_classes)
+        return TableEncoder(config.categorical_features, na_values=config.na_values,
+                            numeric_errors=config.numeric_errors).fit(frame, y_codes, n_classes)
     enc = schema if isinstance(schema, TableEncoder) else declare_schema(
         schema, categorical_features=config.categorical_features
     )
+    if not isinstance(schema, TableEncoder):  # a declared mapping reads as the model says
+        enc.na_values, enc.numeric_errors = config.na_values, config.numeric_errors
     if not hasattr(enc, "codings_"):
         raise ValueError("schema must be a fitted TableEncoder or a declare_schema mapping")
     if len(enc.codings_) != frame.shape[1]:
@@ -259,6 +273,10 @@ def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y
     when given, for every member), attribute order and structure, learned from this chunk."""
     class_labels, y_codes = _first_call_classes(frame, y, classes)
     n_classes = class_labels.size
+    feature_names = [str(c) for c in frame.columns]
+    excluded: tuple[str, ...] = ()
+    if schema is None:  # a declared schema declares the columns it codes
+        frame, excluded = leave_out(config, frame)
     declared = None
     if schema is not None:
         declared = _schema_encoder(config, frame, has_names, schema, y_codes, n_classes)
@@ -278,5 +296,5 @@ def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y
         member = PartialMember(encoder, learned, specs, PartialState(CountAccumulator(specs), key))
         member.state.add(codes, y_codes)
         members.append(member)
-    return PartialFit(config, class_labels, [str(c) for c in frame.columns], has_names,
-                      members, n_calls=1)
+    return PartialFit(config, class_labels, feature_names, has_names, members, n_calls=1,
+                      excluded=excluded)

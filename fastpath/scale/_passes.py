@@ -78,6 +78,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from ..encode._exclusion import say_excluded
 from ..encode._sketch import DEFAULT_MAX_BINS
 from ..estimate._mestimate import M_GRID_POSITIVE
 from ..pipeline._config import FitConfig
@@ -123,7 +124,7 @@ class Runner(Protocol):
 
     n_passes: int
 
-    def schema(self, categorical_features: Any, y: Any, max_bins: int) -> SchemaStats: ...
+    def schema(self, config: FitConfig, y: Any, max_bins: int) -> SchemaStats: ...
 
     def run(self, coder: Coder, state: PassStatistic) -> PassStatistic: ...
 
@@ -144,13 +145,15 @@ class LocalRunner:
             yield Where("chunk", i, start, len(frame)), frame
             start += len(frame)
 
-    def schema(self, categorical_features: Any, y: Any, max_bins: int) -> SchemaStats:
+    def schema(self, config: FitConfig, y: Any, max_bins: int) -> SchemaStats:
         for attempt in range(2):
             try:
                 stats = None
                 for where, frame in self._frames(first_pass=True):
                     if stats is None:
-                        stats = first_stats(frame, y, categorical_features, max_bins, where)
+                        stats = first_stats(frame, y, config.categorical_features, max_bins,
+                                            where, na_values=config.na_values,
+                                            numeric_errors=config.numeric_errors)
                     stats.update(frame, where)
                 if stats is None:
                     raise ValueError("the stream holds no chunk")
@@ -174,7 +177,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
                pair_memory: int = DEFAULT_PAIR_MEMORY) -> FittedModel:
     """The passes of a streaming fit over ``runner``; returns what the fit learned.
 
-    ``runner`` provides ``schema(categorical_features, y, max_bins)``, ``run(coder, state)``
+    ``runner`` provides ``schema(config, y, max_bins)``, ``run(coder, state)``
     and ``n_passes`` (:class:`LocalRunner`, or :class:`fastpath.scale._dask.DaskRunner`). Every
     member of the fit (``config.n_members``, :mod:`fastpath.pipeline._members`) gathers its
     statistics in the same passes: member ``e`` codes each chunk with its own encoder
@@ -194,6 +197,9 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
     if config.structure == "skdb" and n < 2:
         raise ValueError(f"leave-one-out needs at least 2 rows, got {n}")
     streams = member_streams(config)
+    # identifiers and dates (by default) are left out, as in memory
+    excluded = stats.excluded(config.exclude_features)
+    excluded_names = say_excluded(excluded, stats.features)
     encoders = []
     for e, rng in enumerate(streams):
         with warnings.catch_warnings():
@@ -201,8 +207,9 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
                 warnings.simplefilter("ignore")
             encoders.append(stats.encoder(config.categorical_features, class_order,
                                           discretization=config.discretization,
-                                          random_state=rng))
-    coder = MemberCoder([Coder(enc, stats.target, classes) for enc in encoders])
+                                          random_state=rng, excluded=excluded))
+    coder = MemberCoder([Coder(enc, stats.target, classes, excluded_names)
+                         for enc in encoders])
     cards = [enc.cardinalities_ for enc in encoders]
     p = len(cards[0])
 
@@ -306,7 +313,8 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
             m, scores if config.estimator == "m" else None,
         ))
     fitted = finish_fit(config, members, classes=classes, feature_names=stats.features,
-                        has_names=stats.has_names, log=log, n_passes=runner.n_passes)
+                        has_names=stats.has_names, log=log, n_passes=runner.n_passes,
+                        excluded=excluded_names)
     log.stage(f"fitted in {runner.n_passes} passes")
     return fitted
 
@@ -315,7 +323,7 @@ def schema_pass(config: FitConfig, runner: Runner, y: Any, max_bins: int, log: F
                 ) -> tuple[SchemaStats, np.ndarray, np.ndarray]:
     """Pass 1 and its checks: the schema, the classes and their order."""
     log.stage("pass 1: the schema (columns, classes, values, histograms of numeric columns)")
-    stats = runner.schema(config.categorical_features, y, max_bins)
+    stats = runner.schema(config, y, max_bins)
     if stats.n_rows == 0:
         raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
     classes, class_order = stats.classes()

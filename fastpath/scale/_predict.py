@@ -6,20 +6,19 @@ the model's columns typed as the model codes them, the columns the caller keeps 
 writes them), and where the chunk sits in the file (for error messages). Only the model's
 columns and the kept ones are parsed.
 
-**Typed by the model, as the whole table is.** A column the model codes as numbers is read as
-numbers (pandas' parser; a chunk whose column holds text is parsed with ``pandas.to_numeric``,
-which gives the same float for every number, tested), a column coded by its text labels is
-read as text (the exact strings of the file), and a nominal column whose labels are numbers is
-read as :func:`fastpath.io.read_table` reads a column. A CSV column the model reads as numbers
-follows read_table's rule over the *whole* stream: the values that are not numbers (stray
-tokens, such as ``"?"``) are missing values when at least 95 % of the column's values are
-numbers (a warning at the end names the tokens the training did not read as missing); below
-95 %, a token the training did not read as missing is an error naming its row, raised when
-the stream ends, since only then is the share known. Predictions therefore equal, bit for bit,
-those of the whole table read by ``read_table`` (tests at chunk sizes 1, 7 and larger than the
-file), except where the whole-table reader typed a column against the model (a test column of
-labels that happen to be all numbers: the whole table read them as numbers, whose text need
-not be the label's).
+**Typed by the model, as the whole table is.** A column the model codes by its text labels is
+read as text (the exact strings of the file), a column it codes as numbers by pandas' parser (a
+chunk whose column holds text leaves it to the encoder, which applies the model's policy:
+``na_values``, ``numeric_errors``, the tokens the training read as missing), and a nominal
+column whose labels are numbers as :func:`fastpath.io.read_table` reads a column. Every chunk is
+then checked and coded as ``predict_proba`` checks and codes a DataFrame, so predictions equal,
+bit for bit, those of the whole table read by ``read_table`` (tests at chunk sizes 1, 7 and
+larger than the file; pandas' parser and ``pandas.to_numeric`` give the same float for every
+number). Two cases differ, where the whole-table reader typed a column against the model: a
+test column of labels that happen to be all numbers (read as numbers, whose text need not be
+the label's), and, with ``numeric_errors="raise"``, a numeric column with fewer than 5 % of
+non-numbers (read_table made them missing before the model saw them; here they are refused).
+A warning the encoder gives for a chunk is shown once, for the first chunk that gives it.
 
 Parquet files (typed by their schema, as read_table types them), ARFF files (read whole: ARFF
 has no chunked reader) and iterators of DataFrames are predicted chunk by chunk as
@@ -35,11 +34,10 @@ import os
 import re
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -54,15 +52,12 @@ from ..io._tables import (
 )
 from ..utils._dtypes import (
     NUMERIC_SHARE,
-    count_tokens,
     duplicates,
     is_numeric_dtype,
     parse_numbers,
-    stray_message,
     to_float64,
 )
-from ..utils._warn import warn
-from ._errors import StreamError, Where, fail
+from ._errors import StreamError, Where
 from ._sources import _arrow_to_frame
 
 #: how a model column is read: by its text labels, as numbers, or as read_table reads it
@@ -79,12 +74,18 @@ class ColumnPlan:
     missing_tokens: frozenset[str] = frozenset()
 
 
-def column_plans(codings: Sequence[Sequence[AttributeCoding]],
-                 names: Sequence[str]) -> list[ColumnPlan]:
+def column_plans(codings: Sequence[Sequence[AttributeCoding]], names: Sequence[str], *,
+                 excluded: Sequence[str] = ()) -> list[ColumnPlan]:
     """The plan of each column of ``names`` from every member's codings (an ensemble's members
-    code a column alike but for the numeric cut points)."""
+    code a column alike but for the numeric cut points); the ``excluded`` columns (left out by
+    the fit, still checked for) are read as text."""
     plans = []
-    for j, name in enumerate(names):
+    j = -1
+    for name in names:
+        if name in set(excluded):
+            plans.append(ColumnPlan(str(name), TEXT))
+            continue
+        j += 1
         column = [member[j] for member in codings]
         tokens = frozenset(t for c in column for t in c.missing_tokens)
         if any(c.kind == "numeric" for c in column):
@@ -112,16 +113,6 @@ class PredictionChunk:
 class EncodingError(StreamError):
     """A file read as UTF-8 is not UTF-8 after its first chunks were yielded; read it again
     from the start with ``encoding="latin-1"`` (what :func:`fastpath.io.read_table` does)."""
-
-
-@dataclass
-class _Strays:
-    """The non-numbers of one numeric CSV column over the whole stream (read_table's rule)."""
-
-    present: int = 0
-    stray: int = 0
-    unknown: dict[str, int] = field(default_factory=dict)
-    first_unknown: tuple[int, str] | None = None  # (row in the stream, value)
 
 
 def _is_stream(X: Any) -> bool:
@@ -228,20 +219,21 @@ def relabel_rows(message: str, where: Where) -> str:
 
 # ---------------------------------------------------------------------- typing a chunk
 class _Typer:
-    """Types the model's columns of each CSV chunk by their plans, and counts the stray tokens
-    of the numeric columns over the whole stream (read_table's 95 % rule, module doc)."""
+    """Types the model's columns of each CSV chunk by their plans (module doc)."""
 
     def __init__(self, plans: Sequence[ColumnPlan]) -> None:
         self.plans = plans
-        self.strays = {p.name: _Strays() for p in plans if p.kind == NUMBERS}
 
-    def frame(self, chunk: pd.DataFrame, where: Where) -> pd.DataFrame:
-        return pd.DataFrame({p.name: self.column(chunk[p.name], p, where) for p in self.plans},
+    def frame(self, chunk: pd.DataFrame) -> pd.DataFrame:
+        return pd.DataFrame({p.name: self.column(chunk[p.name], p) for p in self.plans},
                             index=chunk.index, copy=False)
 
-    def column(self, col: pd.Series, plan: ColumnPlan, where: Where) -> Any:
-        if plan.kind == TEXT:
-            return col
+    @staticmethod
+    def column(col: pd.Series, plan: ColumnPlan) -> Any:
+        if plan.kind == NUMBERS:
+            # pandas' numbers; a chunk holding text is the encoder's to read, by the model's
+            # policy (na_values, numeric_errors, the tokens it read as missing in training)
+            return to_float64(col) if is_numeric_dtype(col.dtype) else col
         if plan.kind == AS_READ:  # read_table's rule for one column, on this chunk
             if is_numeric_dtype(col.dtype):
                 return to_float64(col)
@@ -249,58 +241,7 @@ class _Typer:
             present = int(col.notna().sum())
             if not stray.any() or present - int(stray.sum()) >= NUMERIC_SHARE * present:
                 return values
-            return col
-        if is_numeric_dtype(col.dtype):
-            values = to_float64(col)
-        else:
-            values, stray = parse_numbers(col)
-            self._count(col, stray, plan, where)
-        if np.isinf(values).any():
-            row = int(np.flatnonzero(np.isinf(values))[0])
-            raise fail(where, plan.name, row, f"{values[row]} is not allowed (infinite); use an "
-                       "empty field for a missing value or a finite number")
-        return values
-
-    def _count(self, col: pd.Series, stray: np.ndarray, plan: ColumnPlan, where: Where) -> None:
-        s = self.strays[plan.name]
-        s.present += int(col.notna().sum())
-        if not stray.any():
-            return
-        s.stray += int(stray.sum())
-        rows = np.flatnonzero(stray)
-        text = col.iloc[rows].astype(str).to_numpy()
-        unknown = ~np.isin(text, np.asarray(sorted(plan.missing_tokens), dtype=object))
-        if not unknown.any():
-            return
-        first = int(rows[np.flatnonzero(unknown)[0]])
-        if s.first_unknown is None:
-            s.first_unknown = ((where.start or 0) + first, col.iloc[first])
-        for token, n in count_tokens(text[unknown]).items():
-            s.unknown[token] = s.unknown.get(token, 0) + n
-
-    @staticmethod
-    def _not_a_number(value: Any, plan: ColumnPlan) -> str:
-        allowed = (f" (only {sorted(plan.missing_tokens)} stood for missing values in training)"
-                   if plan.missing_tokens else "")
-        return (f"{value!r} is not a number, but the model reads this column as numbers"
-                f"{allowed}; fix the value, or leave the field empty for a missing value")
-
-    def finish(self, what: str) -> None:
-        """After the last chunk: an error for a column below the numeric share that holds a
-        token the training did not know, a warning for the tokens read as missing."""
-        for plan in self.plans:
-            s = self.strays.get(plan.name)
-            if s is None or s.first_unknown is None:
-                continue
-            if s.present - s.stray < NUMERIC_SHARE * s.present:
-                row, value = s.first_unknown
-                raise StreamError(f"{what}, row {row}, column {plan.name!r}: "
-                                  + self._not_a_number(value, plan)
-                                  + f" ({s.stray} of its {s.present} values are not numbers)")
-            warn(stray_message(plan.name, dict(sorted(s.unknown.items(),
-                                                      key=lambda kv: (-kv[1], kv[0]))),
-                               s.present, "leave those fields empty, or fix the file"),
-                 UserWarning)
+        return col
 
 
 # ---------------------------------------------------------------------- CSV
@@ -405,12 +346,11 @@ class _CsvChunks:
                     raise StreamError(f"{self.what}: chunk {i}, row {start}: the row has more "
                                       "fields than the header") from None
                 where = Where("chunk", i, start, len(frame))
-                yield PredictionChunk(where, typer.frame(frame, where), frame[self.keep])
+                yield PredictionChunk(where, typer.frame(frame), frame[self.keep])
                 start += len(frame)
                 i += 1
         if start == 0:
             raise ValueError(f"{self.what} has no data rows (only a header?)")
-        typer.finish(self.what)
 
     def _malformed(self, i: int, exc: Exception) -> StreamError:
         start = i * self.chunksize

@@ -1,11 +1,13 @@
 """Pass 1 of a fit out of core: the schema (columns, classes, categories, cut points).
 
 Column types are fixed by the first chunk, by the rule of in-memory fits
-(:meth:`~fastpath.encode.TableEncoder.nominal_mask`): a text column whose first chunk is at least
-95 % numbers is numeric, and the other values of that first chunk (its *stray tokens*, such as
-``"?"``) are missing values in every chunk; the warning naming them, with their counts over the
-whole stream, comes at the end of pass 1. Any other non-number in a numeric column, in any chunk,
-stops the fit with an error naming the chunk, the row, the column and the value.
+(:meth:`~fastpath.encode.TableEncoder.nominal_mask`, after the declared ``na_values`` are made
+missing): a text column whose first chunk is at least 95 % numbers is numeric, and the values of
+a numeric column that are not numbers (its *stray tokens*, such as ``"?"``), in any chunk, are
+missing values; the one warning naming them, with their counts over the whole stream, comes at
+the end of pass 1, as an in-memory fit of the same rows says it. With
+``numeric_errors="raise"``, a non-number in a numeric column stops the fit with an error naming
+the chunk, the row, the column and the value.
 
 Also the coder that turns later chunks into integer codes with it, and
 :func:`declare_schema`, a schema declared up front for ``partial_fit``.
@@ -21,7 +23,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..encode._encoder import AttributeCoding, TableEncoder
+from ..encode._encoder import AttributeCoding, TableEncoder, with_declared_missing
+from ..encode._exclusion import (
+    date_message,
+    identifier_message,
+    is_date_column,
+    is_identifier,
+    listed_columns,
+)
 from ..encode._sketch import DEFAULT_MAX_BINS, ClassHistogram
 from ..utils._dtypes import (
     count_tokens,
@@ -73,15 +82,16 @@ def labels_of(y: pd.Series, where: Where, numeric: bool) -> tuple[np.ndarray, li
     return codes.astype(np.int64), [python_scalar(u) for u in list(uniques)]
 
 
-def numeric_column(col: pd.Series, where: Where,
-                   known: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
-    """``(values, stray)`` of a numeric column: float64 values (NaN = missing, or one of the
-    ``known`` stray tokens, which ``stray`` marks); names the first other non-number."""
+def numeric_column(col: pd.Series, where: Where, known: tuple[str, ...] = (),
+                   errors: str = "raise") -> tuple[np.ndarray, np.ndarray]:
+    """``(values, stray)`` of a numeric column: float64 values (NaN = missing, or a stray
+    token, which ``stray`` marks). ``errors="raise"``: only the ``known`` stray tokens may be
+    missing, the first other non-number is named in an error; ``"coerce"``: any may."""
     stray = np.zeros(len(col), dtype=bool)
     if not is_numeric_dtype(col.dtype):
         values, stray = parse_numbers(col)
-        bad = stray.copy()
-        if known and stray.any():
+        bad = stray.copy() if errors == "raise" else np.zeros_like(stray)
+        if known and stray.any() and errors == "raise":
             bad[stray] = ~np.isin(col[stray].astype(str).to_numpy(),
                                   np.asarray(known, dtype=object))
         if pd.api.types.is_bool_dtype(col.dtype) or bad.any():
@@ -90,10 +100,9 @@ def numeric_column(col: pd.Series, where: Where,
             raise fail(
                 where, col.name, row,
                 f"value {col.iloc[row]!r} is not a number, but the column is numeric{missing} "
-                "(column types are fixed by the first chunk: a CSV column whose first chunk is "
-                "all numbers is read as numbers; list the column in categorical_features, read "
-                "it as text with a callable returning pandas.read_csv(path, dtype={column: str}, "
-                "chunksize=...), or fix the data)",
+                "and numeric_errors='raise' (column types are fixed by the first chunk: a CSV "
+                "column whose first chunk is all numbers is read as numbers; list the column in "
+                "categorical_features, declare the token with na_values, or fix the data)",
             )
     else:
         values = col.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -137,9 +146,14 @@ class SchemaStats:
         self.target_numeric = False  # set from the first chunk (or the Dask meta)
         self.has_names = True  # the columns are strings (else feature_names_in_ is not set)
         # numeric columns: the stray tokens of the first chunk (missing values), and how often
-        # each occurred
+        # each stray token occurred over the chunks
         self.known_tokens: list[tuple[str, ...]] = [() for _ in self.features]
         self.token_counts: list[dict[str, int]] = [{} for _ in self.features]
+        # nominal columns: whether every chunk's values read as dates (None: no value yet)
+        self.dates: list[bool | None] = [None if nom else False for nom in self.nominal]
+        # the model's missing-value policy (TableEncoder's na_values and numeric_errors)
+        self.na_values: tuple[str, ...] = ()
+        self.numeric_errors = "coerce"
 
     def fresh(self) -> SchemaStats:
         """An empty copy with the same columns."""
@@ -148,6 +162,7 @@ class SchemaStats:
         out.has_names = self.has_names
         out.target_numeric = self.target_numeric
         out.known_tokens = list(self.known_tokens)
+        out.na_values, out.numeric_errors = self.na_values, self.numeric_errors
         return out
 
     # ------------------------------------------------------------------ chunks
@@ -158,6 +173,7 @@ class SchemaStats:
         self.lengths[where.index] = self.lengths.get(where.index, 0) + n
         if n == 0:
             return self
+        frame = with_declared_missing(frame, self.na_values)
         local, uniques = labels_of(frame[self.target], where, self.target_numeric)
         ids = np.empty(len(uniques), dtype=np.int64)
         for i, u in enumerate(uniques):
@@ -170,7 +186,8 @@ class SchemaStats:
                 self.n_missing[j] += int(missing.sum())
                 self._add_nominal(j, col, missing)
             else:
-                values, stray = numeric_column(col, where, self.known_tokens[j])
+                values, stray = numeric_column(col, where, self.known_tokens[j],
+                                               self.numeric_errors)
                 if stray.any():
                     counts = self.token_counts[j]
                     for t, c in count_tokens(col[stray]).items():
@@ -187,12 +204,36 @@ class SchemaStats:
             cats = tuple(python_scalar(c) for c in col.cat.categories)
             self._declare(j, cats)
             present = np.unique(col.cat.codes.to_numpy())
-            for c in present[present >= 0]:
+            present = present[present >= 0]
+            for c in present:
                 seen.setdefault(cats[c], None)
+            uniques = [cats[c] for c in present]
         else:
             self.declared[j] = False
-            for v in pd.unique(col[~missing]):
+            uniques = pd.unique(col[~missing])
+            for v in uniques:
                 seen.setdefault(python_scalar(v), None)
+        if self.dates[j] is not False and len(uniques):
+            self.dates[j] = is_date_column(col, uniques)
+
+    def excluded(self, spec: Any) -> dict[int, str]:
+        """The features a fit leaves out under ``exclude_features=spec``
+        (:func:`fastpath.encode._exclusion.excluded_columns` on every chunk's rows), by
+        position, with their warnings."""
+        if spec is None:
+            return {}
+        if not isinstance(spec, str):
+            return listed_columns(spec, self.features)
+        out: dict[int, str] = {}
+        for j, name in enumerate(self.features):
+            if not self.nominal[j]:
+                continue
+            n_present = self.n_rows - int(self.n_missing[j])
+            if self.dates[j]:
+                out[j] = date_message(name)
+            elif is_identifier(len(self.values[j]), n_present):
+                out[j] = identifier_message(name, len(self.values[j]), n_present, True)
+        return out
 
     def _declare(self, j: int, cats: Any) -> None:
         cur = self.declared[j]
@@ -215,6 +256,8 @@ class SchemaStats:
                     self.values[j].setdefault(v, None)
                 if other.declared[j] is not None:
                     self._declare(j, other.declared[j])
+                if other.dates[j] is not None and self.dates[j] is not False:
+                    self.dates[j] = other.dates[j]
             else:
                 theirs = copy.deepcopy(other.hists[j])
                 theirs.grow(len(other.labels))
@@ -241,8 +284,10 @@ class SchemaStats:
         return classes, class_order
 
     def encoder(self, categorical_features: Any, class_order: np.ndarray, *,
-                discretization: str = "mdl", random_state: Any = None) -> TableEncoder:
-        """The encoder ``TableEncoder.fit`` would learn from all the rows (module doc).
+                discretization: str = "mdl", random_state: Any = None,
+                excluded: Any = ()) -> TableEncoder:
+        """The encoder ``TableEncoder.fit`` would learn from all the rows (module doc), of the
+        features but the ``excluded`` positions (:meth:`excluded`).
 
         ``discretization="stochastic"``: ESKDB's stochastic MDL cut points
         (:func:`~fastpath.encode.stochastic_mdl_cut_points_from_counts`), one draw from
@@ -251,7 +296,9 @@ class SchemaStats:
         rng = as_generator(random_state) if discretization == "stochastic" else None
         codings = []
         n = self.n_rows
-        for j, name in enumerate(self.features):
+        kept = [j for j in range(len(self.features)) if j not in set(excluded)]
+        for j in kept:
+            name = self.features[j]
             n_missing = int(self.n_missing[j])
             if n_missing == n:
                 warn(
@@ -270,11 +317,9 @@ class SchemaStats:
                     except TypeError:  # mixed types: order by their text
                         categories = tuple(sorted(uniq, key=str))
                 n_present = len(categories)
-                if n_present > 1 and n_present >= n and n > 10:
-                    warn(
-                        f"nominal column {name!r} has {n_present} distinct values for "
-                        f"{n} rows (an identifier?); each value will be seen about once",
-                        UserWarning)
+                n_seen = len(self.values[j])  # observed, not declared
+                if is_identifier(n_seen, n - n_missing):  # kept by exclude_features
+                    warn(identifier_message(name, n_seen, n - n_missing, False), UserWarning)
                 codings.append(
                     AttributeCoding(
                         name=name,
@@ -284,16 +329,16 @@ class SchemaStats:
                     )
                 )
             else:
-                tokens = self.token_counts[j]
+                # every chunk's stray tokens, ordered as an in-memory fit orders them
+                tokens = dict(sorted(self.token_counts[j].items(),
+                                     key=lambda kv: (-kv[1], kv[0])))
                 if tokens:
-                    tokens = dict(sorted(tokens.items(), key=lambda kv: (-kv[1], kv[0])))
                     warn(
                         stray_message(
                             name, tokens, n - n_missing + sum(tokens.values()),
-                            "the first chunk decided this; list the column in "
-                            "categorical_features to keep it nominal, or make those values "
-                            "NaN (e.g. a callable source returning pandas.read_csv(path, "
-                            "na_values=[...], chunksize=...))",
+                            f"declare them with na_values={list(tokens)[:5]!r} (hdpbn "
+                            "--na-values) to read them as missing without this warning, or "
+                            "list the column in categorical_features to keep it nominal",
                         ), UserWarning)
                 hist = self.hists[j]
                 hist.grow(len(self.labels))
@@ -307,13 +352,14 @@ class SchemaStats:
                         kind="numeric",
                         cut_points=tuple(float(c) for c in cuts),
                         missing_code=len(cuts) + 1 if n_missing else None,
-                        missing_tokens=tuple(t for t in self.known_tokens[j] if t in tokens),
+                        missing_tokens=tuple(tokens),
                     )
                 )
         enc = TableEncoder(categorical_features, discretization=discretization,
-                           random_state=random_state)
+                           random_state=random_state, na_values=self.na_values or None,
+                           numeric_errors=self.numeric_errors)
         enc.codings_ = tuple(codings)
-        enc.feature_names_ = tuple(self.features)
+        enc.feature_names_ = tuple(self.features[j] for j in kept)
         return enc
 
 
@@ -321,15 +367,17 @@ class SchemaStats:
 class Coder:
     """Chunk -> (codes, class codes) with a fixed encoder; names what does not fit it."""
 
-    def __init__(self, encoder: TableEncoder, target: str, classes: np.ndarray) -> None:
+    def __init__(self, encoder: TableEncoder, target: str, classes: np.ndarray,
+                 ignored: Sequence[str] = ()) -> None:
         self.encoder = encoder
         self.features = list(encoder.feature_names_)
+        self.ignored = list(ignored)  # columns the fit left out: read past, never coded
         self.target = target
         self.classes = classes
         self._class_index = pd.Index(classes)
 
     def encode(self, frame: pd.DataFrame, where: Where) -> tuple[np.ndarray, np.ndarray]:
-        frame = check_columns(frame, [*self.features, self.target], where)
+        frame = check_columns(frame, [*self.features, *self.ignored, self.target], where)
         X = frame[self.features]
         try:
             codes = self.encoder.transform(X)
@@ -369,18 +417,23 @@ class MemberCoder:
 
 
 def first_stats(frame: pd.DataFrame, y: Any, categorical_features: Any, max_bins: int,
-                 where: Where) -> SchemaStats:
+                where: Where, *, na_values: Any = None,
+                numeric_errors: str = "coerce") -> SchemaStats:
     names = [str(c) for c in frame.columns]
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
         raise fail(where, None, None, f"duplicated column names {dup}")
     target = target_name(y, names)
     features = [c for c in names if c != target]
-    X = frame.set_axis(names, axis=1)[features]
-    nominal = TableEncoder(categorical_features).nominal_mask(X)
+    encoder = TableEncoder(categorical_features, na_values=na_values,
+                           numeric_errors=numeric_errors)
+    # the types of the first chunk with its declared tokens missing, as an in-memory fit
+    X = encoder.declare_missing(frame.set_axis(names, axis=1)[features], fitting=True)
+    nominal = encoder.nominal_mask(X)
     stats = SchemaStats(features, target, nominal, max_bins)
+    stats.na_values, stats.numeric_errors = encoder.na_tokens, encoder.errors
     for j, name in enumerate(features):
-        if not nominal[j]:
+        if not nominal[j] and stats.numeric_errors == "coerce":
             # a text column that is almost all numbers in the first chunk: its stray tokens
             stats.known_tokens[j] = tuple(stray_tokens(X[name]) or ())
     stats.has_names = all(isinstance(c, str) for c in frame.columns)

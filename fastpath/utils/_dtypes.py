@@ -89,6 +89,58 @@ def stray_message(name: Any, tokens: dict[str, int], n_values: int, remedy: str)
     )
 
 
+def check_na_values(na_values: Any) -> tuple[str, ...]:
+    """``na_values`` (None, one token or a sequence of tokens) as a tuple of strings;
+    ``ValueError`` naming the parameter for anything else."""
+    if na_values is None:
+        return ()
+    if isinstance(na_values, str):
+        return (na_values,)
+    try:
+        tokens = tuple(na_values)
+    except TypeError:
+        raise ValueError(f"na_values must be None, a string or a list of strings, got "
+                         f"{na_values!r}") from None
+    bad = [t for t in tokens if not isinstance(t, str)]
+    if bad:
+        raise ValueError(f"na_values must hold strings (the tokens read as missing), got "
+                         f"{bad[0]!r}")
+    return tuple(dict.fromkeys(tokens))
+
+
+def declared_missing(s: pd.Series, tokens: tuple[str, ...]) -> np.ndarray | None:
+    """Which cells of ``s`` are one of the declared missing-value ``tokens`` (``None`` when
+    none is): a text cell equal to a token, a categorical cell whose category reads as one,
+    a number equal to a token that is a number (``"-999"`` matches ``-999.0``), as
+    ``pandas.read_csv(na_values=...)`` reads a file."""
+    if not tokens or pd.api.types.is_bool_dtype(s.dtype):
+        return None
+    numbers = pd.to_numeric(pd.Series(tokens, dtype=object), errors="coerce").dropna()
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        cats = s.cat.categories
+        hit = np.asarray([str(c) in tokens for c in cats], dtype=bool)
+        if len(numbers) and is_numeric_dtype(cats.dtype):
+            hit |= np.isin(cats.to_numpy(dtype=np.float64), numbers.to_numpy(dtype=np.float64))
+        if not hit.any():
+            return None
+        codes = s.cat.codes.to_numpy()
+        mask = np.zeros(len(s), dtype=bool)
+        present = codes >= 0
+        mask[present] = hit[codes[present]]
+    elif is_numeric_dtype(s.dtype):
+        if not len(numbers):
+            return None
+        mask = np.isin(s.to_numpy(dtype=np.float64, na_value=np.nan),
+                       numbers.to_numpy(dtype=np.float64))
+    else:
+        mask = s.isin(tokens).to_numpy(dtype=bool, na_value=False)
+        if len(numbers) and s.dtype == object:  # numbers among the text: 3 matches "3"
+            values = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64,
+                                                               na_value=np.nan)
+            mask |= np.isin(values, numbers.to_numpy(dtype=np.float64))
+    return mask if mask.any() else None
+
+
 def to_float64(s: pd.Series) -> np.ndarray:
     """float64 values of a numeric column, NaN for a missing value."""
     return s.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -127,3 +179,18 @@ def duplicates(names: Iterable[str]) -> list[str]:
     """Names that occur more than once, in order of first occurrence."""
     counts = Counter(names)
     return [n for n, c in counts.items() if c > 1]
+
+
+def column_arrays(frame: pd.DataFrame) -> list:
+    """Every column's values (numpy array or pandas extension array), as ``col.array`` would
+    give them, without a Series per column: through the frame's block manager when it has the
+    method (pandas 2 and 3), else column by column."""
+    get = getattr(getattr(frame, "_mgr", None), "iget_values", None)
+    if get is None:
+        return [col.array for _, col in frame.items()]
+    arrays = [get(j) for j in range(frame.shape[1])]
+    # the private call must give what the public one does; else the public one
+    if any(len(a) != frame.shape[0] for a in arrays):
+        return [col.array for _, col in frame.items()]
+    return [a.to_numpy() if isinstance(a, pd.arrays.NumpyExtensionArray) else a
+            for a in arrays]

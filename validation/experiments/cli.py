@@ -34,7 +34,7 @@ from fastpath.estimate.hdp import PAPER_ITERATIONS
 from fastpath.utils import write_csv, write_text
 
 from . import plots
-from .classifiers import DEFAULT_CLASSIFIERS, QUICK_CLASSIFIERS, parse_classifier
+from .classifiers import DEFAULT_CLASSIFIERS, QUICK_CLASSIFIERS, RAW_BOOSTERS, parse_classifier
 from .reporting import (
     PAPER_TABLE2,
     dataset_means,
@@ -74,8 +74,9 @@ def _classifier_list(text: str | None, default: Sequence[str]) -> list[str]:
 def _available(names: list[str]) -> list[str]:
     """Drop baselines whose library or program is not installed (with a note on stderr).
 
-    XGBoost and Weka (``rf-weka``: Java and Debian's ``weka``) are optional; scikit-learn (the
-    other random forests) is a core dependency.
+    XGBoost, the boosters on raw columns (``pip install hdpbn[boost]``) and Weka (``rf-weka``:
+    Java and Debian's ``weka``) are optional; scikit-learn (the other random forests) is a core
+    dependency.
     """
     out = []
     for n in names:
@@ -84,7 +85,7 @@ def _available(names: list[str]) -> list[str]:
             if reason is not None:
                 print(f"note: rf-weka skipped ({reason})", file=sys.stderr)
                 continue
-        module = {"xgboost": "xgboost"}.get(n)
+        module = {"xgboost": "xgboost", **RAW_BOOSTERS}.get(n)
         if module is not None:
             try:
                 __import__(module)
