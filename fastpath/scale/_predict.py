@@ -70,8 +70,6 @@ class ColumnPlan:
 
     name: str
     kind: str  # TEXT, NUMBERS or AS_READ
-    #: the tokens the training read as missing in a numeric column (every member's)
-    missing_tokens: frozenset[str] = frozenset()
 
 
 def column_plans(codings: Sequence[Sequence[AttributeCoding]], names: Sequence[str], *,
@@ -87,14 +85,13 @@ def column_plans(codings: Sequence[Sequence[AttributeCoding]], names: Sequence[s
             continue
         j += 1
         column = [member[j] for member in codings]
-        tokens = frozenset(t for c in column for t in c.missing_tokens)
         if any(c.kind == "numeric" for c in column):
             kind = NUMBERS
         elif all(isinstance(v, str) for c in column for v in c.categories):
             kind = TEXT
         else:  # labels that are numbers (a numeric column listed in categorical_features)
             kind = AS_READ
-        plans.append(ColumnPlan(str(name), kind, tokens))
+        plans.append(ColumnPlan(str(name), kind))
     return plans
 
 
@@ -105,9 +102,6 @@ class PredictionChunk:
     where: Where
     features: pd.DataFrame
     kept: pd.DataFrame
-    #: True when ``features`` holds the source's own frames (an iterator's chunk, an ARFF
-    #: slice), which ``predict_proba`` checks and codes as it would the whole DataFrame
-    raw: bool = False
 
 
 class EncodingError(StreamError):
@@ -184,7 +178,7 @@ def prediction_chunks(X: Any, plans: Sequence[ColumnPlan] | None, *, chunksize: 
             raise StreamError(f"{where}: expected a pandas DataFrame, got {type(obj).__name__}")
         where = Where("chunk", i, start, len(obj))
         start += len(obj)
-        yield PredictionChunk(where, obj, obj.iloc[:, :0], raw=True)
+        yield PredictionChunk(where, obj, obj.iloc[:, :0])
 
 
 def _frame_slices(frame: pd.DataFrame, plans: Sequence[ColumnPlan] | None,
@@ -194,7 +188,7 @@ def _frame_slices(frame: pd.DataFrame, plans: Sequence[ColumnPlan] | None,
     for i, start in enumerate(range(0, len(frame), chunksize)):
         part = frame.iloc[start:start + chunksize]
         yield PredictionChunk(Where("chunk", i, start, len(part)), part[names],
-                              part[list(keep)], raw=True)
+                              part[list(keep)])
 
 
 def _check_present(columns: Sequence[str], plans: Sequence[ColumnPlan] | None,
@@ -386,7 +380,7 @@ def _parquet_chunks(path: Path, plans: Sequence[ColumnPlan] | None, keep: Sequen
         # the kept ones as pandas reads them (an integer id stays an integer)
         kept = pd.DataFrame({c: batch.column(c).to_pandas() for c in keep}, index=frame.index)
         yield PredictionChunk(Where("chunk", i, start, len(frame)),
-                              frame[[p.name for p in plans]], kept, raw=True)
+                              frame[[p.name for p in plans]], kept)
         start += len(frame)
     if start == 0:
         raise ValueError(f"{str(path)!r} has no data rows")
