@@ -23,6 +23,7 @@ _EXPORTS = {
     "CountAccumulator": "counts",
     "ESKDBClassifier": "classifier",
     "HDPOptions": "estimate",
+    "ModelFileError": "classifier",
     "TableEncoder": "encode",
     "TreeSpec": "counts",
     "UnconvergedWarning": "estimate",

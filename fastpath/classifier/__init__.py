@@ -7,11 +7,13 @@ from ..pipeline import STRUCTURES
 from ._ensemble import ESKDBClassifier
 from ._estimator import BayesNetClassifier
 from ._loading import load_classifier
+from ._model_io import ModelFileError
 
 __all__ = [
     "STRUCTURES",
     "BayesNetClassifier",
     "ESKDBClassifier",
+    "ModelFileError",
     "NotFittedError",
     "load_classifier",
 ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 import re
 import warnings
 from collections.abc import Iterator, Sequence
@@ -51,7 +52,7 @@ from ..scale._sources import check_chunksize, is_dask_frame, is_stream_source
 from ..utils._threads import limit_threads
 from ..utils._validation import check_labels, n_threads
 from ..utils._warn import recording, warn
-from ._model_io import read_model, save_model
+from ._model_io import ModelFileError, read_model, save_model
 
 # Attributes that are neither parameters nor in FittedModel but belong to a fit.
 _PRIVATE_STATE = ("_partial_state",)
@@ -523,8 +524,15 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def load(cls, path: Any) -> Self:
-        """Load a model written by :meth:`save` (never unpickles anything)."""
+        """Load a model written by :meth:`save` (never unpickles anything). A file that is not
+        a model of this class raises :class:`~fastpath.classifier.ModelFileError` (a
+        ``ValueError``) naming it and what is wrong; a missing one ``FileNotFoundError``."""
         params, model = read_model(path, cls.__name__)
-        est = cls(**params)
+        try:
+            est = cls(**params)
+            est.fit_config()  # every parameter checked, as a fit would
+        except (TypeError, ValueError) as exc:
+            raise ModelFileError(f"{os.fspath(path)!r} is not a valid hdpbn model file: its "
+                                 f"parameters are not {cls.__name__}'s ({exc})") from None
         est._assign(model)
         return est

@@ -7,7 +7,7 @@ import os
 from ._base import BaseBayesNet
 from ._ensemble import ESKDBClassifier
 from ._estimator import BayesNetClassifier
-from ._model_io import model_class_name
+from ._model_io import ModelFileError, model_class_name
 
 _CLASSES: dict[str, type[BaseBayesNet]] = {
     cls.__name__: cls for cls in (BayesNetClassifier, ESKDBClassifier)
@@ -15,9 +15,10 @@ _CLASSES: dict[str, type[BaseBayesNet]] = {
 
 
 def load_classifier(path: str | os.PathLike) -> BayesNetClassifier | ESKDBClassifier:
-    """The fitted estimator in ``path``, of the class that saved it (``ValueError`` naming a
-    file that is not a model file, or one of an unknown estimator)."""
+    """The fitted estimator in ``path``, of the class that saved it
+    (:class:`~fastpath.classifier.ModelFileError`, a ``ValueError``, naming a file that is not
+    a model file, or one of an unknown estimator; ``FileNotFoundError`` for a missing one)."""
     name = model_class_name(path)
     if name not in _CLASSES:
-        raise ValueError(f"{os.fspath(path)!r} holds a {name}, which this hdpbn does not know")
+        raise ModelFileError(f"{os.fspath(path)!r} holds a {name}, which this hdpbn does not know")
     return _CLASSES[name].load(path)

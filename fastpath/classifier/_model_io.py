@@ -10,13 +10,44 @@ rather than silently changed.
 
 Version 1 files (a single classifier's ``hdpbn-model`` and an ensemble's ``hdpbn-ensemble``,
 written before the classifiers shared one format) still load, into the same members.
+
+Untrusted files
+---------------
+A model file may come from anywhere, so loading reads it defensively, in memory and time
+bounded by what the file declares and by the limits below, and checks everything before it is
+used. Every way a file can fail to be a usable model raises :class:`ModelFileError` (a
+``ValueError``) naming the file and what is wrong; a missing file raises
+``FileNotFoundError``:
+
+* not a zip archive, truncated or damaged (a member's CRC, its compressed data), members
+  compressed or encrypted in ways ``np.savez`` never writes;
+* too large: more than :data:`MAX_MEMBERS` members, members whose declared sizes add up to more
+  than :data:`MAX_MODEL_BYTES`, a JSON document over :data:`MAX_META_BYTES`, an array no model
+  file has (refused unread), or a member larger than 1 MiB that declares it expands more than
+  :data:`MAX_RATIO` times (more than deflate can: a forged size). A member is never read past
+  its declared size, and deflate expands at most about 1000 times, so loading holds at most
+  about 1000 times the file's size (and :data:`MAX_MODEL_BYTES`);
+* an array whose ``.npy`` header does not fit its member (its shape times its item size is not
+  the member's size), of Python objects (never unpickled), or of a type a model never holds;
+* a JSON document that is not UTF-8 JSON, nested too deeply, not an hdpbn model, of a newer
+  version, or another estimator's (when loading into a given class);
+* fields of the wrong type, ids and indices out of range, or fields that disagree: every
+  tree's child, conditioning columns and cardinalities against its member's encoder and the
+  classes, its leaf paths and counts against its specification, its probability table against
+  its tree (probabilities in [0, 1]), the structures against the number of columns
+  (:mod:`._model_checks`); and, once loaded into an estimator (``load``), the parameters
+  against the estimator's own checks.
+
+So a crafted file fails when it is loaded, never later in a prediction kernel.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
+import re
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -35,6 +66,9 @@ from ..pipeline._fitted import FittedModel, Member
 from ..structure._graphs import Structure
 from ..structure._selective import SelectedStructure
 from ..utils._files import atomic_write
+from ._model_checks import Checker, ModelFileError
+
+__all__ = ["ModelFileError", "model_class_name", "read_model", "read_model_meta", "save_model"]
 
 FORMAT_VERSION = 2
 #: the ``format`` of every model file
@@ -43,6 +77,24 @@ MODEL = "hdpbn-model"
 _ENSEMBLE_V1 = "hdpbn-ensemble"
 #: which estimator wrote a version 1 file
 _V1_CLASSES = {MODEL: "BayesNetClassifier", _ENSEMBLE_V1: "ESKDBClassifier"}
+
+#: the most members (arrays) a model file may have
+MAX_MEMBERS = 1_000_000
+#: the most bytes a model file's members may expand to, together (they are all read)
+MAX_MODEL_BYTES = 16 * 2**30
+#: the most bytes of the JSON document
+MAX_META_BYTES = 1 * 2**30
+#: the most a member larger than :data:`RATIO_FLOOR` may declare it expands (its declared size
+#: over its compressed size): deflate cannot expand more than 1032 times, and a model's arrays
+#: do come close (the counts of a wide, sparse tree are mostly zeros), so a larger ratio is a
+#: forged size; memory is bounded by this ratio times the file's size and by MAX_MODEL_BYTES
+MAX_RATIO = 1100
+RATIO_FLOOR = 2**20
+#: the arrays of a model file: its JSON document, and each member's trees' (version 1 files:
+#: without the member prefix)
+_MEMBER_NAME = re.compile(r"meta|(?:member\d+_)?tree\d+_(?:paths|counts|table)")
+#: the longest ``.npy`` header read (numpy's own default limit)
+MAX_HEADER_BYTES = 10_000
 
 
 def _label(v: Any) -> Any:
@@ -88,44 +140,49 @@ def _write_trees(prefix: str, specs, trees, tables, arrays: dict[str, np.ndarray
     return meta
 
 
-def _read_trees(prefix: str, trees_meta: list[dict], arrays: dict[str, np.ndarray]):
-    """The specs, context trees and (read-only) tables written by :func:`_write_trees`."""
+def _read_trees(prefix: str, trees_meta: list[dict], arrays: dict[str, np.ndarray],
+                check: Checker):
+    """The specs, context trees and (read-only) tables written by :func:`_write_trees` (their
+    specifications already checked against the member: :meth:`Checker.tree`)."""
     specs, trees, tables = [], [], []
     for i, t in enumerate(trees_meta):
         spec = TreeSpec(t["child"], tuple(t["conditioning"]), t["n_values"],
                         tuple(t["cardinalities"]))
         specs.append(spec)
-        trees.append(
-            ContextTree.from_leaf_counts(
-                arrays[f"{prefix}tree{i}_paths"], arrays[f"{prefix}tree{i}_counts"],
-                spec.cardinalities, spec.n_values, child_name=t["child_name"],
-                conditioning_names=t["conditioning_names"],
-            )
-        )
-        table = np.array(arrays[f"{prefix}tree{i}_table"], dtype=np.float64)
-        if table.shape != (trees[-1].n_nodes, spec.n_values):
-            raise ValueError(f"model file is corrupt: table {i} does not match its tree")
+        field = f"{prefix}tree{i}"
+        paths, counts, table = (_array(arrays, f"{field}_{part}", check)
+                                for part in ("paths", "counts", "table"))
+        check.leaves(paths, counts, field, len(spec.cardinalities), spec.n_values)
+        names = t.get("conditioning_names")
+        trees.append(check.built(f"{field}_paths", lambda paths=paths, counts=counts, t=t,
+                                 spec=spec, names=names: ContextTree.from_leaf_counts(
+            paths, counts, spec.cardinalities, spec.n_values, child_name=t.get("child_name"),
+            conditioning_names=names)))
+        check.table(table, f"{field}_table", i, (trees[-1].n_nodes, spec.n_values))
+        table = np.array(table, dtype=np.float64)
         table.flags.writeable = False
         tables.append(table)
     return specs, trees, tables
 
 
-def _fit_warnings(meta: dict) -> tuple[str, ...] | None:
+def _array(arrays: dict[str, np.ndarray], key: str, check: Checker) -> np.ndarray:
+    if key not in arrays:
+        raise check.fail(key, "is missing (an array of the model)")
+    return arrays[key]
+
+
+def _fit_warnings(meta: dict, check: Checker) -> tuple[str, ...] | None:
     """The fit's recorded warnings (None for files written before they were kept)."""
     kept = meta.get("fit_warnings")
     if kept is None:
         return None
-    if not isinstance(kept, list) or not all(isinstance(w, str) for w in kept):
-        raise ValueError("model file is corrupt: fit_warnings must be a list of strings")
-    return tuple(kept)
+    return tuple(check.strings(kept, "fit_warnings"))
 
 
 def _excluded_features(meta: dict) -> tuple[str, ...]:
-    """The columns the fit left out (none in files written before columns were left out)."""
-    kept = meta.get("excluded_features", [])
-    if not isinstance(kept, list) or not all(isinstance(c, str) for c in kept):
-        raise ValueError("model file is corrupt: excluded_features must be a list of strings")
-    return tuple(kept)
+    """The columns the fit left out (none in files written before columns were left out;
+    checked by :meth:`Checker.document`)."""
+    return tuple(meta.get("excluded_features", []))
 
 
 def _encoder_dict(encoder: TableEncoder) -> dict:
@@ -180,14 +237,15 @@ def save_model(class_name: str, params: dict[str, Any], model: FittedModel,
 
 
 def read_model_meta(path: str | os.PathLike) -> dict[str, Any]:
-    """The JSON document of a model file (``ValueError`` naming the file when it is not one)."""
+    """The JSON document of a model file (:class:`ModelFileError`, a ``ValueError``, naming
+    the file when it is not one; its arrays are not read)."""
     with _open(path, None) as (meta, _):
         return meta
 
 
 def model_class_name(path: str | os.PathLike) -> str:
-    """The name of the estimator class that wrote the model file ``path`` (``ValueError``
-    naming the file when it is not one)."""
+    """The name of the estimator class that wrote the model file ``path``
+    (:class:`ModelFileError` naming the file when it is not one)."""
     return _class_name(read_model_meta(path))
 
 
@@ -197,48 +255,169 @@ def _class_name(meta: dict) -> str:
     return _V1_CLASSES[meta["format"]]
 
 
+class _Archive:
+    """The ``.npy`` members of an open zip archive, each read only after its declared sizes
+    passed the limits of the module docstring (checked for every member when opened)."""
+
+    def __init__(self, name: str, zf: zipfile.ZipFile) -> None:
+        self.name = name
+        self.zf = zf
+        infos = zf.infolist()
+        if len(infos) > MAX_MEMBERS:
+            raise ModelFileError(f"{name!r} is not an hdpbn model file: {len(infos)} archive "
+                                 f"members, more than a model has ({MAX_MEMBERS})")
+        self.infos: dict[str, zipfile.ZipInfo] = {}
+        total = 0
+        for info in infos:
+            if not info.filename.endswith(".npy"):
+                continue  # np.savez writes .npy members only; anything else is never read
+            if not _MEMBER_NAME.fullmatch(info.filename[:-4]):
+                # refused unread: a model's arrays are its document and its trees' arrays
+                raise ModelFileError(
+                    f"{name!r} is not an hdpbn model file: it holds an array "
+                    f"{info.filename!r}, which no model file has")
+            size, packed = info.file_size, max(info.compress_size, 1)
+            if size > RATIO_FLOOR and size > MAX_RATIO * packed:
+                raise ModelFileError(
+                    f"{name!r} is not an hdpbn model file: member {info.filename!r} would "
+                    f"expand {size / packed:.0f} times, to {size} bytes, more than deflate "
+                    "can (its declared size is a lie)")
+            total += size
+            self.infos[info.filename[:-4]] = info
+        if total > MAX_MODEL_BYTES:
+            raise ModelFileError(
+                f"{name!r} is not an hdpbn model file: its members would expand to {total} "
+                f"bytes, more than the {MAX_MODEL_BYTES} a model file may hold "
+                "(fastpath.classifier._model_io.MAX_MODEL_BYTES)")
+
+    @property
+    def files(self) -> list[str]:
+        return list(self.infos)
+
+    def array(self, key: str, max_bytes: int | None = None) -> np.ndarray:
+        """Member ``key``'s array: its ``.npy`` header read first, and the data only when the
+        shape and type it declares fill the member exactly (at most ``max_bytes``)."""
+        info = self.infos[key]
+        where = f"{self.name!r} is not a valid hdpbn model file: array {key!r}"
+        if max_bytes is not None and info.file_size > max_bytes:
+            raise ModelFileError(f"{where} has {info.file_size} bytes, more than "
+                                 f"{max_bytes}")
+        with self.zf.open(info) as fh:
+            try:
+                version = np.lib.format.read_magic(fh)
+                if version == (1, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(
+                        fh, max_header_size=MAX_HEADER_BYTES)
+                elif version == (2, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(
+                        fh, max_header_size=MAX_HEADER_BYTES)
+                else:
+                    raise ValueError(f".npy format version {version} is not one np.savez "
+                                     "writes")
+            except _ZIP_ERRORS:
+                raise
+            except Exception as exc:  # numpy parses the header as a Python literal: a bad
+                # one raises ValueError, SyntaxError, tokenize.TokenError, RecursionError, ...
+                raise ModelFileError(f"{where} has no valid .npy header ({exc})") from None
+            if dtype.hasobject:
+                raise ModelFileError(f"{where} holds Python objects, which a model file never "
+                                     "has (they are not unpickled)")
+            if dtype.kind not in "biuf" or dtype.fields is not None or dtype.subdtype:
+                raise ModelFileError(f"{where} is of type {dtype}, which a model never holds")
+            n_bytes = math.prod(shape) * dtype.itemsize
+            if n_bytes != info.file_size - fh.tell():
+                raise ModelFileError(
+                    f"{where} declares shape {shape} of {dtype} ({n_bytes} bytes), but its "
+                    f"member holds {info.file_size - fh.tell()} bytes of data")
+            data = fh.read(n_bytes)  # never more than the member's declared size
+        if len(data) != n_bytes:
+            raise ModelFileError(f"{where} is truncated")
+        return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+
+
+#: what reading a damaged zip archive or one of its members raises (zipfile raises
+#: NotImplementedError for a compression method it lacks, RuntimeError for an encrypted member)
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError,
+               RuntimeError)
+
+
 @contextlib.contextmanager
 def _open(path: str | os.PathLike,
-          class_name: str | None) -> Iterator[tuple[dict[str, Any], Any]]:
+          class_name: str | None) -> Iterator[tuple[dict[str, Any], _Archive]]:
     """The metadata and the open archive of a model file written by ``class_name`` (any
-    estimator when None); every way a file can fail to be one (missing, not a zip archive,
-    truncated, corrupt, foreign, too new, another estimator's) is an error naming it."""
+    estimator when None); every way a file can fail to be one (not a zip archive, truncated,
+    corrupt, too large, foreign, too new, another estimator's) is a :class:`ModelFileError`
+    naming it, and a missing file a ``FileNotFoundError``."""
     name = os.fspath(path)
     if not Path(name).exists():
         raise FileNotFoundError(f"no such file: {name!r}")
     try:
-        data = np.load(name, allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile):
-        # numpy's own message would suggest allow_pickle=True: never advice for a model file
-        raise ValueError(f"{name!r} is not an hdpbn model file (not an .npz archive)") from None
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise ValueError(f"{name!r} is not an hdpbn model file (not an .npz archive)")
-    with data:
+        zf = zipfile.ZipFile(name)
+    except (*_ZIP_ERRORS, ValueError):
+        raise ModelFileError(f"{name!r} is not an hdpbn model file (not an .npz archive)"
+                             ) from None
+    with zf:
         try:
-            meta = _meta(name, data, class_name)
-            yield meta, data
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
-            raise ValueError(f"{name!r} is a damaged model file ({exc})") from None
+            archive = _Archive(name, zf)
+            meta = _meta(name, archive, class_name)
+        except _ZIP_ERRORS as exc:
+            raise ModelFileError(f"{name!r} is a damaged model file ({exc})") from None
+        yield meta, archive
 
 
-def _meta(name: str, data: Any, class_name: str | None) -> dict[str, Any]:
-    if "meta" not in data.files:
-        raise ValueError(f"{name!r} is not an hdpbn model file (no metadata)")
+def _read_arrays(archive: _Archive) -> dict[str, np.ndarray]:
+    """Every array of the archive (all of them, so that none is left unchecked)."""
     try:
-        meta = json.loads(bytes(data["meta"]).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ValueError(f"{name!r} is not an hdpbn model file (unreadable metadata)") from None
-    if not isinstance(meta, dict) or meta.get("format") not in _V1_CLASSES:
-        raise ValueError(f"{name!r} is not an hdpbn model file")
-    if meta.get("version", 0) > FORMAT_VERSION:
-        raise ValueError(
+        return {key: archive.array(key) for key in archive.files if key != "meta"}
+    except _ZIP_ERRORS as exc:
+        raise ModelFileError(f"{archive.name!r} is a damaged model file ({exc})") from None
+
+
+def _meta(name: str, archive: _Archive, class_name: str | None) -> dict[str, Any]:
+    if "meta" not in archive.infos:
+        raise ModelFileError(f"{name!r} is not an hdpbn model file (no metadata)")
+    raw = archive.array("meta", MAX_META_BYTES)
+    if raw.dtype != np.uint8 or raw.ndim != 1:
+        raise ModelFileError(f"{name!r} is not an hdpbn model file (its metadata is not a "
+                             "JSON document)")
+    try:
+        meta = json.loads(str(memoryview(raw), "utf-8"))  # decoded without a copy of the bytes
+    except RecursionError:
+        raise ModelFileError(f"{name!r} is not an hdpbn model file (its metadata is nested "
+                             "too deeply)") from None
+    except ValueError:  # not UTF-8, not JSON, or an integer of more digits than Python reads
+        raise ModelFileError(f"{name!r} is not an hdpbn model file (unreadable metadata)"
+                             ) from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("format"), str) or (
+            meta["format"] not in _V1_CLASSES):
+        raise ModelFileError(f"{name!r} is not an hdpbn model file")
+    version = meta.get("version", 0)
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ModelFileError(f"{name!r} is not a valid hdpbn model file: version must be an "
+                             f"integer, got {version!r:.60}")
+    if version > FORMAT_VERSION:
+        raise ModelFileError(
             f"{name!r}: model file version {meta['version']} is newer than this hdpbn "
             f"understands ({FORMAT_VERSION}); upgrade hdpbn"
         )
+    if version >= 2 and not isinstance(meta.get("estimator"), str):
+        raise ModelFileError(f"{name!r} is not a valid hdpbn model file: estimator must be "
+                             f"a class name, got {meta.get('estimator')!r:.60}")
     if class_name is not None and _class_name(meta) != class_name:
-        raise ValueError(f"{name!r} holds a {_class_name(meta)}; load it with "
-                         f"{_class_name(meta)}.load or fastpath.classifier.load_classifier")
+        raise ModelFileError(f"{name!r} holds a {_class_name(meta)}; load it with "
+                             f"{_class_name(meta)}.load or fastpath.classifier.load_classifier")
+    check = Checker(name)
+    if not (meta["format"] == MODEL and version < 2):
+        check.list(meta.get("members"), "members")
+    check.meta(meta, _entries(meta))
     return meta
+
+
+def _entries(meta: dict) -> list:
+    """The members' entries of the document (a version 1 single classifier: the document)."""
+    if meta["format"] == MODEL and meta.get("version", 0) < 2:
+        return [dict(meta, selection=meta.get("selection"))]  # one member, fields on top
+    return meta["members"]  # a list: checked by _meta before anything reads it
 
 
 def _classes(meta: dict) -> np.ndarray:
@@ -275,40 +454,73 @@ def _diagnostics(meta: dict) -> FitDiagnostics | None:
 
 
 def _m_scores(entry: dict) -> dict[float, float] | None:
-    return None if entry["m"] is None else {float(k): v for k, v in entry["m_scores"].items()}
+    if entry.get("m") is None:
+        return None
+    return {float(k): v for k, v in entry.get("m_scores", {}).items()}
+
+
+def _structures(entry: dict, field: str, n_features: int, check: Checker
+                ) -> tuple[Structure, SelectedStructure | None]:
+    """A member's structure and selection, checked against the number of columns."""
+    selection = None
+    if entry.get("selection") is not None:
+        selection = check.built(f"{field}.selection",
+                                lambda: SelectedStructure.from_dict(entry["selection"]))
+        rmse = selection.rmse
+        if (rmse.ndim != 2 or not 1 <= selection.n_selected <= rmse.shape[0]
+                or not 0 <= selection.k_selected < rmse.shape[1]):
+            raise check.fail(f"{field}.selection", "selects outside its table of scores")
+        for part in ("structure", "full_structure"):
+            if getattr(selection, part).n_attributes != n_features:
+                raise check.fail(f"{field}.selection.{part}",
+                                 f"does not have the model's {n_features} attributes")
+        if any(not 0 <= a < n_features for a in selection.attributes):
+            raise check.fail(f"{field}.selection.attributes", "are not attributes of the model")
+    if "structure" in entry:
+        structure = check.built(f"{field}.structure",
+                                lambda: Structure.from_dict(entry["structure"]))
+    else:  # version 1 ensembles kept the selection only
+        structure = selection.structure
+    if structure.n_attributes != n_features:
+        raise check.fail(f"{field}.structure",
+                         f"has {structure.n_attributes} attributes, the model {n_features}")
+    return structure, selection
 
 
 def read_model(path: str | os.PathLike,
                class_name: str | None = None) -> tuple[dict[str, Any], FittedModel]:
     """The parameters and the learned state written by :func:`save_model` (or by version 1's
     single-classifier and ensemble writers); ``class_name``: the estimator that must have
-    written it (``ValueError`` otherwise)."""
-    with _open(path, class_name) as (meta, data):
-        arrays = {name: data[name] for name in data.files}
-    if meta["format"] == MODEL and meta.get("version", 0) < 2:
-        entries = [dict(meta, selection=meta.get("selection"))]  # one member, fields on top
-        prefixes = [""]
-    else:
-        entries = meta["members"]
-        prefixes = [f"member{e}_" for e in range(len(entries))]
+    written it. Every field is checked first (:class:`ModelFileError` naming the file and the
+    field, see the module docstring)."""
+    with _open(path, class_name) as (meta, archive):
+        arrays = _read_arrays(archive)
+    check = Checker(os.fspath(path))
+    entries = _entries(meta)
+    prefixes = ([""] if meta["format"] == MODEL and meta.get("version", 0) < 2
+                else [f"member{e}_" for e in range(len(entries))])
+    n_features = meta["n_features_in"]
+    excluded = _excluded_features(meta)
     members = []
-    for entry, prefix in zip(entries, prefixes, strict=True):
-        specs, trees, tables = _read_trees(prefix, entry["trees"], arrays)
-        selection = (None if entry.get("selection") is None
-                     else SelectedStructure.from_dict(entry["selection"]))
-        structure = (Structure.from_dict(entry["structure"]) if "structure" in entry
-                     else selection.structure)  # version 1 ensembles kept the selection only
-        member = Member(TableEncoder.from_dict(entry["encoder"]), structure, specs, trees,
-                        tables, selection, entry["m"], _m_scores(entry))
+    for e, (entry, prefix) in enumerate(zip(entries, prefixes, strict=True)):
+        # the members' attributes: the columns the fit did not leave out
+        structure, selection = _structures(entry, f"members[{e}]", n_features - len(excluded),
+                                           check)
+        specs, trees, tables = _read_trees(prefix, entry["trees"], arrays, check)
+        encoder = check.built(f"members[{e}].encoder",
+                              lambda entry=entry: TableEncoder.from_dict(entry["encoder"]))
+        member = Member(encoder, structure, specs, trees, tables, selection, entry.get("m"),
+                        _m_scores(entry))
         member.pack()
         members.append(member)
+    params = check.built("params", lambda: _params(meta))
     model = FittedModel(
         classes_=_classes(meta),
-        n_features_in_=meta["n_features_in"],
+        n_features_in_=n_features,
         feature_names_in_=_feature_names(meta),
         members_=members,
-        diagnostics_=_diagnostics(meta),
-        fit_warnings_=_fit_warnings(meta),
-        excluded_features_=_excluded_features(meta),
+        diagnostics_=check.built("diagnostics", lambda: _diagnostics(meta)),
+        fit_warnings_=_fit_warnings(meta, check),
+        excluded_features_=excluded,
     )
-    return _params(meta), model
+    return params, model
