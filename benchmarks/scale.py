@@ -8,6 +8,7 @@
     python benchmarks/scale.py dask                # LocalCluster (2 workers) vs one process
     python benchmarks/scale.py mdl                 # streaming vs in-memory MDL cut points
     python benchmarks/scale.py splice              # 141-attribute SkDB-5 probe -> 5 x 10^7 plan
+    python benchmarks/scale.py predict             # hdpbn predict, 10^6 vs 10^7 rows: peak RSS
 
 Synthetic data (``generate``): a binary class (30 % positive) and 20 attributes: 15 nominal
 (2 to 8 values, strings "a".."h"), each drawn from a random table P(x_j | y, x_{j-1}), and 5
@@ -418,13 +419,81 @@ def _splice_fit(path: str, warm: str) -> None:
     }))
 
 
+# ====================================================================== hdpbn predict
+def _predict_child(args) -> int:
+    """``hdpbn predict`` in this process (so that its peak RSS is this process's), or, with
+    ``--whole``, what it did before it streamed: the whole table, then one ``to_csv``."""
+    import pandas as pd
+
+    t0, c0 = time.perf_counter(), _cpu()
+    if args.whole:
+        from fastpath import BayesNetClassifier, read_table
+
+        clf = BayesNetClassifier.load(args.model)
+        frame = read_table(args.path).frame
+        proba = clf.predict_proba(frame[list(clf.feature_names_in_)])
+        out = pd.DataFrame({"prediction": clf.classes_[np.argmax(proba, axis=1)]})
+        for j, c in enumerate(clf.classes_):
+            out[f"p_{c}"] = proba[:, j]
+        out.to_csv(args.out, index=False)
+        status = 0
+    else:
+        from fastpath.cli import main as hdpbn
+
+        status = hdpbn(["predict", args.path, "--model", args.model, "--out", args.out,
+                        *(["--chunksize", str(args.chunksize)] if args.chunksize else [])])
+    wall, cpu = time.perf_counter() - t0, _cpu() - c0
+    rows = sum(1 for _ in open(args.out, "rb")) - 1
+    print(json.dumps({"path": args.path, "rows": rows, "whole_table": args.whole,
+                      "status": status, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+                      "peak_rss_mb": round(peak_rss_mb(), 1)}))
+    return status
+
+
+def study_predict(directory: Path, sizes=(1_000_000, 10_000_000), fmt="csv",
+                  whole=(1_000_000,)) -> list[dict]:
+    """Peak RSS and seconds of ``hdpbn predict`` (streamed, chunks of 10^5 rows) per size,
+    and of the whole-table prediction at the sizes ``whole``. The model: kDB-2, m-estimates,
+    one thread (``n_jobs=1``, ``NUMBA_NUM_THREADS=1``), fitted on the 20,000-row file."""
+    from fastpath import BayesNetClassifier
+
+    warm = generate(20_000, directory)[fmt]
+    model = directory / "predict_model.npz"
+    BayesNetClassifier("kdb", k=2, estimator="m", n_jobs=1, random_state=0).fit(
+        warm, chunksize=100_000).save(model)
+    env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    out = directory / "predictions.csv"
+    # compile and load the kernels' cache once, outside the measured runs
+    subprocess.run([sys.executable, __file__, "_predict", "--path", str(warm), "--model",
+                    str(model), "--out", str(out)], env=env, check=True, capture_output=True)
+    results = []
+    for rows in sizes:
+        path = generate(rows, directory)[fmt]
+        for whole_table in ((False, True) if rows in whole else (False,)):
+            cmd = [sys.executable, __file__, "_predict", "--path", str(path), "--model",
+                   str(model), "--out", str(out), *(["--whole"] if whole_table else [])]
+            res = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+            if res.returncode:
+                raise RuntimeError(f"predict failed:\n{res.stderr[-3000:]}")
+            results.append(json.loads(res.stdout.strip().splitlines()[-1]))
+            print(json.dumps(results[-1]), flush=True)
+    out.unlink(missing_ok=True)
+    streamed = [r for r in results if not r["whole_table"]]
+    if len(streamed) >= 2:
+        ratio = streamed[-1]["peak_rss_mb"] / streamed[0]["peak_rss_mb"]
+        print(f"hdpbn predict peak RSS {streamed[-1]['rows']:.0e} / {streamed[0]['rows']:.0e} "
+              f"rows = {ratio:.3f} ({streamed[-1]['peak_rss_mb']:.0f} MB / "
+              f"{streamed[0]['peak_rss_mb']:.0f} MB)")
+    return results
+
+
 # ====================================================================== CLI
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("generate")
     g.add_argument("--rows", type=int, default=1_000_000)
-    for name in ("rss", "dask", "splice", "all"):
+    for name in ("rss", "dask", "splice", "predict", "all"):
         p = sub.add_parser(name)
         p.add_argument("--dir", type=Path, default=Path("/tmp/hdpbn-scale"))
         if name == "rss":
@@ -436,6 +505,11 @@ def main(argv=None) -> int:
             p.add_argument("--estimator", default="m", choices=["m", "hdp"])
         if name == "splice":
             p.add_argument("--rows", type=int, default=200_000)
+        if name == "predict":
+            p.add_argument("--format", choices=["parquet", "csv"], default="csv")
+            p.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+            p.add_argument("--whole", type=int, nargs="*", default=[1_000_000],
+                           help="sizes also predicted as a whole table (as before streaming)")
     g.add_argument("--dir", type=Path, default=Path("/tmp/hdpbn-scale"))
     c = sub.add_parser("count")
     c.add_argument("--rows", type=int, default=4_000_000)
@@ -455,7 +529,15 @@ def main(argv=None) -> int:
     f.add_argument("--n-estimators", type=int, default=20)
     f.add_argument("--estimator", default="m")
     f.add_argument("--iterations", type=int, default=1000)
+    pr = sub.add_parser("_predict")
+    pr.add_argument("--path", required=True)
+    pr.add_argument("--model", required=True)
+    pr.add_argument("--out", required=True)
+    pr.add_argument("--chunksize", type=int, default=None)
+    pr.add_argument("--whole", action="store_true")
     args = ap.parse_args(argv)
+    if args.cmd == "_predict":
+        return _predict_child(args)
     if args.cmd == "_fit":
         return _fit_child(args)
     if args.cmd == "_splice_fit":
@@ -474,6 +556,8 @@ def main(argv=None) -> int:
         study_mdl(args.rows)
     elif args.cmd == "splice":
         study_splice(args.dir, args.rows)
+    elif args.cmd == "predict":
+        study_predict(args.dir, tuple(args.sizes), args.format, tuple(args.whole))
     else:
         study_rss(args.dir)
         study_rss(args.dir, fmt="csv")

@@ -20,6 +20,9 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
+import re
+import warnings
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, ClassVar, Self
 
@@ -36,9 +39,17 @@ from ..pipeline._fitted import FittedModel
 from ..pipeline._members import kept_columns, members_log_proba, members_proba
 from ..pipeline._memory import fit_in_memory
 from ..scale._dask import fit_dask
+from ..scale._errors import StreamError
 from ..scale._partial import PartialFit, start_partial_fit
 from ..scale._passes import fit_stream
-from ..scale._sources import is_dask_frame, is_stream_source
+from ..scale._predict import (
+    EncodingError,
+    PredictionChunk,
+    column_plans,
+    prediction_chunks,
+    relabel_rows,
+)
+from ..scale._sources import check_chunksize, is_dask_frame, is_stream_source
 from ..utils._threads import limit_threads
 from ..utils._validation import check_labels, n_threads
 from ..utils._warn import recording, warn
@@ -86,6 +97,18 @@ SHARED_PARAMETERS: tuple[inspect.Parameter, ...] = (
     _keyword("random_state", None, "Any"),
     _keyword("verbose", 0, "int"),
 )
+
+
+def _is_prediction_stream(X: Any) -> bool:
+    """Whether prediction reads ``X`` in chunks: a path, a file object, an iterator or a
+    callable of chunks (a Dask DataFrame is refused there)."""
+    return is_stream_source(X) or hasattr(X, "read")
+
+
+def _no_chunksize(chunksize: int | None) -> None:
+    if chunksize is not None:
+        raise ValueError("chunksize applies to streamed X (a path, a file object or an "
+                         "iterator of DataFrames); iter_predict_proba also slices a table")
 
 
 def _init_with(signature: inspect.Signature, qualname: str):
@@ -358,26 +381,130 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             )
 
     # ------------------------------------------------------------------ predict
-    def predict_proba(self, X: Any) -> np.ndarray:
+    def predict_proba(self, X: Any, *, chunksize: int | None = None) -> np.ndarray:
         """``P(y | x)`` for every row, shape (n_samples, n_classes), columns in ``classes_``
-        order: the mean of the members' posteriors."""
+        order: the mean of the members' posteriors.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features), or a stream
+            The rows. A *stream* is read ``chunksize`` rows at a time, as :meth:`fit` reads
+            one: a path to a CSV/TSV (optionally compressed), Parquet or ARFF file, a binary
+            file object of CSV (``sys.stdin.buffer``), or an iterator of DataFrame chunks. A
+            file's columns are matched by name (others are ignored) and typed as the model
+            codes them (:mod:`fastpath.scale._predict`); the result equals, bit for bit, the
+            prediction of the whole table read by :func:`fastpath.io.read_table`.
+        chunksize : int, optional
+            Streams only: rows per chunk read from a file (default 100,000). Memory follows
+            it, except for the returned array itself (:meth:`iter_predict_proba` returns one
+            array per chunk instead).
+        """
+        if _is_prediction_stream(X):
+            return self._stream_array(X, chunksize, log=False)
+        _no_chunksize(chunksize)
         self._check_fitted()
         frame = self._model_columns(self._validate_X(X))
         with self._threads():
             return members_proba(self.members_, frame)
 
-    def predict_log_proba(self, X: Any) -> np.ndarray:
+    def predict_log_proba(self, X: Any, *, chunksize: int | None = None) -> np.ndarray:
         """log of :meth:`predict_proba`, from the members' joint log likelihoods (finite where
-        ``P(y | x)`` underflows)."""
+        ``P(y | x)`` underflows); ``X`` and ``chunksize`` as for :meth:`predict_proba`."""
+        if _is_prediction_stream(X):
+            return self._stream_array(X, chunksize, log=True)
+        _no_chunksize(chunksize)
         self._check_fitted()
         frame = self._model_columns(self._validate_X(X))
         with self._threads():
             return members_log_proba(self.members_, frame)
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Most probable class of every row (ties: the first class in ``classes_``)."""
-        proba = self.predict_proba(X)  # checks that the model is fitted
+    def predict(self, X: Any, *, chunksize: int | None = None) -> np.ndarray:
+        """Most probable class of every row (ties: the first class in ``classes_``); ``X`` and
+        ``chunksize`` as for :meth:`predict_proba`."""
+        proba = self.predict_proba(X, chunksize=chunksize)  # checks that the model is fitted
         return self.classes_[np.argmax(proba, axis=1)]
+
+    def iter_predict_proba(self, X: Any, *, chunksize: int | None = None
+                           ) -> Iterator[np.ndarray]:
+        """:meth:`predict_proba` one chunk at a time: yields an array of shape
+        (rows of the chunk, n_classes) per chunk, in memory that does not grow with the rows.
+
+        Parameters
+        ----------
+        X : stream, or DataFrame or array-like
+            A stream as for :meth:`predict_proba` (a path, a binary file object of CSV, an
+            iterator of DataFrames: its chunks), or a table in memory (sliced into chunks of
+            ``chunksize`` rows).
+        chunksize : int, optional
+            Rows per chunk (default 100,000); an iterator's chunks are its own.
+
+        Yields
+        ------
+        ndarray of shape (n_rows_of_chunk, n_classes)
+            Bit for bit the rows of ``predict_proba`` of the whole table. A bad value raises
+            ``ValueError`` naming the chunk, the row in the whole stream and the column, when
+            its chunk is read; a warning a chunk gives is shown once, for the first chunk
+            that gives it (:mod:`fastpath.scale._predict`).
+            A file that turns out not to be UTF-8 after its first chunks raises
+            ``ValueError``; :meth:`predict_proba` reads it again as Latin-1.
+        """
+        if not _is_prediction_stream(X):
+            self._check_fitted()
+            frame = self._model_columns(self._validate_X(X))
+            size = check_chunksize(chunksize)
+            for start in range(0, frame.shape[0], size):
+                with self._threads():
+                    yield members_proba(self.members_, frame.iloc[start:start + size])
+            return
+        for _, proba in self._predicted_chunks(X, chunksize):
+            yield proba
+
+    def _stream_array(self, X: Any, chunksize: int | None, *, log: bool) -> np.ndarray:
+        """The predictions of a stream as one array; a file that is not UTF-8 after its first
+        chunks is read again as Latin-1 (what :func:`fastpath.io.read_table` does)."""
+        try:
+            parts = [p for _, p in self._predicted_chunks(X, chunksize, log=log)]
+        except EncodingError:
+            parts = [p for _, p in self._predicted_chunks(X, chunksize, log=log,
+                                                          encoding="latin-1")]
+        return np.concatenate(parts) if parts else np.empty((0, len(self.classes_)))
+
+    def _predicted_chunks(self, X: Any, chunksize: int | None, *, keep: Sequence[str] = (),
+                          log: bool = False, encoding: str | None = None
+                          ) -> Iterator[tuple[PredictionChunk, np.ndarray]]:
+        """Each chunk of the stream ``X`` (:func:`fastpath.scale._predict.prediction_chunks`,
+        ``keep``: columns carried through, e.g. an id) with its predictions."""
+        self._check_fitted()
+        if is_dask_frame(X):
+            raise TypeError("a Dask DataFrame is predicted partition by partition: "
+                            "ddf.map_partitions(clf.predict_proba) on each partition's frame")
+        size = check_chunksize(chunksize)
+        names = self.__dict__.get("feature_names_in_")
+        plans = None if names is None else column_plans(
+            [member.encoder.codings_ for member in self.members_], [str(n) for n in names],
+            excluded=[str(n) for n in self.__dict__.get("excluded_features_") or ()])
+        predict = members_log_proba if log else members_proba
+        shown: set[tuple[type[Warning], str]] = set()
+        for chunk in prediction_chunks(X, plans, chunksize=size, keep=keep, encoding=encoding):
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    frame = self._model_columns(self._validate_X(chunk.features))
+                    with self._threads():
+                        proba = predict(self.members_, frame)
+            except StreamError:
+                raise
+            except ValueError as exc:  # the encoder's rows are the chunk's: the stream's here
+                raise StreamError(relabel_rows(str(exc), chunk.where)) from None
+            for w in caught:
+                # the encoder warns once per column and call, so once per chunk here: each
+                # kind of warning is shown once, naming its first chunk
+                kind = re.sub(r"\d+", "#", str(w.message))
+                if (w.category, kind) not in shown:
+                    shown.add((w.category, kind))
+                    warn(f"{chunk.where}: {w.message} (not repeated for later chunks)",
+                         w.category)
+            yield chunk, proba
 
     @property
     def n_iter_(self) -> int:

@@ -29,45 +29,149 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-
-from ..classifier._ensemble import ESKDBClassifier
-from ..classifier._estimator import BayesNetClassifier
-from ..classifier._loading import load_classifier
-from ..estimate._diagnostics import CLI_NAMES, PYTHON_NAMES, UnconvergedWarning
-from ..estimate.hdp._options import (
-    DEFAULT_ENSEMBLE_SAMPLER,
-    DEFAULT_SAMPLER,
-    PAPER_CONCENTRATION_EVERY,
-    PAPER_ITERATIONS,
-    RENAMED_PRESETS,
-    SAMPLER_PRESETS,
-    HDPOptions,
-)
-from ..evaluation._cross_validation import cross_validate, summarise
-from ..io._datasets import dataset_path, list_datasets, load_dataset
-from ..io._tables import decompression_error, read_table
-from ..utils._files import refuse_overwriting_inputs, write_csv
-from ..utils._progress import Progress
-from ..utils._warn import recording, warn
 from ..version import __version__
-from ._diagnose import add_diagnose_parser
-from ._estimate import (
-    add_adaptive_length_options,
-    add_burn_in_option,
-    add_estimate_parser,
-    parse_iterations,
-)
+
+# `hdpbn --help` and `hdpbn predict --help` import none of numpy, pandas, numba and
+# scikit-learn (2 to 4 s): the modules the commands run on are imported once a command has been
+# chosen (_import_commands, as module names, so every function reads them as before), and those
+# a command's help texts quote (the sampler presets, the classifiers' defaults) when that
+# command's options are added (_import_option_names, _ClassifierDefaults).
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from ..classifier._ensemble import ESKDBClassifier
+    from ..classifier._estimator import BayesNetClassifier
+    from ..classifier._loading import load_classifier
+    from ..estimate._diagnostics import CLI_NAMES, PYTHON_NAMES, UnconvergedWarning
+    from ..estimate.hdp._options import (
+        DEFAULT_ENSEMBLE_SAMPLER,
+        DEFAULT_SAMPLER,
+        PAPER_CONCENTRATION_EVERY,
+        PAPER_ITERATIONS,
+        RENAMED_PRESETS,
+        SAMPLER_PRESETS,
+        HDPOptions,
+    )
+    from ..evaluation._cross_validation import cross_validate, summarise
+    from ..io._datasets import dataset_path, list_datasets, load_dataset
+    from ..io._tables import decompression_error, read_table
+    from ..scale._predict import EncodingError
+    from ..utils._files import atomic_write, compressed_writer, refuse_overwriting_inputs
+    from ..utils._progress import Progress
+    from ..utils._warn import recording, warn
+    from ._estimate import add_adaptive_length_options, add_burn_in_option, parse_iterations
+
+
+_IMPORTED: set[str] = set()  # which of the two groups below has been imported
+#: the names the two groups import
+_LAZY_NAMES = frozenset(
+    "np pd ESKDBClassifier BayesNetClassifier load_classifier CLI_NAMES PYTHON_NAMES "
+    "UnconvergedWarning cross_validate summarise dataset_path list_datasets load_dataset "
+    "decompression_error read_table EncodingError atomic_write compressed_writer "
+    "refuse_overwriting_inputs Progress recording warn DEFAULT_ENSEMBLE_SAMPLER "
+    "DEFAULT_SAMPLER PAPER_CONCENTRATION_EVERY PAPER_ITERATIONS RENAMED_PRESETS "
+    "SAMPLER_PRESETS HDPOptions add_adaptive_length_options add_burn_in_option "
+    "parse_iterations".split())
+
+
+def _import_commands() -> None:
+    """Import what the commands run on, as this module's names (once a command is chosen;
+    once: a name replaced since, e.g. by a test's monkeypatch, stays replaced)."""
+    if "commands" in _IMPORTED:
+        return
+    _IMPORTED.add("commands")
+    # a name set before the first import (a test's stand-in) stays as it was set
+    kept = {name: value for name, value in globals().items() if name in _LAZY_NAMES}
+    global np, pd, ESKDBClassifier, BayesNetClassifier, load_classifier, CLI_NAMES
+    global PYTHON_NAMES, UnconvergedWarning, cross_validate, summarise, dataset_path
+    global list_datasets, load_dataset, decompression_error, read_table, EncodingError
+    global atomic_write, compressed_writer, refuse_overwriting_inputs, Progress, recording, warn
+    import numpy as np
+    import pandas as pd
+
+    from ..classifier._ensemble import ESKDBClassifier
+    from ..classifier._estimator import BayesNetClassifier
+    from ..classifier._loading import load_classifier
+    from ..estimate._diagnostics import CLI_NAMES, PYTHON_NAMES, UnconvergedWarning
+    from ..evaluation._cross_validation import cross_validate, summarise
+    from ..io._datasets import dataset_path, list_datasets, load_dataset
+    from ..io._tables import decompression_error, read_table
+    from ..scale._predict import EncodingError
+    from ..utils._files import atomic_write, compressed_writer, refuse_overwriting_inputs
+    from ..utils._progress import Progress
+    from ..utils._warn import recording, warn
+
+    globals().update(kept)
+    _import_option_names()
+
+
+def _import_option_names() -> None:
+    """Import what the model and sampler options' help texts quote, as this module's names."""
+    if "options" in _IMPORTED:
+        return
+    _IMPORTED.add("options")
+    kept = {name: value for name, value in globals().items() if name in _LAZY_NAMES}
+    global DEFAULT_ENSEMBLE_SAMPLER, DEFAULT_SAMPLER, PAPER_CONCENTRATION_EVERY
+    global PAPER_ITERATIONS, RENAMED_PRESETS, SAMPLER_PRESETS, HDPOptions
+    global add_adaptive_length_options, add_burn_in_option, parse_iterations
+    from ..estimate.hdp._options import (
+        DEFAULT_ENSEMBLE_SAMPLER,
+        DEFAULT_SAMPLER,
+        PAPER_CONCENTRATION_EVERY,
+        PAPER_ITERATIONS,
+        RENAMED_PRESETS,
+        SAMPLER_PRESETS,
+        HDPOptions,
+    )
+    from ._estimate import add_adaptive_length_options, add_burn_in_option, parse_iterations
+
+    globals().update(kept)
+
+
+def __getattr__(name: str) -> Any:
+    """A name of the two groups above read from outside (``cli_main.read_table``) before any
+    command ran: imported then."""
+    if name in _LAZY_NAMES:
+        _import_commands()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _ClassifierDefaults(Mapping):
+    """The defaults of a classifier's parameters, read from its signature on first use."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._defaults: dict[str, Any] | None = None
+
+    def _read(self) -> dict[str, Any]:
+        if self._defaults is None:
+            _import_commands()
+            cls = globals()[self.name]
+            self._defaults = {n: p.default
+                              for n, p in inspect.signature(cls).parameters.items()}
+        return self._defaults
+
+    def __getitem__(self, name: str) -> Any:
+        return self._read()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
+
 
 # A flag left out means what the Python parameter left out means: the flags' defaults are read
 # from the classifiers' signatures, not written again here.
-_BNC = {n: p.default for n, p in inspect.signature(BayesNetClassifier).parameters.items()}
-_ESKDB = {n: p.default for n, p in inspect.signature(ESKDBClassifier).parameters.items()}
+_BNC = _ClassifierDefaults("BayesNetClassifier")
+_ESKDB = _ClassifierDefaults("ESKDBClassifier")
 #: ``--seed``'s default: a command is reproducible when run again, where the Python default
 #: (``random_state=None``) draws a fresh seed, as scikit-learn does
 CLI_SEED = 0
@@ -106,6 +210,22 @@ def _data_path(data: str) -> str:
         return str(dataset_path(data))
     return data
 
+
+def _bundled_names() -> list[str]:
+    """The bundled datasets' names, as fastpath.io.list_datasets lists them (tested), for the
+    help texts: without importing pandas."""
+    files = resources.files("fastpath") / "data"
+    return sorted(f.name.removesuffix(".csv.gz") for f in files.iterdir()
+                  if f.name.endswith(".csv.gz"))
+
+
+_COMMANDS = ("fit", "predict", "evaluate", "estimate", "diagnose", "experiments", "demo")
+#: each command's line in ``hdpbn --help`` where its module is not imported
+_SUMMARIES = {"estimate": "HDP estimates of one conditional table (child-first convention)",
+              "diagnose": "convergence of a saved HDP model's samplers (worst trees first)"}
+
+#: ``hdpbn predict``'s rows per chunk (fastpath.scale.DEFAULT_CHUNKSIZE, tested)
+PREDICT_CHUNKSIZE = 100_000
 
 _BUNDLED_HELP = "or the name of a bundled dataset ({}) when no such file exists"
 
@@ -331,25 +451,43 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
-    refuse_overwriting_inputs(args.out, [args.data, args.model])
+    # streamed: the table is read and written a chunk at a time (memory follows --chunksize)
+    stdin = args.data == "-"
+    data = args.data if stdin else _data_path(args.data)
+    refuse_overwriting_inputs(args.out, [data, args.model])
+    if args.chunksize is not None and args.chunksize < 1:
+        raise ValueError(f"--chunksize must be a positive number of rows, got {args.chunksize}")
+    keep = list(dict.fromkeys(c.strip() for given in args.keep or () for c in given.split(",")
+                              if c.strip()))
     model = load_classifier(args.model)
-    frame = _read(args.data)
-    names = getattr(model, "feature_names_in_", None)
-    if names is not None:
-        missing = [c for c in names if c not in frame.columns]
-        if missing:
-            raise ValueError(f"the data lacks columns the model was fitted on: {missing}")
-        X = frame[list(names)]  # extra columns (e.g. the class) are ignored here
-    else:
-        X = frame
-    proba = model.predict_proba(X)
-    out = pd.DataFrame({"prediction": model.classes_[np.argmax(proba, axis=1)]})
-    for j, c in enumerate(model.classes_):
-        out[f"p_{c}"] = proba[:, j]
-    if args.out:
-        write_csv(out, args.out, index=False)  # whole or not at all
-    else:
-        out.to_csv(sys.stdout, index=False)
+    outputs = ["prediction", *(f"p_{c}" for c in model.classes_)]
+    clash = [c for c in keep if c in outputs]
+    if clash:
+        raise ValueError(f"--keep {clash[0]!r} is also the name of an output column; rename "
+                         "the input column")
+    source: Any = sys.stdin.buffer if stdin else data
+
+    def write_all(write: Callable[[str], Any], encoding: str | None = None) -> None:
+        chunks = model._predicted_chunks(source, args.chunksize, keep=keep, encoding=encoding)
+        for i, (chunk, proba) in enumerate(chunks):
+            out = chunk.kept.reset_index(drop=True)
+            out["prediction"] = model.classes_[np.argmax(proba, axis=1)]
+            for j, c in enumerate(model.classes_):
+                out[f"p_{c}"] = proba[:, j]
+            write(out.to_csv(index=False, header=i == 0))
+
+    if not args.out:
+        write_all(sys.stdout.write)
+        return 0
+    with atomic_write(args.out, "wb") as fh:  # whole or not at all
+        try:
+            with compressed_writer(fh, args.out) as w:
+                write_all(lambda text: w.write(text.encode("utf-8")))
+        except EncodingError:  # not UTF-8 after all: again from the start, as Latin-1
+            fh.seek(0)
+            fh.truncate()
+            with compressed_writer(fh, args.out) as w:
+                write_all(lambda text: w.write(text.encode("utf-8")), "latin-1")
     return 0
 
 
@@ -473,7 +611,17 @@ def _cmd_experiments(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- parser
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every command with its options, or, given ``command``,
+    that command's options only (the others listed by their one-line help), so that parsing a
+    command imports only what its help texts quote (``""``: no command's, for ``hdpbn
+    --help``; main passes the command it is given)."""
+    if command is None:
+        _import_commands()
+
+    def wanted(name: str) -> bool:
+        return command is None or name == command
+
     parser = argparse.ArgumentParser(
         prog="hdpbn",
         description="Bayesian network classifiers with hierarchical Dirichlet process estimates "
@@ -487,44 +635,71 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Learn the discretisation, structure and probability tables "
                        "from DATA (CSV, CSV.gz, Parquet or ARFF, or a bundled dataset's name) "
                        "and save the model.")
-    p.add_argument("data", metavar="DATA",
-                   help="training table, " + _BUNDLED_HELP.format(", ".join(list_datasets())))
-    p.add_argument("--target", default=None, help="class column (default: the last column)")
-    p.add_argument("--model", required=True, help="where to save the model (.npz)")
-    p.add_argument("--chunksize", type=int, default=None,
-                   help="fit out of core, reading DATA (CSV/CSV.gz/Parquet) in chunks of this "
-                   "many rows; memory does not grow with the file")
-    _add_model_options(p)
-    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    p.set_defaults(func=_cmd_fit)
+    if wanted("fit"):
+        _import_option_names()
+        p.add_argument("data", metavar="DATA",
+                       help="training table, " + _BUNDLED_HELP.format(", ".join(_bundled_names())))
+        p.add_argument("--target", default=None, help="class column (default: the last column)")
+        p.add_argument("--model", required=True, help="where to save the model (.npz)")
+        p.add_argument("--chunksize", type=int, default=None,
+                       help="fit out of core, reading DATA (CSV/CSV.gz/Parquet) in chunks of this "
+                       "many rows; memory does not grow with the file")
+        _add_model_options(p)
+        p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+        p.set_defaults(func=_cmd_fit)
 
     p = sub.add_parser("predict", help="predict classes and probabilities for a table",
-                       description="Write one row per input row: the predicted class and one "
-                       "probability column p_<class> per class.")
-    p.add_argument("data", metavar="DATA", help="table to classify (extra columns are ignored)")
-    p.add_argument("--model", required=True, help="a model saved by 'hdpbn fit'")
-    p.add_argument("--out", default=None, help="output CSV (default: standard output)")
-    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    p.set_defaults(func=_cmd_predict)
+                       description="Write one row per input row: the columns named by --keep, "
+                       "the predicted class and one probability column p_<class> per class. "
+                       "DATA is read and written a chunk of rows at a time, so memory does not "
+                       "grow with the table.")
+    if wanted("predict"):
+        p.add_argument("data", metavar="DATA",
+                       help="table to classify (CSV, CSV.gz, Parquet or ARFF; columns the model "
+                       "does not use are ignored), '-' for CSV on standard input, "
+                       + _BUNDLED_HELP.format(", ".join(_bundled_names())))
+        p.add_argument("--model", required=True, help="a model saved by 'hdpbn fit'")
+        p.add_argument("--out", default=None, help="output CSV, compressed as its suffix says "
+                       "(.gz, ...) (default: standard output)")
+        p.add_argument("--keep", action="append", metavar="COL[,COL...]",
+                       help="copy these input columns (e.g. an id) to the output, before the "
+                       "predictions, as the input writes them")
+        p.add_argument("--chunksize", type=int, default=None, metavar="ROWS",
+                       help=f"rows read and predicted at a time (default: {PREDICT_CHUNKSIZE:,})")
+        p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+        p.set_defaults(func=_cmd_predict)
 
     p = sub.add_parser("evaluate", help="repeated stratified cross-validation",
                        description="Cross-validate a classifier on DATA: discretisation and "
                        "structure are learned inside each training fold. Prints 0-1 loss, RMSE "
                        "(sqrt(mean (1 - P(true class))^2)) and log loss, mean and sd over folds, "
                        "and fit/predict seconds per fold.")
-    p.add_argument("data", metavar="DATA",
-                   help="table with the class column, "
-                   + _BUNDLED_HELP.format(", ".join(list_datasets())))
-    p.add_argument("--target", default=None, help="class column (default: the last column)")
-    p.add_argument("--folds", type=int, default=2, help="folds per repeat (default: 2)")
-    p.add_argument("--repeats", type=int, default=5, help="repeats (default: 5)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    _add_model_options(p)
-    p.add_argument("--quiet", action="store_true", help="no progress display")
-    p.set_defaults(func=_cmd_evaluate)
+    if wanted("evaluate"):
+        _import_option_names()
+        p.add_argument("data", metavar="DATA",
+                       help="table with the class column, "
+                       + _BUNDLED_HELP.format(", ".join(_bundled_names())))
+        p.add_argument("--target", default=None, help="class column (default: the last column)")
+        p.add_argument("--folds", type=int, default=2, help="folds per repeat (default: 2)")
+        p.add_argument("--repeats", type=int, default=5, help="repeats (default: 5)")
+        p.add_argument("--json", action="store_true", help="print one JSON object")
+        _add_model_options(p)
+        p.add_argument("--quiet", action="store_true", help="no progress display")
+        p.set_defaults(func=_cmd_evaluate)
 
-    add_estimate_parser(sub)
-    add_diagnose_parser(sub)
+    # their modules quote the sampler's defaults in their help: imported for them only
+    if wanted("estimate"):
+        from ._estimate import add_estimate_parser
+
+        add_estimate_parser(sub)
+    else:
+        sub.add_parser("estimate", help=_SUMMARIES["estimate"])
+    if wanted("diagnose"):
+        from ._diagnose import add_diagnose_parser
+
+        add_diagnose_parser(sub)
+    else:
+        sub.add_parser("diagnose", help=_SUMMARIES["diagnose"])
 
     p = sub.add_parser("experiments", help="the paper's experiments on a folder of datasets",
                        description="Cross-validated comparison of BNCs (m and HDP estimates), "
@@ -537,14 +712,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="compare structures and estimators on a bundled dataset",
                        description="Cross-validated comparison of NB, TAN, kDB-1 and kDB-2 with "
                        "m-estimates and HDP estimates on a small bundled UCI dataset.")
-    p.add_argument("--dataset", default="car", help="bundled dataset (default: car)")
-    p.add_argument("--folds", type=int, default=2)
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--iterations", type=parse_iterations, default=None,
-                   help="HDP iterations, or 'auto' (default: the adaptive sampler's, "
-                   f"{HDPOptions.min_iter} to {HDPOptions.max_iter} per tree)")
-    p.add_argument("--seed", type=int, default=CLI_SEED)
-    p.set_defaults(func=_cmd_demo)
+    if wanted("demo"):
+        _import_option_names()
+        p.add_argument("--dataset", default="car", help="bundled dataset (default: car)")
+        p.add_argument("--folds", type=int, default=2)
+        p.add_argument("--repeats", type=int, default=5)
+        p.add_argument("--iterations", type=parse_iterations, default=None,
+                       help="HDP iterations, or 'auto' (default: the adaptive sampler's, "
+                       f"{HDPOptions.min_iter} to {HDPOptions.max_iter} per tree)")
+        p.add_argument("--seed", type=int, default=CLI_SEED)
+        p.set_defaults(func=_cmd_demo)
+
     return parser
 
 
@@ -637,11 +815,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["experiments"]:
         # the runner has its own parser (and --help): hand it every remaining argument
-        return _run("experiments", lambda: _cmd_experiments(argparse.Namespace(rest=argv[1:])))
-    parser = build_parser()
+        def experiments() -> int:
+            _import_commands()
+            return _cmd_experiments(argparse.Namespace(rest=argv[1:]))
+
+        return _run("experiments", experiments)
+    # only the command's own options (and what their help quotes) are built
+    parser = build_parser(argv[0] if argv[:1] and argv[0] in _COMMANDS else "")
     args = parser.parse_args(argv)
 
     def work() -> Any:
+        _import_commands()
         if args.command in _OUTPUTS:
             attr, flag = _OUTPUTS[args.command]
             if getattr(args, attr, None) is not None:

@@ -9,9 +9,13 @@ writing, or a full disk, leaves the previous file as it was (and at worst a hidd
 
 from __future__ import annotations
 
+import bz2
 import contextlib
+import gzip
+import lzma
 import os
 import tempfile
+import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -74,6 +78,43 @@ def write_csv(frame: Any, path: str | os.PathLike, **to_csv: Any) -> None:
     to_csv.setdefault("compression", _COMPRESSION.get(Path(path).suffix.lower()))
     with atomic_write(path, "wb") as fh:
         frame.to_csv(fh, **to_csv)
+
+
+@contextlib.contextmanager
+def compressed_writer(fh: IO[bytes], path: str | os.PathLike) -> Iterator[IO[bytes]]:
+    """A binary stream into ``fh`` compressed as ``path``'s suffix says (``.gz``, ``.bz2``,
+    ``.xz``, ``.zip``, ``.zst``; else ``fh`` itself), for a file written piece by piece (what
+    :func:`write_csv` writes whole); closed on exit, ``fh`` left open."""
+    kind = _COMPRESSION.get(Path(path).suffix.lower())
+    name = Path(path).name
+    if kind is None:
+        yield fh
+        return
+    if kind == "gzip":
+        writer: Any = gzip.GzipFile(filename=name.removesuffix(Path(path).suffix),
+                                    fileobj=fh, mode="wb", mtime=0)
+    elif kind == "bz2":
+        writer = bz2.BZ2File(fh, "wb")
+    elif kind == "xz":
+        writer = lzma.LZMAFile(fh, "wb")
+    elif kind == "zstd":
+        # an optional package, as for pandas' own Zstandard writer
+        import zstandard
+
+        writer = zstandard.ZstdCompressor().stream_writer(fh, closefd=False)
+    else:
+        archive = zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED)
+        try:  # one member named as the file less .zip, as pandas writes it
+            with archive.open(name.removesuffix(Path(path).suffix), "w",
+                              force_zip64=True) as member:
+                yield member
+        finally:
+            archive.close()
+        return
+    try:
+        yield writer
+    finally:
+        writer.close()
 
 
 def save_figure(figure: Any, path: str | os.PathLike, **savefig: Any) -> None:

@@ -45,14 +45,26 @@ class Progress:
             self._bar = None
 
 
+#: what the first fit of a process says first (when verbose): it waits for numba's kernels
+FIRST_FIT_NOTE = ("first fit in this process: loading the numba kernels from numba's cache "
+                  "(a second or two), or compiling them when the cache is cold (after an "
+                  "install or upgrade: a minute or two, once)")
+_first_fit = [True]
+
+
 class FitLog:
     """The voice of a fit: ``stage("learning the structure")`` prints
     ``[hdpbn   0.4 s] learning the structure`` on standard error, and :meth:`progress` gives a
-    bar (done / total, rate, ETA) for the sampler; both silent unless ``verbose``."""
+    bar (done / total, rate, ETA) for the sampler; both silent unless ``verbose``. The first
+    fit of a process says first that it loads or compiles the numba kernels
+    (:data:`FIRST_FIT_NOTE`), the pause a first fit makes."""
 
     def __init__(self, verbose: int | bool = 0) -> None:
         self.enabled = bool(verbose)
         self.t0 = time.perf_counter()
+        if _first_fit[0]:
+            _first_fit[0] = False
+            self.stage(FIRST_FIT_NOTE)
 
     def stage(self, message: str) -> None:
         if self.enabled:
