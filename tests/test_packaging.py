@@ -37,7 +37,7 @@ DISTRIBUTION = {
 }
 #: imported by the packages but needed by no test: the experiments skip the baseline without it
 #: (the boosters' tests skip themselves without their library)
-NOT_FOR_TESTS = {"xgboost", "lightgbm", "catboost"}
+NOT_FOR_TESTS = {"xgboost", "lightgbm", "catboost", "zstandard"}
 #: what a test skips itself without, on purpose: the offline-site test builds the site only
 #: where a Chromium binary exists, which no extra installs (``make lint`` installs mkdocs)
 SKIPPED_WITHOUT = {"mkdocs"}

@@ -99,7 +99,11 @@ def compressed_writer(fh: IO[bytes], path: str | os.PathLike) -> Iterator[IO[byt
         writer = lzma.LZMAFile(fh, "wb")
     elif kind == "zstd":
         # an optional package, as for pandas' own Zstandard writer
-        import zstandard
+        try:
+            import zstandard
+        except ImportError:
+            raise ImportError(f"writing {Path(path).name!r} (Zstandard) needs the zstandard "
+                              "package: pip install zstandard, or write another suffix") from None
 
         writer = zstandard.ZstdCompressor().stream_writer(fh, closefd=False)
     else:
