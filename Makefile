@@ -18,7 +18,7 @@ PY        := $(VENV)/bin/python
 PYTHON312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12 /usr/local/bin/python3.12 /usr/bin/python3.12; do \
                  if $$p -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then echo $$p; break; fi; done)
 
-.PHONY: demo test lint docs bench clean install weka
+.PHONY: demo test study lint docs bench clean install weka
 
 $(PY):
 	@if [ -z "$(PYTHON312)" ]; then echo "error: python3.12 not found; install Python 3.12 or set PYTHON312=/path/to/python3.12" >&2; exit 1; fi
@@ -42,6 +42,10 @@ demo: $(VENV)/.installed-core
 
 test: $(VENV)/.installed-test
 	$(PY) -m pytest -n 2 --dist loadgroup -q
+
+# the statistical studies that make test leaves out (pytest's `study` marker: a minute or more)
+study: $(VENV)/.installed-test
+	$(PY) -m pytest -n 2 --dist loadgroup -q -m study
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check fastpath hdpbn_ppl validation tests benchmarks

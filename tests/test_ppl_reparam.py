@@ -133,6 +133,7 @@ def _node_draws(kind, a, observed, n, seed):
     return np.asarray(jax.jit(jax.vmap(one))(jax.random.split(jax.random.PRNGKey(seed), n)))
 
 
+@pytest.mark.study  # 20,000 draws x 6 cases: about a minute of CPU (make study)
 @pytest.mark.parametrize("kind", ["ratio", "split"])
 @pytest.mark.parametrize(
     "a, observed",
@@ -185,6 +186,7 @@ def _two_level_tree() -> ContextTree:
     return ContextTree.from_leaf_counts(paths, counts, [3, 3], 4)
 
 
+@pytest.mark.study  # two models' prior draws, jitted: about 50 CPU-s (make study)
 def test_sampling_model_prior_equals_readable_model_prior():
     """Two-sample tests of every node probability, concentration and prior-predictive leaf
     count: the sampling model (split + collapse) against the readable model, depth 2 under
@@ -203,6 +205,7 @@ def test_sampling_model_prior_equals_readable_model_prior():
     assert pvals.min() > 0.01 / pvals.size, np.sort(pvals)[:5]  # Bonferroni, 1 % overall
 
 
+@pytest.mark.study  # about 50 CPU-s (make study)
 def test_split_prior_equals_centred_prior_on_a_deep_sparse_tree():
     """Same on a depth-3 tree with unobserved categories at every level; the concentrations are
     fixed (condition) so that the reference categories stay representable in double precision
