@@ -61,6 +61,7 @@ def test_evaluation_helpers():
     assert list(take_rows(pd.Series([5, 6, 7], index=[9, 8, 7]), np.array([2, 0]))) == [7, 5]
 
 
+@pytest.mark.study  # NUTS on every tree of a classifier: about 40 CPU-s (make study)
 def test_gibbs_and_nuts_tables_predict_alike():
     X, y = _data(n=100, seed=3)
     res = ca.run_classifier_agreement(X, y, structure="nb", n_folds=2, n_repeats=1, seed=4,
