@@ -44,9 +44,7 @@ import pyarrow.parquet as pq
 
 from ..encode._encoder import AttributeCoding
 from ..io._tables import (
-    check_not_binary,
     decompression_error,
-    detect_format,
     raw_csv_header,
     read_table,
 )
@@ -58,7 +56,7 @@ from ..utils._dtypes import (
     to_float64,
 )
 from ._errors import StreamError, Where
-from ._sources import _arrow_to_frame
+from ._sources import _arrow_to_frame, data_file, malformed_chunk
 
 #: how a model column is read: by its text labels, as numbers, or as read_table reads it
 TEXT, NUMBERS, AS_READ = "text", "numbers", "as-read"
@@ -136,15 +134,8 @@ def prediction_chunks(X: Any, plans: Sequence[ColumnPlan] | None, *, chunksize: 
         when that shows only after chunks were yielded, :class:`EncodingError`.
     """
     if isinstance(X, str | os.PathLike):
-        path = Path(os.fspath(X))
-        if not path.exists():
-            raise FileNotFoundError(f"no such file: {str(path)!r}")
-        if path.is_dir():
-            raise ValueError(f"{str(path)!r} is a directory, not a data file")
-        fmt, compression = detect_format(path)
+        path, fmt = data_file(X)
         if fmt in ("csv", "tsv"):
-            if compression is None:
-                check_not_binary(path, fmt)
             try:
                 yield from _CsvChunks(path, "," if fmt == "csv" else "\t", plans, keep,
                                       chunksize, encoding).chunks()
@@ -347,14 +338,7 @@ class _CsvChunks:
             raise ValueError(f"{self.what} has no data rows (only a header?)")
 
     def _malformed(self, i: int, exc: Exception) -> StreamError:
-        start = i * self.chunksize
-        text = str(exc).strip()
-        found = re.search(r"line (\d+)", text)
-        where = f"chunk {i} (rows {start}-{start + self.chunksize - 1})"
-        if found:
-            line = int(found.group(1))
-            where += f", row {line - 2} (line {line})"
-        return StreamError(f"{where} of {self.what}: malformed CSV row: {text}")
+        return malformed_chunk(i, self.chunksize, exc, self.what)
 
 
 # ---------------------------------------------------------------------- Parquet

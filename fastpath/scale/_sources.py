@@ -199,15 +199,7 @@ class _CsvSource(Source):
             raise
 
     def _malformed(self, i: int, exc: Exception) -> StreamError:
-        start = i * self.chunksize
-        text = str(exc).strip()
-        found = re.search(r"line (\d+)", text)
-        where = f"chunk {i} (rows {start}-{start + self.chunksize - 1})"
-        if found:
-            line = int(found.group(1))
-            # the header is line 1 (rows are 0-based; quoted line breaks would shift this)
-            where += f", row {line - 2} (line {line} of the file)"
-        return StreamError(f"{where} of {str(self.path)!r}: malformed CSV row: {text}")
+        return malformed_chunk(i, self.chunksize, exc, repr(str(self.path)), " of the file")
 
 
 class _ParquetSource(Source):
@@ -246,17 +238,40 @@ def _arrow_to_frame(batch) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
+def malformed_chunk(i: int, chunksize: int, exc: Exception, what: str,
+                    of_file: str = "") -> StreamError:
+    """The error of pandas' reader on chunk ``i`` of ``what``, naming the chunk, and the row and
+    line when pandas says which line (the header is line 1: rows are 0-based; quoted line
+    breaks would shift this)."""
+    start = i * chunksize
+    text = str(exc).strip()
+    found = re.search(r"line (\d+)", text)
+    where = f"chunk {i} (rows {start}-{start + chunksize - 1})"
+    if found:
+        line = int(found.group(1))
+        where += f", row {line - 2} (line {line}{of_file})"
+    return StreamError(f"{where} of {what}: malformed CSV row: {text}")
+
+
+def data_file(X: str | os.PathLike) -> tuple[Path, str]:
+    """The path of a data file to read in chunks, and its format (:func:`detect_format`):
+    ``FileNotFoundError`` for a missing file, ``ValueError`` for a directory or for binary
+    content under a text format's name."""
+    p = Path(os.fspath(X))
+    if not p.exists():
+        raise FileNotFoundError(f"no such file: {str(p)!r}")
+    if p.is_dir():
+        raise ValueError(f"{str(p)!r} is a directory, not a data file")
+    fmt, compression = detect_format(p)
+    if fmt in ("csv", "tsv") and compression is None:
+        check_not_binary(p, fmt)
+    return p, fmt
+
+
 def open_source(X: Any, chunksize: int) -> Source:
     if isinstance(X, str | os.PathLike):
-        p = Path(os.fspath(X))
-        if not p.exists():
-            raise FileNotFoundError(f"no such file: {str(p)!r}")
-        if p.is_dir():
-            raise ValueError(f"{str(p)!r} is a directory, not a data file")
-        fmt, compression = detect_format(p)
+        p, fmt = data_file(X)
         if fmt in ("csv", "tsv"):
-            if compression is None:
-                check_not_binary(p, fmt)
             return _CsvSource(p, "," if fmt == "csv" else "\t", chunksize)
         if fmt == "parquet":
             return _ParquetSource(p, chunksize)

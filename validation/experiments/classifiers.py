@@ -331,7 +331,42 @@ class DiscretisedBaseline:
         return out
 
 
-class RawForest:
+class _RawBaseline:
+    """What the baselines on raw columns share: the nominal columns (found as the BNCs find
+    them), each one's levels in the training rows, the classes, and the probabilities in the
+    order of the labels. A subclass sets ``categorical_features`` and ``model_`` and codes the
+    columns in ``_features``."""
+
+    categorical_features: Any
+    model_: Any
+
+    def _learn_columns(self, X, y, *, missing_level: bool) -> tuple[pd.DataFrame, np.ndarray]:
+        """The training frame and class codes; sets ``classes_``, ``nominal_`` and ``levels_``
+        (each nominal column's sorted texts, a missing value a level of its own when
+        ``missing_level``)."""
+        frame, _ = as_frame(X)
+        self.classes_, y_codes = np.unique(np.asarray(y), return_inverse=True)
+        self.nominal_ = TableEncoder(self.categorical_features).nominal_mask(frame)
+        self.levels_ = {}
+        for j in np.flatnonzero(self.nominal_):
+            col = frame.iloc[:, j]
+            levels = {str(v) for v in col[col.notna()]}
+            if missing_level and col.isna().any():
+                levels.add(_MISSING)
+            self.levels_[int(j)] = np.asarray(sorted(levels))
+        return frame, y_codes
+
+    def _features(self, X) -> Any:
+        raise NotImplementedError
+
+    def predict_proba(self, X) -> np.ndarray:
+        proba = np.asarray(self.model_.predict_proba(self._features(X)), dtype=np.float64)
+        out = np.zeros((proba.shape[0], self.classes_.size))
+        out[:, np.asarray(self.model_.classes_, int)] = proba
+        return out
+
+
+class RawForest(_RawBaseline):
     """The forest of ``rf`` on the raw columns (``rf-raw``): numeric columns as numbers (NaN for
     a missing value, which scikit-learn's forest routes itself), nominal columns one-hot with a
     missing value as a level of its own; a value unseen in training is all zeros."""
@@ -356,15 +391,7 @@ class RawForest:
         return np.concatenate(blocks, axis=1)
 
     def fit(self, X, y) -> RawForest:
-        frame, _ = as_frame(X)
-        self.classes_, y_codes = np.unique(np.asarray(y), return_inverse=True)
-        self.nominal_ = TableEncoder(self.categorical_features).nominal_mask(frame)
-        self.levels_ = {}
-        for j, column in enumerate(frame.columns):
-            if self.nominal_[j]:
-                col = frame[column]
-                text = col.astype(object).where(col.notna(), _MISSING).astype(str)
-                self.levels_[j] = np.unique(text.to_numpy())
+        frame, y_codes = self._learn_columns(X, y, missing_level=True)
         features = self._features(frame)
         self.model_ = RandomForestClassifier(
             n_estimators=100,
@@ -377,12 +404,6 @@ class RawForest:
         ).fit(features, y_codes)
         return self
 
-    def predict_proba(self, X) -> np.ndarray:
-        proba = np.asarray(self.model_.predict_proba(self._features(X)), dtype=np.float64)
-        out = np.zeros((proba.shape[0], self.classes_.size))
-        out[:, np.asarray(self.model_.classes_, int)] = proba
-        return out
-
 
 #: the gradient-boosting baselines on raw columns, and the module each needs
 RAW_BOOSTERS: dict[str, str] = {
@@ -390,7 +411,7 @@ RAW_BOOSTERS: dict[str, str] = {
 }
 
 
-class RawBooster:
+class RawBooster(_RawBaseline):
     """A gradient-boosting library with its defaults on the raw columns (``lightgbm-raw``,
     ``catboost-raw``, ``xgboost-raw``; module doc): what a practitioner fits without any of the
     BNCs' preprocessing. Numeric columns are numbers (a non-number is missing); nominal columns
@@ -439,14 +460,7 @@ class RawBooster:
                                   verbose=False, allow_writing_files=False)
 
     def fit(self, X, y) -> RawBooster:
-        frame, _ = as_frame(X)
-        self.classes_, y_codes = np.unique(np.asarray(y), return_inverse=True)
-        self.nominal_ = TableEncoder(self.categorical_features).nominal_mask(frame)
-        self.levels_ = {}
-        for j, column in enumerate(frame.columns):
-            if self.nominal_[j]:
-                col = frame[column]
-                self.levels_[j] = sorted({str(v) for v in col[col.notna()]})
+        frame, y_codes = self._learn_columns(X, y, missing_level=False)
         features = self._features(frame)
         self.model_ = self._model()
         if self.kind == "catboost-raw":
@@ -455,12 +469,6 @@ class RawBooster:
         else:
             self.model_.fit(features, y_codes)
         return self
-
-    def predict_proba(self, X) -> np.ndarray:
-        proba = np.asarray(self.model_.predict_proba(self._features(X)), dtype=np.float64)
-        out = np.zeros((proba.shape[0], self.classes_.size))
-        out[:, np.asarray(self.model_.classes_, int)] = proba
-        return out
 
 
 #: the experiments keep every column, as the paper's (Weka's) protocol does: the library's default
