@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from fastpath.io import load_dataset
@@ -14,3 +15,32 @@ def credit_csv(tmp_path):
     path = tmp_path / "credit.csv"
     X.assign(**{"class": y}).to_csv(path, index=False)
     return path
+
+
+@pytest.fixture(scope="session")
+def car():
+    """car's attributes and its labels as an array."""
+    X, y = load_dataset("car")
+    return X, np.asarray(y)
+
+
+@pytest.fixture
+def fits_in_memory_and_streamed_alike(car):
+    """``check(make)``: the classifier ``make()`` fitted on car in memory and streamed in chunks
+    of 500 rows predicts the same, proper, positive probabilities and fits the training rows;
+    returns the in-memory fit and its probabilities."""
+    X, y = car
+    frame = X.assign(target=y)
+
+    def check(make):
+        memory = make().fit(X, y)
+        streamed = make().fit(
+            lambda: (frame.iloc[i:i + 500] for i in range(0, len(frame), 500)), "target")
+        proba = memory.predict_proba(X)
+        np.testing.assert_array_equal(streamed.predict_proba(X), proba)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+        assert (proba > 0).all()
+        assert np.mean(memory.predict(X) == y) > 0.9
+        return memory, proba
+
+    return check

@@ -18,7 +18,6 @@ from fastpath.estimate._hgs import (
     hgs_table,
     hgs_table_from_weights,
 )
-from fastpath.io import load_dataset
 
 
 def _tree(seed: int, cards=(2, 3, 2), k: int = 3, n_leaves: int = 14, high: int = 4,
@@ -132,29 +131,12 @@ def test_every_row_is_a_distribution_without_an_exact_zero(tree):
     assert (table > 0).all()
 
 
-@pytest.fixture(scope="module")
-def car():
-    X, y = load_dataset("car")
-    return X, np.asarray(y)
-
-
-def _chunks(X, y, size=500):
-    frame = X.assign(target=y)
-    return lambda: (frame.iloc[i:i + size] for i in range(0, len(frame), size))
-
-
 @pytest.mark.parametrize("make", [
     lambda: BayesNetClassifier("kdb", 2, "hgs", random_state=0, n_jobs=1),
     lambda: ESKDBClassifier(3, k=2, estimator="hgs", random_state=0, n_jobs=1),
 ], ids=["kdb2", "eskdb"])
-def test_the_classifiers_fit_in_memory_and_streamed_alike(car, make):
-    X, y = car
-    memory = make().fit(X, y)
-    streamed = make().fit(_chunks(X, y), "target")
-    proba = memory.predict_proba(X)
-    np.testing.assert_array_equal(streamed.predict_proba(X), proba)
-    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
-    assert (proba > 0).all()
-    assert np.mean(memory.predict(X) == y) > 0.9
+def test_the_classifiers_fit_in_memory_and_streamed_alike(fits_in_memory_and_streamed_alike,
+                                                          make):
+    memory, _ = fits_in_memory_and_streamed_alike(make)
     tables = memory.members_[0].probability_tables
     assert all(not t.flags.writeable and (t > 0).all() for t in tables)

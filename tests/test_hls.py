@@ -15,7 +15,6 @@ from fastpath import BayesNetClassifier, ESKDBClassifier
 from fastpath.cli import main
 from fastpath.counts import ContextTree
 from fastpath.estimate._hls import _loss_grad, hls_fit, hls_table
-from fastpath.io import load_dataset
 from fastpath.pipeline import FitConfig
 from validation.experiments.classifiers import make_classifier, parse_classifier
 
@@ -141,30 +140,14 @@ def test_hls_C_is_checked_and_reaches_the_fit():
     assert FitConfig.from_params(params).hls_C == 1.0
 
 
-@pytest.fixture(scope="module")
-def car():
-    X, y = load_dataset("car")
-    return X, np.asarray(y)
-
-
-def _chunks(X, y, size=500):
-    frame = X.assign(target=y)
-    return lambda: (frame.iloc[i:i + size] for i in range(0, len(frame), size))
-
-
 @pytest.mark.parametrize("make", [
     lambda: BayesNetClassifier("kdb", 2, "hls", random_state=0, n_jobs=1),
     lambda: ESKDBClassifier(3, k=2, estimator="hls", random_state=0, n_jobs=1),
 ], ids=["kdb2", "eskdb"])
-def test_the_classifiers_fit_in_memory_and_streamed_alike(car, make, tmp_path):
-    X, y = car
-    memory = make().fit(X, y)
-    streamed = make().fit(_chunks(X, y), "target")
-    proba = memory.predict_proba(X)
-    np.testing.assert_array_equal(streamed.predict_proba(X), proba)
-    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
-    assert (proba > 0).all()
-    assert np.mean(memory.predict(X) == y) > 0.9
+def test_the_classifiers_fit_in_memory_and_streamed_alike(fits_in_memory_and_streamed_alike,
+                                                          car, make, tmp_path):
+    X, _ = car
+    memory, proba = fits_in_memory_and_streamed_alike(make)
     path = tmp_path / "model.npz"
     memory.save(path)
     loaded = type(memory).load(path)

@@ -296,17 +296,21 @@ class TableEncoder:
         almost all numbers: see the class docstring), plus those ``categorical_features`` lists.
         """
         listed = self.listed_mask(frame)
-        out = np.empty(len(frame.columns), dtype=bool)
-        for j, dtype in enumerate(frame.dtypes.tolist()):
-            if listed is None or not listed[j]:
-                # only a text column needs its values (a Series each costs ~40 us)
-                out[j] = not is_numeric_dtype(dtype) and (
-                    not is_text_dtype(dtype) or stray_tokens(frame.iloc[:, j]) is None)
-                if listed is not None and pd.api.types.is_bool_dtype(dtype):
-                    out[j] = False  # a list makes an unlisted bool column numeric (0/1)
-            else:
-                out[j] = True
-        return out
+        dtypes = frame.dtypes.tolist()
+        return np.fromiter((self.is_nominal(frame, j, dtypes[j], listed)
+                            for j in range(len(dtypes))), dtype=bool, count=len(dtypes))
+
+    @staticmethod
+    def is_nominal(frame: pd.DataFrame, j: int, dtype: Any, listed: np.ndarray | None) -> bool:
+        """Whether column ``j`` (of ``dtype``) is nominal (:meth:`nominal_mask`), ``listed``
+        being :meth:`listed_mask`: only a text column's values are read (a Series each costs
+        ~40 us, and the numbers' rule parses them)."""
+        if listed is not None and listed[j]:
+            return True
+        if listed is not None and pd.api.types.is_bool_dtype(dtype):
+            return False  # a list makes an unlisted bool column numeric (0/1)
+        return not is_numeric_dtype(dtype) and (
+            not is_text_dtype(dtype) or stray_tokens(frame.iloc[:, j]) is None)
 
     def listed_mask(self, frame: pd.DataFrame) -> np.ndarray | None:
         """The columns ``categorical_features`` lists (``None`` for ``"auto"``/``None``)."""

@@ -25,13 +25,13 @@ old warning); a list of names (or positions) leaves out exactly those.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..utils._dtypes import column_arrays
+from ..utils._dtypes import column_arrays, is_text_dtype
 from ..utils._warn import warn
 
 #: an identifier has at least this share of distinct values among its non-missing ones
@@ -136,12 +136,15 @@ def listed_columns(spec: Sequence, names: Sequence[str]) -> dict[int, str]:
     return out
 
 
-def excluded_columns(frame: pd.DataFrame, nominal: np.ndarray, spec: Any) -> dict[int, str]:
+def excluded_columns(frame: pd.DataFrame, is_nominal: Callable[[int], bool],
+                     spec: Any) -> dict[int, str]:
     """The columns of ``frame`` a fit leaves out under ``exclude_features=spec`` (module
     doc), by position, with the warning to give (empty for a column the user listed; nothing
-    for ``spec=None``). ``nominal``: which columns are nominal
-    (:meth:`TableEncoder.nominal_mask`). Reads each column's array without a Series (a few
-    microseconds a column: a fit of a wide table of few rows pays this for every column)."""
+    for ``spec=None``). ``is_nominal(j)``: whether column ``j`` is nominal
+    (:meth:`TableEncoder.is_nominal`), asked only of a column of other than categorical or date
+    dtype whose values are nearly all distinct (a text column's answer parses its values, which
+    the fit does again). Reads each column's array without a Series (a few microseconds a
+    column: a fit of a wide table of few rows pays this for every column)."""
     names = [str(c) for c in frame.columns]
     if spec is None:
         return {}
@@ -164,13 +167,17 @@ def excluded_columns(frame: pd.DataFrame, nominal: np.ndarray, spec: Any) -> dic
                     out[j] = identifier_message(names[j], n_distinct, len(present), True)
         elif _is_date_dtype(dtype):
             out[j] = date_message(names[j])
-        elif nominal[j]:
+        elif not pd.api.types.is_bool_dtype(dtype):
+            text = is_text_dtype(dtype)
+            if not text and not is_nominal(j):  # numbers: nominal only when listed (cheap)
+                continue
             values = np.asarray(array, dtype=object)
             values = values[~pd.isna(values)]
             uniques = pd.unique(values)
+            # text that reads as dates is never numbers, so it is nominal
             if _reads_as_dates(uniques):
                 out[j] = date_message(names[j])
-            elif is_identifier(len(uniques), len(values)):
+            elif is_identifier(len(uniques), len(values)) and (not text or is_nominal(j)):
                 out[j] = identifier_message(names[j], len(uniques), len(values), True)
     return out
 

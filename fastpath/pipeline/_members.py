@@ -78,8 +78,10 @@ def leave_out(config: FitConfig, frame: pd.DataFrame) -> tuple[pd.DataFrame, tup
     their names (what the model records as ``excluded_features_``)."""
     encoder = config.table_encoder()
     declared = encoder.declare_missing(frame, fitting=True)
-    excluded = excluded_columns(declared, encoder.nominal_mask(declared),
-                                config.exclude_features)
+    listed, dtypes = encoder.listed_mask(declared), declared.dtypes.tolist()
+    excluded = excluded_columns(
+        declared, lambda j: encoder.is_nominal(declared, j, dtypes[j], listed),
+        config.exclude_features)
     if not excluded:
         return frame, ()
     names = say_excluded(excluded, [str(c) for c in frame.columns])

@@ -157,8 +157,7 @@ class DaskRunner:
         target = target_name(y, columns)
         features = [c for c in columns if c != target]
         meta = self.ddf._meta.set_axis(columns, axis=1)
-        encoder = TableEncoder(config.categorical_features, na_values=config.na_values,
-                               numeric_errors=config.numeric_errors)
+        encoder = config.table_encoder()
         nominal = encoder.nominal_mask(encoder.declare_missing(meta[features], fitting=True))
         proto = SchemaStats(features, target, nominal, max_bins)
         proto.na_values, proto.numeric_errors = encoder.na_tokens, encoder.errors

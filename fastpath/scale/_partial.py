@@ -214,8 +214,7 @@ def _class_codes(classes: np.ndarray, y: Any, n_rows: int, call: int) -> np.ndar
 def _schema_encoder(config: FitConfig, frame: pd.DataFrame, has_names: bool, schema: Any,
                     y_codes: np.ndarray, n_classes: int) -> TableEncoder:
     if schema is None:
-        return TableEncoder(config.categorical_features, na_values=config.na_values,
-                            numeric_errors=config.numeric_errors).fit(frame, y_codes, n_classes)
+        return config.table_encoder().fit(frame, y_codes, n_classes)
     enc = schema if isinstance(schema, TableEncoder) else declare_schema(
         schema, categorical_features=config.categorical_features
     )
