@@ -240,6 +240,24 @@ def test_exclude_features_lists_columns_or_keeps_every_one():
     assert by_dtype.excluded_features_ == ("when",)
 
 
+@pytest.mark.parametrize("listed", [["customer_id", "age"], [0, 3], "mask"])
+def test_a_column_listed_as_categorical_may_be_left_out(listed):
+    """categorical_features that names (or indexes) a column the fit leaves out still marks
+    the other listed columns nominal, in memory and in partial_fit (the encoder of the kept
+    columns used to refuse the name, and positions would have shifted)."""
+    table = mixed_table()
+    X, y = table.drop(columns="label"), table["label"]
+    if listed == "mask":
+        listed = [c in ("customer_id", "age") for c in X.columns]
+    model = _quiet(_model(categorical_features=listed).fit, X, y)
+    assert model.excluded_features_ == ("customer_id", "signup")
+    codings = {c.name: c for c in model.encoder_.codings_}
+    assert codings["age"].kind == "nominal" and codings["score"].kind == "numeric"
+    partial = _quiet(_model(categorical_features=listed).partial_fit, X, y)
+    assert partial.excluded_features_ == model.excluded_features_
+    np.testing.assert_array_equal(partial.predict_proba(X), model.predict_proba(X))
+
+
 def test_the_command_line_excludes_and_keeps(mixed_csv, tmp_path, capsys):
     model = tmp_path / "m.npz"
     assert main(["fit", str(mixed_csv), "--model", str(model), "--estimator", "m"]) == 0

@@ -27,6 +27,7 @@ place where a fitted record is built.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -72,10 +73,13 @@ def member_streams(config: FitConfig) -> list[np.random.Generator | None]:
     return [np.random.default_rng(child) for child in root.spawn(config.n_members)]
 
 
-def leave_out(config: FitConfig, frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[str, ...]]:
+def leave_out(config: FitConfig, frame: pd.DataFrame
+              ) -> tuple[FitConfig, pd.DataFrame, tuple[str, ...]]:
     """``frame`` without the columns ``config.exclude_features`` leaves out (identifiers and
-    dates by default, :mod:`fastpath.encode._exclusion`), each said once in a warning, and
-    their names (what the model records as ``excluded_features_``)."""
+    dates by default, :mod:`fastpath.encode._exclusion`), each said once in a warning, their
+    names (what the model records as ``excluded_features_``), and ``config`` for the kept
+    columns: ``categorical_features`` given as names, positions or a mask becomes the mask of
+    the kept columns it lists (a listed column may be left out, and positions would shift)."""
     encoder = config.table_encoder()
     declared = encoder.declare_missing(frame, fitting=True)
     listed, dtypes = encoder.listed_mask(declared), declared.dtypes.tolist()
@@ -83,9 +87,13 @@ def leave_out(config: FitConfig, frame: pd.DataFrame) -> tuple[pd.DataFrame, tup
         declared, lambda j: encoder.is_nominal(declared, j, dtypes[j], listed),
         config.exclude_features)
     if not excluded:
-        return frame, ()
+        return config, frame, ()
     names = say_excluded(excluded, [str(c) for c in frame.columns])
-    return kept_columns(frame, names), names
+    if listed is not None:
+        kept = [j for j in range(frame.shape[1]) if j not in excluded]
+        config = dataclasses.replace(config, categorical_features=[bool(listed[j])
+                                                                   for j in kept])
+    return config, kept_columns(frame, names), names
 
 
 def kept_columns(frame: pd.DataFrame, excluded: Sequence[str]) -> pd.DataFrame:

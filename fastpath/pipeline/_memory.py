@@ -34,7 +34,7 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
     streams = member_streams(config)
     log = config.log()
     feature_names = [str(c) for c in frame.columns]
-    frame, excluded = leave_out(config, frame)  # identifiers and dates, by default
+    config, frame, excluded = leave_out(config, frame)  # identifiers and dates, by default
 
     encoders = member_encoders(config, streams, frame, y_codes, n_classes, log)
     # every column parsed (and every nominal one coded) once, here: the members' threads read

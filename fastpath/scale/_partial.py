@@ -275,7 +275,7 @@ def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y
     feature_names = [str(c) for c in frame.columns]
     excluded: tuple[str, ...] = ()
     if schema is None:  # a declared schema declares the columns it codes
-        frame, excluded = leave_out(config, frame)
+        config, frame, excluded = leave_out(config, frame)
     declared = None
     if schema is not None:
         declared = _schema_encoder(config, frame, has_names, schema, y_codes, n_classes)
