@@ -317,6 +317,31 @@ def test_runner_end_to_end_with_resume(small_data, tmp_path):
     assert other.computed == 4
 
 
+def test_cells_time_the_estimation_stage_of_every_estimator(tmp_path):
+    """``estimation_seconds``: the same stage (choosing m, estimating the tables) for every
+    estimator, inside the fit's seconds; none for a baseline; the stage's functions are restored
+    after the cell."""
+    import fastpath.pipeline._members as members_module
+    import fastpath.pipeline._memory as memory_module
+
+    before = (members_module.estimate_tables, memory_module.choose_m_from_codes)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "car.csv.gz").write_bytes(dataset_path("car").read_bytes())
+    names = ["kdb1-m", "kdb1-hdp", "kdb1-hgs", "kdb1-hls", "rf"]
+    report = run_cells(discover_datasets([folder]), names, CrossValidation(2, 1, seed=1),
+                       RunSettings(iterations=30), tmp_path / "cache", jobs=1, progress=False)
+    assert report.failures == []
+    res = report.results.set_index(["classifier", "split"])
+    for name in names[:4]:
+        seconds = res.loc[name, "estimation_seconds"]
+        assert (seconds > 0).all() and (seconds < res.loc[name, "fit_seconds"]).all(), name
+    # HDP's sampler seconds are part of the stage
+    assert (res.loc["kdb1-hdp", "hdp_seconds"] <= res.loc["kdb1-hdp", "estimation_seconds"]).all()
+    assert res.loc["rf", "estimation_seconds"].isna().all()
+    assert (members_module.estimate_tables, memory_module.choose_m_from_codes) == before
+
+
 def test_runner_reports_a_failing_cell(tmp_path):
     folder = tmp_path / "data"
     folder.mkdir()
