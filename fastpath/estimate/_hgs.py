@@ -36,7 +36,8 @@ The weights minimise the leave-one-out log loss of the tree's training rows: row
 The rows of a (leaf, value) pair are identical, so the loss needs only the counts: out of core
 and with ``partial_fit`` it is the same as in memory. Its gradient is computed exactly, forward
 along each path (:func:`hgs_loo_loss`); the optimiser works on ``log w`` (so the weights stay
-positive) with scipy's L-BFGS-B (a quasi-Newton gradient descent), starting from every weight
+positive) with L-BFGS with bounds (a quasi-Newton gradient descent, compiled:
+:func:`~fastpath.estimate._lbfgs.minimize_lbfgs`), starting from every weight
 at 1 (``log w = 0``), on the loss divided by the tree's rows, within
 ``log w in [log HGS_MIN_WEIGHT, log HGS_MAX_WEIGHT]`` (a weight at a bound: the data wants no
 smoothing at that level, or total smoothing to its ancestors), for at most
@@ -51,18 +52,19 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
-from scipy.optimize import minimize
-from threadpoolctl import threadpool_limits
 
 from ..counts._context_tree import ContextTree
+from ._lbfgs import minimize_lbfgs
 
-#: the most iterations of L-BFGS-B per tree
+#: the most iterations of L-BFGS per tree
 HGS_MAX_ITER: int = 200
 #: stop when every component of the projected gradient of the loss per row (in log w) is below
 HGS_GTOL: float = 1e-6
 #: the bounds of every weight (the optimiser's box in log w)
 HGS_MIN_WEIGHT: float = 1e-6
 HGS_MAX_WEIGHT: float = 1e6
+#: the (s, y) pairs L-BFGS keeps
+HGS_MEMORY: int = 10
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ class HGSFit:
     loo_loss : float
         The leave-one-out log loss (a sum over the rows) at ``weights``.
     n_iter : int
-        L-BFGS-B's iterations (0 for a tree with at most one row).
+        L-BFGS's iterations (0 for a tree with at most one row).
     """
 
     table: np.ndarray
@@ -150,6 +152,15 @@ def _loo_loss_grad(weights, counts, totals, paths, n_values):
     return loss, grad
 
 
+@njit(cache=True, nogil=True)
+def _log_weight_objective(theta, counts, totals, paths, n_values, n_rows):
+    """The leave-one-out loss per row in ``log w`` and its gradient (``d/d log w = w d/dw``):
+    the minimiser's objective."""
+    w = np.exp(theta)
+    loss, grad = _loo_loss_grad(w, counts, totals, paths, n_values)
+    return loss / n_rows, grad * w / n_rows
+
+
 def hgs_loo_loss(tree: ContextTree, weights: np.ndarray) -> tuple[float, np.ndarray]:
     """The leave-one-out log loss of ``tree``'s training rows under HGS with ``weights``
     (``(beta, alpha_0, ..., alpha_{D-1})``, all positive), a sum over the rows, and its gradient
@@ -202,17 +213,15 @@ def hgs_fit(tree: ContextTree, *, max_iter: int = HGS_MAX_ITER,
         loss, _ = _loo_loss_grad(start, counts, totals, paths, tree.n_values)
         return HGSFit(hgs_table_from_weights(tree, start), start, float(loss), 0)
 
-    def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        w = np.exp(theta)
-        loss, grad = _loo_loss_grad(w, counts, totals, paths, tree.n_values)
-        return loss / n_rows, grad * w / n_rows  # d/d log w = w d/dw
-
-    bounds = [(np.log(HGS_MIN_WEIGHT), np.log(HGS_MAX_WEIGHT))] * n_par
-    result = minimize(objective, np.zeros(n_par), jac=True, method="L-BFGS-B", bounds=bounds,
-                      options={"maxiter": max_iter, "gtol": gtol})
-    weights = np.exp(result.x)
-    return HGSFit(hgs_table_from_weights(tree, weights), weights,
-                  float(result.fun) * n_rows, int(result.nit))
+    bound = np.full(n_par, np.log(HGS_MAX_WEIGHT))
+    lower = np.full(n_par, np.log(HGS_MIN_WEIGHT))
+    theta, loss, n_iter = minimize_lbfgs(
+        _log_weight_objective, np.zeros(n_par), (counts, totals, paths, tree.n_values,
+                                                 float(n_rows)),
+        lower, bound, int(max_iter), float(gtol), 0.0, HGS_MEMORY)
+    weights = np.exp(theta)
+    return HGSFit(hgs_table_from_weights(tree, weights), weights, float(loss) * n_rows,
+                  int(n_iter))
 
 
 def hgs_table(tree: ContextTree) -> np.ndarray:
@@ -221,8 +230,5 @@ def hgs_table(tree: ContextTree) -> np.ndarray:
 
 
 def hgs_tables(trees: Sequence[ContextTree]) -> list[np.ndarray]:
-    """:func:`hgs_table` of every tree, with BLAS on one thread: scipy's L-BFGS-B calls it on
-    vectors of a few numbers, where its threads only cost (tens of times slower when the cores
-    are busy)."""
-    with threadpool_limits(1, user_api="blas"):
-        return [hgs_fit(t).table for t in trees]
+    """:func:`hgs_table` of every tree."""
+    return [hgs_fit(t).table for t in trees]

@@ -40,19 +40,16 @@ that rows sum to 1 and the factor of the unseen value, like the constant ``K'/K`
 P(y | x) -- the m-estimates' rule (:func:`~fastpath.estimate.m_estimate_table`). With one
 counted value every entry is ``1/K``. A tree without rows gets ``1/K`` everywhere.
 
-The optimiser is L-BFGS (memory :data:`HLS_MEMORY`; Nocedal & Wright, *Numerical
-Optimization*, 2nd ed., Algorithms 7.4-7.5) with a backtracking line search on the Armijo
-condition (step 1 first, then safeguarded quadratic interpolation), written in numba with the
-exact gradient (a leaf's gradient in its score, summed from the leaves up: a node's is its
+The optimiser is L-BFGS (:func:`~fastpath.estimate._lbfgs.minimize_lbfgs`, compiled: an
+ensemble fits hundreds of small trees, each in about a hundred iterations, where scipy's
+per-iteration Python calls cost thirty times the arithmetic; memory :data:`HLS_MEMORY`) with
+the exact gradient (a leaf's gradient in its score, summed from the leaves up: a node's is its
 subtree's), on the objective divided by the tree's rows, from ``w = 0`` and ``b`` = the
 centred log frequencies at the root (the optimum of the intercept alone), for at most
 :data:`HLS_MAX_ITER` iterations or until every component of the gradient is below
 :data:`HLS_GTOL` (or, a stall, the relative decrease of the objective below
 :data:`HLS_FTOL`). The problem is smooth and convex, so any such method reaches the same
-optimum; a compiled one because an ensemble fits hundreds of small trees, each in about a
-hundred iterations, where scipy's per-iteration Python calls cost thirty times the
-arithmetic. A pair ``(s, y)`` with ``s.y`` not positive (flat directions: the intercept's
-constant shift) is not stored.
+optimum.
 """
 
 from __future__ import annotations
@@ -66,20 +63,20 @@ from scipy.special import softmax
 
 from ..counts._context_tree import ContextTree
 from ..utils._validation import check_float
+from ._lbfgs import minimize_lbfgs
 
 #: the authors' penalty (``hls_C`` of the classifiers)
 HLS_C: float = 1.0
 #: the most iterations of L-BFGS per tree
 HLS_MAX_ITER: int = 1000
 #: stop when every component of the gradient of the objective per row is below (1e-9: the
-#: probabilities within about 5e-7 of the optimum on an ensemble's trees, where 1e-7 left 1e-4)
+#: probabilities within 1e-6 of the optimum on an ensemble's trees, where 1e-7 left 1e-4)
 HLS_GTOL: float = 1e-9
-#: or when the objective's relative decrease in an iteration is below (a stall)
-HLS_FTOL: float = 1e-15
+#: or, if positive, when the objective's relative decrease in an iteration is below (0: the
+#: gradient decides; near the optimum the decrease is below rounding)
+HLS_FTOL: float = 0.0
 #: the (s, y) pairs L-BFGS keeps (scipy's default)
 HLS_MEMORY: int = 10
-#: the Armijo condition's sufficient-decrease constant
-_ARMIJO = 1e-4
 
 
 @dataclass(frozen=True)
@@ -163,84 +160,10 @@ def _loss_grad(x, counts, parent, first_leaf, c):
 
 
 @njit(cache=True, nogil=True)
-def _dot(a, b):
-    total = 0.0
-    for i in range(a.shape[0]):
-        total += a[i] * b[i]
-    return total
-
-
-@njit(cache=True, nogil=True)
-def _lbfgs(x, counts, parent, first_leaf, c, scale, max_iter, gtol, ftol, memory):
-    """Minimise ``scale * loss`` of :func:`_loss_grad` from ``x`` (module docstring); the
-    minimiser and the iterations taken."""
-    n = x.shape[0]
+def _objective(x, counts, parent, first_leaf, c, scale):
+    """The penalised loss per row and its gradient (the minimiser's objective)."""
     loss, grad = _loss_grad(x, counts, parent, first_leaf, c)
-    f = loss * scale
-    g = grad * scale
-    s_pairs = np.zeros((memory, n))
-    y_pairs = np.zeros((memory, n))
-    rho = np.zeros(memory)
-    alpha = np.zeros(memory)
-    n_pairs = 0
-    newest = -1
-    gamma = 1.0
-    for iteration in range(max_iter):
-        if np.max(np.abs(g)) <= gtol:
-            return x, iteration
-        # the two-loop recursion: d = -H g
-        q = g.copy()
-        for i in range(n_pairs):
-            j = (newest - i) % memory
-            alpha[j] = rho[j] * _dot(s_pairs[j], q)
-            q -= alpha[j] * y_pairs[j]
-        if n_pairs == 0:  # steepest descent, of length 1 at most on the first step
-            gamma = 1.0 / max(1.0, np.sqrt(_dot(g, g)))
-        r = gamma * q
-        for i in range(n_pairs - 1, -1, -1):
-            j = (newest - i) % memory
-            beta = rho[j] * _dot(y_pairs[j], r)
-            r += (alpha[j] - beta) * s_pairs[j]
-        d = -r
-        slope = _dot(g, d)
-        if slope >= 0.0:  # not a descent direction (rounding): restart from the gradient
-            n_pairs = 0
-            gamma = 1.0 / max(1.0, np.sqrt(_dot(g, g)))
-            d = -gamma * g
-            slope = _dot(g, d)
-        step = 1.0
-        while True:
-            x_new = x + step * d
-            loss, grad = _loss_grad(x_new, counts, parent, first_leaf, c)
-            f_new = loss * scale
-            if f_new <= f + _ARMIJO * step * slope:
-                break
-            # the minimum of the quadratic through f, the slope and f_new, kept in
-            # [0.1, 0.5] x step
-            curvature = f_new - f - slope * step
-            trial = -slope * step * step / (2.0 * curvature) if curvature > 0.0 else 0.5 * step
-            step = min(max(trial, 0.1 * step), 0.5 * step)
-            if step < 1e-16:  # no decrease left to find at this precision
-                return x, iteration
-        g_new = grad * scale
-        s_vec = x_new - x
-        y_vec = g_new - g
-        sy = _dot(s_vec, y_vec)
-        if sy > 1e-12 * _dot(y_vec, y_vec) and sy > 0.0:
-            newest = (newest + 1) % memory
-            s_pairs[newest] = s_vec
-            y_pairs[newest] = y_vec
-            rho[newest] = 1.0 / sy
-            n_pairs = min(n_pairs + 1, memory)
-            gamma = sy / _dot(y_vec, y_vec)
-        decrease = f - f_new
-        x = x_new
-        g = g_new
-        f_old = f
-        f = f_new
-        if decrease <= ftol * max(abs(f_old), abs(f_new), 1.0):
-            return x, iteration + 1
-    return x, max_iter
+    return loss * scale, grad * scale
 
 
 def hls_fit(tree: ContextTree, C: float = HLS_C, *, max_iter: int = HLS_MAX_ITER,
@@ -262,8 +185,10 @@ def hls_fit(tree: ContextTree, C: float = HLS_C, *, max_iter: int = HLS_MAX_ITER
     scale = 1.0 / counts[0].sum()
     x0 = np.zeros(k * n_nodes)
     x0[:k] = np.log(counts[0]) - np.log(counts[0]).mean()
-    x, n_iter = _lbfgs(x0, counts, parent, first_leaf, float(C), scale, int(max_iter),
-                       float(gtol), float(ftol), HLS_MEMORY)
+    unbounded = np.full(x0.size, np.inf)
+    x, _, n_iter = minimize_lbfgs(_objective, x0, (counts, parent, first_leaf, float(C), scale),
+                                  -unbounded, unbounded, int(max_iter), float(gtol),
+                                  float(ftol), HLS_MEMORY)
     b, w = x[:k], x[k:].reshape(-1, k)
     b = b - b.mean()
     proba = softmax(_scores(b, np.ascontiguousarray(w), parent), axis=1)

@@ -441,7 +441,8 @@ class RawBooster(_RawBaseline):
             if self.kind == "catboost-raw":  # CatBoost takes no missing categorical value
                 columns[name] = text.where(text.notna(), _MISSING).astype(str).to_numpy()
             else:  # a value the training rows lack is missing, as the library would make it
-                columns[name] = pd.Categorical(text, categories=self.levels_[j])
+                known = text.where(text.isin(self.levels_[j]), None)
+                columns[name] = pd.Categorical(known, categories=self.levels_[j])
         return pd.DataFrame(columns, index=pd.RangeIndex(len(frame)))
 
     def _model(self):

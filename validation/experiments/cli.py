@@ -7,6 +7,10 @@ Subcommands
                         classifiers, one repeat, plus sanity assertions (exit status 1 when one
                         fails) — the CI check.
 ``report``              tables and figures again from a results CSV.
+``compare``             W/D/L and sign tests of pairs of classifiers (``--column-types``:
+                        only the datasets with, or without, numeric attributes).
+``seconds``             estimation, fit and predict seconds per fit of classifiers.
+``collect``             every cached cell as one CSV.
 ``learning-curves``     RMSE against training-set size (paper, Figure 6).
 
 Examples::
@@ -39,6 +43,7 @@ from .reporting import (
     PAPER_TABLE2,
     dataset_means,
     means_markdown,
+    seconds_markdown,
     table2_markdown,
     table3_markdown,
     win_draw_loss,
@@ -58,7 +63,7 @@ from .weka import weka_available
 
 __all__ = ["main", "quick_checks", "write_report"]
 
-SUBCOMMANDS = ("run", "report", "compare", "collect", "learning-curves")
+SUBCOMMANDS = ("run", "report", "compare", "seconds", "collect", "learning-curves")
 QUICK_ITERATIONS = 1000
 #: --quick: kDB-3 with HDP may lose to m-estimates by at most this much mean RMSE
 QUICK_RMSE_SLACK = 0.005
@@ -312,11 +317,46 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     means = dataset_means(results)
     if args.datasets:
         means = means[means["dataset"].isin([d.strip() for d in args.datasets.split(",")])]
+    if args.column_types != "all":
+        numeric = _numeric_attributes(args.manifest)
+        unknown = sorted(set(means["dataset"]) - set(numeric))
+        if unknown:
+            raise ValueError(f"--manifest {args.manifest} lists no numeric_attributes for "
+                             f"{unknown}")
+        want = {name for name, count in numeric.items()
+                if (count > 0) == (args.column_types == "numeric")}
+        means = means[means["dataset"].isin(want)]
+        print(f"{args.column_types} datasets ({means['dataset'].nunique()}): "
+              + ", ".join(sorted(means["dataset"].unique())) + "\n")
     have = set(means["classifier"])
     unknown = sorted({c for pair in pairs for c in pair} - have)
     if unknown:
         raise ValueError(f"no results for {unknown} in {', '.join(args.results)}")
     print(table3_markdown(means, pairs, paper=False), end="")
+    return 0
+
+
+def _numeric_attributes(manifest: str | None) -> dict[str, int]:
+    """``slug -> numeric_attributes`` of a MANIFEST.csv (the datasets folder's)."""
+    if manifest is None:
+        raise ValueError("--column-types needs --manifest (the datasets' MANIFEST.csv, with "
+                         "the columns slug and numeric_attributes)")
+    table = pd.read_csv(manifest)
+    missing = [c for c in ("slug", "numeric_attributes") if c not in table.columns]
+    if missing:
+        raise ValueError(f"--manifest {manifest}: no column {missing}")
+    return dict(zip(table["slug"].astype(str), table["numeric_attributes"].astype(int),
+                    strict=True))
+
+
+def _cmd_seconds(args: argparse.Namespace) -> int:
+    results = pd.concat([pd.read_csv(path) for path in args.results], ignore_index=True)
+    results = results.drop_duplicates(subset=["dataset", "classifier", "split"], keep="last")
+    if args.datasets:
+        results = results[results["dataset"].isin([d.strip()
+                                                   for d in args.datasets.split(",")])]
+    names = [c.strip() for c in args.classifiers.split(",") if c.strip()]
+    print(seconds_markdown(results, names), end="")
     return 0
 
 
@@ -424,7 +464,18 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
                       help="comma-separated A:B pairs, e.g. tan-mloo:tan-m,skdb5-hdp:rf; HDP "
                       "cells of runs with different iterations as tan-hdp@50000")
     cmp_.add_argument("--datasets", default=None, help="only these datasets (comma-separated)")
+    cmp_.add_argument("--column-types", choices=("all", "nominal", "numeric"), default="all",
+                      help="only the datasets without numeric attributes (nominal) or with "
+                      "some (numeric), as --manifest says")
+    cmp_.add_argument("--manifest", default=None,
+                      help="MANIFEST.csv of the datasets (slug, numeric_attributes)")
     cmp_.set_defaults(func=_cmd_compare)
+
+    sec = sub.add_parser("seconds", help="estimation, fit and predict seconds per fit")
+    sec.add_argument("results", nargs="+", help="results.csv files written by run (merged)")
+    sec.add_argument("--classifiers", required=True, help="comma-separated names")
+    sec.add_argument("--datasets", default=None, help="only these datasets (comma-separated)")
+    sec.set_defaults(func=_cmd_seconds)
 
     col = sub.add_parser("collect", help="every cached cell of a cache folder as one CSV")
     col.add_argument("cache", help="the cache folder of run (default of run: OUT/cache)")

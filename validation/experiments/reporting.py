@@ -27,6 +27,7 @@ __all__ = [
     "PAPER_TABLE3",
     "WinDrawLoss",
     "dataset_means",
+    "seconds_markdown",
     "sign_test",
     "table2_markdown",
     "table3_markdown",
@@ -212,6 +213,43 @@ def _wdl_table(means: pd.DataFrame, first: str,
         if paper:
             row += f" {p01} | {prmse} |"
         lines.append(row)
+    return "\n".join(lines) + "\n"
+
+
+def seconds_markdown(results: pd.DataFrame, classifiers: Sequence[str]) -> str:
+    """Seconds per fit of each classifier over the datasets where all of them have every fold:
+    the estimation stage (``estimation_seconds``: choosing m and estimating the tables), the
+    whole fit and the prediction -- the median over datasets of each dataset's mean per fold,
+    and the sum over datasets of those means -- and the estimation stage's share of the summed
+    fit seconds."""
+    need = ["dataset", "classifier", "split", "estimation_seconds", "fit_seconds",
+            "predict_seconds"]
+    missing = [c for c in need if c not in results.columns]
+    if missing:
+        raise ValueError(f"results lack the columns {missing}")
+    cells = results[results["classifier"].isin(list(classifiers))]
+    absent = [c for c in classifiers if c not in set(cells["classifier"])]
+    if absent:
+        raise ValueError(f"no cells of {absent}")
+    timed = cells.dropna(subset=["estimation_seconds"])
+    folds = timed.groupby(["dataset", "classifier"]).size().unstack()
+    # the datasets where every classifier has as many timed folds as the best of them
+    complete = folds.dropna()
+    complete = complete[(complete.to_numpy() == complete.max(axis=1).to_numpy()[:, None]).all(1)]
+    per = (timed[timed["dataset"].isin(complete.index)]
+           .groupby(["classifier", "dataset"])[need[3:]].mean())
+    lines = [f"Seconds per fit, {len(complete)} datasets (median over datasets of the mean per "
+             "fold; sum over datasets)", "",
+             "| classifier | estimation: median | estimation: sum | fit: median | fit: sum "
+             "| predict: median | estimation share of fit |",
+             "|---|---|---|---|---|---|---|"]
+    for c in classifiers:
+        t = per.loc[c]
+        share = t["estimation_seconds"].sum() / t["fit_seconds"].sum()
+        lines.append(f"| {c} | {t['estimation_seconds'].median():.4f} | "
+                     f"{t['estimation_seconds'].sum():.2f} | {t['fit_seconds'].median():.3f} | "
+                     f"{t['fit_seconds'].sum():.1f} | {t['predict_seconds'].median():.4f} | "
+                     f"{100 * share:.0f} % |")
     return "\n".join(lines) + "\n"
 
 
