@@ -555,6 +555,51 @@ def test_compare_prints_wdl_of_any_pairs(tmp_path, capsys):
     assert "ambiguous" in capsys.readouterr().err
 
 
+def test_compare_by_column_types_and_the_summary(tmp_path, capsys):
+    from validation.experiments.cli import main as experiments_main
+
+    rows = []
+    # a wins on the nominal datasets n1, n2, loses on the numeric one x1; x2 lacks a fold of b
+    for d, (ra, rb) in {"n1": (0.1, 0.2), "n2": (0.1, 0.3), "x1": (0.4, 0.2),
+                        "x2": (0.2, 0.1)}.items():
+        for c, r in (("a", ra), ("b", rb), ("base", 0.5)):
+            for k, split in enumerate(("r0-f0", "r0-f1")):
+                if (d, c, split) == ("x2", "b", "r0-f1"):
+                    continue
+                rows.append(dict(dataset=d, classifier=c, split=split, zero_one_loss=r,
+                                 rmse=r, log_loss=2 * r, fit_seconds=1.0 + k,
+                                 predict_seconds=0.5,
+                                 estimation_seconds=None if c == "base" else 0.25 * (1 + k)))
+    path = tmp_path / "results.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    manifest = tmp_path / "MANIFEST.csv"
+    pd.DataFrame({"slug": ["n1", "n2", "x1", "x2"], "numeric_attributes": [0, 0, 3, 1]}).to_csv(
+        manifest, index=False)
+    assert experiments_main(["compare", str(path), "--pairs", "a:b", "--column-types",
+                             "nominal", "--manifest", str(manifest)]) == 0
+    out = capsys.readouterr().out
+    assert "nominal datasets (2): n1, n2" in out and "| a vs b | 2 | 2-0-0" in out
+    assert experiments_main(["compare", str(path), "--pairs", "a:b", "--column-types",
+                             "numeric", "--manifest", str(manifest)]) == 0
+    assert "| a vs b | 1 | 0-0-1" in capsys.readouterr().out
+    assert experiments_main(["compare", str(path), "--pairs", "a:b", "--column-types",
+                             "numeric"]) == 2
+    assert "--manifest" in capsys.readouterr().err
+
+    assert experiments_main(["summary", str(path), "--classifiers", "a,b,base"]) == 0
+    out = capsys.readouterr().out
+    # x2 is left out (b lacks a fold): means over n1, n2, x1
+    assert out.startswith("3 datasets")
+    a_row = next(line for line in out.splitlines() if line.startswith("| a |"))
+    cells = [c.strip() for c in a_row.strip("|").split("|")]
+    assert cells[1:4] == ["0.2000", "0.2000", "0.4000"]
+    # estimation: median 0.375 per fit, summed over 3 datasets 1.125, of 4.5 fit seconds
+    assert cells[4:10] == ["0.3750", f"{1.125:.2f}", "25 %", "1.500", "0.5000"]
+    base_row = next(line for line in out.splitlines() if line.startswith("| base |"))
+    assert [c.strip() for c in base_row.strip("|").split("|")][4:7] == ["", "", ""]
+    assert experiments_main(["summary", str(path), "--classifiers", "a,zz"]) == 2
+
+
 def test_hdpr_is_hdp_with_the_reference_samplers_shortcuts():
     from validation.experiments.classifiers import make_classifier, parse_classifier
 

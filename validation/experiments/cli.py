@@ -9,7 +9,8 @@ Subcommands
 ``report``              tables and figures again from a results CSV.
 ``compare``             W/D/L and sign tests of pairs of classifiers (``--column-types``:
                         only the datasets with, or without, numeric attributes).
-``seconds``             estimation, fit and predict seconds per fit of classifiers.
+``summary``             mean metrics and seconds per fit (estimation stage, fit, predict)
+                        of classifiers over the datasets where all have every fold.
 ``collect``             every cached cell as one CSV.
 ``learning-curves``     RMSE against training-set size (paper, Figure 6).
 
@@ -43,7 +44,7 @@ from .reporting import (
     PAPER_TABLE2,
     dataset_means,
     means_markdown,
-    seconds_markdown,
+    summary_markdown,
     table2_markdown,
     table3_markdown,
     win_draw_loss,
@@ -63,7 +64,7 @@ from .weka import weka_available
 
 __all__ = ["main", "quick_checks", "write_report"]
 
-SUBCOMMANDS = ("run", "report", "compare", "seconds", "collect", "learning-curves")
+SUBCOMMANDS = ("run", "report", "compare", "summary", "collect", "learning-curves")
 QUICK_ITERATIONS = 1000
 #: --quick: kDB-3 with HDP may lose to m-estimates by at most this much mean RMSE
 QUICK_RMSE_SLACK = 0.005
@@ -349,14 +350,14 @@ def _numeric_attributes(manifest: str | None) -> dict[str, int]:
                     strict=True))
 
 
-def _cmd_seconds(args: argparse.Namespace) -> int:
+def _cmd_summary(args: argparse.Namespace) -> int:
     results = pd.concat([pd.read_csv(path) for path in args.results], ignore_index=True)
     results = results.drop_duplicates(subset=["dataset", "classifier", "split"], keep="last")
     if args.datasets:
         results = results[results["dataset"].isin([d.strip()
                                                    for d in args.datasets.split(",")])]
     names = [c.strip() for c in args.classifiers.split(",") if c.strip()]
-    print(seconds_markdown(results, names), end="")
+    print(summary_markdown(results, names), end="")
     return 0
 
 
@@ -471,11 +472,11 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
                       help="MANIFEST.csv of the datasets (slug, numeric_attributes)")
     cmp_.set_defaults(func=_cmd_compare)
 
-    sec = sub.add_parser("seconds", help="estimation, fit and predict seconds per fit")
+    sec = sub.add_parser("summary", help="mean metrics and seconds per fit of classifiers")
     sec.add_argument("results", nargs="+", help="results.csv files written by run (merged)")
     sec.add_argument("--classifiers", required=True, help="comma-separated names")
     sec.add_argument("--datasets", default=None, help="only these datasets (comma-separated)")
-    sec.set_defaults(func=_cmd_seconds)
+    sec.set_defaults(func=_cmd_summary)
 
     col = sub.add_parser("collect", help="every cached cell of a cache folder as one CSV")
     col.add_argument("cache", help="the cache folder of run (default of run: OUT/cache)")

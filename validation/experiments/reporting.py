@@ -27,8 +27,8 @@ __all__ = [
     "PAPER_TABLE3",
     "WinDrawLoss",
     "dataset_means",
-    "seconds_markdown",
     "sign_test",
+    "summary_markdown",
     "table2_markdown",
     "table3_markdown",
     "win_draw_loss",
@@ -216,40 +216,46 @@ def _wdl_table(means: pd.DataFrame, first: str,
     return "\n".join(lines) + "\n"
 
 
-def seconds_markdown(results: pd.DataFrame, classifiers: Sequence[str]) -> str:
-    """Seconds per fit of each classifier over the datasets where all of them have every fold:
-    the estimation stage (``estimation_seconds``: choosing m and estimating the tables), the
-    whole fit and the prediction -- the median over datasets of each dataset's mean per fold,
-    and the sum over datasets of those means -- and the estimation stage's share of the summed
-    fit seconds."""
-    need = ["dataset", "classifier", "split", "estimation_seconds", "fit_seconds",
-            "predict_seconds"]
+def summary_markdown(results: pd.DataFrame, classifiers: Sequence[str]) -> str:
+    """Each classifier's mean 0-1 loss, RMSE and log loss and its seconds per fit over the
+    datasets where all of them have every fold (as many as the most complete of them).
+
+    Metrics: the mean over those datasets of each dataset's mean over folds. Seconds: the
+    median over datasets of each dataset's mean per fold, and for the estimation stage
+    (``estimation_seconds``: choosing m and estimating the tables; empty for a baseline) also
+    the sum over datasets of those means and its share of the summed fit seconds.
+    """
+    need = ["dataset", "classifier", "split", *METRICS, "fit_seconds", "predict_seconds"]
     missing = [c for c in need if c not in results.columns]
     if missing:
         raise ValueError(f"results lack the columns {missing}")
     cells = results[results["classifier"].isin(list(classifiers))]
+    if "estimation_seconds" not in cells.columns:
+        cells = cells.assign(estimation_seconds=np.nan)
     absent = [c for c in classifiers if c not in set(cells["classifier"])]
     if absent:
         raise ValueError(f"no cells of {absent}")
-    timed = cells.dropna(subset=["estimation_seconds"])
-    folds = timed.groupby(["dataset", "classifier"]).size().unstack()
-    # the datasets where every classifier has as many timed folds as the best of them
+    folds = cells.groupby(["dataset", "classifier"]).size().unstack()
     complete = folds.dropna()
     complete = complete[(complete.to_numpy() == complete.max(axis=1).to_numpy()[:, None]).all(1)]
-    per = (timed[timed["dataset"].isin(complete.index)]
-           .groupby(["classifier", "dataset"])[need[3:]].mean())
-    lines = [f"Seconds per fit, {len(complete)} datasets (median over datasets of the mean per "
-             "fold; sum over datasets)", "",
-             "| classifier | estimation: median | estimation: sum | fit: median | fit: sum "
-             "| predict: median | estimation share of fit |",
-             "|---|---|---|---|---|---|---|"]
+    columns = [*METRICS, "estimation_seconds", "fit_seconds", "predict_seconds"]
+    per = (cells[cells["dataset"].isin(complete.index)]
+           .groupby(["classifier", "dataset"])[columns].mean())
+    lines = [f"{len(complete)} datasets: mean of the metrics; seconds per fit, median over the "
+             "datasets (estimation: also the sum over the datasets, and its share of the fit "
+             "seconds)", "",
+             "| classifier | 0-1 loss | RMSE | log loss | estimation s: median | sum | share "
+             "| fit s: median | predict s: median |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for c in classifiers:
         t = per.loc[c]
-        share = t["estimation_seconds"].sum() / t["fit_seconds"].sum()
-        lines.append(f"| {c} | {t['estimation_seconds'].median():.4f} | "
-                     f"{t['estimation_seconds'].sum():.2f} | {t['fit_seconds'].median():.3f} | "
-                     f"{t['fit_seconds'].sum():.1f} | {t['predict_seconds'].median():.4f} | "
-                     f"{100 * share:.0f} % |")
+        timed = t["estimation_seconds"].notna().all()
+        est = (f"{t['estimation_seconds'].median():.4f} | {t['estimation_seconds'].sum():.2f} | "
+               f"{100 * t['estimation_seconds'].sum() / t['fit_seconds'].sum():.0f} %"
+               if timed else " | | ")
+        lines.append(f"| {c} | {t['zero_one_loss'].mean():.4f} | {t['rmse'].mean():.4f} | "
+                     f"{t['log_loss'].mean():.4f} | {est} | {t['fit_seconds'].median():.3f} | "
+                     f"{t['predict_seconds'].median():.4f} |")
     return "\n".join(lines) + "\n"
 
 
