@@ -47,9 +47,9 @@ the exact gradient (a leaf's gradient in its score, summed from the leaves up: a
 subtree's), on the objective divided by the tree's rows, from ``w = 0`` and ``b`` = the
 centred log frequencies at the root (the optimum of the intercept alone), for at most
 :data:`HLS_MAX_ITER` iterations or until every component of the gradient is below
-:data:`HLS_GTOL` (or, a stall, the relative decrease of the objective below
-:data:`HLS_FTOL`). The problem is smooth and convex, so any such method reaches the same
-optimum.
+:data:`HLS_GTOL` (or, a stall at the level of rounding, the relative decrease of the
+objective below :data:`HLS_FTOL`). The problem is smooth and convex, so any such method
+reaches the same optimum.
 """
 
 from __future__ import annotations
@@ -69,12 +69,13 @@ from ._lbfgs import minimize_lbfgs
 HLS_C: float = 1.0
 #: the most iterations of L-BFGS per tree
 HLS_MAX_ITER: int = 1000
-#: stop when every component of the gradient of the objective per row is below (1e-9: the
-#: probabilities within 1e-6 of the optimum on an ensemble's trees, where 1e-7 left 1e-4)
-HLS_GTOL: float = 1e-9
-#: or, if positive, when the objective's relative decrease in an iteration is below (0: the
-#: gradient decides; near the optimum the decrease is below rounding)
-HLS_FTOL: float = 0.0
+#: stop when every component of the gradient of the objective per row is below (1e-8: the
+#: probabilities within about 1e-5 of the optimum on an ensemble's trees, where scipy's
+#: L-BFGS-B stop at 1e-7 left 1e-4; 1e-9 is below what rounding lets large trees reach)
+HLS_GTOL: float = 1e-8
+#: or when an iteration decreases the objective by at most this fraction of it: progress at
+#: the level of rounding (a tree of a thousand nodes reaches it before any gradient tolerance)
+HLS_FTOL: float = 1e-15
 #: the (s, y) pairs L-BFGS keeps (scipy's default)
 HLS_MEMORY: int = 10
 
