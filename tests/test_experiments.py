@@ -203,6 +203,11 @@ def test_raw_boosters_take_numbers_categories_and_missing_values(name):
     X_copy = X.copy()
     make_classifier(spec, seed=1).fit(X, y)
     pd.testing.assert_frame_equal(X, X_copy)  # the caller's table untouched
+    # a nominal column without any value in the training rows (anneal has such columns)
+    empty = X.assign(e=pd.Series([None] * n, dtype=object))
+    model = make_classifier(spec, seed=1).fit(empty, y)
+    assert list(model.nominal_) == [False, True, True, True]
+    np.testing.assert_allclose(model.predict_proba(empty.head(5).assign(e="z")).sum(1), 1.0)
 
 
 def test_a_missing_booster_is_skipped_with_a_note(monkeypatch, capsys):

@@ -440,6 +440,10 @@ class RawBooster(_RawBaseline):
             text = text.map(lambda v: v if v is None else str(v))
             if self.kind == "catboost-raw":  # CatBoost takes no missing categorical value
                 columns[name] = text.where(text.notna(), _MISSING).astype(str).to_numpy()
+            elif self.levels_[j].size == 0:
+                # no value in the training rows (anneal's all-missing columns): a missing
+                # number, which the libraries accept (XGBoost refuses a category-less column)
+                columns[name] = np.full(len(frame), np.nan)
             else:  # a value the training rows lack is missing, as the library would make it
                 known = text.where(text.isin(self.levels_[j]), None)
                 columns[name] = pd.Categorical(known, categories=self.levels_[j])
