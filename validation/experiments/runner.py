@@ -26,6 +26,7 @@ of different classifiers are comparable.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import multiprocessing as mp
 import os
@@ -369,8 +370,6 @@ class _EstimationClock:
         return timed
 
     def __enter__(self) -> _EstimationClock:
-        import importlib
-
         for module_name, attribute in _ESTIMATION_STAGE:
             module = importlib.import_module(module_name)
             function = getattr(module, attribute)
