@@ -25,8 +25,6 @@ JSON line per dataset, then the stages' shares of the summed ensemble fit second
 from __future__ import annotations
 
 import argparse
-import functools
-import importlib
 import json
 import sys
 import time
@@ -41,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.eskdb_speed import _warm_up
 from validation.experiments.classifiers import make_classifier, parse_classifier
 from validation.experiments.runner import CrossValidation, discover_datasets, load_dataset
+from validation.experiments.timing import StageClock
 
 #: stage -> the (owner, attribute) pairs whose calls make it up: module functions as the
 #: pipeline looks them up, or methods of a class
@@ -58,52 +57,6 @@ STAGES = {
     "m choice": [("fastpath.pipeline._memory", "choose_m_from_codes")],
     "estimation": [("fastpath.pipeline._members", "estimate_tables")],
 }
-
-
-class StageClock:
-    """Wall seconds per stage, from timers wrapped around the stages' functions.
-
-    A stage function called while another stage runs (the encoder's ``fit`` calling its own
-    ``transform``, the leave-one-out scores counting their kDB-K trees) counts in the outer
-    stage only, so the stages add up to at most the fit. The wrappers cost a few microseconds a
-    call, unlike a profiler, which would inflate the Python-heavy coding stage.
-    """
-
-    def __init__(self) -> None:
-        self.seconds = dict.fromkeys(STAGES, 0.0)
-        self._active: str | None = None
-        self._saved: list[tuple[object, str, object]] = []
-
-    def _wrap(self, stage: str, function):
-        @functools.wraps(function)
-        def timed(*args, **kwargs):
-            if self._active is not None:
-                return function(*args, **kwargs)
-            self._active = stage
-            t0 = time.perf_counter()
-            try:
-                return function(*args, **kwargs)
-            finally:
-                self.seconds[stage] += time.perf_counter() - t0
-                self._active = None
-        return timed
-
-    def __enter__(self) -> StageClock:
-        for stage, targets in STAGES.items():
-            for owner_name, attribute in targets:
-                module_name, _, class_name = owner_name.partition(":")
-                owner = importlib.import_module(module_name)
-                if class_name:
-                    owner = getattr(owner, class_name)
-                function = owner.__dict__[attribute]
-                self._saved.append((owner, attribute, function))
-                setattr(owner, attribute, self._wrap(stage, function))
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for owner, attribute, function in reversed(self._saved):
-            setattr(owner, attribute, function)
-        self._saved.clear()
 
 
 def main(argv=None) -> int:
@@ -128,7 +81,7 @@ def main(argv=None) -> int:
         _, _, train, _ = next(iter(CrossValidation().splits(y_codes)))
         model = make_classifier(parse_classifier(args.classifier), iterations=args.iterations,
                                 seed=0)
-        with warnings.catch_warnings(), StageClock() as clock:
+        with warnings.catch_warnings(), StageClock(STAGES) as clock:
             warnings.simplefilter("ignore")
             t0 = time.perf_counter()
             model.fit(X.iloc[train], labels[train])

@@ -213,12 +213,12 @@ def hgs_fit(tree: ContextTree, *, max_iter: int = HGS_MAX_ITER,
         loss, _ = _loo_loss_grad(start, counts, totals, paths, tree.n_values)
         return HGSFit(hgs_table_from_weights(tree, start), start, float(loss), 0)
 
-    bound = np.full(n_par, np.log(HGS_MAX_WEIGHT))
     lower = np.full(n_par, np.log(HGS_MIN_WEIGHT))
+    upper = np.full(n_par, np.log(HGS_MAX_WEIGHT))
     theta, loss, n_iter = minimize_lbfgs(
         _log_weight_objective, np.zeros(n_par), (counts, totals, paths, tree.n_values,
                                                  float(n_rows)),
-        lower, bound, int(max_iter), float(gtol), 0.0, HGS_MEMORY)
+        lower, upper, int(max_iter), float(gtol), 0.0, HGS_MEMORY)
     weights = np.exp(theta)
     return HGSFit(hgs_table_from_weights(tree, weights), weights, float(loss) * n_rows,
                   int(n_iter))

@@ -120,14 +120,15 @@ def _fmt_p(p: float) -> str:
     return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
 
 
-def dataset_means(results: pd.DataFrame) -> pd.DataFrame:
+def dataset_means(results: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
     """Mean of every metric per (dataset, classifier) over folds; only complete cells.
 
     ``results`` has one row per fold with columns ``dataset, classifier, repeat, fold`` and the
     metrics. A (dataset, classifier) pair enters only when it has as many folds as the most
     complete classifier on that dataset (so a half-finished run never compares unequal folds).
+    ``extra``: more columns to average (a missing value left out of its mean).
     """
-    cols = ["dataset", "classifier", *METRICS, "fit_seconds", "predict_seconds"]
+    cols = ["dataset", "classifier", *METRICS, "fit_seconds", "predict_seconds", *extra]
     missing = [c for c in cols if c not in results.columns]
     if missing:
         raise ValueError(f"results lack the columns {missing}")
@@ -225,22 +226,17 @@ def summary_markdown(results: pd.DataFrame, classifiers: Sequence[str]) -> str:
     (``estimation_seconds``: choosing m and estimating the tables; empty for a baseline) also
     the sum over datasets of those means and its share of the summed fit seconds.
     """
-    need = ["dataset", "classifier", "split", *METRICS, "fit_seconds", "predict_seconds"]
-    missing = [c for c in need if c not in results.columns]
-    if missing:
-        raise ValueError(f"results lack the columns {missing}")
     cells = results[results["classifier"].isin(list(classifiers))]
     if "estimation_seconds" not in cells.columns:
         cells = cells.assign(estimation_seconds=np.nan)
     absent = [c for c in classifiers if c not in set(cells["classifier"])]
     if absent:
         raise ValueError(f"no cells of {absent}")
-    folds = cells.groupby(["dataset", "classifier"]).size().unstack()
-    complete = folds.dropna()
-    complete = complete[(complete.to_numpy() == complete.max(axis=1).to_numpy()[:, None]).all(1)]
-    columns = [*METRICS, "estimation_seconds", "fit_seconds", "predict_seconds"]
-    per = (cells[cells["dataset"].isin(complete.index)]
-           .groupby(["classifier", "dataset"])[columns].mean())
+    means = dataset_means(cells, extra=["estimation_seconds"])
+    # the datasets where every classifier has all its folds
+    present = means.groupby("dataset")["classifier"].nunique()
+    complete = present[present == len(set(classifiers))].index
+    per = means[means["dataset"].isin(complete)].set_index(["classifier", "dataset"])
     lines = [f"{len(complete)} datasets: mean of the metrics; seconds per fit, median over the "
              "datasets (estimation: also the sum over the datasets, and its share of the fit "
              "seconds)", "",

@@ -26,7 +26,6 @@ of different classifiers are comparable.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import multiprocessing as mp
 import os
@@ -46,6 +45,7 @@ from fastpath.io import dataset_path, list_datasets, read_table
 from fastpath.utils import Progress, write_text
 
 from .classifiers import ClassifierSpec, fitted_details, make_classifier, parse_classifier
+from .timing import StageClock
 
 __all__ = [
     "CrossValidation",
@@ -343,44 +343,11 @@ def _model_seed(protocol, split: str) -> int:
 
 
 #: the functions of the estimation stage, as the in-memory drivers look them up: choosing m
-#: (m-estimates) and estimating the trees' tables (m, HDP, HGS, HLS)
-_ESTIMATION_STAGE = (("fastpath.pipeline._memory", "choose_m_from_codes"),
-                     ("fastpath.pipeline._members", "estimate_tables"))
-
-
-class _EstimationClock:
-    """Wall seconds spent in the estimation stage while it is entered (``estimation_seconds``
-    of a cell), from timers put around the stage's functions where the drivers look them up.
-
-    The same measure for every estimator (the ``hdp_seconds`` that HDP fits report count the
-    sampler only), so that m, HDP, HGS and HLS compare on one stage.
-    """
-
-    def __init__(self) -> None:
-        self.seconds = 0.0
-        self._saved: list[tuple[Any, str, Any]] = []
-
-    def _timed(self, function):
-        def timed(*args, **kwargs):
-            t0 = time.perf_counter()
-            try:
-                return function(*args, **kwargs)
-            finally:
-                self.seconds += time.perf_counter() - t0
-        return timed
-
-    def __enter__(self) -> _EstimationClock:
-        for module_name, attribute in _ESTIMATION_STAGE:
-            module = importlib.import_module(module_name)
-            function = getattr(module, attribute)
-            self._saved.append((module, attribute, function))
-            setattr(module, attribute, self._timed(function))
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for module, attribute, function in reversed(self._saved):
-            setattr(module, attribute, function)
-        self._saved.clear()
+#: (m-estimates) and estimating the trees' tables (m, HDP, HGS, HLS). Timed for every
+#: estimator alike (``estimation_seconds``; the ``hdp_seconds`` that HDP fits report count the
+#: sampler only), so that m, HDP, HGS and HLS compare on one stage.
+ESTIMATION_STAGE = {"estimation": (("fastpath.pipeline._memory", "choose_m_from_codes"),
+                                   ("fastpath.pipeline._members", "estimate_tables"))}
 
 
 def compute_cell(cell: Cell, protocol, settings: RunSettings) -> dict[str, Any]:
@@ -395,7 +362,7 @@ def compute_cell(cell: Cell, protocol, settings: RunSettings) -> dict[str, Any]:
         # kept in the record (e.g. "an identifier?" columns), not printed once per cell
         warnings.simplefilter("always")
         t0 = time.perf_counter()
-        with _EstimationClock() as estimation:
+        with StageClock(ESTIMATION_STAGE) as clock:
             model.fit(X_train, labels[train])
         t1 = time.perf_counter()
         proba_model = np.asarray(model.predict_proba(X_test), dtype=np.float64)
@@ -420,7 +387,8 @@ def compute_cell(cell: Cell, protocol, settings: RunSettings) -> dict[str, Any]:
         "fit_seconds": t1 - t0,
         "predict_seconds": t2 - t1,
         # the Bayesian network classifiers' estimation stage (None for the baselines)
-        "estimation_seconds": (estimation.seconds if spec.estimator is not None else None),
+        "estimation_seconds": (clock.seconds["estimation"] if spec.estimator is not None
+                               else None),
         "iterations": settings.iterations if spec.estimator == "hdp" else None,
         "seed": seed,
         "details": fitted_details(model),
