@@ -37,7 +37,7 @@ The rows of a (leaf, value) pair are identical, so the loss needs only the count
 and with ``partial_fit`` it is the same as in memory. Its gradient is computed exactly, forward
 along each path (:func:`hgs_loo_loss`); the optimiser works on ``log w`` (so the weights stay
 positive) with L-BFGS with bounds (a quasi-Newton gradient descent, compiled:
-:func:`~fastpath.estimate._lbfgs.minimize_lbfgs`), starting from every weight
+:func:`~fastpath.estimate._lbfgs.lbfgs_minimizer`), starting from every weight
 at 1 (``log w = 0``), on the loss divided by the tree's rows, within
 ``log w in [log HGS_MIN_WEIGHT, log HGS_MAX_WEIGHT]`` (a weight at a bound: the data wants no
 smoothing at that level, or total smoothing to its ancestors), for at most
@@ -54,7 +54,7 @@ import numpy as np
 from numba import njit
 
 from ..counts._context_tree import ContextTree
-from ._lbfgs import minimize_lbfgs
+from ._lbfgs import lbfgs_minimizer
 
 #: the most iterations of L-BFGS per tree
 HGS_MAX_ITER: int = 200
@@ -161,6 +161,10 @@ def _log_weight_objective(theta, counts, totals, paths, n_values, n_rows):
     return loss / n_rows, grad * w / n_rows
 
 
+#: L-BFGS compiled for :func:`_log_weight_objective` (cached: fastpath.estimate._lbfgs)
+_minimize = lbfgs_minimizer(_log_weight_objective, "hgs")
+
+
 def hgs_loo_loss(tree: ContextTree, weights: np.ndarray) -> tuple[float, np.ndarray]:
     """The leave-one-out log loss of ``tree``'s training rows under HGS with ``weights``
     (``(beta, alpha_0, ..., alpha_{D-1})``, all positive), a sum over the rows, and its gradient
@@ -215,10 +219,9 @@ def hgs_fit(tree: ContextTree, *, max_iter: int = HGS_MAX_ITER,
 
     lower = np.full(n_par, np.log(HGS_MIN_WEIGHT))
     upper = np.full(n_par, np.log(HGS_MAX_WEIGHT))
-    theta, loss, n_iter = minimize_lbfgs(
-        _log_weight_objective, np.zeros(n_par), (counts, totals, paths, tree.n_values,
-                                                 float(n_rows)),
-        lower, upper, int(max_iter), float(gtol), 0.0, HGS_MEMORY)
+    theta, loss, n_iter = _minimize(
+        np.zeros(n_par), (counts, totals, paths, int(tree.n_values), float(n_rows)), lower,
+        upper, int(max_iter), float(gtol), 0.0, HGS_MEMORY)
     weights = np.exp(theta)
     return HGSFit(hgs_table_from_weights(tree, weights), weights, float(loss) * n_rows,
                   int(n_iter))

@@ -40,7 +40,7 @@ that rows sum to 1 and the factor of the unseen value, like the constant ``K'/K`
 P(y | x) -- the m-estimates' rule (:func:`~fastpath.estimate.m_estimate_table`). With one
 counted value every entry is ``1/K``. A tree without rows gets ``1/K`` everywhere.
 
-The optimiser is L-BFGS (:func:`~fastpath.estimate._lbfgs.minimize_lbfgs`, compiled: an
+The optimiser is L-BFGS (:func:`~fastpath.estimate._lbfgs.lbfgs_minimizer`, compiled: an
 ensemble fits hundreds of small trees, each in about a hundred iterations, where scipy's
 per-iteration Python calls cost thirty times the arithmetic; memory :data:`HLS_MEMORY`) with
 the exact gradient (a leaf's gradient in its score, summed from the leaves up: a node's is its
@@ -63,7 +63,7 @@ from scipy.special import softmax
 
 from ..counts._context_tree import ContextTree
 from ..utils._validation import check_float
-from ._lbfgs import minimize_lbfgs
+from ._lbfgs import lbfgs_minimizer
 
 #: the authors' penalty (``hls_C`` of the classifiers)
 HLS_C: float = 1.0
@@ -167,6 +167,10 @@ def _objective(x, counts, parent, first_leaf, c, scale):
     return loss * scale, grad * scale
 
 
+#: L-BFGS compiled for :func:`_objective` (cached: fastpath.estimate._lbfgs)
+_minimize = lbfgs_minimizer(_objective, "hls")
+
+
 def hls_fit(tree: ContextTree, C: float = HLS_C, *, max_iter: int = HLS_MAX_ITER,
             gtol: float = HLS_GTOL, ftol: float = HLS_FTOL) -> HLSFit:
     """HLS estimates of ``tree`` with the penalty ``C`` (module docstring)."""
@@ -187,9 +191,8 @@ def hls_fit(tree: ContextTree, C: float = HLS_C, *, max_iter: int = HLS_MAX_ITER
     x0 = np.zeros(k * n_nodes)
     x0[:k] = np.log(counts[0]) - np.log(counts[0]).mean()
     unbounded = np.full(x0.size, np.inf)
-    x, _, n_iter = minimize_lbfgs(_objective, x0, (counts, parent, first_leaf, float(C), scale),
-                                  -unbounded, unbounded, int(max_iter), float(gtol),
-                                  float(ftol), HLS_MEMORY)
+    x, _, n_iter = _minimize(x0, (counts, parent, first_leaf, float(C), scale), -unbounded,
+                             unbounded, int(max_iter), float(gtol), float(ftol), HLS_MEMORY)
     b, w = x[:k], x[k:].reshape(-1, k)
     b = b - b.mean()
     proba = softmax(_scores(b, np.ascontiguousarray(w), parent), axis=1)

@@ -28,15 +28,24 @@ at most ``gtol``; or, when ``ftol > 0``, when an iteration decreases ``f`` by at
 when the line search finds no decrease above rounding.
 
 The objective is a jitted function ``fg(x, *args) -> (f, gradient)``; a problem's arguments
-travel as a tuple (numba compiles one specialisation per objective).
+travel as a tuple. :func:`lbfgs_minimizer` compiles the method for one objective, which it calls
+as a global of its own copy of :func:`_minimize`: numba types a function passed as an
+*argument* by its dispatcher object, so a minimiser taking the objective as an argument could
+not be cached (numba refuses a compiled function that holds a function value: "dynamic
+globals"), compiled again in every process (seconds per process) and, cached, grew its cache
+index by an entry per process until saving an entry whose dispatcher was gone raised
+``ReferenceError``.
 """
 
 from __future__ import annotations
 
+import types
+from collections.abc import Callable
+
 import numpy as np
 from numba import njit
 
-__all__ = ["minimize_lbfgs"]
+__all__ = ["lbfgs_minimizer"]
 
 #: the Armijo condition's sufficient-decrease constant
 ARMIJO = 1e-4
@@ -66,14 +75,50 @@ def _held(x, g, lower, upper):
     return held
 
 
-@njit(cache=True, nogil=True)
-def minimize_lbfgs(fg, x0, args, lower, upper, max_iter, gtol, ftol, memory):
-    """Minimise ``fg(x, *args)[0]`` over ``lower <= x <= upper`` from ``x0`` (clipped into the
-    box) by the method of the module docstring; the minimiser, its value and the iterations
-    taken."""
+#: the objective a copy of :func:`_minimize` calls (set in each copy's globals by
+#: :func:`lbfgs_minimizer`; this module's own :func:`_minimize` is never compiled)
+OBJECTIVE = None
+
+
+def lbfgs_minimizer(objective: Callable, name: str, *, cache: bool = True) -> Callable:
+    """The method of the module docstring compiled for ``objective``.
+
+    Parameters
+    ----------
+    objective : numba dispatcher
+        ``objective(x, *args) -> (f, gradient)``.
+    name : str
+        Names the copy (``_minimize_<name>``): numba's cache tells copies apart by name, so
+        every objective of the library needs its own.
+    cache : bool
+        Cache the compilation on disk (numba's cache does not see a change of ``objective``'s
+        source in another module: for the library's objectives, whose callers' caches have the
+        same limit; tests of ad-hoc objectives pass False).
+
+    Returns
+    -------
+    callable
+        ``minimize(x0, args, lower, upper, max_iter, gtol, ftol, memory)`` ->
+        ``(x, f, iterations)``: ``f(x, *args)`` minimised over ``lower <= x <= upper`` from
+        ``x0`` (clipped into the box); ``ftol`` 0 turns the stall rule off; ``memory`` pairs.
+    """
+    template = _minimize
+    bound = dict(template.__globals__, OBJECTIVE=objective)
+    copy = types.FunctionType(template.__code__, bound, f"_minimize_{name}",
+                              template.__defaults__, template.__closure__)
+    copy.__qualname__ = f"_minimize_{name}"
+    copy.__module__ = template.__module__
+    copy.__doc__ = template.__doc__
+    return njit(cache=cache, nogil=True)(copy)
+
+
+def _minimize(x0, args, lower, upper, max_iter, gtol, ftol, memory):
+    """Minimise ``OBJECTIVE(x, *args)[0]`` over ``lower <= x <= upper`` from ``x0`` (clipped
+    into the box) by the method of the module docstring; the minimiser, its value and the
+    iterations taken."""
     n = x0.shape[0]
     x = np.minimum(np.maximum(x0, lower), upper)
-    f, g = fg(x, *args)
+    f, g = OBJECTIVE(x, *args)
     s_pairs = np.zeros((memory, n))
     y_pairs = np.zeros((memory, n))
     rho = np.zeros(memory)
@@ -120,7 +165,7 @@ def minimize_lbfgs(fg, x0, args, lower, upper, max_iter, gtol, ftol, memory):
         while True:
             x_new = np.minimum(np.maximum(x + step * d, lower), upper)
             change = _dot(g, x_new - x)  # the slope along the projected step, negative
-            f_new, g_new = fg(x_new, *args)
+            f_new, g_new = OBJECTIVE(x_new, *args)
             if f_new <= f + ARMIJO * change:
                 break
             # near the optimum f's decrease falls below its rounding: then a step that leaves f
@@ -143,7 +188,7 @@ def minimize_lbfgs(fg, x0, args, lower, upper, max_iter, gtol, ftol, memory):
             if np.all(wider == x_new):
                 break  # the box stops the step: it cannot grow
             wider_change = _dot(g, wider - x)
-            f_wide, g_wide = fg(wider, *args)
+            f_wide, g_wide = OBJECTIVE(wider, *args)
             if not f_wide <= f + ARMIJO * wider_change or not f_wide < f_new:
                 break
             step *= 2.0
