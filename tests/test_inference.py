@@ -257,6 +257,53 @@ def test_trees_resolved_in_advance_give_the_descents_numbers(data, monkeypatch, 
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("p_unknown", [0.0, 0.2])
+def test_merged_class_branches_give_the_descents_numbers(data, monkeypatch, k, p_unknown):
+    """A tree whose class branches are merged (_merged_branches) reads, for every class, the
+    node its own descent stops at: the joint is the same float as descending once per class
+    (unknown values and unseen paths included, over more rows than one ROW_BLOCK), and is the
+    brute-force product."""
+    import fastpath.predict._inference as inference
+
+    clf = BayesNetClassifier("kdb", k=k, m=1.0).fit(*data)
+    codes = _all_codes(clf, seed=10 + k, n=3 * inference.ROW_BLOCK + 17, p_unknown=p_unknown)
+    monkeypatch.setattr(inference, "DENSE_MIN_ENTRIES", 0)
+    monkeypatch.setattr(inference, "DENSE_GROWTH", 0)
+    merged = _packed(clf)
+    with_parents = np.array([len(s.conditioning) > 1 for s in clf.tree_specs_[1:]])
+    assert merged.dense_offset is None
+    np.testing.assert_array_equal(merged.merged_node_offset >= 0, with_parents)
+    monkeypatch.setattr(inference, "MERGED_GROWTH", -1)
+    walked = _packed(clf)
+    assert walked.merged_node_offset is None
+    got = joint_log_likelihood(merged, codes)
+    np.testing.assert_array_equal(got, joint_log_likelihood(walked, codes))
+    expected, backed_off = brute_force_joint(clf.tree_specs_, clf.trees_,
+                                             clf.probability_tables_, codes)
+    assert backed_off > 0
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_merged_branches_are_no_larger_than_the_tree(data):
+    """Every merged node but the root is some class's node on its path, and every block of
+    slots one of such a node's: the tree's own sizes bound the merged ones; a merged node's
+    row for a class is a row of the tree's table."""
+    from fastpath.predict._inference import _merged_branches
+
+    clf = BayesNetClassifier("kdb", k=3, m=1.0).fit(*data)
+    for spec, tree in zip(clf.tree_specs_[1:], clf.trees_[1:], strict=True):
+        if len(spec.conditioning) < 2:
+            continue
+        lookup, child, rows = _merged_branches(
+            np.asarray(spec.cardinalities, np.int64), tree.lookup_offsets, tree.child_lookup,
+            tree.n_values)
+        assert lookup.size <= tree.n_nodes and child.size <= tree.child_lookup.size
+        assert rows.size == lookup.size * spec.cardinalities[0]
+        assert ((rows % tree.n_values == 0) & (rows < tree.n_nodes * tree.n_values)).all()
+        assert ((child == -1) | ((child > 0) & (child < lookup.size))).all()
+
+
 def _posterior_reference(joint):
     """posterior_from_joint as numpy's whole-array operations wrote it before 2026-11-26."""
     top = joint.max(axis=1, keepdims=True)

@@ -7,6 +7,16 @@ walks: for every row and every class, each attribute's tree is descended from th
 an unknown value), and the log-probability of the attribute's value there is added
 (paper, eq. for P(y | x) in section 2.1). An unknown attribute value (code ``-1``) contributes no
 factor: it is marginalised out.
+
+A tree's descents are the same for every class below its first branch (the class), so two
+layouts read a tree once per row instead of once per class, copying the numbers the descents
+reach (the sums are the same floats): a small tree is resolved in advance into a table over every
+combination of its parents' values (:func:`_dense_tables`); a larger one has its class branches
+merged into one tree over the parents' values whose nodes hold every class's node
+(:func:`_merged_branches`), unless that would grow its memory more than :data:`MERGED_GROWTH`
+times. The kernel walks the rows in blocks of :data:`ROW_BLOCK`, tree by tree within a block,
+so that a tree stays in the cache while it serves a block's rows; each row's classes still get
+the trees' terms in tree order.
 """
 
 from __future__ import annotations
@@ -47,6 +57,15 @@ class PackedModel:
     dense_offset: np.ndarray | None = None  # (T,) start of each tree's block in dense_log_prob
     cond_cards: np.ndarray | None = None  # cardinality of each entry of cond_cols
     dense_log_prob: np.ndarray | None = None
+    # a larger tree's class branches merged (:func:`_merged_branches`): its nodes' slots into
+    # merged_child_lookup (-1 at leaves), their children (numbered within the tree, -1 where no
+    # class has the path) and, per node and class, the row of log_prob (node x K) the class's
+    # descent reaches, relative to the tree's block; merged_node_offset -1 where not merged
+    merged_node_offset: np.ndarray | None = None  # (T,) first merged node of each tree
+    merged_lookup_base: np.ndarray | None = None  # (T,) start of each tree's block of slots
+    merged_lookup_offsets: np.ndarray | None = None
+    merged_child_lookup: np.ndarray | None = None
+    merged_rows: np.ndarray | None = None  # (merged nodes x C)
 
 
 def pack_model(
@@ -94,7 +113,7 @@ def pack_model(
         logp_offset=np.asarray(logp_offset, np.int64),
         log_prob=cat(log_prob, np.float64),
     )
-    return _with_dense_tables(packed, specs)
+    return _with_merged_branches(_with_dense_tables(packed, specs), specs)
 
 
 #: a tree is resolved in advance when its table of every parent combination holds at most this
@@ -133,7 +152,7 @@ def _with_dense_tables(packed: PackedModel, specs: Sequence[TreeSpec]) -> Packed
 def _dense_tables(cond_ptr, cond_cols, cond_cards, node_offset, lookup_offsets, lookup_base,
                   child_lookup, n_values, logp_offset, log_prob, dense_offset, out):
     """For every tree with ``dense_offset[a] >= 0``: at ``((idx * K + x) * C + c)`` of its
-    block, the log-probability of value ``x`` at the node :func:`_joint_kernel`'s descent
+    block, the log-probability of value ``x`` at the node :func:`_member_block`'s descent
     reaches for class ``c`` and parent values numbered ``idx`` (mixed radix, first parent
     most significant) -- the same number it reads there, copied."""
     for a in range(dense_offset.shape[0]):
@@ -167,75 +186,129 @@ def _dense_tables(cond_ptr, cond_cols, cond_cards, node_offset, lookup_offsets, 
                     out[base + x * n_classes + c] = log_prob[logp_offset[a] + node * kv + x]
 
 
-@threaded_kernel
-def _joint_kernel(
-    codes, class_log_prior, child_col, cond_ptr, cond_cols, node_offset, lookup_offsets,
-    lookup_base, child_lookup, n_values, logp_offset, log_prob, dense_offset, cond_cards,
-    dense_log_prob, out,
-):
-    n_rows = codes.shape[0]
-    n_classes = class_log_prior.shape[0]
-    n_trees = child_col.shape[0]
-    for r in prange(n_rows):
-        # each class's sum (kept in its output cell: no scratch per row) gets the trees' terms
-        # in tree order, whichever way a tree is read
-        s = out[r]
-        for c in range(n_classes):
-            s[c] = class_log_prior[c]
-        for a in range(n_trees):
-            x = codes[r, child_col[a]]
-            if x < 0:
-                continue  # unknown value: its factor is marginalised out
-            if dense_offset[a] >= 0:
-                idx = 0
-                for j in range(cond_ptr[a] + 1, cond_ptr[a + 1]):
-                    v = codes[r, cond_cols[j]]
-                    if v < 0:
-                        idx = -1  # an unknown parent value backs off: descend instead
-                        break
-                    idx = idx * cond_cards[j] + v
-                if idx >= 0:
-                    base = dense_offset[a] + (idx * n_values[a] + x) * n_classes
-                    for c in range(n_classes):
-                        s[c] += dense_log_prob[base + c]
-                    continue
+#: a tree read by descending it has its class branches merged when the merged nodes' rows (one
+#: per class) number at most this many times its table's entries (most trees: the classes share
+#: most of their paths; where they share none, as on KDD Cup's rare classes, the merged tree
+#: holds a row per class for every path)
+MERGED_GROWTH = 4
+
+
+def _with_merged_branches(packed: PackedModel, specs: Sequence[TreeSpec]) -> PackedModel:
+    """``packed`` with the merged class branches of :func:`_merged_branches` for every tree
+    that is descended (not resolved in advance), whose first branch is the class and that has
+    a parent besides it, when they grow its memory at most :data:`MERGED_GROWTH` times."""
+    n_trees = packed.child_col.size
+    n_classes = packed.n_classes
+    node_offset = np.full(n_trees, -1, np.int64)
+    lookup_base = np.zeros(n_trees, np.int64)
+    lookups, children, rows = [], [], []
+    n_nodes = n_slots = 0
+    for a, spec in enumerate(specs):
+        if (n_classes < 2 or len(spec.conditioning) < 2 or spec.conditioning[0] != -1
+                or -1 in spec.conditioning[1:]
+                or (packed.dense_offset is not None and packed.dense_offset[a] >= 0)):
+            continue
+        lo, hi = packed.node_offset[a], packed.node_offset[a + 1]
+        tree_lookup = packed.lookup_offsets[lo:hi]
+        slots_end = (packed.lookup_base[a + 1] if a + 1 < n_trees
+                     else packed.child_lookup.size)
+        tree_children = packed.child_lookup[packed.lookup_base[a]:slots_end]
+        lookup, child, row = _merged_branches(
+            np.asarray(spec.cardinalities, np.int64), tree_lookup, tree_children,
+            int(spec.n_values))
+        if row.size > MERGED_GROWTH * (hi - lo) * spec.n_values:
+            continue
+        node_offset[a] = n_nodes
+        lookup_base[a] = n_slots
+        lookups.append(lookup)
+        children.append(child)
+        rows.append(row)
+        n_nodes += lookup.size
+        n_slots += child.size
+    if n_nodes == 0:
+        return packed
+    return dataclasses.replace(
+        packed, merged_node_offset=node_offset, merged_lookup_base=lookup_base,
+        merged_lookup_offsets=np.concatenate(lookups), merged_child_lookup=np.concatenate(children),
+        merged_rows=np.concatenate(rows))
+
+
+@njit(cache=True, nogil=True)
+def _merged_branches(cards, tree_lookup, tree_children, n_values):
+    """One tree's class branches merged into a tree over its parents' values.
+
+    ``cards``: the cardinalities of the tree's conditioning (the class first); ``tree_lookup``
+    and ``tree_children``: its nodes' slots and its block of child lookups (numbered within the
+    tree). Merged node ``t`` stands for a path of parent values ``v_1 .. v_d``; for class ``c``
+    it holds the node the descent ``(c, v_1 .. v_d)`` of :func:`_members_kernel` stops at (the
+    first missing child or leaf stops it, as there), and it has a child for value ``v`` where
+    some class's descent goes on. Returns the merged nodes' slots (-1: a leaf), their children
+    (-1: no class has the path) and ``rows[t * C + c]`` = that node's first entry
+    (``node * n_values``). Every merged node but the root is some class's node on its path,
+    and every merged block of slots one of such a node's, so the tree's own sizes bound the
+    merged ones.
+    """
+    n_classes = cards[0]
+    max_depth = cards.shape[0] - 1
+    capacity = tree_lookup.shape[0]
+    node = np.empty((capacity, n_classes), np.int64)
+    going = np.empty((capacity, n_classes), np.bool_)
+    depth = np.empty(capacity, np.int64)
+    lookup = np.full(capacity, -1, np.int64)
+    child = np.full(tree_children.shape[0], -1, np.int64)
+    root_slots = tree_lookup[0]
+    for c in range(n_classes):
+        reached = tree_children[root_slots + c] if root_slots >= 0 else -1
+        node[0, c] = reached if reached >= 0 else 0
+        going[0, c] = reached >= 0
+    depth[0] = 0
+    n_nodes = 1
+    n_slots = 0
+    t = 0
+    while t < n_nodes:
+        d = depth[t]
+        inner = False
+        if d < max_depth:
             for c in range(n_classes):
-                node = 0
-                for j in range(cond_ptr[a], cond_ptr[a + 1]):
-                    col = cond_cols[j]
-                    v = c if col < 0 else codes[r, col]
-                    if v < 0:
-                        break  # unknown parent value: back off to this node
-                    slots = lookup_offsets[node_offset[a] + node]
-                    if slots < 0:
-                        break
-                    child = child_lookup[lookup_base[a] + slots + v]
-                    if child < 0:
-                        break  # path never observed: back off
-                    node = child
-                s[c] += log_prob[logp_offset[a] + node * n_values[a] + x]
-
-
-def _or_empty(a: np.ndarray | None, dtype) -> np.ndarray:
-    return np.empty(0, dtype) if a is None else a
+                if going[t, c] and tree_lookup[node[t, c]] >= 0:
+                    inner = True
+                    break
+        if inner:
+            card = cards[d + 1]
+            lookup[t] = n_slots
+            base = n_slots
+            n_slots += card
+            for v in range(card):
+                moves = False
+                for c in range(n_classes):
+                    if going[t, c]:
+                        slots = tree_lookup[node[t, c]]
+                        if slots >= 0 and tree_children[slots + v] >= 0:
+                            moves = True
+                            break
+                if not moves:
+                    continue
+                for c in range(n_classes):
+                    slots = tree_lookup[node[t, c]] if going[t, c] else -1
+                    reached = tree_children[slots + v] if slots >= 0 else -1
+                    node[n_nodes, c] = reached if reached >= 0 else node[t, c]
+                    going[n_nodes, c] = reached >= 0
+                depth[n_nodes] = d + 1
+                child[base + v] = n_nodes
+                n_nodes += 1
+        t += 1
+    rows = np.empty(n_nodes * n_classes, np.int64)
+    for t in range(n_nodes):
+        for c in range(n_classes):
+            rows[t * n_classes + c] = node[t, c] * n_values
+    return lookup[:n_nodes].copy(), child[:n_slots].copy(), rows
 
 
 def joint_log_likelihood(model: PackedModel, codes: np.ndarray) -> np.ndarray:
     """log P(y, x) for every row and class, shape (n_rows, n_classes)."""
     codes = np.ascontiguousarray(codes, dtype=np.int64)
-    out = np.empty((codes.shape[0], model.n_classes), dtype=np.float64)
-    if codes.shape[0]:
-        dense_offset = model.dense_offset
-        if dense_offset is None:  # no tree resolved in advance
-            dense_offset = np.full(model.child_col.size, -1, np.int64)
-        _joint_kernel(
-            codes, model.class_log_prior, model.child_col, model.cond_ptr, model.cond_cols,
-            model.node_offset, model.lookup_offsets, model.lookup_base, model.child_lookup,
-            model.n_values, model.logp_offset, model.log_prob, dense_offset,
-            _or_empty(model.cond_cards, np.int64), _or_empty(model.dense_log_prob, np.float64),
-            out,
-        )
-    return out
+    columns = np.arange(codes.shape[1], dtype=np.int64)[None, :]
+    return members_joint_log_likelihood([model], codes, columns)[0]
 
 
 class PackedMembers(NamedTuple):
@@ -243,7 +316,8 @@ class PackedMembers(NamedTuple):
 
     Member ``e``'s trees are ``tree_ptr[e]:tree_ptr[e + 1]``; every offset is into the
     concatenated arrays (``cond_cols`` and ``child_col`` stay the member's attribute numbers;
-    ``dense_offset`` -1 where a tree is descended). ``class_log_prior`` has one row per member.
+    ``dense_offset`` and ``merged_node_offset`` -1 where a tree is not read that way).
+    ``class_log_prior`` has one row per member.
     """
 
     tree_ptr: np.ndarray
@@ -261,16 +335,29 @@ class PackedMembers(NamedTuple):
     dense_offset: np.ndarray
     cond_cards: np.ndarray
     dense_log_prob: np.ndarray
+    merged_node_offset: np.ndarray
+    merged_lookup_base: np.ndarray
+    merged_lookup_offsets: np.ndarray
+    merged_child_lookup: np.ndarray
+    merged_rows: np.ndarray
 
 
 def pack_members(models: Sequence[PackedModel]) -> PackedMembers:
-    """:class:`PackedMembers` of the members' packed models (built once per fitted model)."""
+    """:class:`PackedMembers` of the members' packed models (built once per fitted model; one
+    model's arrays are used as they are)."""
     n_trees = [m.child_col.size for m in models]
     tree_ptr = np.zeros(len(models) + 1, np.int64)
     tree_ptr[1:] = np.cumsum(n_trees)
 
+    def cat(parts: list, dtype) -> np.ndarray:
+        if len(parts) == 1:
+            return np.asarray(parts[0], dtype)
+        return np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype)
+
     def shifted(name: str, shift: list[int], drop_last: bool = False) -> np.ndarray:
         parts = [getattr(m, name)[:-1] if drop_last else getattr(m, name) for m in models]
+        if len(models) == 1:
+            return np.asarray(getattr(models[0], name), np.int64)
         return np.concatenate([p + s for p, s in zip(parts, shift, strict=True)]
                               + ([np.asarray([getattr(models[-1], name)[-1] + shift[-1]])]
                                  if drop_last else [])).astype(np.int64)
@@ -278,25 +365,22 @@ def pack_members(models: Sequence[PackedModel]) -> PackedMembers:
     def starts(sizes: list[int]) -> list[int]:
         return [0, *np.cumsum(sizes)[:-1].tolist()] if sizes else []
 
+    def offsets(values: np.ndarray | None, n: int, shift: int) -> np.ndarray:
+        """A tree offset array shifted into the concatenation (-1: none), or all -1."""
+        if values is None:
+            return np.full(n, -1, np.int64)
+        return np.where(values >= 0, values + shift, -1)
+
+    def size(a: np.ndarray | None) -> int:
+        return 0 if a is None else a.size
+
     node_shift = starts([int(m.node_offset[-1]) for m in models])
     cond_shift = starts([m.cond_cols.size for m in models])
     lookup_shift = starts([m.child_lookup.size for m in models])
     logp_shift = starts([m.log_prob.size for m in models])
-    dense_sizes = [0 if m.dense_log_prob is None else m.dense_log_prob.size for m in models]
-    dense_shift = starts(dense_sizes)
-    dense_offset = []
-    cond_cards = []
-    for m, shift in zip(models, dense_shift, strict=True):
-        if m.dense_offset is None:
-            dense_offset.append(np.full(m.child_col.size, -1, np.int64))
-            cond_cards.append(np.zeros(m.cond_cols.size, np.int64))
-        else:
-            dense_offset.append(np.where(m.dense_offset >= 0, m.dense_offset + shift, -1))
-            cond_cards.append(m.cond_cards)
-
-    def cat(parts: list, dtype) -> np.ndarray:
-        return np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype)
-
+    dense_shift = starts([size(m.dense_log_prob) for m in models])
+    merged_shift = starts([size(m.merged_lookup_offsets) for m in models])
+    merged_slot_shift = starts([size(m.merged_child_lookup) for m in models])
     return PackedMembers(
         tree_ptr=tree_ptr,
         class_log_prior=np.stack([m.class_log_prior for m in models]),
@@ -310,63 +394,116 @@ def pack_members(models: Sequence[PackedModel]) -> PackedMembers:
         n_values=cat([m.n_values for m in models], np.int64),
         logp_offset=shifted("logp_offset", logp_shift),
         log_prob=cat([m.log_prob for m in models], np.float64),
-        dense_offset=cat(dense_offset, np.int64),
-        cond_cards=cat(cond_cards, np.int64),
+        dense_offset=cat([offsets(m.dense_offset, m.child_col.size, shift)
+                          for m, shift in zip(models, dense_shift, strict=True)], np.int64),
+        cond_cards=cat([np.zeros(m.cond_cols.size, np.int64) if m.cond_cards is None
+                        else m.cond_cards for m in models], np.int64),
         dense_log_prob=cat([m.dense_log_prob for m in models if m.dense_log_prob is not None],
                            np.float64),
+        merged_node_offset=cat([offsets(m.merged_node_offset, m.child_col.size, shift)
+                                for m, shift in zip(models, merged_shift, strict=True)],
+                               np.int64),
+        merged_lookup_base=cat([np.zeros(m.child_col.size, np.int64)
+                                if m.merged_lookup_base is None else m.merged_lookup_base + shift
+                                for m, shift in zip(models, merged_slot_shift, strict=True)],
+                               np.int64),
+        merged_lookup_offsets=cat([m.merged_lookup_offsets for m in models
+                                   if m.merged_lookup_offsets is not None], np.int64),
+        merged_child_lookup=cat([m.merged_child_lookup for m in models
+                                 if m.merged_child_lookup is not None], np.int64),
+        merged_rows=cat([m.merged_rows for m in models if m.merged_rows is not None], np.int64),
     )
+
+
+#: rows a kernel reads every tree for before it moves on to the next rows: a block's codes
+#: (ROW_BLOCK x attributes) and the tree at hand stay in the caches
+ROW_BLOCK = 256
+
+
+@njit(cache=True, nogil=True)
+def _member_block(own, pm, e, first, last, out):
+    """Member ``e``'s log P(y, x) of rows ``first:last`` into ``out[e]``: the class prior, then
+    each tree's log-probability of the row's value (none for an unknown value) tree by tree,
+    read from its table of every parent combination, its merged branches or a descent per
+    class -- the same number each way."""
+    n_classes = pm.class_log_prior.shape[1]
+    for r in range(first, last):
+        for c in range(n_classes):
+            out[e, r, c] = pm.class_log_prior[e, c]
+    for a in range(pm.tree_ptr[e], pm.tree_ptr[e + 1]):
+        kv = pm.n_values[a]
+        column = pm.child_col[a]
+        lo, hi = pm.cond_ptr[a], pm.cond_ptr[a + 1]
+        dense = pm.dense_offset[a]
+        merged = pm.merged_node_offset[a]
+        nodes, slots_base, logp = pm.node_offset[a], pm.lookup_base[a], pm.logp_offset[a]
+        for r in range(first, last):
+            x = own[r, column]
+            if x < 0:
+                continue  # unknown value: its factor is marginalised out
+            s = out[e, r]
+            if dense >= 0:
+                idx = 0
+                for j in range(lo + 1, hi):
+                    v = own[r, pm.cond_cols[j]]
+                    if v < 0:
+                        idx = -1  # an unknown parent value backs off: descend instead
+                        break
+                    idx = idx * pm.cond_cards[j] + v
+                if idx >= 0:
+                    base = dense + (idx * kv + x) * n_classes
+                    for c in range(n_classes):
+                        s[c] += pm.dense_log_prob[base + c]
+                    continue
+            if merged >= 0:
+                t = 0
+                for j in range(lo + 1, hi):
+                    v = own[r, pm.cond_cols[j]]
+                    if v < 0:
+                        break  # unknown parent value: every class backs off here
+                    slots = pm.merged_lookup_offsets[merged + t]
+                    if slots < 0:
+                        break
+                    child = pm.merged_child_lookup[pm.merged_lookup_base[a] + slots + v]
+                    if child < 0:
+                        break  # no class has the path: every class backs off here
+                    t = child
+                base = (merged + t) * n_classes
+                for c in range(n_classes):
+                    s[c] += pm.log_prob[logp + pm.merged_rows[base + c] + x]
+                continue
+            for c in range(n_classes):
+                node = 0
+                for j in range(lo, hi):
+                    col = pm.cond_cols[j]
+                    v = c if col < 0 else own[r, col]
+                    if v < 0:
+                        break  # unknown parent value: back off to this node
+                    slots = pm.lookup_offsets[nodes + node]
+                    if slots < 0:
+                        break
+                    child = pm.child_lookup[slots_base + slots + v]
+                    if child < 0:
+                        break  # path never observed: back off
+                    node = child
+                s[c] += pm.log_prob[logp + node * kv + x]
 
 
 @threaded_kernel
 def _members_kernel(codes, columns, pm, out):
-    """:func:`_joint_kernel` of every member in one call: member ``e``'s columns are gathered
-    into a contiguous matrix first (its rows' codes then sit in one cache line), and each row's
-    classes get the same terms in the same order, hence the same numbers."""
+    """Every member's log P(y, x) in one call: member ``e``'s columns are gathered into a
+    contiguous matrix first (its rows' codes then sit in one cache line), then its rows are
+    read in blocks of :data:`ROW_BLOCK` (:func:`_member_block`), the blocks in parallel."""
     n_rows = codes.shape[0]
-    n_classes = pm.class_log_prior.shape[1]
     n_attributes = columns.shape[1]
+    n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
     own = np.empty((n_rows, n_attributes), np.int64)
     for e in range(columns.shape[0]):
         for r in range(n_rows):
             for j in range(n_attributes):
                 own[r, j] = codes[r, columns[e, j]]
-        for r in prange(n_rows):
-            s = out[e, r]
-            for c in range(n_classes):
-                s[c] = pm.class_log_prior[e, c]
-            for a in range(pm.tree_ptr[e], pm.tree_ptr[e + 1]):
-                x = own[r, pm.child_col[a]]
-                if x < 0:
-                    continue  # unknown value: its factor is marginalised out
-                kv = pm.n_values[a]
-                if pm.dense_offset[a] >= 0:
-                    idx = 0
-                    for j in range(pm.cond_ptr[a] + 1, pm.cond_ptr[a + 1]):
-                        v = own[r, pm.cond_cols[j]]
-                        if v < 0:
-                            idx = -1  # an unknown parent value backs off: descend instead
-                            break
-                        idx = idx * pm.cond_cards[j] + v
-                    if idx >= 0:
-                        base = pm.dense_offset[a] + (idx * kv + x) * n_classes
-                        for c in range(n_classes):
-                            s[c] += pm.dense_log_prob[base + c]
-                        continue
-                for c in range(n_classes):
-                    node = 0
-                    for j in range(pm.cond_ptr[a], pm.cond_ptr[a + 1]):
-                        col = pm.cond_cols[j]
-                        v = c if col < 0 else own[r, col]
-                        if v < 0:
-                            break  # unknown parent value: back off to this node
-                        slots = pm.lookup_offsets[pm.node_offset[a] + node]
-                        if slots < 0:
-                            break
-                        child = pm.child_lookup[pm.lookup_base[a] + slots + v]
-                        if child < 0:
-                            break  # path never observed: back off
-                        node = child
-                    s[c] += pm.log_prob[pm.logp_offset[a] + node * kv + x]
+        for b in prange(n_blocks):
+            _member_block(own, pm, e, b * ROW_BLOCK, min(n_rows, (b + 1) * ROW_BLOCK), out)
 
 
 def members_joint_log_likelihood(models: Sequence[PackedModel], codes: np.ndarray,
@@ -374,9 +511,8 @@ def members_joint_log_likelihood(models: Sequence[PackedModel], codes: np.ndarra
                                  ) -> np.ndarray:
     """Every member's log P(y, x) for every row and class, shape (n_members, n_rows, n_classes),
     from the shared codes and the members' columns in them (member ``e``'s attribute ``j`` is
-    ``codes[:, columns[e, j]]``, :func:`fastpath.encode._encoder.code_members`): each member's
-    :func:`joint_log_likelihood`, the same numbers, in one kernel call (``packed``:
-    :func:`pack_members` of ``models``, when the caller keeps it).
+    ``codes[:, columns[e, j]]``, :func:`fastpath.encode._encoder.code_members`), in one kernel
+    call (``packed``: :func:`pack_members` of ``models``, when the caller keeps it).
     """
     out = np.empty((len(models), codes.shape[0], models[0].n_classes), dtype=np.float64)
     if codes.shape[0]:
