@@ -39,8 +39,11 @@ index by an entry per process until saving an entry whose dispatcher was gone ra
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import types
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 from numba import njit
@@ -88,12 +91,13 @@ def lbfgs_minimizer(objective: Callable, name: str, *, cache: bool = True) -> Ca
     objective : numba dispatcher
         ``objective(x, *args) -> (f, gradient)``.
     name : str
-        Names the copy (``_minimize_<name>``): numba's cache tells copies apart by name, so
-        every objective of the library needs its own.
+        Names the copy (``_minimize_<name>_<digest>``): numba's cache tells copies apart by
+        name, so every objective of the library needs its own. The digest is of this file and
+        the objective's: numba's cache is invalidated by a change of this file only, so an
+        edit of the objective's module must rename the copy (the objective's own callees are
+        expected in its module).
     cache : bool
-        Cache the compilation on disk (numba's cache does not see a change of ``objective``'s
-        source in another module: for the library's objectives, whose callers' caches have the
-        same limit; tests of ad-hoc objectives pass False).
+        Cache the compilation on disk (tests of ad-hoc objectives pass False).
 
     Returns
     -------
@@ -103,10 +107,14 @@ def lbfgs_minimizer(objective: Callable, name: str, *, cache: bool = True) -> Ca
         ``x0`` (clipped into the box); ``ftol`` 0 turns the stall rule off; ``memory`` pairs.
     """
     template = _minimize
+    digest = hashlib.sha256()
+    for fn in (template, getattr(objective, "py_func", objective)):
+        digest.update(Path(inspect.getfile(fn)).read_bytes())
+    qualname = f"_minimize_{name}_{digest.hexdigest()[:12]}"
     bound = dict(template.__globals__, OBJECTIVE=objective)
-    copy = types.FunctionType(template.__code__, bound, f"_minimize_{name}",
-                              template.__defaults__, template.__closure__)
-    copy.__qualname__ = f"_minimize_{name}"
+    copy = types.FunctionType(template.__code__, bound, qualname, template.__defaults__,
+                              template.__closure__)
+    copy.__qualname__ = qualname
     copy.__module__ = template.__module__
     copy.__doc__ = template.__doc__
     return njit(cache=cache, nogil=True)(copy)
