@@ -123,6 +123,13 @@ DENSE_MIN_ENTRIES = 4096
 DENSE_GROWTH = 4
 
 
+def _class_first(spec: TreeSpec) -> bool:
+    """Whether a tree's first branch is the class and no other is (every classifier's
+    attribute trees): what both layouts that read a tree once for every class need."""
+    cond = spec.conditioning
+    return bool(cond) and cond[0] == -1 and -1 not in cond[1:]
+
+
 def _with_dense_tables(packed: PackedModel, specs: Sequence[TreeSpec]) -> PackedModel:
     """``packed`` with the tables of :func:`_dense_tables` for the trees small enough (a tree
     whose first branch is the class, as every classifier's attribute trees are)."""
@@ -131,7 +138,7 @@ def _with_dense_tables(packed: PackedModel, specs: Sequence[TreeSpec]) -> Packed
     cond_cards = np.asarray([c for spec in specs for c in spec.cardinalities], np.int64)
     total = 0
     for a, spec in enumerate(specs):
-        if not spec.conditioning or spec.conditioning[0] != -1 or -1 in spec.conditioning[1:]:
+        if not _class_first(spec):
             continue
         entries = math.prod(spec.cardinalities) * spec.n_values
         own = (packed.node_offset[a + 1] - packed.node_offset[a]) * spec.n_values
@@ -204,8 +211,7 @@ def _with_merged_branches(packed: PackedModel, specs: Sequence[TreeSpec]) -> Pac
     lookups, children, rows = [], [], []
     n_nodes = n_slots = 0
     for a, spec in enumerate(specs):
-        if (n_classes < 2 or len(spec.conditioning) < 2 or spec.conditioning[0] != -1
-                or -1 in spec.conditioning[1:]
+        if (n_classes < 2 or len(spec.conditioning) < 2 or not _class_first(spec)
                 or (packed.dense_offset is not None and packed.dense_offset[a] >= 0)):
             continue
         lo, hi = packed.node_offset[a], packed.node_offset[a + 1]
@@ -435,7 +441,7 @@ def _member_block(own, pm, e, first, last, out):
         column = pm.child_col[a]
         lo, hi = pm.cond_ptr[a], pm.cond_ptr[a + 1]
         dense = pm.dense_offset[a]
-        merged = pm.merged_node_offset[a]
+        merged, merged_slots = pm.merged_node_offset[a], pm.merged_lookup_base[a]
         nodes, slots_base, logp = pm.node_offset[a], pm.lookup_base[a], pm.logp_offset[a]
         for r in range(first, last):
             x = own[r, column]
@@ -464,7 +470,7 @@ def _member_block(own, pm, e, first, last, out):
                     slots = pm.merged_lookup_offsets[merged + t]
                     if slots < 0:
                         break
-                    child = pm.merged_child_lookup[pm.merged_lookup_base[a] + slots + v]
+                    child = pm.merged_child_lookup[merged_slots + slots + v]
                     if child < 0:
                         break  # no class has the path: every class backs off here
                     t = child
