@@ -815,3 +815,28 @@ def test_score_cache_gives_every_member_its_own_scores(seed, n_members):
         np.testing.assert_array_equal(cmi, want_cmi)
     kept = cache._cmi[~np.isnan(cache._cmi)]
     assert kept.size == 6  # the pairs of a, b, c, both ways
+
+
+def _literal_sequential_order(w, rng):
+    """sample_order's definition in numpy, one rng.random() per draw (its former code)."""
+    top = w.max() if w.size else 0.0
+    remaining = np.flatnonzero(w > 0)
+    weights = w[remaining] / top if remaining.size else w[remaining]
+    order = []
+    while remaining.size:
+        cumulative = np.cumsum(weights)
+        u = rng.random() * cumulative[-1]
+        pick = min(int(np.searchsorted(cumulative, u, side="right")), remaining.size - 1)
+        order.append(int(remaining[pick]))
+        remaining = np.delete(remaining, pick)
+        weights = np.delete(weights, pick)
+    order.extend(int(j) for j in rng.permutation(np.flatnonzero(w == 0)))
+    return tuple(order)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(st.just(0.0), st.floats(1e-300, 10.0)), max_size=40),
+       st.integers(0, 2**32 - 1))
+def test_sample_order_is_the_literal_sequential_draw(weights, seed):
+    w = np.asarray(weights, dtype=float)
+    assert sample_order(w, seed) == _literal_sequential_order(w, np.random.default_rng(seed))

@@ -457,11 +457,31 @@ def _tree_series(res: HDPResult) -> dict[str, np.ndarray]:
     return series
 
 
+def _series_means(series: list[np.ndarray]) -> list[float]:
+    """``float(np.mean(x))`` of every series (NaN when empty), the one-chain series of one
+    length in one call: a (1, D) series' mean is the pairwise sum of its D values divided by D,
+    as for each row of their stack (the same numbers; several chains: one call each)."""
+    means = [math.nan] * len(series)
+    by_length: dict[int, list[int]] = {}
+    for i, x in enumerate(series):
+        if x.size == 0:
+            continue
+        if x.shape[0] == 1:
+            by_length.setdefault(x.shape[1], []).append(i)
+        else:
+            means[i] = float(np.mean(x))
+    for positions in by_length.values():
+        stacked = np.concatenate([series[i] for i in positions])
+        for i, mean in zip(positions, stacked.mean(axis=1).tolist(), strict=True):
+            means[i] = mean
+    return means
+
+
 def _tree_diagnostics(i: int, res: HDPResult, name: str, series: dict[str, np.ndarray],
-                      rhat: np.ndarray, ess: np.ndarray, rows_stats: tuple[float, float]
-                      ) -> TreeDiagnostics:
-    """One tree's record from its ``series``, their R-hat and ESS (in ``series``' order) and
-    the rows' probability trace's (R-hat, ESS)."""
+                      rhat: np.ndarray, ess: np.ndarray, rows_stats: tuple[float, float],
+                      means: list[float]) -> TreeDiagnostics:
+    """One tree's record from its ``series``, their means, R-hat and ESS (in ``series``'
+    order) and the rows' probability trace's (R-hat, ESS)."""
     mcse = np.asarray(res.mcse, dtype=float)
     opt = res.options
     rows_rhat, rows_ess = rows_stats
@@ -469,7 +489,7 @@ def _tree_diagnostics(i: int, res: HDPResult, name: str, series: dict[str, np.nd
         index=i, name=name, n_nodes=res.tree.n_nodes, n_chains=opt.n_chains,
         n_draws=int(series["log_joint"].shape[1]),
         variables=tuple(series),
-        mean=tuple(float(np.mean(x)) if x.size else math.nan for x in series.values()),
+        mean=tuple(means),
         rhat=tuple(float(r) for r in rhat), ess_bulk=tuple(float(e) for e in ess),
         iterations=int(res.n_iterations), stop_reason=res.stop_reason,
         max_mcse=float(np.nanmax(mcse)) if mcse.size and np.isfinite(mcse).any() else math.nan,
@@ -518,15 +538,18 @@ def summarise_fit(
     # traces at a time (most trees of a fit stop at the same iteration), not trace by trace
     series = [_tree_series(r) for r in results]
     rows = [np.asarray(r.trace.rows_probability, dtype=float) for r in results]
-    rhat, ess = split_rhat_ess([x for s in series for x in s.values()] + rows)
-    bounds = np.cumsum([0] + [len(s) for s in series])
-    rows_at = int(bounds[-1])
+    flat = [x for s in series for x in s.values()]
+    rhat, ess = split_rhat_ess(flat + rows)
+    means = _series_means(flat)
+    bounds = np.cumsum([0] + [len(s) for s in series]).tolist()
+    rows_at = bounds[-1]
     trees = tuple(
         _tree_diagnostics(
             i, r, n, series[i], rhat[bounds[i]:bounds[i + 1]], ess[bounds[i]:bounds[i + 1]],
             # the rows' R-hat compares chains (HDPResult.rows_rhat): NaN with one chain
             (float(rhat[rows_at + i]) if rows[i].shape[0] >= 2 else math.nan,
-             float(ess[rows_at + i])))
+             float(ess[rows_at + i])),
+            means[bounds[i]:bounds[i + 1]])
         for i, (r, n) in enumerate(zip(results, tree_names, strict=True)))
     options = results[0].options if results else None
     return FitDiagnostics(trees, float(rhat_max), float(ess_min_per_chain) * chains, options)

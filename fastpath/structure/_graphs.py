@@ -58,6 +58,12 @@ _DICT_VERSION = 1
 
 
 # ====================================================================== the structure
+def _frozen_copy(a: np.ndarray) -> np.ndarray:
+    out = np.array(a, dtype=np.float64)  # always a copy
+    out.flags.writeable = False
+    return out
+
+
 def _frozen_float(a, shape: tuple[int, ...], name: str) -> np.ndarray:
     out = np.array(a, dtype=np.float64)  # always a copy
     if out.size == 0 and math.prod(shape) == 0:
@@ -179,6 +185,23 @@ class Structure:
             raise ValueError(f"root is only meaningful for TAN, got root={self.root!r}")
 
     # ------------------------------------------------------------------ queries
+    @classmethod
+    def _learned(cls, kind: StructureKind, parents: tuple[tuple[int, ...], ...],
+                 order: tuple[int, ...], k: int, mutual_information: np.ndarray,
+                 conditional_mutual_information: np.ndarray) -> Structure:
+        """A structure a learner of this package built, valid by construction: the fields set
+        as given, without :meth:`__post_init__`'s checks (they cost more than the learning on
+        small data, and an ensemble learns two structures per member). ``parents`` and
+        ``order`` hold Python ints; the scores are read-only float64 arrays of the right
+        shapes (checked once by the learner)."""
+        out = object.__new__(cls)
+        for name, value in (("kind", kind), ("parents", parents), ("order", order),
+                            ("k", int(k)), ("mutual_information", mutual_information),
+                            ("conditional_mutual_information", conditional_mutual_information),
+                            ("root", None)):
+            object.__setattr__(out, name, value)
+        return out
+
     @property
     def n_attributes(self) -> int:
         return len(self.parents)
@@ -556,15 +579,10 @@ def kdb_from_scores(
         candidates = np.asarray(order[:pos], dtype=np.int64)
         # decreasing CMI with attribute i, ties by attribute index
         ranked = candidates[np.lexsort((candidates, -cmi[i, candidates]))]
-        parents[i] = tuple(int(p) for p in ranked[:k])
-    return Structure(
-        kind="kdb",
-        parents=tuple(parents),
-        order=order,
-        k=k,
-        mutual_information=mi,
-        conditional_mutual_information=cmi,
-    )
+        parents[i] = tuple(ranked[:k].tolist())
+    # parents earlier in the order, at most k each, distinct: valid by construction
+    return Structure._learned("kdb", tuple(parents), order, k, _frozen_copy(mi),
+                              _frozen_copy(cmi))
 
 
 def kdb(

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from ..utils._validation import as_generator
 
@@ -79,20 +80,41 @@ def sample_order(mutual_information, random_state: Any = None) -> tuple[int, ...
     # Scaling by the largest weight changes no probability but keeps the running sums away
     # from underflow when every mutual information is tiny.
     top = w.max() if w.size else 0.0
-    remaining = np.flatnonzero(w > 0)
-    weights = w[remaining] / top if remaining.size else w[remaining]
-    order: list[int] = []
-    # Sequential draws, literally the definition (O(n^2) in numpy; n is a number of
-    # attributes, and one cumulative sum per draw keeps the probabilities exact).
-    while remaining.size:
-        cumulative = np.cumsum(weights)
-        u = rng.random() * cumulative[-1]
-        # first attribute whose cumulative weight exceeds u; the clip guards the rounding of
-        # u * total up to total
-        pick = min(int(np.searchsorted(cumulative, u, side="right")), remaining.size - 1)
-        order.append(int(remaining[pick]))
-        remaining = np.delete(remaining, pick)
-        weights = np.delete(weights, pick)
+    positive = np.flatnonzero(w > 0)
+    weights = w[positive] / top if positive.size else w[positive]
+    # one uniform per draw, drawn up front: the same stream as one rng.random() per draw
+    picks = _sequential_draws(weights, rng.random(positive.size))
+    order = [int(j) for j in positive[picks]]
     zero = np.flatnonzero(w == 0)
     order.extend(int(j) for j in rng.permutation(zero))
     return tuple(order)
+
+
+@njit(cache=True, nogil=True)
+def _sequential_draws(weights, uniforms):
+    """Positions (into ``weights``) in the order drawn, literally the definition: draw ``t``
+    takes the first remaining position whose cumulative weight (a running sum in position
+    order, as ``np.cumsum``) exceeds ``uniforms[t]`` times the remaining total, the clip
+    guarding the rounding of that product up to the total."""
+    n = weights.shape[0]
+    remaining = np.arange(n)
+    w = weights.copy()
+    cumulative = np.empty(n)
+    out = np.empty(n, dtype=np.int64)
+    for t in range(n):
+        size = n - t
+        total = 0.0
+        for i in range(size):
+            total += w[i]
+            cumulative[i] = total
+        u = uniforms[t] * total
+        pick = size - 1
+        for i in range(size):  # searchsorted(side="right"): first cumulative > u
+            if cumulative[i] > u:
+                pick = i
+                break
+        out[t] = remaining[pick]
+        for i in range(pick, size - 1):  # np.delete
+            remaining[i] = remaining[i + 1]
+            w[i] = w[i + 1]
+    return out

@@ -34,6 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ...counts._context_tree import ContextTree, tying_groups
+from ...utils._seeds import seed_states
 from ...utils._threads import numba_threads
 from ...utils._validation import check_int
 from .._convergence import ESS_PER_CHAIN_MIN
@@ -216,8 +217,22 @@ def _prepare(index: int, tree: ContextTree, opt: HDPOptions, layout: _Layout | N
     )
 
 
+def _seed_states(entropy: int, n_trees: int, n_chains: int) -> np.ndarray:
+    """Every stream's xoshiro256** state, shape (n_trees, n_chains, 2, 4): chain ``c`` of tree
+    ``i`` samples from ``SeedSequence(entropy, spawn_key=(i, c, 0))`` and draws its posterior
+    draws from ``(i, c, 1)`` (one compiled call for all: :func:`~fastpath.utils._seeds.
+    seed_states`, numpy's states word for word)."""
+    keys = np.stack(np.meshgrid(np.arange(n_trees), np.arange(n_chains), np.arange(2),
+                                indexing="ij"), axis=-1).reshape(-1, 3)
+    states = seed_states(entropy, keys).reshape(n_trees, n_chains, 2, 4)
+    zero = ~states.any(axis=-1)  # xoshiro's forbidden all-zero state
+    states[zero, 0] = np.uint64(0x9E3779B97F4A7C15)
+    return states
+
+
 def _seed_state(entropy: int, key: tuple[int, ...]) -> np.ndarray:
-    st = np.random.SeedSequence(entropy, spawn_key=key).generate_state(4, np.uint64)
+    """One stream's state: ``SeedSequence(entropy, spawn_key=key)``'s (all-zero replaced)."""
+    st = seed_states(entropy, np.asarray([key], dtype=np.int64))[0]
     if not st.any():  # xoshiro's forbidden all-zero state
         st[0] = np.uint64(0x9E3779B97F4A7C15)
     return st
@@ -286,12 +301,12 @@ def _tree_model(prep: _Prepared, stir: tuple, ratios: tuple[int, np.ndarray, np.
 
 
 def _init_chain(
-    prep: _Prepared, model: _s.TreeModel, cfg: _s.SamplerConfig, entropy: int, chain: int
+    prep: _Prepared, model: _s.TreeModel, cfg: _s.SamplerConfig, seeds: np.ndarray
 ) -> tuple[_s.ChainState, _s.Accumulators, _s.Traces, _s.Scratch]:
     """A chain's records: its state initialised (Algorithm 2), zeroed sums, traces and buffers.
 
-    The chain draws from ``SeedSequence(entropy, spawn_key=(tree, chain, 0))``, its posterior
-    draws from ``(tree, chain, 1)``.
+    ``seeds``: the chain's two stream states (:func:`_seed_states`), its sampler's and its
+    posterior draws'.
     """
     nn, K = prep.tree.n_nodes, prep.tree.n_values
     G = prep.alpha_init.shape[0]
@@ -301,8 +316,8 @@ def _init_chain(
         N=np.zeros(nn, dtype=np.int64),
         T=np.zeros(nn, dtype=np.int64),
         alpha=prep.alpha_init.copy(),
-        rng=_seed_state(entropy, (prep.index, chain, 0)),
-        rng_draw=_seed_state(entropy, (prep.index, chain, 1)),
+        rng=seeds[0].copy(),
+        rng_draw=seeds[1].copy(),
     )
     _s.init_state(model, cfg, state)
     accum = _s.Accumulators(
@@ -386,17 +401,36 @@ def _stacked(arrays: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -> StopCheck:
+class _Checked(NamedTuple):
+    """The stopping rule at a block boundary, with what :func:`_assemble` can reuse when the
+    tree stops there: the nodes' batch-means MCSE and (one chain) the rows' MCSE."""
+
+    check: StopCheck
+    n_run: int
+    mcse: np.ndarray
+    rows_mcse: float | None
+
+
+def _node_mcse(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int
+               ) -> np.ndarray:
+    """Every node's batch-means MCSE, the chains' batches pooled, after ``n_run``
+    iterations."""
+    return batch_means_mcse(_chain_sum([ch.accum.bm_s1 for ch in chains]),
+                            _chain_sum([ch.accum.bm_s2 for ch in chains]),
+                            len(chains) * _closed_batches(prep, opt, n_run))
+
+
+def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -> _Checked:
     """The stopping rule (:func:`check_stop`) on a tree whose chains all ran ``n_run``
     iterations."""
-    m = len(chains) * _closed_batches(prep, opt, n_run)
-    mcse = batch_means_mcse(_chain_sum([ch.accum.bm_s1 for ch in chains]),
-                            _chain_sum([ch.accum.bm_s2 for ch in chains]), m)
+    mcse = node_mcse = _node_mcse(prep, opt, chains, n_run)
     n_kept = max(0, n_run - prep.layout.burn)
+    rows_value = None
     if opt.mcse_weighting == "rows":  # RMS over the training rows of what each reads
         chain_p = (np.stack([(ch.accum.acc_sum + ch.accum.acc_batch) / n_kept for ch in chains])
                    if len(chains) >= 2 and n_kept > 0 else None)
-        mcse = np.array([rows_mcse(prep.tree, mcse, chain_p)])
+        rows_value = rows_mcse(prep.tree, mcse, chain_p)
+        mcse = np.array([rows_value])
     rows = None
     if opt.convergence_checks:  # the strict rule: the chains' state and rows' R-hat too
         conc, lj = _kept_trace(prep, opt, chains, n_run)
@@ -405,13 +439,17 @@ def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -
         rows = np.stack([ch.traces.rows_tr[:n_kept] for ch in chains])
     else:  # what predictions read alone decides: no trace to judge
         conc, lj = np.zeros((len(chains), 0, 0)), np.zeros((len(chains), 0))
-    return check_stop(mcse, conc, lj, tolerance=opt.mcse_tolerance, rows_probability=rows)
+    check = check_stop(mcse, conc, lj, tolerance=opt.mcse_tolerance, rows_probability=rows)
+    # one chain: the result's rows MCSE is this one (its chain probabilities are these sums)
+    return _Checked(check, n_run, node_mcse, rows_value if len(chains) == 1 else None)
 
 
 def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: int,
-              stop_reason: str, stop_check: StopCheck | None) -> HDPResult:
+              stop_reason: str, checked: _Checked | None) -> HDPResult:
     """The tree's result from its chains: every array a read-only copy (or a read-only array
-    of ``prep``), so that the chains' working arrays can be released."""
+    of ``prep``), so that the chains' working arrays can be released. ``checked``: the
+    stopping rule's last evaluation (adaptive runs), whose MCSEs are reused when it was
+    evaluated at the chains' last iteration."""
     layout = prep.layout
     n_run = chains[0].it - 1
     burn = layout.burn
@@ -425,11 +463,12 @@ def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: i
     C = len(chains)
     chain_p = np.stack([ch.accum.acc_sum for ch in chains]) / n_keep
     probs = _chain_mean(chain_p)
-    mcse = batch_means_mcse(_chain_sum([ch.accum.bm_s1 for ch in chains]),
-                            _chain_sum([ch.accum.bm_s2 for ch in chains]),
-                            C * _closed_batches(prep, opt, n_run))
-    if not np.isfinite(mcse).all():  # fewer than two batches: no estimate
+    current = checked is not None and checked.n_run == n_run
+    mcse = checked.mcse if current else _node_mcse(prep, opt, chains, n_run)
+    finite = np.isfinite(mcse).all()
+    if not finite:  # fewer than two batches: no estimate
         mcse = np.full(probs.shape, np.nan)
+
     conc_mean = _chain_mean(np.stack([ch.accum.alpha_sum / n_keep for ch in chains]))
     rows = n_run // layout.thin
     iters = (np.arange(rows, dtype=np.int64) + 1) * layout.thin
@@ -444,7 +483,7 @@ def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: i
     )
     has_draws = prep.draw_ids.size > 0
     n_draws = rows - burn // layout.thin
-    return HDPResult(
+    result = HDPResult(
         tree=prep.tree,
         options=opt,
         probabilities=_frozen(probs),
@@ -463,8 +502,13 @@ def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: i
         group_names=prep.group_names,
         n_iterations=int(n_run),
         stop_reason=stop_reason,
-        stop_check=stop_check,
+        stop_check=checked.check if checked is not None else None,
     )
+    if current and finite and checked.rows_mcse is not None:
+        # HDPResult.rows_mcse of this result, already computed by the check from the same
+        # MCSEs (one chain): filled in rather than computed again by the diagnostics
+        result.__dict__["rows_mcse"] = checked.rows_mcse
+    return result
 
 
 class _Cancelled(Exception):
@@ -555,6 +599,7 @@ def estimate_trees(
     # (every tree's config is the same: it holds the options alone)
     config = _config(opt, preps[0]) if preps else None
     records = {p.index: (_tree_model(p, stir, ratios), config) for p in preps}
+    seeds = _seed_states(entropy, len(preps), opt.n_chains)
 
     total = len(trees) * opt.n_chains * opt.iterations_max
     lock = threading.Lock()
@@ -576,7 +621,7 @@ def estimate_trees(
         prep = by_index[i]
         model, cfg = records[i]
         if (i, c) not in chains:  # the first block initialises the chain (in its thread)
-            chains[(i, c)] = _Chain(*_init_chain(prep, model, cfg, entropy, c))
+            chains[(i, c)] = _Chain(*_init_chain(prep, model, cfg, seeds[i, c]))
         _advance(chains[(i, c)], stop, model, cfg, chunks[i], on_chunk)
 
     # A fixed length is one task per chain; an adaptive one a task per chain and block, the
@@ -586,7 +631,7 @@ def estimate_trees(
     results: dict[int, HDPResult] = {}
     chunks = {p.index: _chunk(p, opt) for p in preps}
 
-    def finish(i: int, reason: str, check: StopCheck | None) -> None:
+    def finish(i: int, reason: str, check: _Checked | None) -> None:
         # the result copies what it keeps; the chains' working arrays are released at once
         tree_chains = [chains.pop((i, c)) for c in range(opt.n_chains)]
         results[i] = _assemble(by_index[i], opt, tree_chains, entropy, reason, check)
@@ -605,9 +650,10 @@ def estimate_trees(
         if not opt.adaptive:
             finish(i, "n_iter", None)
             return None
-        check = _check(by_index[i], opt, tree_chains, n_run)
+        checked = _check(by_index[i], opt, tree_chains, n_run)
+        check = checked.check
         if check.stop or n_run >= last:
-            finish(i, "tolerance" if check.stop else "max_iter", check)
+            finish(i, "tolerance" if check.stop else "max_iter", checked)
             on_chunk(opt.n_chains * (last - n_run))  # the bar counts the skipped rest
             return None
         return next_length(check, n_run, layout.burn, tolerance=opt.mcse_tolerance,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -113,7 +114,7 @@ class HDPResult:
     stop_reason: str = "n_iter"
     stop_check: StopCheck | None = None
 
-    @property
+    @cached_property
     def rows_mcse(self) -> float:
         """Root mean square over the training rows of the MCSE of the probability each row
         reads at its leaf, with two or more chains at least their between-chain standard

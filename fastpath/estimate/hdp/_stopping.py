@@ -152,11 +152,12 @@ def check_stop(
                          f"(chains, draws), got {conc.shape} and {lj.shape}")
     mcse = np.asarray(mcse, dtype=float)
     max_mcse = float(mcse.max()) if mcse.size else 0.0
-    series = [conc[:, :, g] for g in range(conc.shape[2])] + [lj]
-    rhats = [split_rhat(x) for x in series]
-    esss = [effective_sample_size(x) for x in series]
-    max_rhat = _finite(rhats, np.max)
-    min_ess = _finite(esss, np.min)
+    if lj.shape[1] == 0:  # no trace to judge (R-hat and ESS of no draws are NaN)
+        max_rhat = min_ess = math.nan
+    else:
+        series = [conc[:, :, g] for g in range(conc.shape[2])] + [lj]
+        max_rhat = _finite([split_rhat(x) for x in series], np.max)
+        min_ess = _finite([effective_sample_size(x) for x in series], np.min)
     ess_min = ess_min_per_chain * lj.shape[0]
     rows_rhat = math.nan
     if rows_probability is not None:
