@@ -460,7 +460,6 @@ def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: i
         if n_run < layout.n_max:
             ch.accum.acc_sum[...] += ch.accum.acc_batch
             ch.accum.acc_batch[:] = 0.0
-    C = len(chains)
     chain_p = np.stack([ch.accum.acc_sum for ch in chains]) / n_keep
     probs = _chain_mean(chain_p)
     current = checked is not None and checked.n_run == n_run
