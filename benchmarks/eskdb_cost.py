@@ -11,7 +11,9 @@ defaults (the runner's ``eskdb-hdpe``) and scikit-learn's forest (the runner's `
 on the same MDL codes, the paper's settings) are fitted on the training half and predict the test
 half, in turn, with ``--n-jobs`` threads each (default 1: one numba thread too); predictions are
 timed ``--repeat`` times, interleaved, encoding included (the test rows are selected from the
-table before the clock starts, as a caller holds them), and the fastest kept. With
+table before the clock starts, as a caller holds them), and the fastest kept. ``--rounds N``
+fits every model N times, in rounds that interleave the models, and keeps each one's fastest
+fit and prediction (this 2-core machine's speed drifts by tens of percent within minutes). With
 ``--before REV`` the same is done, before the other two and in a separate process (one Python
 cannot import two versions of the library), by ``ESKDBClassifier()`` of commit ``REV``, checked
 out into a temporary worktree. Prints one JSON line per dataset, then the medians over the
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import math
 import os
 import subprocess
 import sys
@@ -158,6 +161,9 @@ def main(argv=None) -> int:
     ap.add_argument("data", nargs="+", help="data files or folders (as the experiment runner)")
     ap.add_argument("--n-jobs", type=int, default=1, help="threads of every model (default 1)")
     ap.add_argument("--repeat", type=int, default=3, help="predictions timed per model")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="fits per model, interleaved (older commit, this one, forest), the "
+                         "fastest kept (default 1)")
     ap.add_argument("--before", help="also measure ESKDBClassifier() of this git revision")
     ap.add_argument("--million", default="", help="datasets whose models predict 10^6 rows")
     ap.add_argument("--exclude", default="", help="dataset names to skip (comma-separated)")
@@ -181,14 +187,22 @@ def main(argv=None) -> int:
             _, _, train, test = next(iter(CrossValidation().splits(y)))
             record = {"dataset": ref.name, "train_rows": int(train.size),
                       "test_rows": int(test.size)}
-            if before is not None:
-                old = before.measure(str(ref.path), args.typing, args.n_jobs, args.repeat)
-                record.update(before_fit_s=round(old["fit_s"], 4),
-                              before_rows_per_s=round(test.size / old["predict_s"]))
-            ens, fit_e, pred_e = _fit_and_predict(ENSEMBLE, X, labels, train, test,
+            # --rounds rounds of (older commit, this one, forest), each side's fastest kept:
+            # the machine's speed drifts, and a round spreads the drift over the three
+            fit_o = pred_o = fit_e = pred_e = fit_f = pred_f = math.inf
+            for _ in range(args.rounds):
+                if before is not None:
+                    old = before.measure(str(ref.path), args.typing, args.n_jobs, args.repeat)
+                    fit_o, pred_o = min(fit_o, old["fit_s"]), min(pred_o, old["predict_s"])
+                ens, fit, pred = _fit_and_predict(ENSEMBLE, X, labels, train, test,
                                                   args.n_jobs, args.repeat)
-            rf, fit_f, pred_f = _fit_and_predict(FOREST, X, labels, train, test,
+                fit_e, pred_e = min(fit_e, fit), min(pred_e, pred)
+                rf, fit, pred = _fit_and_predict(FOREST, X, labels, train, test,
                                                  args.n_jobs, args.repeat)
+                fit_f, pred_f = min(fit_f, fit), min(pred_f, pred)
+            if before is not None:
+                record.update(before_fit_s=round(fit_o, 4),
+                              before_rows_per_s=round(test.size / pred_o))
             record.update(fit_s=round(fit_e, 4), rf_fit_s=round(fit_f, 4),
                           fit_ratio=round(fit_e / fit_f, 3),
                           rows_per_s=round(test.size / pred_e),
