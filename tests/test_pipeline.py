@@ -390,3 +390,31 @@ def test_partial_fit_driver_agrees_with_the_other_two(car):
     ref = CountAccumulator(memory.members_[0].tree_specs).update(codes, y_codes)
     for i, tree in enumerate(incremental.members_[0].trees):
         np.testing.assert_array_equal(tree.counts, ref.tree(i).counts)
+
+
+def test_selective_members_read_their_trees_off_the_selections_counts():
+    # an in-memory SkDB fit reads each member's trees off its selection's kDB-K counts (the
+    # top 1 + k* levels of each attribute's kDB-K tree); counting the member's own specs on its
+    # codes gives the same trees, array for array
+    from fastpath import ESKDBClassifier
+
+    rng = np.random.default_rng(4)
+    n = 400
+    frame = pd.DataFrame({
+        "a": rng.normal(size=n), "b": rng.integers(0, 5, n).astype(str),
+        "c": rng.exponential(size=n), "d": rng.integers(0, 3, n).astype(str),
+    })
+    labels = np.where(frame.a + (frame.b == "1") + rng.normal(size=n) > 0.5, "yes", "no")
+    model = ESKDBClassifier(n_estimators=4, k=2, estimator="m", random_state=3).fit(frame,
+                                                                                    labels)
+    y_codes = np.searchsorted(model.classes_, labels)
+    assert any(m.selection.k_selected < 2 or m.selection.n_selected < 4 for m in model.members_)
+    for member in model.members_:
+        fresh = CountAccumulator(member.tree_specs).update(member.encoder.transform(frame),
+                                                           y_codes).trees()
+        assert len(fresh) == len(member.trees)
+        for got, want in zip(member.trees, fresh, strict=True):
+            for field in ("level_offsets", "parent", "branch_value", "counts",
+                          "child_offsets", "lookup_offsets", "child_lookup"):
+                np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
+            assert got.branch_cardinalities == want.branch_cardinalities

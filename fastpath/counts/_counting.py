@@ -531,10 +531,12 @@ class CountAccumulator:
                              start, empty, start)
         return FlatTrees(*_flat_tree_arrays(*self._leaf_arguments(ids, levels)))
 
-    def leaf_arguments(self) -> tuple:
-        """Every table's stored leaves and full depth as the arguments of the kernels that
-        build trees from them (:func:`_table_leaves`; ``depths`` last)."""
-        ids = np.arange(len(self.specs), dtype=np.int64)
+    def leaf_arguments(self, indices: Sequence[int] | None = None) -> tuple:
+        """The stored leaves and full depth of the tables ``indices`` (default: all, in
+        order) as the arguments of the kernels that build trees from them
+        (:func:`_table_leaves`; ``depths`` last)."""
+        ids = (np.arange(len(self.specs), dtype=np.int64) if indices is None
+               else np.asarray(indices, dtype=np.int64).reshape(-1))
         return self._leaf_arguments(ids, self._depths[ids])
 
     def _leaf_arguments(self, ids: np.ndarray, levels: np.ndarray) -> tuple:
@@ -606,6 +608,36 @@ class CountAccumulator:
                 **arrays,
             ))
         return out
+
+
+class ProjectedCounts:
+    """Trees of a selected SkDB model read off kDB-K counts (nested parent sets).
+
+    The kDB-k* tree of an attribute is the top ``1 + k*`` levels of its kDB-K tree, so its
+    leaf counts are the kDB-K leaf counts summed over the deeper levels: the same integers a
+    fresh count gives. ``counted_specs`` are the accumulator's specs (the class prior's among
+    them when ``specs`` has one); a spec of ``specs`` reads the counted spec of its child.
+    """
+
+    def __init__(self, accumulator: CountAccumulator, counted_specs: Sequence[TreeSpec],
+                 specs: Sequence[TreeSpec]) -> None:
+        self.accumulator = accumulator
+        position = {spec.child: t for t, spec in enumerate(counted_specs)}
+        self.source_of = {i: position[spec.child] for i, spec in enumerate(specs)}
+        self.specs = list(specs)
+
+    def tree(self, i: int, **names) -> ContextTree:
+        return self.accumulator.tree(self.source_of[i], depth=len(self.specs[i].cardinalities),
+                                     **names)
+
+    def trees(self, indices: Sequence[int] | None = None, *,
+              names: Sequence[tuple[str | None, Sequence[str] | None]] | None = None,
+              ) -> list[ContextTree]:
+        """:meth:`tree` of each of ``indices`` (default: all), built in one kernel call."""
+        ids = list(range(len(self.specs)) if indices is None else indices)
+        return self.accumulator.trees([self.source_of[i] for i in ids],
+                                      depths=[len(self.specs[i].cardinalities) for i in ids],
+                                      names=names)
 
 
 # _flat_tree_arrays compiles _context_tree's _tree_arrays into its own cache entry

@@ -150,10 +150,12 @@ def _narrowed(records: np.ndarray) -> np.ndarray:
     return records
 
 
-def accumulated_records(acc: _counting.CountAccumulator) -> TreeRecords:
-    """The node records of every table of ``acc`` at its full depth, built straight from the
-    stored leaves (no slot arrays): one kernel call."""
-    args = acc.leaf_arguments()
+def accumulated_records(acc: _counting.CountAccumulator,
+                        indices: Sequence[int] | None = None) -> TreeRecords:
+    """The node records of the tables ``indices`` of ``acc`` (default: every table, in order)
+    at their full depth, built straight from the stored leaves (no slot arrays): one kernel
+    call."""
+    args = acc.leaf_arguments(indices)
     records, root = _flat_tree_records(*args)
     return TreeRecords(_narrowed(records), root, np.asarray(args[-1], np.int64))
 

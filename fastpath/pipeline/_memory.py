@@ -7,7 +7,6 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pandas as pd
 
-from ..counts._counting import CountAccumulator
 from ..encode._encoder import column_cache
 from ..structure._scores import ScoreCache
 from ..utils._threads import limit_threads
@@ -48,7 +47,7 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
                                              log, columns=columns, scores=(cache, keys[e]))
         if n_members == 1:
             log.stage(f"counting {len(specs)} context trees")
-        counts = CountAccumulator(specs).update(codes, y_codes)
+        counts = learned.counts(specs, codes, y_codes)
         if n_members == 1 and config.m_rule is not None:
             log.stage(f"choosing m ({config.m_rule})")
         # member 0 holds out the rows a single classifier holds out (the same generator)

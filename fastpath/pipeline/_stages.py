@@ -18,6 +18,7 @@ best is used on all rows. No candidate is 0, so no estimate is exactly 0 unless 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -25,7 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..counts._context_tree import ContextTree
-from ..counts._counting import CountAccumulator, TreeSpec
+from ..counts._counting import CountAccumulator, ProjectedCounts, TreeSpec
 from ..estimate._diagnostics import FitDiagnostics, summarise_fit, tree_label
 from ..estimate._hgs import hgs_tables
 from ..estimate._hls import hls_tables
@@ -35,7 +36,12 @@ from ..estimate.hdp._results import HDPResult
 from ..predict._inference import PackedModel, joint_log_likelihood, pack_model, posterior_from_joint
 from ..structure import _graphs as graphs
 from ..structure._graphs import Structure
-from ..structure._selective import SelectedStructure, loo_m_scores, select_skdb
+from ..structure._selective import (
+    CountedScores,
+    SelectedStructure,
+    counted_select_skdb,
+    loo_m_scores,
+)
 from ..utils._progress import FitLog
 from ..utils._validation import seed_int
 from ._config import FitConfig
@@ -62,6 +68,18 @@ class LearnedStructure:
     structure: Structure
     attributes: tuple[int, ...]
     selection: SelectedStructure | None = None
+    #: SkDB: the selection's counts of every row (kDB-K trees and the class prior), which
+    #: hold the selected model's trees (:meth:`counts`)
+    scored: CountedScores | None = None
+
+    def counts(self, specs: Sequence[TreeSpec], codes: np.ndarray,
+               y_codes: np.ndarray) -> TreeSource:
+        """The context trees of ``specs`` (this structure's) on the rows ``codes``,
+        ``y_codes`` it was learned from: read off the selection's kDB-K counts when it has
+        them (the same integers), else counted."""
+        if self.scored is not None:
+            return ProjectedCounts(self.scored.counts, self.scored.specs, specs)
+        return CountAccumulator(specs).update(codes, y_codes)
 
 
 def learn_structure(config: FitConfig, codes: np.ndarray, y_codes: np.ndarray,
@@ -85,9 +103,10 @@ def learn_structure(config: FitConfig, codes: np.ndarray, y_codes: np.ndarray,
         return LearnedStructure(
             graphs.kdb(codes, y_codes, cards, n_classes, config.k, order) if scores is None
             else graphs.kdb_from_scores(*scores, config.k, order), everything)
-    return selected(select_skdb(codes, y_codes, cards, n_classes, config.k, order=order,
-                                max_rows=config.selection_sample(n_classes),
-                                sample_key=sample_key, scores=scores))
+    selection, scored = counted_select_skdb(
+        codes, y_codes, cards, n_classes, config.k, order=order,
+        max_rows=config.selection_sample(n_classes), sample_key=sample_key, scores=scores)
+    return dataclasses.replace(selected(selection), scored=scored)
 
 
 #: the spawn-key entry that derives a member's selection sample from its generator's seed

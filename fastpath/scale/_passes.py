@@ -78,6 +78,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from ..counts._counting import ProjectedCounts
 from ..encode._exclusion import say_excluded
 from ..encode._sketch import DEFAULT_MAX_BINS
 from ..estimate._mestimate import M_GRID_POSITIVE
@@ -109,7 +110,6 @@ from ._stats import (
     MemberStats,
     PairStats,
     PassStatistic,
-    ProjectedCounts,
     StatGroup,
     pair_groups,
 )

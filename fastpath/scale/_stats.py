@@ -19,7 +19,6 @@ from typing import Any, Protocol, Self
 
 import numpy as np
 
-from ..counts._context_tree import ContextTree
 from ..counts._counting import CountAccumulator, TreeSpec
 from ..pipeline._holdout import row_hashes
 from ..structure._scores import mi_from_counts
@@ -354,32 +353,3 @@ class StatGroup:
         for item, more in zip(self.items, other.items, strict=True):
             item.merge(more)
         return self
-
-
-class ProjectedCounts:
-    """Trees of the selected SkDB model read off kDB-K counts (nested parent sets).
-
-    The kDB-k* tree of an attribute is the top ``1 + k*`` levels of its kDB-K tree, so its
-    leaf counts are the kDB-K leaf counts summed over the deeper levels: the same integers a
-    fresh count gives.
-    """
-
-    def __init__(self, accumulator: CountAccumulator, counted_specs: Sequence[TreeSpec],
-                 specs: Sequence[TreeSpec]) -> None:
-        self.accumulator = accumulator
-        position = {spec.child: t for t, spec in enumerate(counted_specs)}
-        self.source_of = {i: position[spec.child] for i, spec in enumerate(specs)}
-        self.specs = list(specs)
-
-    def tree(self, i: int, **names) -> ContextTree:
-        return self.accumulator.tree(self.source_of[i], depth=len(self.specs[i].cardinalities),
-                                     **names)
-
-    def trees(self, indices: Sequence[int] | None = None, *,
-              names: Sequence[tuple[str | None, Sequence[str] | None]] | None = None,
-              ) -> list[ContextTree]:
-        """:meth:`tree` of each of ``indices`` (default: all), built in one kernel call."""
-        ids = list(range(len(self.specs)) if indices is None else indices)
-        return self.accumulator.trees([self.source_of[i] for i in ids],
-                                      depths=[len(self.specs[i].cardinalities) for i in ids],
-                                      names=names)

@@ -434,12 +434,13 @@ def loo_model(specs: Sequence[TreeSpec], trees: Sequence, class_counts) -> LooMo
     return _loo_model(specs, tree_records(trees), class_counts)
 
 
-def accumulated_loo_model(specs: Sequence[TreeSpec], acc: CountAccumulator,
-                          class_counts) -> LooModel:
-    """:func:`loo_model` of the trees of ``acc`` (an accumulator of ``specs``), built straight
-    from its leaves: the same integers, without a :class:`~fastpath.counts.ContextTree` per
-    tree or a lookup slot per value."""
-    return _loo_model(specs, accumulated_records(acc), class_counts)
+def accumulated_loo_model(specs: Sequence[TreeSpec], acc: CountAccumulator, class_counts,
+                          indices: Sequence[int] | None = None) -> LooModel:
+    """:func:`loo_model` of the trees of ``acc`` (an accumulator of ``specs``, or of more
+    specs whose tables ``indices`` are ``specs``), built straight from its leaves: the same
+    integers, without a :class:`~fastpath.counts.ContextTree` per tree or a lookup slot per
+    value."""
+    return _loo_model(specs, accumulated_records(acc, indices), class_counts)
 
 
 def _loo_model(specs: Sequence[TreeSpec], trees: TreeRecords, class_counts) -> LooModel:
@@ -575,6 +576,14 @@ def loo_scores(
     """
     codes, y_codes, cards, n_classes = _check_codes(codes, y_codes, cardinalities, n_classes)
     m = _check_m(m)
+    _check_scored(codes, y_codes, cards, n_classes, full_structure)
+    return _counted_loo_scores(codes, y_codes, cards, n_classes, full_structure, m, max_rows,
+                               sample_key).rmse
+
+
+def _check_scored(codes, y_codes, cards, n_classes, full_structure) -> None:
+    """What :func:`loo_scores` checks beyond :func:`_check_codes`: a kDB structure of the
+    codes' attributes, codes within the cardinalities and classes."""
     if not isinstance(full_structure, Structure) or full_structure.kind != "kdb":
         raise ValueError("full_structure must be a kDB Structure (fastpath.structure.kdb)")
     if full_structure.n_attributes != codes.shape[1]:
@@ -588,11 +597,28 @@ def loo_scores(
     if bad.size:
         j = int(bad[0])
         raise ValueError(f"codes of attribute {j} must lie in [0, {cards[j]})")
+
+
+class CountedScores(NamedTuple):
+    """:func:`loo_scores`' RMSE, and the counts it scored from: every row counted into the
+    class prior's tree and every attribute's kDB-K tree (``specs``, in ``full_structure``'s
+    order), from which the selected model's trees are read off
+    (:class:`~fastpath.counts._counting.ProjectedCounts`) instead of counted again."""
+
+    rmse: np.ndarray
+    counts: CountAccumulator
+    specs: list[TreeSpec]
+
+
+def _counted_loo_scores(codes, y_codes, cards, n_classes, full_structure, m, max_rows,
+                        sample_key) -> CountedScores:
+    """:func:`loo_scores` on checked inputs, with the counts it scored from."""
     max_k = full_structure.k
-    order = full_structure.order
-    specs = tree_specs(full_structure, cards, n_classes, order)[1:]
-    acc = CountAccumulator(specs).update(codes, y_codes)
-    model = accumulated_loo_model(specs, acc, np.bincount(y_codes, minlength=n_classes))
+    counted = tree_specs(full_structure, cards, n_classes, full_structure.order)
+    acc = CountAccumulator(counted).update(codes, y_codes)
+    specs = counted[1:]  # the attributes' trees; the class prior is read from class_counts
+    model = accumulated_loo_model(specs, acc, np.bincount(y_codes, minlength=n_classes),
+                                  range(1, len(counted)))
 
     n_rows = codes.shape[0]
     # a fixed chunking (not the thread count) keeps the summation order, hence the result,
@@ -603,7 +629,8 @@ def loo_scores(
                            sample_key)
     _loo_kernel(codes, y_codes, model, loo_settings(m, False, max_k, n_rows), chunk_starts,
                 keep, sse)
-    return np.sqrt(sse.sum(axis=0) / min(n_rows, max_rows or n_rows))
+    return CountedScores(np.sqrt(sse.sum(axis=0) / min(n_rows, max_rows or n_rows)), acc,
+                         counted)
 
 
 def loo_m_scores(
@@ -729,13 +756,33 @@ def select_skdb(
     -------
     SelectedStructure
     """
+    return counted_select_skdb(codes, y_codes, cardinalities, n_classes, k, m=m, order=order,
+                               max_rows=max_rows, sample_key=sample_key, scores=scores)[0]
+
+
+def counted_select_skdb(
+    codes: np.ndarray,
+    y_codes: np.ndarray,
+    cardinalities: Sequence[int],
+    n_classes: int,
+    k: int,
+    *,
+    m: float = DEFAULT_LOO_M,
+    order: Sequence[int] | None = None,
+    max_rows: int | None = None,
+    sample_key: int = 0,
+    scores: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[SelectedStructure, CountedScores]:
+    """:func:`select_skdb`, with the scores and the counts they came from
+    (:class:`CountedScores`): the fit reads the selected model's trees off them."""
     codes, y_codes, cards, n_classes = _check_codes(codes, y_codes, cardinalities, n_classes)
     m = _check_m(m)
     full = (kdb(codes, y_codes, cards, n_classes, k, order) if scores is None
             else kdb_from_scores(*scores, k, order))
-    rmse = loo_scores(codes, y_codes, cards, n_classes, full, m=m, max_rows=max_rows,
-                      sample_key=sample_key)
-    return SelectedStructure.from_rmse(full, rmse, m)
+    _check_scored(codes, y_codes, cards, n_classes, full)
+    counted = _counted_loo_scores(codes, y_codes, cards, n_classes, full, m, max_rows,
+                                  sample_key)
+    return SelectedStructure.from_rmse(full, counted.rmse, m), counted
 
 
 # the kernels compile fastpath.counts._records' find_child into their own cache entries
