@@ -22,6 +22,8 @@ tree is done (``res.n_iterations``, ``res.stop_reason``).
 from __future__ import annotations
 
 import contextlib
+import functools
+import math
 import numbers
 import threading
 import time
@@ -238,7 +240,7 @@ def _seed_state(entropy: int, key: tuple[int, ...]) -> np.ndarray:
     return st
 
 
-def _config(opt: HDPOptions, prep: _Prepared) -> _s.SamplerConfig:
+def _config(opt: HDPOptions, prep: _Prepared | _Layout) -> _s.SamplerConfig:
     """The kernels' options record; every field converted to its Python type, since numba
     compiles (and caches) one specialisation per combination of field types."""
     return _s.SamplerConfig(
@@ -510,6 +512,90 @@ def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: i
     return result
 
 
+def _one_call(opt: HDPOptions, layout: _Layout) -> bool:
+    """Whether every tree's first block can run in one compiled call
+    (:func:`~fastpath.estimate.hdp._kernels.level_chain`): one chain, an adaptive length
+    whose rule reads the rows' MCSE alone, ``"level"`` tying with one initial concentration,
+    no traced node and no posterior draw -- the classifiers' presets."""
+    init = opt.concentration_init
+    return (opt.adaptive and opt.n_chains == 1 and opt.tying == "level"
+            and opt.mcse_weighting == "rows" and not opt.convergence_checks
+            and not opt.trace_nodes and not opt.record_draws
+            and (not isinstance(init, tuple) or len(init) == 1)
+            and min(opt.min_iter, layout.n_max) > layout.burn)
+
+
+@functools.cache
+def _level_names(n_groups: int) -> tuple[str, ...]:
+    return tuple(f"depth{d + 1}" for d in range(n_groups))
+
+
+@functools.cache
+def _trace_iterations(n_points: int, thin: int) -> np.ndarray:
+    """The iterations of ``n_points`` trace points (read-only, shared by the results)."""
+    return _frozen((np.arange(n_points, dtype=np.int64) + 1) * thin)
+
+
+def _one_call_result(i: int, tree: ContextTree, opt: HDPOptions, layout: _Layout,
+                     cfg: _s.SamplerConfig, stir: tuple, ratios: tuple, seeds: np.ndarray,
+                     entropy: int, n_run: int) -> HDPResult | None:
+    """Tree ``i``'s result from its chain's first ``n_run`` iterations run in one call
+    (:func:`_one_call` options), or None when the stopping rule asks for more: the result
+    :func:`_assemble` gives, array for array (tested)."""
+    init = opt.concentration_init
+    alpha_init = float(init[0] if isinstance(init, tuple) else init)
+    n_keep = n_run - layout.burn
+    closed = min(layout.n_batches, n_keep // layout.batch_size)
+    nr, r1, r2 = ratios
+    start = time.perf_counter()
+    (groups, t, n, probs, node_mcse, rows_value, alpha_sum, conc_tr, lj_tr,
+     rows_tr) = _s.level_chain(tree.parent, tree.counts, tree.level_offsets, alpha_init, stir,
+                               r1, r2, nr, cfg, seeds, n_run, n_keep, closed)
+    seconds = time.perf_counter() - start
+    # the stopping rule on the one value it reads (check_stop with no trace)
+    stop = rows_value <= opt.mcse_tolerance
+    if not stop and n_run < layout.n_max:
+        return None
+    unmet = "" if stop else f"MCSE {rows_value:.4f} > {opt.mcse_tolerance}"
+    check = StopCheck(bool(stop), float(rows_value), math.nan, math.nan, unmet)
+    finite = bool(np.isfinite(node_mcse).all())
+    K = tree.n_values
+    rows = n_run // layout.thin
+    trace = HDPTrace(
+        iterations=_trace_iterations(rows, layout.thin),
+        burn_in=layout.burn,
+        concentrations=_frozen(conc_tr[None]),
+        log_joint=_frozen(lj_tr[None]),
+        node_ids=layout.trace_ids,
+        node_probabilities=_frozen(np.zeros((1, rows, 0, K))),
+        rows_probability=_frozen(rows_tr[None]),
+    )
+    result = HDPResult(
+        tree=tree,
+        options=opt,
+        probabilities=_frozen(probs),
+        mcse=_frozen(node_mcse if finite else np.full(probs.shape, np.nan)),
+        chain_probabilities=_frozen(probs[None]),
+        groups=_frozen(groups),
+        concentration_mean=_frozen(alpha_sum / n_keep),
+        trace=trace,
+        draws=None,
+        draw_node_ids=None,
+        table_counts=_frozen(t[None]),
+        node_counts=_frozen(n[None]),
+        seconds=seconds,
+        seed_entropy=int(entropy),
+        tree_index=i,
+        group_names=_level_names(alpha_sum.shape[0]),
+        n_iterations=int(n_run),
+        stop_reason="tolerance" if stop else "max_iter",
+        stop_check=check,
+    )
+    if finite:  # HDPResult.rows_mcse, from the same MCSEs (one chain)
+        result.__dict__["rows_mcse"] = float(rows_value)
+    return result
+
+
 class _Cancelled(Exception):
     """Raised inside workers when the caller gave up (e.g. on KeyboardInterrupt)."""
 
@@ -585,7 +671,14 @@ def estimate_trees(
         n_threads = numba_threads()
     entropy = _entropy(seed)
     layout = _layout(opt)
-    preps = [_prepare(i, tr, opt, layout) for i, tr in enumerate(trees)]
+    one_call = _one_call(opt, layout)
+    if one_call:  # a tree is prepared only if it goes on past its first block
+        for tr in trees:
+            if not isinstance(tr, ContextTree):
+                raise TypeError(f"expected a ContextTree, got {type(tr).__name__}")
+        preps: dict[int, _Prepared] = {}
+    else:
+        preps = {i: _prepare(i, tr, opt, layout) for i, tr in enumerate(trees)}
     # Every n the sampler can reach is bounded by its node's subtree count (t <= n below it).
     max_count = max((int(tr.counts.max()) if tr.counts.size else 0 for tr in trees), default=0)
     table = stirling if stirling is not None else _SHARED_STIRLING
@@ -596,9 +689,19 @@ def estimate_trees(
         stir = table.kernel_args
     # the kernels' records of each tree, shared read-only by its chains
     # (every tree's config is the same: it holds the options alone)
-    config = _config(opt, preps[0]) if preps else None
-    records = {p.index: (_tree_model(p, stir, ratios), config) for p in preps}
-    seeds = _seed_states(entropy, len(preps), opt.n_chains)
+    config = _config(opt, layout)
+    records: dict[int, tuple[_s.TreeModel, _s.SamplerConfig]] = {}
+    seeds = _seed_states(entropy, len(trees), opt.n_chains)
+
+    def prep_of(i: int) -> _Prepared:
+        if i not in preps:
+            preps[i] = _prepare(i, trees[i], opt, layout)
+        return preps[i]
+
+    def record_of(i: int) -> tuple[_s.TreeModel, _s.SamplerConfig]:
+        if i not in records:
+            records[i] = (_tree_model(prep_of(i), stir, ratios), config)
+        return records[i]
 
     total = len(trees) * opt.n_chains * opt.iterations_max
     lock = threading.Lock()
@@ -613,29 +716,27 @@ def estimate_trees(
                 done[0] += k
                 progress(done[0], total)
 
-    by_index = {p.index: p for p in preps}
     chains: dict[tuple[int, int], _Chain] = {}
 
     def step(i: int, c: int, stop: int) -> None:
-        prep = by_index[i]
-        model, cfg = records[i]
+        prep = prep_of(i)
+        model, cfg = record_of(i)
         if (i, c) not in chains:  # the first block initialises the chain (in its thread)
             chains[(i, c)] = _Chain(*_init_chain(prep, model, cfg, seeds[i, c]))
-        _advance(chains[(i, c)], stop, model, cfg, chunks[i], on_chunk)
+        _advance(chains[(i, c)], stop, model, cfg, _chunk(prep, opt), on_chunk)
 
     # A fixed length is one task per chain; an adaptive one a task per chain and block, the
     # tree's chains meeting at every boundary, where the stopping rule decides.
     last = opt.iterations_max
     first_stop = min(opt.min_iter, last) if opt.adaptive else last
     results: dict[int, HDPResult] = {}
-    chunks = {p.index: _chunk(p, opt) for p in preps}
 
     def finish(i: int, reason: str, check: _Checked | None) -> None:
         # the result copies what it keeps; the chains' working arrays are released at once
         tree_chains = [chains.pop((i, c)) for c in range(opt.n_chains)]
-        results[i] = _assemble(by_index[i], opt, tree_chains, entropy, reason, check)
+        results[i] = _assemble(prep_of(i), opt, tree_chains, entropy, reason, check)
 
-    waiting = {p.index: 0 for p in preps}
+    waiting = dict.fromkeys(range(len(trees)), 0)
 
     def block_done(i: int) -> int | None:
         """A chain of tree ``i`` finished its block: None while its other chains run or once
@@ -649,7 +750,7 @@ def estimate_trees(
         if not opt.adaptive:
             finish(i, "n_iter", None)
             return None
-        checked = _check(by_index[i], opt, tree_chains, n_run)
+        checked = _check(prep_of(i), opt, tree_chains, n_run)
         check = checked.check
         if check.stop or n_run >= last:
             finish(i, "tolerance" if check.stop else "max_iter", checked)
@@ -660,27 +761,50 @@ def estimate_trees(
                            max_iter=last)
 
     # largest trees first for load balance
-    order = sorted(preps, key=lambda p: -(p.tree.n_nodes * p.tree.n_values))
-    n_tasks = len(preps) * opt.n_chains
+    order = sorted(range(len(trees)), key=lambda i: -(trees[i].n_nodes * trees[i].n_values))
+    if one_call:
+        # each tree's first block in one compiled call; a tree whose rule is met there (nearly
+        # all) is done, the others start over below (their streams give the same block again)
+        def first_block(i: int) -> HDPResult | None:
+            if cancel.is_set():
+                raise _Cancelled
+            return _one_call_result(i, trees[i], opt, layout, config, stir, ratios,
+                                    seeds[i, 0], entropy, first_stop)
+
+        if n_threads == 1 or len(trees) <= 1:
+            finished = [(i, first_block(i)) for i in order]
+        else:
+            with ThreadPoolExecutor(max_workers=min(n_threads, len(trees))) as pool:
+                try:
+                    finished = list(zip(order, pool.map(first_block, order), strict=True))
+                except BaseException:
+                    cancel.set()
+                    raise
+        for i, result in finished:
+            if result is not None:
+                results[i] = result
+                on_chunk(last)  # its first block, and the skipped rest
+        order = [i for i in order if i not in results]
+    n_tasks = len(order) * opt.n_chains
     if n_threads == 1 or n_tasks <= 1:
         # one thread: the tasks run in this one, with no future or pool per task (their
         # bookkeeping cost as much as a small tree's sampling); a tree's chains and blocks run
         # one after another, so it is done (and its chains released) before the next starts
-        for p in order:
+        for i in order:
             stop: int | None = first_stop
             while stop is not None:
                 for c in range(opt.n_chains):
-                    step(p.index, c, stop + 1)
-                    nxt = block_done(p.index)  # None until the tree's last chain is there
+                    step(i, c, stop + 1)
+                    nxt = block_done(i)  # None until the tree's last chain is there
                 stop = nxt
-        return [results[p.index] for p in preps]
+        return [results[i] for i in range(len(trees))]
 
     ex = ThreadPoolExecutor(max_workers=min(n_threads, n_tasks))
     pending: dict[Future, int] = {}
     try:
-        for p in order:
+        for i in order:
             for c in range(opt.n_chains):
-                pending[ex.submit(step, p.index, c, first_stop + 1)] = p.index
+                pending[ex.submit(step, i, c, first_stop + 1)] = i
         while pending:
             finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
             for f in finished:
@@ -695,7 +819,7 @@ def estimate_trees(
         ex.shutdown(wait=True, cancel_futures=True)
         raise
     ex.shutdown(wait=True)
-    return [results[p.index] for p in preps]
+    return [results[i] for i in range(len(trees))]
 
 
 def estimate_tree(

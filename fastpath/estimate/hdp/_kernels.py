@@ -1144,6 +1144,205 @@ def run_iterations(it_start, it_stop, model, cfg, state, accum, traces, scratch)
                         draws[di, i, k] = phi[draw_ids[i], k]
 
 
+# ---------------------------------------------------------------------------- one-call chains
+@njit(cache=True, nogil=True)
+def pairwise_sum(a):
+    """numpy's sum of a contiguous float64 array, in numpy's order (``pairwise_sum`` of
+    ``numpy/_core/src/umath/loops_utils.h.src``: blocks of 8 accumulators, halves above 128
+    values, a plain loop from -0.0 below 8), so that a decision taken on it is numpy's.
+
+    The halving is walked with an explicit stack: numba's cache cannot reload a recursive
+    function (numba issue 6061: a segmentation fault)."""
+    n = a.shape[0]
+    if n <= 128:
+        return _pairwise_block(a, 0, n)
+    seg_lo = np.empty(64, dtype=np.int64)
+    seg_n = np.empty(64, dtype=np.int64)
+    left_done = np.zeros(64, dtype=np.bool_)
+    left_sum = np.empty(64)
+    top = 0
+    seg_lo[0] = 0
+    seg_n[0] = n
+    total = 0.0
+    while top >= 0:
+        lo = seg_lo[top]
+        m = seg_n[top]
+        if m > 128:  # descend into the left half first
+            half = m // 2
+            half -= half % 8
+            top += 1
+            seg_lo[top] = lo
+            seg_n[top] = half
+            left_done[top] = False
+            continue
+        value = _pairwise_block(a, lo, m)
+        top -= 1
+        # hand the value up: a left half waits for its right half, a right half completes
+        # its parent's sum (left + right, as the recursion adds them)
+        while top >= 0:
+            if not left_done[top]:
+                left_sum[top] = value
+                left_done[top] = True
+                half = seg_n[top] // 2
+                half -= half % 8
+                lo_right = seg_lo[top] + half
+                n_right = seg_n[top] - half
+                top += 1
+                seg_lo[top] = lo_right
+                seg_n[top] = n_right
+                left_done[top] = False
+                break
+            value = left_sum[top] + value
+            top -= 1
+        if top < 0:
+            total = value
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_block(a, lo, n):
+    if n < 8:
+        res = -0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0 = a[lo]
+    r1 = a[lo + 1]
+    r2 = a[lo + 2]
+    r3 = a[lo + 3]
+    r4 = a[lo + 4]
+    r5 = a[lo + 5]
+    r6 = a[lo + 6]
+    r7 = a[lo + 7]
+    i = 8
+    stop = n - n % 8
+    while i < stop:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True, nogil=True)
+def level_chain(parent, counts, level_offsets, alpha_init, stir, r1, r2, nr, cfg, seeds,
+                n_run, n_keep, closed):
+    """One chain of a tree under ``"level"`` tying run for its first ``n_run`` iterations in
+    one call, from the tree's arrays to what its result keeps: what
+    :func:`fastpath.estimate.hdp._api.estimate_trees` does tree by tree in Python (the
+    tree's records, :func:`init_state`, :func:`run_iterations`, the stopping rule's MCSEs),
+    with the same arrays, draws and floating-point operations (sums in numpy's order).
+
+    ``n_keep`` kept iterations (``n_run`` minus the burn-in) and ``closed`` closed batches
+    (the batch means' count). Returns ``(groups, t, n, probabilities, node_mcse, rows_mcse,
+    alpha_sum, conc_trace, lj_trace, rows_trace)``: ``node_mcse`` before a non-finite entry
+    makes it NaN, ``rows_mcse`` the root mean square over the training rows of the leaves'
+    MCSE (:func:`~fastpath.estimate.hdp._stopping.rows_mcse` of one chain), the traces cut
+    at ``n_run``; ``probabilities`` is the mean over the kept iterations (the open batch
+    closed, as the result's assembly does before the kernel's last iteration).
+    """
+    n_nodes, K = counts.shape
+    leaf_start = level_offsets[level_offsets.shape[0] - 2]
+    # "level" tying: a node's group is its depth - 1, the root's -1
+    group = np.empty(n_nodes, dtype=np.int64)
+    G = 0
+    for d in range(level_offsets.shape[0] - 1):
+        for j in range(level_offsets[d], level_offsets[d + 1]):
+            group[j] = d - 1
+        if level_offsets[d + 1] > level_offsets[d] and d > G:
+            G = d
+    if n_nodes <= 1:
+        G = 0
+    # the (node, value) pairs a sweep visits: subtree count >= 2, deepest node first
+    n_pairs = 0
+    for j in range(1, n_nodes):
+        for k in range(K):
+            if counts[j, k] >= 2:
+                n_pairs += 1
+    pair_node = np.empty(n_pairs, dtype=np.int64)
+    pair_value = np.empty(n_pairs, dtype=np.int64)
+    q = 0
+    for j in range(n_nodes - 1, 0, -1):
+        for k in range(K):
+            if counts[j, k] >= 2:
+                pair_node[q] = j
+                pair_value[q] = k
+                q += 1
+    # band caches of log S(n, .) for leaf values beyond the ratio tables, in row-major order
+    band_slot = np.full((n_nodes, K), -1, dtype=np.int64)
+    n_bands = 0
+    for j in range(leaf_start, n_nodes):
+        for k in range(K):
+            if counts[j, k] > nr:
+                band_slot[j, k] = n_bands
+                n_bands += 1
+    model = TreeModel(parent, group, leaf_start, counts, pair_node, pair_value, band_slot,
+                      stir, r1, r2, nr)
+    alpha = np.empty(G)
+    for g in range(G):
+        alpha[g] = alpha_init
+    state = ChainState(np.zeros((n_nodes, K), dtype=np.int64),
+                       np.zeros((n_nodes, K), dtype=np.int64),
+                       np.zeros(n_nodes, dtype=np.int64), np.zeros(n_nodes, dtype=np.int64),
+                       alpha, seeds[0].copy(), seeds[1].copy())
+    init_state(model, cfg, state)
+    accum = Accumulators(np.zeros((n_nodes, K)), np.zeros((n_nodes, K)),
+                         np.zeros((n_nodes, K)), np.zeros((n_nodes, K)),
+                         np.zeros((n_nodes, K)), np.zeros(G))
+    n_trace = cfg.n_iter // cfg.thin
+    traces = Traces(np.zeros((n_trace, G)), np.zeros(n_trace), np.zeros(0, dtype=np.int64),
+                    np.zeros((n_trace, 0, K)), np.zeros(0, dtype=np.int64),
+                    np.zeros((0, 0, K)), np.zeros(cfg.n_iter - cfg.burn_in))
+    scratch = Scratch(np.empty(2 * cfg.window + 1), np.zeros(G), np.zeros(G),
+                      np.zeros((n_nodes, K)), np.zeros(K), np.zeros(n_bands, dtype=np.int64),
+                      np.zeros((n_bands, BAND)))
+    run_iterations(1, n_run + 1, model, cfg, state, accum, traces, scratch)
+    # the batch-means MCSE of every node (fastpath.estimate.hdp._stopping.batch_means_mcse)
+    node_mcse = np.empty((n_nodes, K))
+    for j in range(n_nodes):
+        for k in range(K):
+            if closed < 2:
+                node_mcse[j, k] = np.inf
+            else:
+                s1 = accum.bm_s1[j, k]
+                d = accum.bm_s2[j, k] - s1 * s1 / closed
+                if d < 0.0:  # np.maximum(d, 0.0): a NaN stays NaN
+                    d = 0.0
+                node_mcse[j, k] = math.sqrt(d / (closed - 1) / closed)
+    # the rows' MCSE: leaf counts as weights (fastpath.estimate.hdp._stopping.rows_mcse)
+    total = 0
+    for j in range(leaf_start, n_nodes):
+        for k in range(K):
+            total += counts[j, k]
+    weighted = np.empty((n_nodes - leaf_start) * K)
+    i = 0
+    for j in range(leaf_start, n_nodes):
+        for k in range(K):
+            m = node_mcse[j, k]
+            weighted[i] = counts[j, k] / max(total, 1) * (m * m)
+            i += 1
+    rows = math.sqrt(pairwise_sum(weighted))
+    probabilities = np.empty((n_nodes, K))
+    closing = n_run < cfg.n_iter  # the kernel closes the last batch only at n_iter
+    for j in range(n_nodes):
+        for k in range(K):
+            acc = accum.acc_sum[j, k] + accum.acc_batch[j, k] if closing else accum.acc_sum[j, k]
+            probabilities[j, k] = acc / n_keep
+    n_points = n_run // cfg.thin
+    return (group, state.t, state.n, probabilities, node_mcse, rows, accum.alpha_sum,
+            traces.conc_tr[:n_points].copy(), traces.lj_tr[:n_points].copy(),
+            traces.rows_tr[:n_keep].copy())
+
+
 # ---------------------------------------------------------------------------- cache guard
 # The kernels compile fastpath.estimate.hdp._stirling.log_stirling into themselves: a changed
 # stirling.py must not leave them running its old code from numba's cache.
