@@ -293,3 +293,17 @@ def test_a_fixed_run_too_short_to_certify_says_so_and_how_long_is_enough():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnconvergedWarning)
         BayesNetClassifier("nb", sampler="paper", n_iter=1000, random_state=0).fit(X, y)
+
+
+def test_the_largest_mcse_is_numpys_nanmax_over_finite_trees():
+    from fastpath.estimate._diagnostics import _finite_max
+
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        a = rng.normal(size=(int(rng.integers(0, 6)), int(rng.integers(1, 4))))
+        for _ in range(int(rng.integers(0, 4))):
+            if a.size:
+                a.flat[rng.integers(0, a.size)] = rng.choice([np.nan, np.inf, -np.inf])
+        want = float(np.nanmax(a)) if a.size and np.isfinite(a).any() else math.nan
+        got = float(_finite_max(a))
+        assert got == want or (math.isnan(got) and math.isnan(want))

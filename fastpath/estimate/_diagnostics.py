@@ -35,12 +35,14 @@ R-hat compares the two halves of that chain only; use ``n_chains >= 2`` for a re
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from numba import njit
 from sklearn.exceptions import ConvergenceWarning
 
 from ..counts._context_tree import ContextTree
@@ -445,16 +447,43 @@ def _tree_series(res: HDPResult) -> dict[str, np.ndarray]:
     """The post-burn-in traces a tree's diagnostics judge, by variable name: each group's
     concentration (unless fixed), then the log joint; each shaped (chains, draws)."""
     kept = res.trace.kept
+    if res.trace.log_joint.shape[0] == 1:
+        # one chain: the kept points are the trace's last ones (iterations increase), a
+        # slice rather than a copy (several chains keep the mask's copies, whose layout
+        # numpy's mean of all their draws adds in)
+        kept = slice(kept.size - int(np.count_nonzero(kept)), None)
     series: dict[str, np.ndarray] = {}
     if not res.options.fix_concentrations:
-        names = res.group_names or tuple(str(g) for g in range(res.n_groups))
-        for g in range(res.n_groups):
-            label = f"alpha[{names[g]}]"
-            if label in series:  # 'single' tying names its one group 'all'; keep labels unique
-                label = f"alpha[{g}]"
-            series[label] = res.trace.concentrations[:, kept, g]
+        concentrations = res.trace.concentrations
+        for g, label in enumerate(_alpha_labels(res.group_names, res.n_groups)):
+            series[label] = concentrations[:, kept, g]
     series["log_joint"] = res.trace.log_joint[:, kept]
     return series
+
+
+@functools.cache
+def _alpha_labels(group_names: tuple[str, ...], n_groups: int) -> tuple[str, ...]:
+    """``alpha[<group name>]`` of each group (``alpha[<g>]`` for a name already taken: the
+    'single' tying names its one group 'all')."""
+    names = group_names or tuple(str(g) for g in range(n_groups))
+    labels: list[str] = []
+    for g in range(n_groups):
+        label = f"alpha[{names[g]}]"
+        labels.append(f"alpha[{g}]" if label in labels else label)
+    return tuple(labels)
+
+
+@njit(cache=True, nogil=True)
+def _finite_max(a):
+    """``np.nanmax(a)`` when ``a`` has a finite value (infinities count), else NaN."""
+    top = np.nan
+    seen_finite = False
+    for x in a.ravel():
+        if np.isfinite(x):
+            seen_finite = True
+        if not np.isnan(x) and (np.isnan(top) or x > top):
+            top = x
+    return top if seen_finite else np.nan
 
 
 def _series_means(series: list[np.ndarray]) -> list[float]:
@@ -492,7 +521,7 @@ def _tree_diagnostics(i: int, res: HDPResult, name: str, series: dict[str, np.nd
         mean=tuple(means),
         rhat=tuple(float(r) for r in rhat), ess_bulk=tuple(float(e) for e in ess),
         iterations=int(res.n_iterations), stop_reason=res.stop_reason,
-        max_mcse=float(np.nanmax(mcse)) if mcse.size and np.isfinite(mcse).any() else math.nan,
+        max_mcse=float(_finite_max(mcse)),
         mcse_tolerance=float(opt.mcse_tolerance), rows_mcse=res.rows_mcse,
         rows_rhat=rows_rhat, rows_ess=rows_ess,
         mcse_weighting=opt.mcse_weighting,
