@@ -397,12 +397,3 @@ def test_a_first_block_in_one_call_is_the_tree_by_tree_run(monkeypatch, options,
             [b.stop_check.max_mcse, b.stop_check.max_rhat, b.stop_check.min_ess, b.rows_mcse])
     if options.mcse_tolerance == 1e-4:
         assert any(r.n_iterations > options.min_iter for r in fast)
-
-
-def test_the_one_call_sum_is_numpys():
-    from fastpath.estimate.hdp._kernels import pairwise_sum
-
-    rng = np.random.default_rng(2)
-    for n in [*range(0, 300), *rng.integers(300, 30_000, 60).tolist()]:
-        x = rng.random(n) * 10.0 ** rng.integers(-300, 3)
-        assert pairwise_sum(x) == np.sum(x), n

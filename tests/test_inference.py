@@ -322,3 +322,36 @@ def test_posterior_is_the_same_float_as_the_whole_array_formula(n_classes, n_row
     joint = rng.normal(scale=30.0, size=(n_rows, n_classes)) - 200.0
     joint[rng.random(joint.shape) < 0.15] = -np.inf
     np.testing.assert_array_equal(posterior_from_joint(joint), _posterior_reference(joint))
+
+
+def _numpy_posterior(joint):
+    """posterior_from_joint's former numpy code (the reference the kernels reproduce)."""
+    top = joint[:, :1].copy()
+    for c in range(1, joint.shape[1]):
+        np.maximum(top, joint[:, c : c + 1], out=top)
+    top[~np.isfinite(top)] = 0.0
+    p = np.subtract(joint, top)
+    with np.errstate(invalid="ignore"):
+        np.exp(p, out=p)
+    total = p.sum(axis=1, keepdims=True)
+    bad = ~(total > 0) | ~np.isfinite(total)
+    return np.where(bad, 1.0 / joint.shape[1], p / np.where(bad, 1.0, total))
+
+
+@pytest.mark.parametrize("n_classes", [1, 2, 3, 7, 8, 9, 21, 150])
+def test_the_posterior_is_numpys_log_sum_exp_bit_for_bit(n_classes):
+    from fastpath.pipeline._members import members_mean
+
+    rng = np.random.default_rng(n_classes)
+    joint = rng.normal(size=(5, 300, n_classes)) * 40.0 - 200.0
+    joint[0, :7] = -np.inf  # a row without information: uniform
+    joint[1, 3, 0] = np.inf
+    joint[2, 5, -1] = np.nan
+    got = posterior_from_joint(joint.reshape(-1, n_classes))
+    want = _numpy_posterior(joint.reshape(-1, n_classes))
+    np.testing.assert_array_equal(got, want)
+    proba = got.reshape(joint.shape)
+    total = proba[0]
+    for e in range(1, len(proba)):
+        total = total + proba[e]
+    np.testing.assert_array_equal(members_mean(proba), total / len(proba))

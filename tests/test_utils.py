@@ -30,6 +30,7 @@ from fastpath.utils._dtypes import (
     stray_tokens,
     to_float64,
 )
+from fastpath.utils._sums import pairwise_sum
 from fastpath.utils._validation import (
     as_generator,
     check_float,
@@ -383,3 +384,10 @@ def test_stray_message_names_column_tokens_counts_and_remedy():
     assert msg.startswith("column 'age' is read as numbers: 28 of its 500")
     assert "'t0' (7x)" in msg and "'t4' (3x) and 2 more" in msg and "'t5'" not in msg
     assert "95%" in msg and msg.endswith("do this")
+
+
+def test_pairwise_sum_is_numpys_sum():
+    rng = np.random.default_rng(2)
+    for n in [*range(0, 300), *rng.integers(300, 30_000, 60).tolist()]:
+        x = rng.random(n) * 10.0 ** rng.integers(-300, 3)
+        assert pairwise_sum(x) == np.sum(x), n

@@ -44,6 +44,7 @@ from ..predict._inference import (
     PackedMembers,
     PackedModel,
     members_joint_log_likelihood,
+    members_mean,
     pack_members,
     posterior_from_joint,
 )
@@ -284,10 +285,7 @@ def members_proba(members: Sequence[Member], frame: pd.DataFrame) -> np.ndarray:
     proba = posterior_from_joint(joint.reshape(-1, n_classes)).reshape(joint.shape)
     if n_members == 1:
         return proba[0]
-    total = proba[0]
-    for e in range(1, n_members):  # the members' order, as the mean was always summed
-        total = total + proba[e]
-    return total / n_members
+    return members_mean(proba)  # added in the members' order, as the mean always was
 
 
 def members_log_proba(members: Sequence[Member], frame: pd.DataFrame) -> np.ndarray:

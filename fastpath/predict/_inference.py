@@ -32,6 +32,9 @@ from numba import njit, prange
 
 from ..counts._context_tree import ContextTree
 from ..counts._counting import TreeSpec
+from ..utils import _sums
+from ..utils._numba_cache import flush_stale_cache
+from ..utils._sums import pairwise_sum
 from ..utils._threads import threaded_kernel
 
 
@@ -530,28 +533,64 @@ def members_joint_log_likelihood(models: Sequence[PackedModel], codes: np.ndarra
 
 def posterior_from_joint(joint: np.ndarray) -> np.ndarray:
     """Normalise joint log-likelihoods into P(y | x) (log-sum-exp, row by row)."""
-    joint = np.asarray(joint, dtype=np.float64)
-    # the rows' maximum class by class (a reduction along a short axis is slow in numpy; the
-    # maximum is exact, so the same numbers)
-    top = joint[:, :1].copy()
-    for c in range(1, joint.shape[1]):
-        np.maximum(top, joint[:, c : c + 1], out=top)
-    # a row where every class has probability zero carries no information: uniform
-    top[~np.isfinite(top)] = 0.0
-    p = np.subtract(joint, top)
+    joint = np.ascontiguousarray(joint, dtype=np.float64)
+    p = np.empty(joint.shape)
+    _shifted_by_row_max(joint, p)
     with np.errstate(invalid="ignore"):
-        np.exp(p, out=p)
-    if joint.shape[1] < 8:
-        # class by class from the first: the order numpy's sum adds fewer than 8 numbers in,
-        # without its slow reduction along a short axis
-        total = p[:, :1].copy()
-        for c in range(1, joint.shape[1]):
-            total += p[:, c : c + 1]
-    else:
-        total = p.sum(axis=1, keepdims=True)
-    bad = ~(total > 0) | ~np.isfinite(total)
-    if bad.any():
-        p = np.where(bad, 1.0 / joint.shape[1], p / np.where(bad, 1.0, total))
-    else:
-        p /= total
+        np.exp(p, out=p)  # numpy's exp, as before (the kernels' would round differently)
+    _normalised_rows(p)
     return p
+
+
+@njit(cache=True, nogil=True)
+def _shifted_by_row_max(joint, out):
+    """``joint`` minus each row's largest value (0 where that is not finite: a row where
+    every class has probability zero carries no information, and comes out uniform), as
+    ``np.maximum`` column by column finds it (a NaN wins)."""
+    rows, K = joint.shape
+    for r in range(rows):
+        top = joint[r, 0]
+        for c in range(1, K):
+            x = joint[r, c]
+            if np.isnan(top) or np.isnan(x):
+                top = np.nan
+            elif x > top:
+                top = x
+        if not np.isfinite(top):
+            top = 0.0
+        for c in range(K):
+            out[r, c] = joint[r, c] - top
+
+
+@njit(cache=True, nogil=True)
+def _normalised_rows(p):
+    """Each row of ``p`` divided by its sum in numpy's order (``p.sum(axis=1)``); a row whose
+    sum is not positive and finite becomes uniform."""
+    rows, K = p.shape
+    for r in range(rows):
+        total = pairwise_sum(p[r])
+        if not (total > 0) or not np.isfinite(total):
+            for c in range(K):
+                p[r, c] = 1.0 / K
+        else:
+            for c in range(K):
+                p[r, c] = p[r, c] / total
+
+
+@njit(cache=True, nogil=True)
+def members_mean(proba):
+    """The members' posteriors (members, rows, classes) averaged: added in the members' order,
+    then divided by their number."""
+    E, rows, K = proba.shape
+    out = np.empty((rows, K))
+    for r in range(rows):
+        for c in range(K):
+            total = proba[0, r, c]
+            for e in range(1, E):
+                total = total + proba[e, r, c]
+            out[r, c] = total / E
+    return out
+
+
+# the kernels compile fastpath.utils._sums' pairwise_sum into their own cache entries
+flush_stale_cache(globals(), [_sums])
