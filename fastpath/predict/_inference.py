@@ -434,7 +434,8 @@ def _member_block(own, pm, e, first, last, out):
     """Member ``e``'s log P(y, x) of rows ``first:last`` into ``out[e]``: the class prior, then
     each tree's log-probability of the row's value (none for an unknown value) tree by tree,
     read from its table of every parent combination, its merged branches or a descent per
-    class -- the same number each way."""
+    class -- the same number each way. (``out[e, r, c]`` is indexed in full: a row view per
+    row and tree would cost numba a reference count each.)"""
     n_classes = pm.class_log_prior.shape[1]
     for r in range(first, last):
         for c in range(n_classes):
@@ -450,7 +451,6 @@ def _member_block(own, pm, e, first, last, out):
             x = own[r, column]
             if x < 0:
                 continue  # unknown value: its factor is marginalised out
-            s = out[e, r]
             if dense >= 0:
                 idx = 0
                 for j in range(lo + 1, hi):
@@ -462,7 +462,7 @@ def _member_block(own, pm, e, first, last, out):
                 if idx >= 0:
                     base = dense + (idx * kv + x) * n_classes
                     for c in range(n_classes):
-                        s[c] += pm.dense_log_prob[base + c]
+                        out[e, r, c] += pm.dense_log_prob[base + c]
                     continue
             if merged >= 0:
                 t = 0
@@ -479,7 +479,7 @@ def _member_block(own, pm, e, first, last, out):
                     t = child
                 base = (merged + t) * n_classes
                 for c in range(n_classes):
-                    s[c] += pm.log_prob[logp + pm.merged_rows[base + c] + x]
+                    out[e, r, c] += pm.log_prob[logp + pm.merged_rows[base + c] + x]
                 continue
             for c in range(n_classes):
                 node = 0
@@ -495,7 +495,7 @@ def _member_block(own, pm, e, first, last, out):
                     if child < 0:
                         break  # path never observed: back off
                     node = child
-                s[c] += pm.log_prob[logp + node * kv + x]
+                out[e, r, c] += pm.log_prob[logp + node * kv + x]
 
 
 @threaded_kernel
