@@ -568,7 +568,12 @@ def _normalised_rows(p):
     sum is not positive and finite becomes uniform."""
     rows, K = p.shape
     for r in range(rows):
-        total = pairwise_sum(p[r])
+        if K < 8:  # numpy's order below 8 values: one by one from -0.0
+            total = -0.0
+            for c in range(K):
+                total += p[r, c]
+        else:
+            total = pairwise_sum(p[r])
         if not (total > 0) or not np.isfinite(total):
             for c in range(K):
                 p[r, c] = 1.0 / K
@@ -577,19 +582,14 @@ def _normalised_rows(p):
                 p[r, c] = p[r, c] / total
 
 
-@njit(cache=True, nogil=True)
-def members_mean(proba):
+def members_mean(proba: np.ndarray) -> np.ndarray:
     """The members' posteriors (members, rows, classes) averaged: added in the members' order,
-    then divided by their number."""
-    E, rows, K = proba.shape
-    out = np.empty((rows, K))
-    for r in range(rows):
-        for c in range(K):
-            total = proba[0, r, c]
-            for e in range(1, E):
-                total = total + proba[e, r, c]
-            out[r, c] = total / E
-    return out
+    then divided by their number (in place in one array: numpy's adds vectorise)."""
+    total = proba[0].copy()
+    for e in range(1, proba.shape[0]):
+        np.add(total, proba[e], out=total)
+    total /= proba.shape[0]
+    return total
 
 
 # the kernels compile fastpath.utils._sums' pairwise_sum into their own cache entries
