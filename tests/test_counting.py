@@ -72,3 +72,26 @@ def test_merge_requires_same_specs():
     b = CountAccumulator([TreeSpec(0, (-1,), 3, (2,))])
     with pytest.raises(ValueError, match="different"):
         a.merge(b)
+
+
+@pytest.mark.parametrize("chunks", [1, 3])
+def test_a_sparse_table_holds_its_distinct_paths_sorted_and_summed(chunks):
+    # the first chunk's leaves are stored as count_leaves gives them (distinct, sorted), the
+    # later ones merged by _compact: either way the paths _compact gives for every row at once
+    rng = np.random.default_rng(chunks)
+    n = 3000
+    codes = np.stack([rng.integers(0, 5000, n), rng.integers(0, 3000, n),
+                      rng.integers(0, 4, n)], axis=1)
+    y = rng.integers(0, 3, n)
+    spec = TreeSpec(2, (-1, 0, 1), 4, (3, 5000, 3000))
+    assert not spec.dense
+    acc = CountAccumulator([spec])
+    for part in np.array_split(np.arange(n), chunks):
+        acc.update(codes[part], y[part])
+    paths, counts = acc.leaf_counts(0)
+    cond = np.stack([y, codes[:, 0], codes[:, 1]], axis=1)
+    want_paths, want_counts = counting._compact(*counting.count_leaves(codes[:, 2], cond, 4,
+                                                                        (3, 5000, 3000)))
+    np.testing.assert_array_equal(paths, want_paths)
+    np.testing.assert_array_equal(counts, want_counts)
+    assert (np.diff(paths[:, 0]) >= 0).all()

@@ -424,9 +424,14 @@ class CountAccumulator:
             new_paths, new_counts = count_leaves(
                 _column(codes, y, s.child), cond, s.n_values, s.cardinalities
             )
-            self._sparse[i] = _compact(
-                np.concatenate([paths, new_paths]), np.concatenate([counts, new_counts])
-            )
+            if paths.shape[0] == 0 and s.conditioning:
+                # count_leaves' paths are distinct and sorted (mixed-radix keys, the first
+                # variable most significant, or np.unique's rows): what _compact returns
+                self._sparse[i] = (new_paths, new_counts)
+            else:
+                self._sparse[i] = _compact(
+                    np.concatenate([paths, new_paths]), np.concatenate([counts, new_counts])
+                )
         self.n_rows += int(y.shape[0])
         return self
 
