@@ -261,6 +261,56 @@ def _compact(paths: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndar
     return paths[starts], np.add.reduceat(counts, starts, axis=0)
 
 
+@njit(cache=True, nogil=True)
+def _leaf_keys(codes, y, child_col, cond_cols, cards, n_values):
+    """Each row's key: its path's codes in mixed radix (the first variable most significant;
+    column -1 is the class), times ``n_values``, plus its child's code."""
+    n = y.shape[0]
+    keys = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        key = 0
+        for d in range(cond_cols.shape[0]):
+            col = cond_cols[d]
+            key = key * cards[d] + (y[r] if col < 0 else codes[r, col])
+        keys[r] = key * n_values + (y[r] if child_col < 0 else codes[r, child_col])
+    return keys
+
+
+@njit(cache=True, nogil=True)
+def _leaf_runs(keys, cards, n_values):
+    """The distinct paths of sorted ``keys`` (:func:`_leaf_keys`), ascending, and each one's
+    counts of the child's values."""
+    n = keys.shape[0]
+    depth = cards.shape[0]
+    n_paths = 0
+    for r in range(n):
+        if r == 0 or keys[r] // n_values != keys[r - 1] // n_values:
+            n_paths += 1
+    paths = np.empty((n_paths, depth), dtype=np.int64)
+    counts = np.zeros((n_paths, n_values), dtype=np.int64)
+    row = -1
+    for r in range(n):
+        path = keys[r] // n_values
+        if r == 0 or path != keys[r - 1] // n_values:
+            row += 1
+            rest = path
+            for d in range(depth - 1, -1, -1):
+                paths[row, d] = rest % cards[d]
+                rest //= cards[d]
+        counts[row, keys[r] % n_values] += 1
+    return paths, counts
+
+
+def _sorted_leaves(codes: np.ndarray, y: np.ndarray, child_col: int, cond_cols: np.ndarray,
+                   cards: np.ndarray, n_values: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`count_leaves` when every (path, value) has an int64 key, read straight from the
+    code matrix: the keys sorted once (numpy's sort), then each run of one path read into a
+    row of counts -- the paths distinct and in ascending order."""
+    keys = _leaf_keys(codes, y, child_col, cond_cols, cards, n_values)
+    keys.sort()
+    return _leaf_runs(keys, cards, n_values)
+
+
 def count_leaves(
     child: np.ndarray,
     conditioning: np.ndarray,
@@ -292,19 +342,9 @@ def count_leaves(
             raise ValueError("conditioning codes out of range of their cardinalities")
     space = int(np.prod(cards, dtype=object))
     if space * n_values < 2**62:
-        # mixed-radix key of the path, then one sort
-        key = np.zeros(child.shape[0], dtype=np.int64)
-        for d in range(depth):
-            key = key * cards[d] + conditioning[:, d]
-        uniq, inverse = np.unique(key, return_inverse=True)
-        counts = np.zeros((uniq.size, n_values), dtype=np.int64)
-        np.add.at(counts, (inverse, child), 1)
-        paths = np.zeros((uniq.size, depth), dtype=np.int64)
-        rest = uniq.copy()
-        for d in range(depth - 1, -1, -1):
-            paths[:, d] = rest % cards[d]
-            rest //= cards[d]
-        return paths, counts
+        # mixed-radix key of the path and the child's value, then one sort
+        return _sorted_leaves(np.ascontiguousarray(conditioning), child, -1,
+                              np.arange(depth, dtype=np.int64), cards, int(n_values))
     uniq, inverse = np.unique(conditioning, axis=0, return_inverse=True)
     counts = np.zeros((uniq.shape[0], n_values), dtype=np.int64)
     np.add.at(counts, (inverse.ravel(), child), 1)
@@ -338,12 +378,21 @@ class CountAccumulator:
     Parameters
     ----------
     specs : sequence of TreeSpec
+    n_rows : int, optional
+        The rows it will count, when known (an in-memory fit): a table of more than
+        ``max(2**16, 8 * n_rows)`` cells is then kept sparse, since at most ``n_rows`` of its
+        cells are non-zero (a dense one would cost its whole size in memory written). The
+        layout changes no count and no tree; accumulators merge only with one of the same
+        layout.
     """
 
-    def __init__(self, specs: Sequence[TreeSpec]) -> None:
+    def __init__(self, specs: Sequence[TreeSpec], n_rows: int | None = None) -> None:
         self.specs = tuple(specs)
         self.n_rows = 0
-        dense = [i for i, s in enumerate(self.specs) if s.dense]
+        cap = None if n_rows is None else max(1 << 16, 8 * int(n_rows))
+        dense = [i for i, s in enumerate(self.specs)
+                 if s.dense and (cap is None or s.n_cells <= cap)]
+        self._dense_set = frozenset(dense)
         self._dense_ids = np.asarray(dense, dtype=np.int64)
         sizes = [self.specs[i].n_cells for i in dense]
         self._dense_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
@@ -379,7 +428,7 @@ class CountAccumulator:
                 np.empty((0, s.n_values), np.int64),
             )
             for i, s in enumerate(self.specs)
-            if not s.dense
+            if i not in self._dense_set
         }
         # kernel arguments for the dense tables
         child_col, cond_ptr, cond_cols, radix, n_values = [], [0], [], [], []
@@ -416,14 +465,19 @@ class CountAccumulator:
             )
         for i, (paths, counts) in self._sparse.items():
             s = self.specs[i]
-            cond = (
-                np.stack([_column(codes, y, c) for c in s.conditioning], axis=1)
-                if s.conditioning
-                else np.zeros((y.shape[0], 0), np.int64)
-            )
-            new_paths, new_counts = count_leaves(
-                _column(codes, y, s.child), cond, s.n_values, s.cardinalities
-            )
+            if s.n_cells < 2**62:  # the rows' keys read straight from the codes (checked)
+                new_paths, new_counts = _sorted_leaves(
+                    codes, y, s.child, np.asarray(s.conditioning, dtype=np.int64),
+                    np.asarray(s.cardinalities, dtype=np.int64), s.n_values)
+            else:
+                cond = (
+                    np.stack([_column(codes, y, c) for c in s.conditioning], axis=1)
+                    if s.conditioning
+                    else np.zeros((y.shape[0], 0), np.int64)
+                )
+                new_paths, new_counts = count_leaves(
+                    _column(codes, y, s.child), cond, s.n_values, s.cardinalities
+                )
             if paths.shape[0] == 0 and s.conditioning:
                 # count_leaves' paths are distinct and sorted (mixed-radix keys, the first
                 # variable most significant, or np.unique's rows): what _compact returns
@@ -454,6 +508,9 @@ class CountAccumulator:
         """Add another accumulator's counts (same specs); returns self."""
         if other.specs != self.specs:
             raise ValueError("cannot merge counts of different table specifications")
+        if other._dense_set != self._dense_set:
+            raise ValueError("cannot merge counts stored in different layouts (one accumulator "
+                             "was sized for its rows with n_rows)")
         self._dense += other._dense
         self._seen |= other._seen
         for i, (paths, counts) in self._sparse.items():

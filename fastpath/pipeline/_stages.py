@@ -79,7 +79,7 @@ class LearnedStructure:
         them (the same integers), else counted."""
         if self.scored is not None:
             return ProjectedCounts(self.scored.counts, self.scored.specs, specs)
-        return CountAccumulator(specs).update(codes, y_codes)
+        return CountAccumulator(specs, n_rows=codes.shape[0]).update(codes, y_codes)
 
 
 def learn_structure(config: FitConfig, codes: np.ndarray, y_codes: np.ndarray,
@@ -253,7 +253,7 @@ def choose_m_from_codes(config: FitConfig, specs: Sequence[TreeSpec], codes: np.
     plan = plan_m(config, codes.shape[0], rng)
     if plan.needs_loo:
         if counts is None:
-            counts = CountAccumulator(specs).update(codes, y_codes)
+            counts = CountAccumulator(specs, n_rows=codes.shape[0]).update(codes, y_codes)
         return choose_m_loo(specs, counts, codes, y_codes, backoff=config.m_backoff)
     if not plan.needs_holdout:
         return plan.m, plan.scores
@@ -262,7 +262,8 @@ def choose_m_from_codes(config: FitConfig, specs: Sequence[TreeSpec], codes: np.
     hold = holdout_rows(codes.shape[0], plan.n_hold, plan.key)
     train = np.ones(codes.shape[0], dtype=bool)
     train[hold] = False
-    train_counts = CountAccumulator(specs).update(codes[train], y_codes[train])
+    train_counts = CountAccumulator(specs, n_rows=int(train.sum())).update(codes[train],
+                                                                       y_codes[train])
     return choose_m(specs, train_counts, codes[hold], y_codes[hold], backoff=config.m_backoff)
 
 

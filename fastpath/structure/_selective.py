@@ -615,7 +615,7 @@ def _counted_loo_scores(codes, y_codes, cards, n_classes, full_structure, m, max
     """:func:`loo_scores` on checked inputs, with the counts it scored from."""
     max_k = full_structure.k
     counted = tree_specs(full_structure, cards, n_classes, full_structure.order)
-    acc = CountAccumulator(counted).update(codes, y_codes)
+    acc = CountAccumulator(counted, n_rows=codes.shape[0]).update(codes, y_codes)
     specs = counted[1:]  # the attributes' trees; the class prior is read from class_counts
     model = accumulated_loo_model(specs, acc, np.bincount(y_codes, minlength=n_classes),
                                   range(1, len(counted)))
