@@ -342,7 +342,8 @@ def count_leaves(
             raise ValueError("conditioning codes out of range of their cardinalities")
     space = int(np.prod(cards, dtype=object))
     if space * n_values < 2**62:
-        # mixed-radix key of the path and the child's value, then one sort
+        # mixed-radix key of the path and the child's value, then one sort: the conditioning
+        # matrix is the "codes" (its columns in order) and the child the "class" column (-1)
         return _sorted_leaves(np.ascontiguousarray(conditioning), child, -1,
                               np.arange(depth, dtype=np.int64), cards, int(n_values))
     uniq, inverse = np.unique(conditioning, axis=0, return_inverse=True)
