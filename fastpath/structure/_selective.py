@@ -703,8 +703,12 @@ def selective_structure(full_structure: Structure, n_selected: int, k_selected: 
     parents = tuple(
         tuple(full_structure.parents[i][:k_selected]) if i in keep else () for i in range(n)
     )
-    if full_structure.mutual_information is None:  # scores are kept by every kDB learner
-        return Structure(kind="kdb", parents=parents, order=full_structure.order, k=k_selected)
+    if (full_structure.mutual_information is None
+            or full_structure.conditional_mutual_information is None):
+        return Structure(
+            kind="kdb", parents=parents, order=full_structure.order, k=k_selected,
+            mutual_information=full_structure.mutual_information,
+            conditional_mutual_information=full_structure.conditional_mutual_information)
     # a sub-structure of a valid kDB (prefixes of its parent sets): valid by construction,
     # and its scores are the full structure's read-only arrays
     return Structure._learned(

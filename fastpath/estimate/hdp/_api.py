@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import numbers
 import threading
 import time
@@ -403,16 +402,6 @@ def _stacked(arrays: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-class _Checked(NamedTuple):
-    """The stopping rule at a block boundary, with what :func:`_assemble` can reuse when the
-    tree stops there: the nodes' batch-means MCSE and (one chain) the rows' MCSE."""
-
-    check: StopCheck
-    n_run: int
-    mcse: np.ndarray
-    rows_mcse: float | None
-
-
 def _node_mcse(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int
                ) -> np.ndarray:
     """Every node's batch-means MCSE, the chains' batches pooled, after ``n_run``
@@ -422,17 +411,25 @@ def _node_mcse(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: in
                             len(chains) * _closed_batches(prep, opt, n_run))
 
 
-def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -> _Checked:
+def _rows_rule(rows_value: float, opt: HDPOptions, n_chains: int) -> StopCheck:
+    """The stopping rule when it reads the rows' MCSE alone (no convergence checks): no trace
+    to judge."""
+    return check_stop(np.array([rows_value]), np.zeros((n_chains, 0, 0)),
+                      np.zeros((n_chains, 0)), tolerance=opt.mcse_tolerance)
+
+
+def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -> StopCheck:
     """The stopping rule (:func:`check_stop`) on a tree whose chains all ran ``n_run``
     iterations."""
-    mcse = node_mcse = _node_mcse(prep, opt, chains, n_run)
+    mcse = _node_mcse(prep, opt, chains, n_run)
     n_kept = max(0, n_run - prep.layout.burn)
-    rows_value = None
     if opt.mcse_weighting == "rows":  # RMS over the training rows of what each reads
         chain_p = (np.stack([(ch.accum.acc_sum + ch.accum.acc_batch) / n_kept for ch in chains])
                    if len(chains) >= 2 and n_kept > 0 else None)
-        rows_value = rows_mcse(prep.tree, mcse, chain_p)
-        mcse = np.array([rows_value])
+        value = rows_mcse(prep.tree, mcse, chain_p)
+        if not opt.convergence_checks:
+            return _rows_rule(value, opt, len(chains))
+        mcse = np.array([value])
     rows = None
     if opt.convergence_checks:  # the strict rule: the chains' state and rows' R-hat too
         conc, lj = _kept_trace(prep, opt, chains, n_run)
@@ -441,17 +438,13 @@ def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -
         rows = np.stack([ch.traces.rows_tr[:n_kept] for ch in chains])
     else:  # what predictions read alone decides: no trace to judge
         conc, lj = np.zeros((len(chains), 0, 0)), np.zeros((len(chains), 0))
-    check = check_stop(mcse, conc, lj, tolerance=opt.mcse_tolerance, rows_probability=rows)
-    # one chain: the result's rows MCSE is this one (its chain probabilities are these sums)
-    return _Checked(check, n_run, node_mcse, rows_value if len(chains) == 1 else None)
+    return check_stop(mcse, conc, lj, tolerance=opt.mcse_tolerance, rows_probability=rows)
 
 
 def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: int,
-              stop_reason: str, checked: _Checked | None) -> HDPResult:
+              stop_reason: str, stop_check: StopCheck | None) -> HDPResult:
     """The tree's result from its chains: every array a read-only copy (or a read-only array
-    of ``prep``), so that the chains' working arrays can be released. ``checked``: the
-    stopping rule's last evaluation (adaptive runs), whose MCSEs are reused when it was
-    evaluated at the chains' last iteration."""
+    of ``prep``), so that the chains' working arrays can be released."""
     layout = prep.layout
     n_run = chains[0].it - 1
     burn = layout.burn
@@ -464,12 +457,9 @@ def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: i
             ch.accum.acc_batch[:] = 0.0
     chain_p = np.stack([ch.accum.acc_sum for ch in chains]) / n_keep
     probs = _chain_mean(chain_p)
-    current = checked is not None and checked.n_run == n_run
-    mcse = checked.mcse if current else _node_mcse(prep, opt, chains, n_run)
-    finite = np.isfinite(mcse).all()
-    if not finite:  # fewer than two batches: no estimate
+    mcse = _node_mcse(prep, opt, chains, n_run)
+    if not np.isfinite(mcse).all():  # fewer than two batches: no estimate
         mcse = np.full(probs.shape, np.nan)
-
     conc_mean = _chain_mean(np.stack([ch.accum.alpha_sum / n_keep for ch in chains]))
     rows = n_run // layout.thin
     iters = (np.arange(rows, dtype=np.int64) + 1) * layout.thin
@@ -484,7 +474,7 @@ def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: i
     )
     has_draws = prep.draw_ids.size > 0
     n_draws = rows - burn // layout.thin
-    result = HDPResult(
+    return HDPResult(
         tree=prep.tree,
         options=opt,
         probabilities=_frozen(probs),
@@ -503,13 +493,8 @@ def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: i
         group_names=prep.group_names,
         n_iterations=int(n_run),
         stop_reason=stop_reason,
-        stop_check=checked.check if checked is not None else None,
+        stop_check=stop_check,
     )
-    if current and finite and checked.rows_mcse is not None:
-        # HDPResult.rows_mcse of this result, already computed by the check from the same
-        # MCSEs (one chain): filled in rather than computed again by the diagnostics
-        result.__dict__["rows_mcse"] = checked.rows_mcse
-    return result
 
 
 def _one_call(opt: HDPOptions, layout: _Layout) -> bool:
@@ -552,12 +537,10 @@ def _one_call_result(i: int, tree: ContextTree, opt: HDPOptions, layout: _Layout
      rows_tr) = _s.level_chain(tree.parent, tree.counts, tree.level_offsets, alpha_init, stir,
                                r1, r2, nr, cfg, seeds, n_run, n_keep, closed)
     seconds = time.perf_counter() - start
-    # the stopping rule on the one value it reads (check_stop with no trace)
-    stop = rows_value <= opt.mcse_tolerance
+    check = _rows_rule(float(rows_value), opt, 1)
+    stop = check.stop
     if not stop and n_run < layout.n_max:
         return None
-    unmet = "" if stop else f"MCSE {rows_value:.4f} > {opt.mcse_tolerance}"
-    check = StopCheck(bool(stop), float(rows_value), math.nan, math.nan, unmet)
     finite = bool(np.isfinite(node_mcse).all())
     K = tree.n_values
     rows = n_run // layout.thin
@@ -731,7 +714,7 @@ def estimate_trees(
     first_stop = min(opt.min_iter, last) if opt.adaptive else last
     results: dict[int, HDPResult] = {}
 
-    def finish(i: int, reason: str, check: _Checked | None) -> None:
+    def finish(i: int, reason: str, check: StopCheck | None) -> None:
         # the result copies what it keeps; the chains' working arrays are released at once
         tree_chains = [chains.pop((i, c)) for c in range(opt.n_chains)]
         results[i] = _assemble(prep_of(i), opt, tree_chains, entropy, reason, check)
@@ -750,10 +733,9 @@ def estimate_trees(
         if not opt.adaptive:
             finish(i, "n_iter", None)
             return None
-        checked = _check(prep_of(i), opt, tree_chains, n_run)
-        check = checked.check
+        check = _check(prep_of(i), opt, tree_chains, n_run)
         if check.stop or n_run >= last:
-            finish(i, "tolerance" if check.stop else "max_iter", checked)
+            finish(i, "tolerance" if check.stop else "max_iter", check)
             on_chunk(opt.n_chains * (last - n_run))  # the bar counts the skipped rest
             return None
         return next_length(check, n_run, layout.burn, tolerance=opt.mcse_tolerance,
