@@ -194,12 +194,9 @@ def _prepare(index: int, tree: ContextTree, opt: HDPOptions, layout: _Layout | N
     if draw_ids is None:  # record_draws=True: every node of this tree
         draw_ids = _frozen(np.arange(tree.n_nodes, dtype=np.int64))
     n_draws = layout.n_trace - layout.burn // layout.thin if draw_ids.size else 0
-    # (node, value) pairs whose table count may need sampling (subtree count >= 2), in sweep
-    # order: nodes deepest first (descending index), values ascending
-    sub = tree.counts[1:][::-1]
-    jj, kk = np.nonzero(sub >= 2)
-    pairs = (_frozen(np.ascontiguousarray(tree.n_nodes - 1 - jj, dtype=np.int64)),
-             _frozen(np.ascontiguousarray(kk, dtype=np.int64)))
+    # (node, value) pairs whose table count may need sampling, in sweep order
+    pair_node, pair_value = _s.sweep_pairs(tree.counts)
+    pairs = (_frozen(pair_node), _frozen(pair_value))
     return _Prepared(
         index=index,
         tree=tree,
@@ -282,9 +279,7 @@ def _tree_model(prep: _Prepared, stir: tuple, ratios: tuple[int, np.ndarray, np.
     tree = prep.tree
     nr, r1, r2 = ratios
     # band caches of log S(n, .) for leaf values whose fixed count is beyond the ratio tables
-    band_slot = np.full((tree.n_nodes, tree.n_values), -1, dtype=np.int64)
-    big = np.nonzero(tree.counts[prep.leaf_start:] > nr)
-    band_slot[big[0] + prep.leaf_start, big[1]] = np.arange(big[0].size)
+    band_slot = _s.band_slots(tree.counts, prep.leaf_start, nr)[0]
     pair_node, pair_value = prep.pairs
     return _s.TreeModel(
         parent=_fixed(tree.parent),

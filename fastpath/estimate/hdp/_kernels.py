@@ -1148,6 +1148,43 @@ def run_iterations(it_start, it_stop, model, cfg, state, accum, traces, scratch)
 
 # ---------------------------------------------------------------------------- one-call chains
 @njit(cache=True, nogil=True)
+def sweep_pairs(counts):
+    """The (node, value) pairs a sweep visits (:func:`sweep`): those whose subtree count is at
+    least 2, nodes deepest first (descending index), values ascending."""
+    n_nodes, K = counts.shape
+    n_pairs = 0
+    for j in range(1, n_nodes):
+        for k in range(K):
+            if counts[j, k] >= 2:
+                n_pairs += 1
+    pair_node = np.empty(n_pairs, dtype=np.int64)
+    pair_value = np.empty(n_pairs, dtype=np.int64)
+    q = 0
+    for j in range(n_nodes - 1, 0, -1):
+        for k in range(K):
+            if counts[j, k] >= 2:
+                pair_node[q] = j
+                pair_value[q] = k
+                q += 1
+    return pair_node, pair_value
+
+
+@njit(cache=True, nogil=True)
+def band_slots(counts, leaf_start, nr):
+    """Each leaf value's row of the band caches of log S(n, .) when its count is beyond the
+    ratio tables (``> nr``; in row-major order), -1 elsewhere, and the number of bands."""
+    n_nodes, K = counts.shape
+    band_slot = np.full((n_nodes, K), -1, dtype=np.int64)
+    n_bands = 0
+    for j in range(leaf_start, n_nodes):
+        for k in range(K):
+            if counts[j, k] > nr:
+                band_slot[j, k] = n_bands
+                n_bands += 1
+    return band_slot, n_bands
+
+
+@njit(cache=True, nogil=True)
 def level_chain(parent, counts, level_offsets, alpha_init, stir, r1, r2, nr, cfg, seeds,
                 n_run, n_keep, closed):
     """One chain of a tree under ``"level"`` tying run for its first ``n_run`` iterations in
@@ -1176,29 +1213,8 @@ def level_chain(parent, counts, level_offsets, alpha_init, stir, r1, r2, nr, cfg
             G = d
     if n_nodes <= 1:
         G = 0
-    # the (node, value) pairs a sweep visits: subtree count >= 2, deepest node first
-    n_pairs = 0
-    for j in range(1, n_nodes):
-        for k in range(K):
-            if counts[j, k] >= 2:
-                n_pairs += 1
-    pair_node = np.empty(n_pairs, dtype=np.int64)
-    pair_value = np.empty(n_pairs, dtype=np.int64)
-    q = 0
-    for j in range(n_nodes - 1, 0, -1):
-        for k in range(K):
-            if counts[j, k] >= 2:
-                pair_node[q] = j
-                pair_value[q] = k
-                q += 1
-    # band caches of log S(n, .) for leaf values beyond the ratio tables, in row-major order
-    band_slot = np.full((n_nodes, K), -1, dtype=np.int64)
-    n_bands = 0
-    for j in range(leaf_start, n_nodes):
-        for k in range(K):
-            if counts[j, k] > nr:
-                band_slot[j, k] = n_bands
-                n_bands += 1
+    pair_node, pair_value = sweep_pairs(counts)
+    band_slot, n_bands = band_slots(counts, leaf_start, nr)
     model = TreeModel(parent, group, leaf_start, counts, pair_node, pair_value, band_slot,
                       stir, r1, r2, nr)
     alpha = np.empty(G)
