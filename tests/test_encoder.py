@@ -10,6 +10,7 @@ caller's frame is never modified, and bad input raises a ``ValueError`` naming t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 
@@ -480,3 +481,38 @@ def test_members_encoders_are_each_members_own_fit():
                              random_state=np.random.default_rng(seed)).fit(frame, y, 3)
         assert encoder.codings_ == alone.codings_
     assert len({e.codings_[0].cut_points for e in encoders}) > 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=3),
+       st.lists(st.sampled_from([-5.0, 90.0, np.nan, 0.0, 2.0, 7.0, 39.0, 40.0, 12.5]),
+                max_size=6),
+       st.integers(0, 2**32 - 1))
+def test_members_codes_are_each_encoders_transform(n_cuts, specials, seed):
+    """code_members (every distinct coding once; a short coding's interval counted, a long
+    one's bisected) gives each member's column exactly its encoder's ``transform``
+    (``np.searchsorted``): values on a cut, beyond every cut, missing values, codings of
+    0 to 40 cut points (either side of SHORT_CUTS)."""
+    from fastpath.encode._encoder import SHORT_CUTS, code_members
+
+    rng = np.random.default_rng(seed)
+    n = 30
+    frame = pd.DataFrame({"u": rng.integers(0, 42, n).astype(float),
+                          "colour": rng.choice(["red", "blue"], n)})
+    frame.loc[: len(specials) - 1, "u"] = specials
+    frame.loc[n - 1, "u"] = None
+    y = rng.integers(0, 2, n)
+    base = TableEncoder(discretization="mdl").fit(frame, y, 2)
+    encoders = []
+    for k in n_cuts:  # each member its own cut points, some sharing a value with the column's
+        cuts = tuple(float(c) for c in np.sort(rng.choice(np.arange(-1, 45), k, replace=False)))
+        coding = base.codings_[0]
+        numeric = dataclasses.replace(coding, cut_points=cuts, missing_code=(
+            None if coding.missing_code is None else k + 1))
+        other = TableEncoder(discretization="mdl").fit(frame, y, 2)
+        other.codings_ = (numeric, *base.codings_[1:])
+        encoders.append(other)
+    codes, columns = code_members(encoders, frame)
+    for e, encoder in enumerate(encoders):
+        np.testing.assert_array_equal(codes[:, columns[e]], encoder.transform(frame))
+    assert max(n_cuts) <= 40 and SHORT_CUTS < 40

@@ -885,32 +885,43 @@ def members_layout(encoders: Sequence[TableEncoder]) -> MembersLayout:
     return MembersLayout(n_attributes, len(position), columns, tuple(nominal), tuple(groups))
 
 
+#: a coding with at most this many cut points finds a value's interval by counting the cuts
+#: below it (no branch to mispredict); longer ones by bisection
+SHORT_CUTS = 16
+
+
 @njit(cache=True, nogil=True)
 def _interval_codes(values, missing, cut_points, cut_ptr, missing_codes, targets, out):
     """``out[:, targets[i]]``: the interval of every value among coding ``i``'s cut points,
     ``np.searchsorted(cuts, values, side="left")`` (a NaN past every cut), or the coding's
-    missing code where ``missing``: :func:`_column_codes` for several codings in one call."""
-    for i in range(targets.shape[0]):
-        lo = cut_ptr[i]
-        hi = cut_ptr[i + 1]
-        d = targets[i]
-        for r in range(values.shape[0]):
+    missing code where ``missing``: :func:`_column_codes` for several codings in one call.
+    Row by row (a row's codes sit together in ``out``); the interval is the number of cuts
+    below the value, counted for a short coding, bisected for a long one."""
+    for r in range(values.shape[0]):
+        v = values[r]
+        for i in range(targets.shape[0]):
+            lo = cut_ptr[i]
+            hi = cut_ptr[i + 1]
+            d = targets[i]
             if missing[r]:
                 out[r, d] = missing_codes[i]
-                continue
-            v = values[r]
-            if v != v:
+            elif v != v:
                 out[r, d] = hi - lo
-                continue
-            a = lo
-            b = hi
-            while a < b:  # the first cut >= v
-                mid = (a + b) >> 1
-                if cut_points[mid] < v:
-                    a = mid + 1
-                else:
-                    b = mid
-            out[r, d] = a - lo
+            elif hi - lo <= SHORT_CUTS:
+                below = 0
+                for k in range(lo, hi):
+                    below += cut_points[k] < v
+                out[r, d] = below
+            else:
+                a = lo
+                b = hi
+                while a < b:  # the first cut >= v
+                    mid = (a + b) >> 1
+                    if cut_points[mid] < v:
+                        a = mid + 1
+                    else:
+                        b = mid
+                out[r, d] = a - lo
 
 
 def code_members(encoders: Sequence[TableEncoder], X: Any,

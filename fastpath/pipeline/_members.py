@@ -44,7 +44,7 @@ from ..predict._inference import (
     PackedMembers,
     PackedModel,
     members_joint_log_likelihood,
-    members_mean,
+    members_posterior_mean,
     pack_members,
     posterior_from_joint,
 )
@@ -280,12 +280,10 @@ def prediction_plan(members: Sequence[Member]) -> PredictionPlan:
 def members_proba(members: Sequence[Member], frame: pd.DataFrame) -> np.ndarray:
     """The mean of the members' posteriors ``P(y | x)`` (for one member: its posterior)."""
     joint = members_joint_log_proba(members, frame)
-    n_members, _, n_classes = joint.shape
-    # every member's rows normalised at once: the same operations, row by row, as one at a time
-    proba = posterior_from_joint(joint.reshape(-1, n_classes)).reshape(joint.shape)
-    if n_members == 1:
-        return proba[0]
-    return members_mean(proba)  # added in the members' order, as the mean always was
+    if joint.shape[0] == 1:
+        return posterior_from_joint(joint[0])
+    # normalised and added in the members' order row by row, as the mean always was
+    return members_posterior_mean(joint)
 
 
 def members_log_proba(members: Sequence[Member], frame: pd.DataFrame) -> np.ndarray:

@@ -582,14 +582,59 @@ def _normalised_rows(p):
                 p[r, c] = p[r, c] / total
 
 
-def members_mean(proba: np.ndarray) -> np.ndarray:
-    """The members' posteriors (members, rows, classes) averaged: added in the members' order,
-    then divided by their number (in place in one array: numpy's adds vectorise)."""
-    total = proba[0].copy()
-    for e in range(1, proba.shape[0]):
-        np.add(total, proba[e], out=total)
-    total /= proba.shape[0]
-    return total
+def members_posterior_mean(joint: np.ndarray) -> np.ndarray:
+    """The mean of the members' posteriors from their joint log-likelihoods (members, rows,
+    classes): each member's row normalised as :func:`posterior_from_joint` does it, the
+    members' rows added in their order and divided by their number, as the mean always
+    added them -- row by row in one pass, without the
+    (members x rows x classes) posteriors in memory. The exponential is the C library's
+    (numba's ``exp``); numpy's ``exp`` calls it too where it has no SIMD version of its own
+    (no AVX-512), so the two paths give the same floats there."""
+    joint = np.ascontiguousarray(joint, dtype=np.float64)
+    out = np.empty(joint.shape[1:])
+    if joint.shape[1]:
+        _members_posterior_mean(joint, out)
+    return out
+
+
+@threaded_kernel(nogil=True)
+def _members_posterior_mean(joint, out):
+    """:func:`members_posterior_mean` into ``out`` (rows, classes), the rows in parallel."""
+    n_members, n_rows, n_classes = joint.shape
+    for r in prange(n_rows):
+        p = np.empty(n_classes)
+        for e in range(n_members):
+            top = joint[e, r, 0]  # the largest value as np.maximum finds it (a NaN wins)
+            for c in range(1, n_classes):
+                x = joint[e, r, c]
+                if np.isnan(top) or np.isnan(x):
+                    top = np.nan
+                elif x > top:
+                    top = x
+            if not np.isfinite(top):
+                top = 0.0  # a row without information comes out uniform
+            for c in range(n_classes):
+                p[c] = np.exp(joint[e, r, c] - top)
+            if n_classes < 8:  # numpy's order below 8 values: one by one from -0.0
+                total = -0.0
+                for c in range(n_classes):
+                    total += p[c]
+            else:
+                total = pairwise_sum(p)
+            if not (total > 0) or not np.isfinite(total):
+                for c in range(n_classes):
+                    p[c] = 1.0 / n_classes
+            else:
+                for c in range(n_classes):
+                    p[c] = p[c] / total
+            if e == 0:
+                for c in range(n_classes):
+                    out[r, c] = p[c]
+            else:
+                for c in range(n_classes):
+                    out[r, c] += p[c]
+        for c in range(n_classes):
+            out[r, c] /= n_members
 
 
 # the kernels compile fastpath.utils._sums' pairwise_sum into their own cache entries
