@@ -492,13 +492,16 @@ def test_members_codes_are_each_encoders_transform(n_cuts, specials, seed):
     """code_members (every distinct coding once; a short coding's interval counted, a long
     one's bisected) gives each member's column exactly its encoder's ``transform``
     (``np.searchsorted``): values on a cut, beyond every cut, missing values, codings of
-    0 to 40 cut points (either side of SHORT_CUTS)."""
+    0 to 40 cut points (either side of SHORT_CUTS); and a categorical column's codes, missing
+    and unseen categories included."""
     from fastpath.encode._encoder import SHORT_CUTS, code_members
 
     rng = np.random.default_rng(seed)
     n = 30
     frame = pd.DataFrame({"u": rng.integers(0, 42, n).astype(float),
-                          "colour": rng.choice(["red", "blue"], n)})
+                          "colour": rng.choice(["red", "blue"], n),
+                          "grade": pd.Categorical(rng.choice(["lo", "hi", None], n),
+                                                  categories=["lo", "hi"])})
     frame.loc[: len(specials) - 1, "u"] = specials
     frame.loc[n - 1, "u"] = None
     y = rng.integers(0, 2, n)
@@ -512,7 +515,11 @@ def test_members_codes_are_each_encoders_transform(n_cuts, specials, seed):
         other = TableEncoder(discretization="mdl").fit(frame, y, 2)
         other.codings_ = (numeric, *base.codings_[1:])
         encoders.append(other)
-    codes, columns = code_members(encoders, frame)
-    for e, encoder in enumerate(encoders):
-        np.testing.assert_array_equal(codes[:, columns[e]], encoder.transform(frame))
+    # and a later frame whose categorical has a category unseen in training, and missing rows
+    later = frame.assign(grade=pd.Categorical(rng.choice(["top", "hi", "lo", None], n),
+                                              categories=["top", "lo", "hi"]))
+    for table in (frame, later):
+        codes, columns = code_members(encoders, table)
+        for e, encoder in enumerate(encoders):
+            np.testing.assert_array_equal(codes[:, columns[e]], encoder.transform(table))
     assert max(n_cuts) <= 40 and SHORT_CUTS < 40

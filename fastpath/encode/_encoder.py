@@ -753,17 +753,20 @@ def _category_lookup(categories: tuple) -> Callable[[Any], int]:
     return _category_lookup_of(categories, tuple(type(c) for c in categories))
 
 
-def _categories_lookup(categories: tuple, dtype: pd.CategoricalDtype) -> np.ndarray:
+def _categories_lookup(categories: tuple, dtype: pd.CategoricalDtype,
+                       missing: int = UNKNOWN) -> np.ndarray:
     """The fitted code of each of ``dtype``'s categories (``UNKNOWN`` for one not fitted), then
-    ``UNKNOWN`` (where a missing value's -1 lands). Kept per (fitted categories, dtype) object
-    pair: a prediction's batches sliced from one frame share their dtype objects (equal dtypes
-    are not compared: pandas compares two categoricals' dtypes in ~50 us)."""
-    key = (id(categories), id(dtype))
+    ``missing`` (where a missing value's -1 lands). Kept per (fitted categories, dtype) object
+    pair and ``missing``: a prediction's batches sliced from one frame share their dtype
+    objects (equal dtypes are not compared: pandas compares two categoricals' dtypes in
+    ~50 us)."""
+    key = (id(categories), id(dtype), missing)
     hit = _LOOKUPS.get(key)
     # the entry holds both objects, so their ids cannot be reused while it is kept
     if hit is not None and hit[0] is categories and hit[1] is dtype:
         return hit[2]
     lookup = _uniques_lookup(categories, tuple(type(c) for c in categories), dtype.categories)
+    lookup[-1] = missing
     lookup.flags.writeable = False
     if len(_LOOKUPS) >= 4096:
         _LOOKUPS.clear()
@@ -771,9 +774,9 @@ def _categories_lookup(categories: tuple, dtype: pd.CategoricalDtype) -> np.ndar
     return lookup
 
 
-#: :func:`_categories_lookup`'s entries: (id of categories, id of dtype) -> (categories, dtype,
-#: lookup)
-_LOOKUPS: dict[tuple[int, int], tuple[tuple, Any, np.ndarray]] = {}
+#: :func:`_categories_lookup`'s entries: (id of categories, id of dtype, missing code) ->
+#: (categories, dtype, lookup)
+_LOOKUPS: dict[tuple[int, int, int], tuple[tuple, Any, np.ndarray]] = {}
 
 
 def _uniques_lookup(categories: tuple, types: tuple, uniques: Any) -> np.ndarray:
@@ -938,13 +941,27 @@ def code_members(encoders: Sequence[TableEncoder], X: Any,
                          f"{layout.n_attributes}")
     frame = encoders[0].declare_missing(frame)  # the members share the model's policy
     errors = encoders[0].errors
-    parsed = _columns_parsed(frame)
-    _check_cell_types(frame, [parsed[j].array for j in range(frame.shape[1])])
+    arrays = column_arrays(frame)
+    _check_cell_types(frame, arrays)
+    parsed: dict = {}  # the other columns, read when first needed (_entry)
     codes = np.empty((frame.shape[0], layout.n_codes), dtype=np.int64)
     try:
         for d, j, coding in layout.nominal:
-            codes[:, d] = _nominal_column_codes(frame, j, coding, parsed)
+            array = arrays[j]
+            if isinstance(array, pd.Categorical):
+                # a categorical's codes mapped straight to the fitted ones, a missing
+                # value's -1 to the coding's missing code (_nominal_column_codes' result)
+                lookup = _categories_lookup(coding.categories, array.dtype, UNKNOWN
+                                            if coding.missing_code is None
+                                            else coding.missing_code)
+                np.take(lookup, array.codes, out=codes[:, d])
+            else:
+                if j not in parsed:
+                    parsed[j] = _Column(frame, j, array)
+                codes[:, d] = _nominal_column_codes(frame, j, coding, parsed)
         for j, coding, cut_points, cut_ptr, missing_codes, targets in layout.numeric:
+            if j not in parsed:
+                parsed[j] = _Column(frame, j, arrays[j])
             values, missing = _numeric_column(frame, j, coding, parsed, errors)
             _interval_codes(values, missing, cut_points, cut_ptr, missing_codes, targets, codes)
     except TypeError:
@@ -958,12 +975,12 @@ def _check_cell_types(frame: pd.DataFrame, arrays: Sequence | None = None) -> No
     the frame's columns (:func:`~fastpath.utils._dtypes.column_arrays`), when the caller has
     read them."""
     dtypes = (frame.dtypes.tolist() if arrays is None else [a.dtype for a in arrays])
-    for name, dtype in zip(frame.columns, dtypes, strict=True):
+    for j, dtype in enumerate(dtypes):
         if (dtype.kind == "c" if isinstance(dtype, np.dtype)
                 else not isinstance(dtype, pd.CategoricalDtype)
                 and pd.api.types.is_complex_dtype(dtype)):
-            raise ValueError(f"column {name!r} holds complex numbers; a column must hold real "
-                             "numbers or category labels")
+            raise ValueError(f"column {frame.columns[j]!r} holds complex numbers; a column "
+                             "must hold real numbers or category labels")
 
 
 def _raise_unhashable_cell(frame: pd.DataFrame) -> None:
