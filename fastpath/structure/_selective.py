@@ -229,6 +229,12 @@ def loo_settings(m: float, value_backoff: bool, max_k: int, n_rows: int) -> LooS
 
 
 # ====================================================================== kernels
+#: the leave-one-out kernels' class scores are products of probabilities; their sum is divided
+#: out only once it falls below this (an error needs only the held-out row's share), far above
+#: the smallest double
+RESCALE_BELOW = 1e-100
+
+
 @njit(cache=True, nogil=True)
 def loo_row_errors(codes, y, r, model, settings, cum, prob, out):
     """Squared leave-one-out errors of row ``r``: out[a, k*] for n* = a + 1, every k*.
@@ -239,10 +245,12 @@ def loo_row_errors(codes, y, r, model, settings, cum, prob, out):
     so both compute the same floating-point numbers.
 
     The class posteriors are kept as probabilities, not logarithms: each attribute multiplies
-    them by its estimates and they are renormalised at once, since the error of every (n*, k*)
-    needs the posterior after every attribute anyway. No logarithm or exponential is taken
-    (they were most of the kernel's time), and the renormalisation keeps the largest class
-    at least 1 / n_classes, so nothing underflows that the log-space softmax would have kept.
+    them by its estimates, and the error of every (n*, k*) reads the held-out row's share of
+    their sum after every attribute. No logarithm or exponential is taken (they were most of
+    the kernel's time). The scores are divided by their sum only when it falls below
+    :data:`RESCALE_BELOW` (dividing every class after every attribute cost as much as the
+    descents), which keeps the largest class above ``1e-100 / n_classes``: nothing underflows
+    that matters to an error.
     """
     # the records' fields as locals, so that the loops index plain arrays
     child_col = model.child_col
@@ -307,10 +315,11 @@ def loo_row_errors(codes, y, r, model, settings, cum, prob, out):
             s = 0.0
             for c in range(n_classes):
                 s += cum[k, c]
-            for c in range(n_classes):
-                cum[k, c] /= s
-            err = 1.0 - cum[k, yr]
+            err = 1.0 - cum[k, yr] / s
             out[a, k] = err * err
+            if s < RESCALE_BELOW:  # rescaled, not renormalised per attribute: no underflow
+                for c in range(n_classes):
+                    cum[k, c] /= s
 
 
 @njit(cache=True, nogil=True)
@@ -342,6 +351,7 @@ def loo_row_model_error(codes, y, r, model, settings, cum, prob):
     for c in range(n_classes):
         nc = class_counts[c] - (1 if c == yr else 0)
         cum[c] = (nc + m / n_classes) / (n_minus + m)
+    s = 1.0
     for a in range(child_col.shape[0]):
         x = codes[r, child_col[a]]
         kv = n_values[a]
@@ -373,13 +383,15 @@ def loo_row_model_error(codes, y, r, model, settings, cum, prob):
                     deepest = d
                     node = child
             cum[c] *= prob[deepest]
-        # renormalised after every attribute, as loo_row_errors does, for the same numbers
+        # summed, and rescaled when small, after every attribute, as loo_row_errors does, for
+        # the same numbers
         s = 0.0
         for c in range(n_classes):
             s += cum[c]
-        for c in range(n_classes):
-            cum[c] /= s
-    err = 1.0 - cum[yr]
+        if s < RESCALE_BELOW:
+            for c in range(n_classes):
+                cum[c] /= s
+    err = 1.0 - cum[yr] / s
     return err * err
 
 
