@@ -614,7 +614,9 @@ def _members_posterior_mean(joint, out):
             if not np.isfinite(top):
                 top = 0.0  # a row without information comes out uniform
             for c in range(n_classes):
-                p[c] = np.exp(joint[e, r, c] - top)
+                shifted = joint[e, r, c] - top
+                # exp(0) is 1 exactly: the largest class costs no exponential
+                p[c] = 1.0 if shifted == 0.0 else np.exp(shifted)
             if n_classes < 8:  # numpy's order below 8 values: one by one from -0.0
                 total = -0.0
                 for c in range(n_classes):
