@@ -16,7 +16,9 @@ separate arrays; for every bundled dataset (``--datasets``; coded with Weka's MD
 the kDB-5 structure of selective kDB) it times on one numba thread, interleaved, ``--repeat``
 times: the selection kernel (every (n*, k*)) and the whole-model kernel, old against new (the new
 one both as its ``parallel=True`` compilation on one thread, like the old, and as its serial
-twin, what runs under ``limit_threads(1)``). It checks that the sums are identical and prints the
+twin, what runs under ``limit_threads(1)``). It checks that the sums agree (to the last bits
+until 2026-11-27; since then within ``SUMS_RTOL``, the kernels rescaling the class scores only
+when they are small instead of renormalising them after every attribute) and prints the
 ratios of the minimum times (new / old: below 1 is faster).
 """
 
@@ -54,6 +56,9 @@ DATASETS = ("car", "credit-a", "kr-vs-kp", "tic-tac-toe")
 #: the last commit whose kernels read the trees as separate 64-bit arrays
 OLD_COMMIT = "74a3ccc"
 OLD_KERNELS = ("loo_row_errors", "loo_row_model_error", "_loo_kernel", "_loo_model_kernel")
+#: how far the new sums may be from the old ones, relative (the rounding of products of dozens
+#: of probabilities, added over thousands of rows; sums of squared errors near 0 magnify it)
+SUMS_RTOL = 1e-9
 
 
 def old_kernels(commit: str, folder: Path):
@@ -172,10 +177,18 @@ def main(argv=None) -> int:
             for key, run in runs.items():  # compiles (or loads) every kernel first
                 sums[key] = np.zeros(shape)
                 run(sums[key])
+            worst = 0.0
             for kind in ("select", "whole"):
                 for key in (f"{kind} new", f"{kind} new serial"):
-                    if not np.array_equal(sums[key], sums[f"{kind} old"]):
-                        raise AssertionError(f"{name}: {key} differs from the old kernel")
+                    # the same sums up to rounding: since 2026-11-27 the scores are rescaled
+                    # only when small, not renormalised after every attribute
+                    old_sums = sums[f"{kind} old"]
+                    gap = float(np.max(np.abs(sums[key] - old_sums) / np.maximum(
+                        np.abs(old_sums), 1e-300), initial=0.0))
+                    if not gap <= SUMS_RTOL:
+                        raise AssertionError(f"{name}: {key} differs from the old kernel by "
+                                             f"{gap:.2e} (relative)")
+                    worst = max(worst, gap)
             best = dict.fromkeys(runs, np.inf)
             for _ in range(args.repeat):
                 for key, run in runs.items():
@@ -186,7 +199,7 @@ def main(argv=None) -> int:
             for key, t in best.items():
                 totals[key] = totals.get(key, 0.0) + t
             print(f"{name}: {codes.shape[0]} rows, {model.child_col.size} trees, K = {max_k}, "
-                  f"{model.class_counts.size} classes (identical sums)")
+                  f"{model.class_counts.size} classes (sums within {worst:.1e} relative)")
             for kind in ("select", "whole"):
                 o = best[f"{kind} old"]
                 print(f"  {kind:6s} old {o * 1e3:8.2f} ms   new {best[f'{kind} new'] * 1e3:8.2f} "
