@@ -847,10 +847,11 @@ class MembersLayout:
 
     ``columns[e, j]``: the column of the shared codes holding encoder ``e``'s attribute ``j``
     (one per distinct ``(j, coding)``). ``nominal``: ``(column, j, coding)`` of each distinct
-    nominal coding. ``numeric``: per numeric column and missing tokens, ``(j, coding,
-    cut_points, cut_ptr, missing_codes, targets)``: its codings' cut points end to end
-    (coding ``i``'s are ``cut_points[cut_ptr[i]:cut_ptr[i + 1]]``), the code of a missing
-    value under each, and the shared column each fills.
+    nominal coding. ``numeric``: per numeric column and missing tokens, ``(j, coding, cuts,
+    below, missing_codes, targets)``: every cut point of its codings, sorted and distinct
+    (``cuts``), then for each number ``rank`` of them below a value and each coding ``i`` the
+    number of coding ``i``'s own cut points below that value (``below[rank, i]``, its code),
+    the code of a missing value under each coding, and the shared column each fills.
     """
 
     n_attributes: int
@@ -877,54 +878,51 @@ def members_layout(encoders: Sequence[TableEncoder]) -> MembersLayout:
             numeric.setdefault((j, coding.missing_tokens), []).append((d, coding))
     groups = []
     for (j, _), codings in numeric.items():
-        cut_ptr = np.zeros(len(codings) + 1, dtype=np.int64)
-        cut_ptr[1:] = np.cumsum([len(c.cut_points) for _, c in codings])
-        cut_points = np.asarray([v for _, c in codings for v in c.cut_points], dtype=np.float64)
+        cuts = np.unique(np.asarray([v for _, c in codings for v in c.cut_points],
+                                    dtype=np.float64))
+        # a value with `rank` of the cuts below it has, below it, the coding's cuts among
+        # cuts[:rank]: those at most cuts[rank - 1]
+        below = np.zeros((cuts.size + 1, len(codings)), dtype=np.int64)
+        for i, (_, coding) in enumerate(codings):
+            own = np.asarray(coding.cut_points, dtype=np.float64)
+            below[1:, i] = np.searchsorted(own, cuts, side="right")
         missing_codes = np.asarray([UNKNOWN if c.missing_code is None else c.missing_code
                                     for _, c in codings], dtype=np.int64)
         targets = np.asarray([d for d, _ in codings], dtype=np.int64)
-        groups.append((j, codings[0][1], cut_points, cut_ptr, missing_codes, targets))
+        groups.append((j, codings[0][1], cuts, below, missing_codes, targets))
     columns.flags.writeable = False
     return MembersLayout(n_attributes, len(position), columns, tuple(nominal), tuple(groups))
 
 
-#: a coding with at most this many cut points finds a value's interval by counting the cuts
-#: below it (no branch to mispredict); longer ones by bisection
-SHORT_CUTS = 16
-
-
 @njit(cache=True, nogil=True)
-def _interval_codes(values, missing, cut_points, cut_ptr, missing_codes, targets, out):
+def _interval_codes(values, missing, cuts, below, missing_codes, targets, out):
     """``out[:, targets[i]]``: the interval of every value among coding ``i``'s cut points,
-    ``np.searchsorted(cuts, values, side="left")`` (a NaN past every cut), or the coding's
-    missing code where ``missing``: :func:`_column_codes` for several codings in one call.
-    Row by row (a row's codes sit together in ``out``); the interval is the number of cuts
-    below the value, counted for a short coding, bisected for a long one."""
+    ``np.searchsorted(coding_cuts, values, side="left")`` (a NaN past every cut), or the
+    coding's missing code where ``missing``: :func:`_column_codes` for several codings in one
+    call. Row by row (a row's codes sit together in ``out``): one bisection of the value among
+    every coding's cuts (``cuts``, sorted, distinct) gives the number of them below it, whose
+    row of ``below`` holds every coding's code (:class:`MembersLayout`)."""
+    n_cuts = cuts.shape[0]
     for r in range(values.shape[0]):
+        if missing[r]:
+            for i in range(targets.shape[0]):
+                out[r, targets[i]] = missing_codes[i]
+            continue
         v = values[r]
+        if v != v:
+            rank = n_cuts
+        else:
+            a = 0
+            b = n_cuts
+            while a < b:  # the first cut >= v
+                mid = (a + b) >> 1
+                if cuts[mid] < v:
+                    a = mid + 1
+                else:
+                    b = mid
+            rank = a
         for i in range(targets.shape[0]):
-            lo = cut_ptr[i]
-            hi = cut_ptr[i + 1]
-            d = targets[i]
-            if missing[r]:
-                out[r, d] = missing_codes[i]
-            elif v != v:
-                out[r, d] = hi - lo
-            elif hi - lo <= SHORT_CUTS:
-                below = 0
-                for k in range(lo, hi):
-                    below += cut_points[k] < v
-                out[r, d] = below
-            else:
-                a = lo
-                b = hi
-                while a < b:  # the first cut >= v
-                    mid = (a + b) >> 1
-                    if cut_points[mid] < v:
-                        a = mid + 1
-                    else:
-                        b = mid
-                out[r, d] = a - lo
+            out[r, targets[i]] = below[rank, i]
 
 
 def code_members(encoders: Sequence[TableEncoder], X: Any,
@@ -959,11 +957,11 @@ def code_members(encoders: Sequence[TableEncoder], X: Any,
                 if j not in parsed:
                     parsed[j] = _Column(frame, j, array)
                 codes[:, d] = _nominal_column_codes(frame, j, coding, parsed)
-        for j, coding, cut_points, cut_ptr, missing_codes, targets in layout.numeric:
+        for j, coding, cuts, below, missing_codes, targets in layout.numeric:
             if j not in parsed:
                 parsed[j] = _Column(frame, j, arrays[j])
             values, missing = _numeric_column(frame, j, coding, parsed, errors)
-            _interval_codes(values, missing, cut_points, cut_ptr, missing_codes, targets, codes)
+            _interval_codes(values, missing, cuts, below, missing_codes, targets, codes)
     except TypeError:
         _raise_unhashable_cell(frame)
         raise
