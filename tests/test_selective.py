@@ -375,6 +375,44 @@ def test_whole_model_row_error_is_the_full_kernels_last_entry(seed, kind, value_
         assert whole == out[-1, max_k]
 
 
+def test_whole_model_row_error_is_the_full_kernels_last_entry_after_rescaling():
+    """With 80 to 139 attributes of 10 values each the class scores' sum falls below
+    RESCALE_BELOW, at some attribute count on the last attribute itself: the two kernels
+    still give the same float (the whole-model kernel reads the rescaled scores' sum as 1)."""
+    from fastpath.structure import tree_specs
+    from fastpath.structure._selective import (
+        RESCALE_BELOW,
+        full_depth,
+        loo_model,
+        loo_row_errors,
+        loo_row_model_error,
+        loo_settings,
+    )
+
+    n_classes = 3
+    codes_all, y = _random_data(7, 40, (10,) * 139, n_classes)
+    rescaled_last = 0
+    for n in range(80, 140):
+        codes = np.ascontiguousarray(codes_all[:, :n])
+        cards = (10,) * n
+        specs = tree_specs(structure_mod.naive_bayes(n), cards, n_classes, range(n))
+        acc = CountAccumulator(specs).update(codes, y)
+        model = loo_model(specs[1:], [acc.tree(t) for t in range(1, len(specs))],
+                          acc.tree(0).counts[0])
+        max_k = full_depth(specs[1:])
+        cum, prob = np.empty((max_k + 1, n_classes)), np.empty(max_k + 2)
+        out = np.empty((n, max_k + 1))
+        cum1 = np.empty(n_classes)
+        settings = loo_settings(0.05, False, max_k, codes.shape[0])
+        for r in range(codes.shape[0]):
+            loo_row_errors(codes, y, r, model, settings, cum, prob, out)
+            # the scores sum to 1 after the last attribute only if it rescaled them
+            rescaled_last += bool(cum[max_k].sum() == pytest.approx(1.0, rel=1e-9))
+            whole = loo_row_model_error(codes, y, r, model, settings, cum1, prob)
+            assert whole == out[-1, max_k]
+    assert RESCALE_BELOW == 1e-100 and rescaled_last > 0
+
+
 # ====================================================================== sampled selection
 def test_sampled_loo_scores_are_the_rmse_over_the_picked_rows():
     """loo_scores(max_rows=S) = sqrt(mean over the S picked rows of each row's squared

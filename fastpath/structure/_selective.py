@@ -391,6 +391,7 @@ def loo_row_model_error(codes, y, r, model, settings, cum, prob):
         if s < RESCALE_BELOW:
             for c in range(n_classes):
                 cum[c] /= s
+            s = 1.0  # what they now sum to: cum[yr] / 1.0 is loo_row_errors' cum[yr] / s
     err = 1.0 - cum[yr] / s
     return err * err
 
