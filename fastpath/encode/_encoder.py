@@ -657,11 +657,15 @@ def _nominal_column_codes(frame: pd.DataFrame, j: int, coding: AttributeCoding,
     key = ("nominal", j, coding)
     if key not in parsed:
         entry = _entry(frame, j, parsed)
+        missing = UNKNOWN if coding.missing_code is None else coding.missing_code
         if isinstance(entry.array, pd.Categorical):
-            codes = TableEncoder._categorical_codes(entry.array, coding)
+            # the codes mapped in one take: a missing value's -1 lands on the lookup's last
+            # entry, the coding's missing code
+            codes = _take_codes(entry.array.codes, _categories_lookup(
+                coding.categories, entry.array.dtype, missing))
         else:
             codes = TableEncoder._nominal_codes(entry.series(), coding)
-        codes[entry.missing] = UNKNOWN if coding.missing_code is None else coding.missing_code
+            codes[entry.missing] = missing
         parsed[key] = codes
     return parsed[key]
 
@@ -690,21 +694,28 @@ def _numeric_column(frame: pd.DataFrame, j: int, coding: AttributeCoding,
 class _Column:
     """A column of the frame being coded: its values as pandas stores them (read without
     building a Series: pandas 3 spends ~40 us a column on one, more than coding a prediction's
-    batch), its missing mask, and the Series when a slower path needs it."""
+    batch), its missing mask (computed when first asked for: a categorical's codes carry it),
+    and the Series when a slower path needs it."""
 
-    __slots__ = ("_frame", "_j", "_series", "array", "missing")
+    __slots__ = ("_frame", "_j", "_missing", "_series", "array")
 
     def __init__(self, frame: pd.DataFrame, j: int, array: Any) -> None:
-        self._frame, self._j, self._series = frame, j, None
+        self._frame, self._j, self._series, self._missing = frame, j, None, None
         self.array = array
-        if isinstance(array, pd.Categorical):
-            self.missing = array.codes < 0
-        elif isinstance(array, np.ndarray) and array.dtype.kind in "iub":
-            self.missing = np.zeros(array.shape[0], dtype=bool)
-        elif isinstance(array, np.ndarray) and array.dtype.kind == "f":
-            self.missing = np.isnan(array)
-        else:
-            self.missing = self.series().isna().to_numpy()
+
+    @property
+    def missing(self) -> np.ndarray:
+        if self._missing is None:
+            array = self.array
+            if isinstance(array, pd.Categorical):
+                self._missing = array.codes < 0
+            elif isinstance(array, np.ndarray) and array.dtype.kind in "iub":
+                self._missing = np.zeros(array.shape[0], dtype=bool)
+            elif isinstance(array, np.ndarray) and array.dtype.kind == "f":
+                self._missing = np.isnan(array)
+            else:
+                self._missing = self.series().isna().to_numpy()
+        return self._missing
 
     def series(self) -> pd.Series:
         if self._series is None:
@@ -939,27 +950,13 @@ def code_members(encoders: Sequence[TableEncoder], X: Any,
                          f"{layout.n_attributes}")
     frame = encoders[0].declare_missing(frame)  # the members share the model's policy
     errors = encoders[0].errors
-    arrays = column_arrays(frame)
-    _check_cell_types(frame, arrays)
-    parsed: dict = {}  # the other columns, read when first needed (_entry)
+    parsed = _columns_parsed(frame)
+    _check_cell_types(frame, [parsed[j].array for j in range(frame.shape[1])])
     codes = np.empty((frame.shape[0], layout.n_codes), dtype=np.int64)
     try:
         for d, j, coding in layout.nominal:
-            array = arrays[j]
-            if isinstance(array, pd.Categorical):
-                # a categorical's codes mapped straight to the fitted ones, a missing
-                # value's -1 to the coding's missing code (_nominal_column_codes' result)
-                lookup = _categories_lookup(coding.categories, array.dtype, UNKNOWN
-                                            if coding.missing_code is None
-                                            else coding.missing_code)
-                np.take(lookup, array.codes, out=codes[:, d])
-            else:
-                if j not in parsed:
-                    parsed[j] = _Column(frame, j, array)
-                codes[:, d] = _nominal_column_codes(frame, j, coding, parsed)
+            codes[:, d] = _nominal_column_codes(frame, j, coding, parsed)
         for j, coding, cuts, below, missing_codes, targets in layout.numeric:
-            if j not in parsed:
-                parsed[j] = _Column(frame, j, arrays[j])
             values, missing = _numeric_column(frame, j, coding, parsed, errors)
             _interval_codes(values, missing, cuts, below, missing_codes, targets, codes)
     except TypeError:
