@@ -58,8 +58,13 @@ from numba import njit
 from ..utils._validation import as_generator
 
 
-# ``c ln c`` is evaluated on the fly (as Weka's lnFunc does) rather than tabulated, so a column
-# of ten million rows does not need an 80 MB table.
+# ``c ln c`` is evaluated as Weka's lnFunc does, and remembered in a table of the counts up to
+# the column's rows (at most XLNX_MEMO values, filled as they are first asked for): a column's
+# recursion evaluates the same small counts thousands of times (a log each), and a column of ten
+# million rows must not need an 80 MB table. The table holds the very floats computed on the fly.
+XLNX_MEMO = 1 << 17
+
+
 @njit(cache=True, nogil=True)
 def _xlnx(c):
     if c == 0:
@@ -68,34 +73,58 @@ def _xlnx(c):
 
 
 @njit(cache=True, nogil=True)
-def _entropy(counts, k):
+def _xlnx_memo(counts):
+    """An empty memo of ``c ln c`` for the counts of a column's table (NaN: not computed yet)."""
+    total = 0
+    for i in range(counts.shape[0]):
+        for j in range(counts.shape[1]):
+            total += counts[i, j]
+    memo = np.empty(min(total + 1, XLNX_MEMO))
+    memo[:] = np.nan
+    return memo
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _xlnx_of(c, memo):
+    """:func:`_xlnx` of ``c``, read from ``memo`` where it holds ``c``."""
+    if c >= memo.shape[0]:
+        return _xlnx(c)
+    v = memo[c]
+    if v != v:
+        v = _xlnx(c)
+        memo[c] = v
+    return v
+
+
+@njit(cache=True, nogil=True)
+def _entropy(counts, k, memo):
     """Weka ``ContingencyTables.entropy`` of one row of integer counts (bits)."""
     rv = 0.0
     s = 0
     for j in range(k):
-        rv -= _xlnx(counts[j])
+        rv -= _xlnx_of(counts[j], memo)
         s += counts[j]
     if s == 0:
         return 0.0
-    return (rv + _xlnx(s)) / (s * math.log(2.0))
+    return (rv + _xlnx_of(s, memo)) / (s * math.log(2.0))
 
 
 @njit(cache=True, nogil=True)
-def _cond_entropy(left, right, k):
+def _cond_entropy(left, right, k, memo):
     """Weka ``ContingencyTables.entropyConditionedOnRows`` of the 2 x k table (bits)."""
     rv = 0.0
     total = 0
     s = 0
     for j in range(k):
-        rv = rv + _xlnx(left[j])
+        rv = rv + _xlnx_of(left[j], memo)
         s += left[j]
-    rv = rv - _xlnx(s)
+    rv = rv - _xlnx_of(s, memo)
     total += s
     s = 0
     for j in range(k):
-        rv = rv + _xlnx(right[j])
+        rv = rv + _xlnx_of(right[j], memo)
         s += right[j]
-    rv = rv - _xlnx(s)
+    rv = rv - _xlnx_of(s, memo)
     total += s
     if total == 0:
         return 0.0
@@ -141,23 +170,31 @@ def _midpoint(hi, lo, i):
 
 
 @njit(cache=True, nogil=True)
-def _mdl_threshold(prior_ent, k_all, left, right, m, k):
+def _subset_terms(k_all, m):
+    """The two terms of :func:`_mdl_threshold` that depend on the subset alone (``k`` of its
+    classes present, ``m`` rows): ``log2(3^k - 2)`` and ``log2(m - 1)``, computed once per
+    subset rather than once per candidate (the same floats)."""
+    log2 = math.log(2.0)
+    return math.log(math.pow(3.0, k_all) - 2.0) / log2, math.log(m - 1) / log2
+
+
+@njit(cache=True, nogil=True)
+def _mdl_threshold(classes_term, cuts_term, prior_ent, k_all, left, right, m, k, memo):
     """Fayyad & Irani's MDL threshold of one cut of a subset of ``m`` rows (Weka's operations).
 
     ``(log2(m - 1) + log2(3^k - 2) - (k Ent(S) - k1 Ent(S1) - k2 Ent(S2))) / m``, with the
     floating-point operations in Weka's order, so that the deterministic kernel stays bit for
-    bit equal to Weka and both kernels judge a cut identically.
+    bit equal to Weka and both kernels judge a cut identically; ``classes_term`` and
+    ``cuts_term`` are the subset's :func:`_subset_terms`.
     """
-    log2 = math.log(2.0)
     k_left = _n_present(left, k)
     k_right = _n_present(right, k)
-    ent_left = _entropy(left, k)
-    ent_right = _entropy(right, k)
-    delta = math.log(math.pow(3.0, k_all) - 2.0) / log2 - (
+    ent_left = _entropy(left, k, memo)
+    ent_right = _entropy(right, k, memo)
+    delta = classes_term - (
         (k_all * prior_ent) - (k_right * ent_right) - (k_left * ent_left)
     )
-    num_cut_points = m - 1
-    return (math.log(num_cut_points) / log2 + delta) / m
+    return (cuts_term + delta) / m
 
 
 @njit(cache=True, nogil=True)
@@ -180,6 +217,7 @@ def mdl_bins_kernel(lo, hi, counts):
     left = np.zeros(k, dtype=np.int64)
     right = np.zeros(k, dtype=np.int64)
     prior = np.zeros(k, dtype=np.int64)
+    memo = _xlnx_memo(counts)
     best_left = np.zeros(k, dtype=np.int64)
     best_right = np.zeros(k, dtype=np.int64)
     while top > 0:
@@ -191,7 +229,7 @@ def mdl_bins_kernel(lo, hi, counts):
             continue
         for j in range(k):
             prior[j] = right[j]
-        prior_ent = _entropy(prior, k)
+        prior_ent = _entropy(prior, k, memo)
         best_ent = prior_ent
         best_idx = -1
         best_cut = 0.0
@@ -199,7 +237,7 @@ def mdl_bins_kernel(lo, hi, counts):
             for j in range(k):
                 left[j] += counts[i, j]
                 right[j] -= counts[i, j]
-            e = _cond_entropy(left, right, k)
+            e = _cond_entropy(left, right, k, memo)
             if e < best_ent:
                 best_ent = e
                 best_idx = i
@@ -210,10 +248,12 @@ def mdl_bins_kernel(lo, hi, counts):
         gain = prior_ent - best_ent
         if gain <= 0.0:
             continue
-        ent = _cond_entropy(best_left, best_right, k)
+        ent = _cond_entropy(best_left, best_right, k, memo)
         gain = prior_ent - ent
         k_all = _n_present(prior, k)
-        if gain > _mdl_threshold(prior_ent, k_all, best_left, best_right, m, k):
+        classes_term, cuts_term = _subset_terms(k_all, m)
+        if gain > _mdl_threshold(classes_term, cuts_term, prior_ent, k_all, best_left,
+                                 best_right, m, k, memo):
             cuts[n_cuts] = best_cut
             n_cuts += 1
             stack[top, 0] = first
@@ -282,6 +322,7 @@ def stochastic_mdl_kernel(lo, hi, counts, seed):
     left = np.zeros(k, dtype=np.int64)
     right = np.zeros(k, dtype=np.int64)
     prior = np.zeros(k, dtype=np.int64)
+    memo = _xlnx_memo(counts)
     running = np.empty(max(n_bins - 1, 1), dtype=np.float64)  # W(i) - W(first - 1)
     while top > 0:
         top -= 1
@@ -292,17 +333,19 @@ def stochastic_mdl_kernel(lo, hi, counts, seed):
             continue
         for j in range(k):
             prior[j] = right[j]
-        prior_ent = _entropy(prior, k)
+        prior_ent = _entropy(prior, k, memo)
         k_all = _n_present(prior, k)
+        classes_term, cuts_term = _subset_terms(k_all, m)
         total = 0.0
         last_admissible = -1
         for i in range(first, last - 1):
             for j in range(k):
                 left[j] += counts[i, j]
                 right[j] -= counts[i, j]
-            gain = prior_ent - _cond_entropy(left, right, k)
+            gain = prior_ent - _cond_entropy(left, right, k, memo)
             if gain > 0.0:
-                threshold = _mdl_threshold(prior_ent, k_all, left, right, m, k)
+                threshold = _mdl_threshold(classes_term, cuts_term, prior_ent, k_all, left,
+                                           right, m, k, memo)
                 if gain > threshold:
                     total += gain - threshold
                     last_admissible = i
