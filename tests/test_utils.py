@@ -30,6 +30,7 @@ from fastpath.utils._dtypes import (
     stray_tokens,
     to_float64,
 )
+from fastpath.utils._exp import exp_in_place
 from fastpath.utils._sums import pairwise_sum
 from fastpath.utils._validation import (
     as_generator,
@@ -391,3 +392,48 @@ def test_pairwise_sum_is_numpys_sum():
     for n in [*range(0, 300), *rng.integers(300, 30_000, 60).tolist()]:
         x = rng.random(n) * 10.0 ** rng.integers(-300, 3)
         assert pairwise_sum(x) == np.sum(x), n
+
+
+def _exps(values):
+    out = np.array(values, dtype=np.float64)
+    exp_in_place(out, out.size, np.empty(out.size, dtype=np.int64))
+    return out
+
+
+def test_exp_in_place_is_within_one_ulp_of_the_exact_exponential():
+    """Against mpmath at 120 bits: |exp_in_place(x) - exp(x)| <= 1 ulp of the exact value
+    (so it rounds as well as the C library's exp), over the whole normal range and near 0,
+    where the polynomial does all the work."""
+    mpmath = pytest.importorskip("mpmath")
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.uniform(-708.0, 709.0, 1500), rng.uniform(-0.35, 0.35, 500),
+                        rng.uniform(-1e-9, 1e-9, 100), -rng.exponential(8.0, 500)])
+    got = _exps(x)
+    with mpmath.workprec(120):
+        for xi, gi in zip(x, got, strict=True):
+            exact = mpmath.exp(mpmath.mpf(float(xi)))
+            ulp = np.spacing(float(exact))
+            assert abs(mpmath.mpf(float(gi)) - exact) <= ulp, xi
+
+
+def test_exp_in_place_limits_and_exact_values():
+    got = _exps([0.0, -0.0, -np.inf, np.inf, np.nan, -708.5, -1e4, 709.5, 1e4, 1.0])
+    assert got[0] == 1.0 and got[1] == 1.0  # exp(0) exactly: a row's largest class
+    assert got[2] == 0.0 and got[3] == np.inf and np.isnan(got[4])
+    assert got[5] == 0.0 and got[6] == 0.0  # below the normal floats: 0
+    assert got[7] == np.inf and got[8] == np.inf
+    assert abs(got[9] - math.e) <= np.spacing(math.e)
+
+
+@given(st.lists(st.floats(-800.0, 800.0, allow_nan=False), max_size=70),
+       st.integers(0, 70))
+def test_exp_in_place_touches_only_the_first_n_values(values, n):
+    n = min(n, len(values))
+    x = np.array(values, dtype=np.float64)
+    out = x.copy()
+    exp_in_place(out, n, np.empty(len(values), dtype=np.int64))
+    np.testing.assert_array_equal(out[n:], x[n:])
+    with np.errstate(over="ignore"):
+        want = np.where(x[:n] < -708.0, 0.0, np.exp(x[:n]))
+    # each within an ulp of the exact value, so within two of numpy's
+    np.testing.assert_allclose(out[:n], want, rtol=4.5e-16, atol=0)

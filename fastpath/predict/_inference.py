@@ -32,7 +32,8 @@ from numba import njit, prange
 
 from ..counts._context_tree import ContextTree
 from ..counts._counting import TreeSpec
-from ..utils import _sums
+from ..utils import _exp, _sums
+from ..utils._exp import exp_in_place
 from ..utils._numba_cache import flush_stale_cache
 from ..utils._sums import pairwise_sum
 from ..utils._threads import threaded_kernel
@@ -586,10 +587,13 @@ def members_posterior_mean(joint: np.ndarray) -> np.ndarray:
     """The mean of the members' posteriors from their joint log-likelihoods (members, rows,
     classes): each member's row normalised as :func:`posterior_from_joint` does it, the
     members' rows added in their order and divided by their number, as the mean always
-    added them -- row by row in one pass, without the
-    (members x rows x classes) posteriors in memory. The exponential is the C library's
-    (numba's ``exp``); numpy's ``exp`` calls it too where it has no SIMD version of its own
-    (no AVX-512), so the two paths give the same floats there."""
+    added them -- in one compiled pass over blocks of rows, without the (members x rows x
+    classes) posteriors in memory.
+
+    The exponentials are :func:`fastpath.utils._exp.exp_in_place`'s (vectorised; within one
+    unit in the last place, as the C library's), not numpy's: a member's posterior may differ
+    from :func:`posterior_from_joint`'s in the last bits. Each row's result does not depend on
+    the blocks or the threads."""
     joint = np.ascontiguousarray(joint, dtype=np.float64)
     out = np.empty(joint.shape[1:])
     if joint.shape[1]:
@@ -597,47 +601,69 @@ def members_posterior_mean(joint: np.ndarray) -> np.ndarray:
     return out
 
 
+#: rows of a block of :func:`_members_posterior_mean`: a member's shifted values of a block
+#: (rows x classes) are exponentiated by one vectorised call
+POSTERIOR_BLOCK_ROWS = 128
+
+
 @threaded_kernel(nogil=True)
 def _members_posterior_mean(joint, out):
-    """:func:`members_posterior_mean` into ``out`` (rows, classes), the rows in parallel."""
+    """:func:`members_posterior_mean` into ``out`` (rows, classes), blocks of rows in
+    parallel: per member and block, each row shifted by its largest value, the block's
+    values exponentiated by one vectorised call, then each row divided by its sum and added
+    to the members' sum."""
     n_members, n_rows, n_classes = joint.shape
-    for r in prange(n_rows):
+    n_blocks = (n_rows + POSTERIOR_BLOCK_ROWS - 1) // POSTERIOR_BLOCK_ROWS
+    uniform = 1.0 / n_classes
+    for b in prange(n_blocks):
+        r0 = b * POSTERIOR_BLOCK_ROWS
+        r1 = min(r0 + POSTERIOR_BLOCK_ROWS, n_rows)
+        width = (r1 - r0) * n_classes
+        shifted = np.empty(width)
+        bits = np.empty(width, dtype=np.int64)
         p = np.empty(n_classes)
-        for e in range(n_members):
-            top = joint[e, r, 0]  # the largest value as np.maximum finds it (a NaN wins)
-            for c in range(1, n_classes):
-                x = joint[e, r, c]
-                if np.isnan(top) or np.isnan(x):
-                    top = np.nan
-                elif x > top:
-                    top = x
-            if not np.isfinite(top):
-                top = 0.0  # a row without information comes out uniform
+        for r in range(r0, r1):
             for c in range(n_classes):
-                shifted = joint[e, r, c] - top
-                # exp(0) is 1 exactly: the largest class costs no exponential
-                p[c] = 1.0 if shifted == 0.0 else np.exp(shifted)
-            if n_classes < 8:  # numpy's order below 8 values: one by one from -0.0
-                total = -0.0
+                out[r, c] = 0.0  # 0 + p is p: the first member's rows as they are
+        for e in range(n_members):
+            i = 0
+            for r in range(r0, r1):
+                top = joint[e, r, 0]
+                nan = top != top
+                for c in range(1, n_classes):
+                    x = joint[e, r, c]
+                    nan |= x != x
+                    if x > top:
+                        top = x
+                if nan:  # np.maximum's: a NaN wins, wherever it is
+                    top = np.nan
+                if not np.isfinite(top):
+                    top = 0.0  # a row without information comes out uniform
                 for c in range(n_classes):
-                    total += p[c]
-            else:
-                total = pairwise_sum(p)
-            if not (total > 0) or not np.isfinite(total):
-                for c in range(n_classes):
-                    p[c] = 1.0 / n_classes
-            else:
-                for c in range(n_classes):
-                    p[c] = p[c] / total
-            if e == 0:
-                for c in range(n_classes):
-                    out[r, c] = p[c]
-            else:
-                for c in range(n_classes):
-                    out[r, c] += p[c]
-        for c in range(n_classes):
-            out[r, c] /= n_members
+                    shifted[i + c] = joint[e, r, c] - top
+                i += n_classes
+            exp_in_place(shifted, width, bits)
+            i = 0
+            for r in range(r0, r1):
+                if n_classes < 8:  # numpy's order below 8 values: one by one from -0.0
+                    total = -0.0
+                    for c in range(n_classes):
+                        total += shifted[i + c]
+                else:
+                    for c in range(n_classes):
+                        p[c] = shifted[i + c]
+                    total = pairwise_sum(p)
+                if not (total > 0) or not np.isfinite(total):
+                    for c in range(n_classes):
+                        out[r, c] += uniform
+                else:
+                    for c in range(n_classes):
+                        out[r, c] += shifted[i + c] / total
+                i += n_classes
+        for r in range(r0, r1):
+            for c in range(n_classes):
+                out[r, c] /= n_members
 
 
 # the kernels compile fastpath.utils._sums' pairwise_sum into their own cache entries
-flush_stale_cache(globals(), [_sums])
+flush_stale_cache(globals(), [_sums, _exp])
