@@ -37,6 +37,7 @@ from fastpath.structure._selective import (
     loo_m_scores,
     loo_model,
     loo_row_errors,
+    loo_row_scratch,
     loo_settings,
 )
 from validation.experiments.runner import discover_datasets, load_dataset
@@ -48,12 +49,11 @@ def _every_entry_sums(codes, y, model, settings, chunk_starts, sse):
     n_classes = model.class_counts.shape[0]
     n_trees = model.child_col.shape[0]
     max_k = settings.max_k
-    cum = np.empty((max_k + 1, n_classes))
-    prob = np.empty(max_k + 2)
+    cum, prob, nodes = loo_row_scratch(n_classes, max_k)
     row = np.empty((n_trees, max_k + 1))
     for h in range(chunk_starts.shape[0] - 1):
         for r in range(chunk_starts[h], chunk_starts[h + 1]):
-            loo_row_errors(codes, y, r, model, settings, cum, prob, row)
+            loo_row_errors(codes, y, r, model, settings, cum, prob, nodes, row)
             for a in range(n_trees):
                 for k in range(max_k + 1):
                     sse[h, a, k] += row[a, k]

@@ -351,6 +351,7 @@ def test_whole_model_row_error_is_the_full_kernels_last_entry(seed, kind, value_
         loo_model,
         loo_row_errors,
         loo_row_model_error,
+        loo_row_scratch,
         loo_settings,
     )
 
@@ -365,12 +366,13 @@ def test_whole_model_row_error_is_the_full_kernels_last_entry(seed, kind, value_
     model = loo_model(specs[1:], [acc.tree(t) for t in range(1, len(specs))],
                       acc.tree(0).counts[0])
     max_k = full_depth(specs[1:])
-    cum, prob = np.empty((max_k + 1, n_classes)), np.empty(max_k + 2)
+    cum, class_prob, nodes = loo_row_scratch(n_classes, max_k)
+    prob = np.empty(max_k + 2)
     out = np.empty((len(specs) - 1, max_k + 1))
     cum1 = np.empty(n_classes)
     settings = loo_settings(m, value_backoff, max_k, codes.shape[0])
     for r in range(codes.shape[0]):
-        loo_row_errors(codes, y, r, model, settings, cum, prob, out)
+        loo_row_errors(codes, y, r, model, settings, cum, class_prob, nodes, out)
         whole = loo_row_model_error(codes, y, r, model, settings, cum1, prob)
         assert whole == out[-1, max_k]
 
@@ -386,6 +388,7 @@ def test_whole_model_row_error_is_the_full_kernels_last_entry_after_rescaling():
         loo_model,
         loo_row_errors,
         loo_row_model_error,
+        loo_row_scratch,
         loo_settings,
     )
 
@@ -400,12 +403,13 @@ def test_whole_model_row_error_is_the_full_kernels_last_entry_after_rescaling():
         model = loo_model(specs[1:], [acc.tree(t) for t in range(1, len(specs))],
                           acc.tree(0).counts[0])
         max_k = full_depth(specs[1:])
-        cum, prob = np.empty((max_k + 1, n_classes)), np.empty(max_k + 2)
+        cum, class_prob, nodes = loo_row_scratch(n_classes, max_k)
+        prob = np.empty(max_k + 2)
         out = np.empty((n, max_k + 1))
         cum1 = np.empty(n_classes)
         settings = loo_settings(0.05, False, max_k, codes.shape[0])
         for r in range(codes.shape[0]):
-            loo_row_errors(codes, y, r, model, settings, cum, prob, out)
+            loo_row_errors(codes, y, r, model, settings, cum, class_prob, nodes, out)
             # the scores sum to 1 after the last attribute only if it rescaled them
             rescaled_last += bool(cum[max_k].sum() == pytest.approx(1.0, rel=1e-9))
             whole = loo_row_model_error(codes, y, r, model, settings, cum1, prob)

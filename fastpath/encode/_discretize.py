@@ -57,7 +57,6 @@ from numba import njit
 
 from ..utils._validation import as_generator
 
-
 # ``c ln c`` is evaluated as Weka's lnFunc does, and remembered in a table of the counts up to
 # the column's rows (at most XLNX_MEMO values, filled as they are first asked for): a column's
 # recursion evaluates the same small counts thousands of times (a log each), and a column of ten

@@ -12,7 +12,7 @@ from numba import njit
 from ..structure import _scores as scores
 from ..structure import _selective as selective
 from ..structure._scores import cmi_dense, cmi_term
-from ..structure._selective import loo_row_errors, loo_row_model_error
+from ..structure._selective import loo_row_errors, loo_row_model_error, loo_row_scratch
 from ..utils._numba_cache import flush_stale_cache
 
 
@@ -83,14 +83,13 @@ def loo_errors(codes, y, model, settings, r_lo, r_hi, keep, out):
     floating-point numbers while the rows can be computed by several threads (a zero left by
     an unscored row adds exactly nothing).
     """
-    cum = np.empty((settings.max_k + 1, model.class_counts.shape[0]))
-    prob = np.empty(settings.max_k + 2)
+    cum, prob, nodes = loo_row_scratch(model.class_counts.shape[0], settings.max_k)
     sampled = keep.shape[0] > 0
     for r in range(r_lo, r_hi):
         if sampled and keep[r] == 0:
             out[r - r_lo] = 0.0
             continue
-        loo_row_errors(codes, y, r, model, settings, cum, prob, out[r - r_lo])
+        loo_row_errors(codes, y, r, model, settings, cum, prob, nodes, out[r - r_lo])
 
 
 @njit(cache=True, nogil=True)

@@ -236,13 +236,21 @@ RESCALE_BELOW = 1e-100
 
 
 @njit(cache=True, nogil=True)
-def loo_row_errors(codes, y, r, model, settings, cum, prob, out):
+def loo_row_scratch(n_classes, max_k):
+    """The work arrays of :func:`loo_row_errors`: ``cum`` (max_k + 1, n_classes) float,
+    ``prob`` (n_classes, max_k + 2) float, ``nodes`` (2, n_classes) int64."""
+    return (np.empty((max_k + 1, n_classes)), np.empty((n_classes, max_k + 2)),
+            np.empty((2, n_classes), dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def loo_row_errors(codes, y, r, model, settings, cum, prob, nodes, out):
     """Squared leave-one-out errors of row ``r``: out[a, k*] for n* = a + 1, every k*.
 
     ``model`` is a :class:`LooModel` (trees in the structure's order), ``settings`` a
-    :class:`LooSettings`. ``cum`` (max_k + 1, n_classes) and ``prob`` (max_k + 2) are scratch.
-    Shared by the in-memory kernel below and the streaming pass (:mod:`fastpath.scale._stats`),
-    so both compute the same floating-point numbers.
+    :class:`LooSettings`; ``cum``, ``prob`` and ``nodes`` are scratch
+    (:func:`loo_row_scratch`). Shared by the in-memory kernel below and the streaming pass
+    (:mod:`fastpath.scale._stats`), so both compute the same floating-point numbers.
 
     The class posteriors are kept as probabilities, not logarithms: each attribute multiplies
     them by its estimates, and the error of every (n*, k*) reads the held-out row's share of
@@ -251,6 +259,13 @@ def loo_row_errors(codes, y, r, model, settings, cum, prob, out):
     :data:`RESCALE_BELOW` (dividing every class after every attribute cost as much as the
     descents), which keeps the largest class above ``1e-100 / n_classes``: nothing underflows
     that matters to an error.
+
+    A tree is descended for every class level by level, all the classes' paths one step at a
+    time (``nodes[0, c]`` where class ``c``'s path is, ``nodes[1, c]`` its depth so far): a
+    step is a chain of dependent reads (the child's position, then its counts), and the
+    classes' chains are independent, so the processor overlaps them, where one class after
+    the other waited for each read in turn (docs/performance.md). Each class's arithmetic is
+    what it was, so the errors are the same floats.
     """
     # the records' fields as locals, so that the loops index plain arrays
     child_col = model.child_col
@@ -270,6 +285,8 @@ def loo_row_errors(codes, y, r, model, settings, cum, prob, out):
     n_k = max_k + 1
     n_minus = n_rows - 1.0
     yr = y[r]
+    node = nodes[0]
+    deepest = nodes[1]
     for c in range(n_classes):
         nc = class_counts[c] - (1 if c == yr else 0)
         # class prior: m-estimate of the class tree's root without row r
@@ -284,33 +301,50 @@ def loo_row_errors(codes, y, r, model, settings, cum, prob, out):
         n_steps = min(cond_ptr[a + 1] - cond_ptr[a] + 1, depth[a])
         root_x = records[top + 1 + x] - 1
         root_total = records[top] - 1
-        for c in range(n_classes):
-            deepest = 0
-            if root_total <= 0 or root_x <= 0:
-                # empty tree, or x seen only in row r: 1/K at every node (mestimate)
-                prob[0] = 1.0 / kv
-            else:
-                prob[0] = (root_x + m / kv) / (root_total + m)
-                # row r lies on the path only when the path's class is its class
-                on = 1 if c == yr else 0
-                node = top
-                for d in range(1, n_steps + 1):
-                    v = c if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
-                    child = find_child(records, node, kv, v)
+        if root_total <= 0 or root_x <= 0:
+            # empty tree, or x seen only in row r: 1/K at every node (mestimate)
+            p0 = 1.0 / kv
+            for c in range(n_classes):
+                prob[c, 0] = p0
+                deepest[c] = 0
+        else:
+            p0 = (root_x + m / kv) / (root_total + m)
+            for c in range(n_classes):
+                prob[c, 0] = p0
+                deepest[c] = 0
+                node[c] = top
+            alive = n_classes
+            d = 1
+            while alive > 0 and d <= n_steps:
+                # the class first, then the parents in branching order
+                v = -1 if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
+                alive = 0
+                for c in range(n_classes):
+                    at = node[c]
+                    if at < 0:
+                        continue  # this class's path stopped above
+                    node[c] = -1
+                    child = find_child(records, at, kv, c if d == 1 else v)
                     if child < 0:
-                        break  # path never observed: back off
+                        continue  # path never observed: back off
+                    # row r lies on the path only when the path's class is its class
+                    on = 1 if c == yr else 0
                     total = records[child] - on
                     if total <= 0:
-                        break  # observed only in row r: absent from the refit
+                        continue  # observed only in row r: absent from the refit
                     cnt = records[child + 1 + x] - on
                     if value_backoff and cnt <= 0:
-                        prob[d] = prob[d - 1]
+                        prob[c, d] = prob[c, d - 1]
                     else:
-                        prob[d] = (cnt + m / kv) / (total + m)
-                    deepest = d
-                    node = child
+                        prob[c, d] = (cnt + m / kv) / (total + m)
+                    deepest[c] = d
+                    node[c] = child
+                    alive += 1
+                d += 1
+        for c in range(n_classes):
+            reached = deepest[c]
             for k in range(n_k):
-                cum[k, c] *= prob[min(k + 1, deepest)]
+                cum[k, c] *= prob[c, min(k + 1, reached)]
         for k in range(n_k):
             s = 0.0
             for c in range(n_classes):
@@ -409,13 +443,12 @@ def _loo_kernel(codes, y, model, settings, chunk_starts, keep, sse):
     n_trees = model.child_col.shape[0]
     max_k = settings.max_k
     for h in prange(chunk_starts.shape[0] - 1):
-        cum = np.empty((max_k + 1, n_classes))
-        prob = np.empty(max_k + 2)
+        cum, prob, nodes = loo_row_scratch(n_classes, max_k)
         row = np.empty((n_trees, max_k + 1))
         for r in range(chunk_starts[h], chunk_starts[h + 1]):
             if sampled and keep[r] == 0:
                 continue
-            loo_row_errors(codes, y, r, model, settings, cum, prob, row)
+            loo_row_errors(codes, y, r, model, settings, cum, prob, nodes, row)
             for a in range(n_trees):
                 for k in range(max_k + 1):
                     sse[h, a, k] += row[a, k]
