@@ -36,9 +36,8 @@ _ROUNDER = 6755399441055744.0
 #: the limits of the results computed (normal floats); beyond them, 0 and inf
 _LOWEST = -708.0
 _HIGHEST = 709.0
-# 1 / i! for the Taylor polynomial, highest degree first (Horner)
-_C0, _C1, _C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9, _C10, _C11, _C12, _C13 = (
-    1.0 / math.factorial(i) for i in range(14))
+#: 1 / i! for the Taylor polynomial of degree 13, highest degree first (Horner's rule)
+_TAYLOR = tuple(1.0 / math.factorial(i) for i in range(13, -1, -1))
 
 
 @njit(cache=True, nogil=True)
@@ -55,20 +54,9 @@ def exp_in_place(values, n, bits):
         xc = xc if xc < _HIGHEST else _HIGHEST
         k = (xc * _LOG2_E + _ROUNDER) - _ROUNDER
         r = (xc - k * _LN2_HI) - k * _LN2_LO
-        p = _C13
-        p = p * r + _C12
-        p = p * r + _C11
-        p = p * r + _C10
-        p = p * r + _C9
-        p = p * r + _C8
-        p = p * r + _C7
-        p = p * r + _C6
-        p = p * r + _C5
-        p = p * r + _C4
-        p = p * r + _C3
-        p = p * r + _C2
-        p = p * r + _C1
-        p = p * r + _C0
+        p = 0.0
+        for c in _TAYLOR:  # a constant tuple: unrolled
+            p = p * r + c
         # beyond the limits: 0 below (and -inf), x * inf above (inf) and for nan (nan)
         outside = 0.0 if x < _LOWEST else x * np.inf
         values[i] = p if inside else outside
