@@ -339,13 +339,9 @@ def test_loo_m_scores_equal_brute_force_refits(kind, backoff):
         )
 
 
-@settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["nb", "tan", "kdb2", "kdb3"]),
-       value_backoff=st.booleans(), m=st.sampled_from([0.05, 1.0, 20.0]))
-def test_whole_model_row_error_is_the_full_kernels_last_entry(seed, kind, value_backoff, m):
-    """The m choice's kernel (whole model only) adds exactly the numbers the selection kernel
-    computes for (n* = n, k* = K): the same float, row by row, for any structure and back-off."""
-    from fastpath.structure import tree_specs
+def _both_row_kernels(codes, y, specs, n_classes, m, value_backoff):
+    """Per row of ``codes``: the selection kernel's scores after the last attribute, its
+    (n* = n, k* = K) error and the whole-model kernel's error, for the kDB trees ``specs``."""
     from fastpath.structure._selective import (
         full_depth,
         loo_model,
@@ -355,13 +351,6 @@ def test_whole_model_row_error_is_the_full_kernels_last_entry(seed, kind, value_
         loo_settings,
     )
 
-    cards, n_classes = (3, 2, 4, 3, 2), 3
-    codes, y = _random_data(seed, 30, cards, n_classes)
-    mi, cmi = mutual_information_scores(codes, y, cards, n_classes)
-    structure = (structure_mod.naive_bayes(len(cards)) if kind == "nb"
-                 else structure_mod.tan_from_scores(mi, cmi) if kind == "tan"
-                 else structure_mod.kdb_from_scores(mi, cmi, int(kind[3:])))
-    specs = tree_specs(structure, cards, n_classes, range(len(cards)))
     acc = CountAccumulator(specs).update(codes, y)
     model = loo_model(specs[1:], [acc.tree(t) for t in range(1, len(specs))],
                       acc.tree(0).counts[0])
@@ -373,8 +362,27 @@ def test_whole_model_row_error_is_the_full_kernels_last_entry(seed, kind, value_
     settings = loo_settings(m, value_backoff, max_k, codes.shape[0])
     for r in range(codes.shape[0]):
         loo_row_errors(codes, y, r, model, settings, cum, class_prob, nodes, out)
-        whole = loo_row_model_error(codes, y, r, model, settings, cum1, prob)
-        assert whole == out[-1, max_k]
+        yield cum[max_k], out[-1, max_k], loo_row_model_error(codes, y, r, model, settings,
+                                                              cum1, prob)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["nb", "tan", "kdb2", "kdb3"]),
+       value_backoff=st.booleans(), m=st.sampled_from([0.05, 1.0, 20.0]))
+def test_whole_model_row_error_is_the_full_kernels_last_entry(seed, kind, value_backoff, m):
+    """The m choice's kernel (whole model only) adds exactly the numbers the selection kernel
+    computes for (n* = n, k* = K): the same float, row by row, for any structure and back-off."""
+    from fastpath.structure import tree_specs
+
+    cards, n_classes = (3, 2, 4, 3, 2), 3
+    codes, y = _random_data(seed, 30, cards, n_classes)
+    mi, cmi = mutual_information_scores(codes, y, cards, n_classes)
+    structure = (structure_mod.naive_bayes(len(cards)) if kind == "nb"
+                 else structure_mod.tan_from_scores(mi, cmi) if kind == "tan"
+                 else structure_mod.kdb_from_scores(mi, cmi, int(kind[3:])))
+    specs = tree_specs(structure, cards, n_classes, range(len(cards)))
+    for _, full, whole in _both_row_kernels(codes, y, specs, n_classes, m, value_backoff):
+        assert whole == full
 
 
 def test_whole_model_row_error_is_the_full_kernels_last_entry_after_rescaling():
@@ -382,38 +390,18 @@ def test_whole_model_row_error_is_the_full_kernels_last_entry_after_rescaling():
     RESCALE_BELOW, at some attribute count on the last attribute itself: the two kernels
     still give the same float (the whole-model kernel reads the rescaled scores' sum as 1)."""
     from fastpath.structure import tree_specs
-    from fastpath.structure._selective import (
-        RESCALE_BELOW,
-        full_depth,
-        loo_model,
-        loo_row_errors,
-        loo_row_model_error,
-        loo_row_scratch,
-        loo_settings,
-    )
+    from fastpath.structure._selective import RESCALE_BELOW
 
     n_classes = 3
     codes_all, y = _random_data(7, 40, (10,) * 139, n_classes)
     rescaled_last = 0
     for n in range(80, 140):
         codes = np.ascontiguousarray(codes_all[:, :n])
-        cards = (10,) * n
-        specs = tree_specs(structure_mod.naive_bayes(n), cards, n_classes, range(n))
-        acc = CountAccumulator(specs).update(codes, y)
-        model = loo_model(specs[1:], [acc.tree(t) for t in range(1, len(specs))],
-                          acc.tree(0).counts[0])
-        max_k = full_depth(specs[1:])
-        cum, class_prob, nodes = loo_row_scratch(n_classes, max_k)
-        prob = np.empty(max_k + 2)
-        out = np.empty((n, max_k + 1))
-        cum1 = np.empty(n_classes)
-        settings = loo_settings(0.05, False, max_k, codes.shape[0])
-        for r in range(codes.shape[0]):
-            loo_row_errors(codes, y, r, model, settings, cum, class_prob, nodes, out)
+        specs = tree_specs(structure_mod.naive_bayes(n), (10,) * n, n_classes, range(n))
+        for scores, full, whole in _both_row_kernels(codes, y, specs, n_classes, 0.05, False):
             # the scores sum to 1 after the last attribute only if it rescaled them
-            rescaled_last += bool(cum[max_k].sum() == pytest.approx(1.0, rel=1e-9))
-            whole = loo_row_model_error(codes, y, r, model, settings, cum1, prob)
-            assert whole == out[-1, max_k]
+            rescaled_last += bool(scores.sum() == pytest.approx(1.0, rel=1e-9))
+            assert whole == full
     assert RESCALE_BELOW == 1e-100 and rescaled_last > 0
 
 

@@ -586,10 +586,12 @@ class TableEncoder:
         return TableEncoder._mapped_codes(row_codes, uniques, coding)
 
     @staticmethod
-    def _categorical_codes(values: pd.Categorical, coding: AttributeCoding) -> np.ndarray:
+    def _categorical_codes(values: pd.Categorical, coding: AttributeCoding,
+                           missing: int = UNKNOWN) -> np.ndarray:
         """:meth:`_nominal_codes` of a categorical: its categories mapped to the fitted codes
-        (computed once per coding and categories: a prediction's batches share them)."""
-        lookup = _categories_lookup(coding.categories, values.dtype)
+        (computed once per coding and categories: a prediction's batches share them) in one
+        take, a missing value's -1 landing on the lookup's last entry, ``missing``."""
+        lookup = _categories_lookup(coding.categories, values.dtype, missing)
         return _take_codes(values.codes, lookup)
 
     @staticmethod
@@ -659,10 +661,7 @@ def _nominal_column_codes(frame: pd.DataFrame, j: int, coding: AttributeCoding,
         entry = _entry(frame, j, parsed)
         missing = UNKNOWN if coding.missing_code is None else coding.missing_code
         if isinstance(entry.array, pd.Categorical):
-            # the codes mapped in one take: a missing value's -1 lands on the lookup's last
-            # entry, the coding's missing code
-            codes = _take_codes(entry.array.codes, _categories_lookup(
-                coding.categories, entry.array.dtype, missing))
+            codes = TableEncoder._categorical_codes(entry.array, coding, missing)
         else:
             codes = TableEncoder._nominal_codes(entry.series(), coding)
             codes[entry.missing] = missing

@@ -301,46 +301,41 @@ def loo_row_errors(codes, y, r, model, settings, cum, prob, nodes, out):
         n_steps = min(cond_ptr[a + 1] - cond_ptr[a] + 1, depth[a])
         root_x = records[top + 1 + x] - 1
         root_total = records[top] - 1
-        if root_total <= 0 or root_x <= 0:
-            # empty tree, or x seen only in row r: 1/K at every node (mestimate)
-            p0 = 1.0 / kv
+        # empty tree, or x seen only in row r: 1/K at every node (mestimate), no descent
+        empty = root_total <= 0 or root_x <= 0
+        p0 = 1.0 / kv if empty else (root_x + m / kv) / (root_total + m)
+        for c in range(n_classes):
+            prob[c, 0] = p0
+            deepest[c] = 0
+            node[c] = top
+        alive = 0 if empty else n_classes
+        d = 1
+        while alive > 0 and d <= n_steps:
+            # the class first, then the parents in branching order
+            v = -1 if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
+            alive = 0
             for c in range(n_classes):
-                prob[c, 0] = p0
-                deepest[c] = 0
-        else:
-            p0 = (root_x + m / kv) / (root_total + m)
-            for c in range(n_classes):
-                prob[c, 0] = p0
-                deepest[c] = 0
-                node[c] = top
-            alive = n_classes
-            d = 1
-            while alive > 0 and d <= n_steps:
-                # the class first, then the parents in branching order
-                v = -1 if d == 1 else codes[r, cond_cols[cond_ptr[a] + d - 2]]
-                alive = 0
-                for c in range(n_classes):
-                    at = node[c]
-                    if at < 0:
-                        continue  # this class's path stopped above
-                    node[c] = -1
-                    child = find_child(records, at, kv, c if d == 1 else v)
-                    if child < 0:
-                        continue  # path never observed: back off
-                    # row r lies on the path only when the path's class is its class
-                    on = 1 if c == yr else 0
-                    total = records[child] - on
-                    if total <= 0:
-                        continue  # observed only in row r: absent from the refit
-                    cnt = records[child + 1 + x] - on
-                    if value_backoff and cnt <= 0:
-                        prob[c, d] = prob[c, d - 1]
-                    else:
-                        prob[c, d] = (cnt + m / kv) / (total + m)
-                    deepest[c] = d
-                    node[c] = child
-                    alive += 1
-                d += 1
+                at = node[c]
+                if at < 0:
+                    continue  # this class's path stopped above
+                node[c] = -1
+                child = find_child(records, at, kv, c if d == 1 else v)
+                if child < 0:
+                    continue  # path never observed: back off
+                # row r lies on the path only when the path's class is its class
+                on = 1 if c == yr else 0
+                total = records[child] - on
+                if total <= 0:
+                    continue  # observed only in row r: absent from the refit
+                cnt = records[child + 1 + x] - on
+                if value_backoff and cnt <= 0:
+                    prob[c, d] = prob[c, d - 1]
+                else:
+                    prob[c, d] = (cnt + m / kv) / (total + m)
+                deepest[c] = d
+                node[c] = child
+                alive += 1
+            d += 1
         for c in range(n_classes):
             reached = deepest[c]
             for k in range(n_k):
