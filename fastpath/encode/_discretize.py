@@ -323,6 +323,12 @@ def stochastic_mdl_kernel(lo, hi, counts, seed):
     prior = np.zeros(k, dtype=np.int64)
     memo = _xlnx_memo(counts)
     running = np.empty(max(n_bins - 1, 1), dtype=np.float64)  # W(i) - W(first - 1)
+    # each half's c ln c per class, updated only for the classes a range moves: a candidate
+    # then costs the sums, not 4 k lookups (the sums below are _cond_entropy's and
+    # _mdl_threshold's, term for term and in their order, so the floats are theirs)
+    x_left = np.zeros(k)
+    x_right = np.zeros(k)
+    ln2 = math.log(2.0)
     while top > 0:
         top -= 1
         first = stack[top, 0]
@@ -332,19 +338,49 @@ def stochastic_mdl_kernel(lo, hi, counts, seed):
             continue
         for j in range(k):
             prior[j] = right[j]
+            x_left[j] = 0.0
+            x_right[j] = _xlnx_of(right[j], memo)
         prior_ent = _entropy(prior, k, memo)
         k_all = _n_present(prior, k)
+        k_left = 0
+        k_right = k_all
+        n_left = 0
         classes_term, cuts_term = _subset_terms(k_all, m)
         total = 0.0
         last_admissible = -1
         for i in range(first, last - 1):
             for j in range(k):
-                left[j] += counts[i, j]
-                right[j] -= counts[i, j]
-            gain = prior_ent - _cond_entropy(left, right, k, memo)
+                c = counts[i, j]
+                if c != 0:
+                    k_left += left[j] == 0
+                    left[j] += c
+                    right[j] -= c
+                    k_right -= right[j] == 0
+                    x_left[j] = _xlnx_of(left[j], memo)
+                    x_right[j] = _xlnx_of(right[j], memo)
+                    n_left += c
+            n_right = m - n_left
+            sum_left = 0.0
+            for j in range(k):
+                sum_left = sum_left + x_left[j]
+            xs_left = _xlnx_of(n_left, memo)
+            xs_right = _xlnx_of(n_right, memo)
+            rv = sum_left - xs_left
+            for j in range(k):
+                rv = rv + x_right[j]
+            rv = rv - xs_right
+            gain = prior_ent - (-rv / (m * ln2))  # Ent(S) - E(A, T; S)
             if gain > 0.0:
-                threshold = _mdl_threshold(classes_term, cuts_term, prior_ent, k_all, left,
-                                           right, m, k, memo)
+                # _mdl_threshold: Ent(S1), Ent(S2) as _entropy sums them (-(a + b) = -a - b)
+                sum_right = 0.0
+                for j in range(k):
+                    sum_right = sum_right + x_right[j]
+                ent_left = (-sum_left + xs_left) / (n_left * ln2) if n_left != 0 else 0.0
+                ent_right = (-sum_right + xs_right) / (n_right * ln2) if n_right != 0 else 0.0
+                delta = classes_term - (
+                    (k_all * prior_ent) - (k_right * ent_right) - (k_left * ent_left)
+                )
+                threshold = (cuts_term + delta) / m
                 if gain > threshold:
                     total += gain - threshold
                     last_admissible = i
