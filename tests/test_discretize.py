@@ -612,3 +612,62 @@ def test_stochastic_same_cuts_from_threads():
                                  range(16)))
     assert threaded == serial
     assert len({tuple(c) for c in serial}) > 1
+
+
+def _stochastic_by_definition(values, counts, seed):
+    """The stochastic recursion written from the module's own criteria: every candidate's
+    gain is ``Ent(S) - _cond_entropy`` and its threshold ``_mdl_threshold``, each evaluated
+    afresh on the halves' class counts (the kernel updates them incrementally)."""
+    from fastpath.encode import _discretize as D
+
+    k = counts.shape[1]
+    memo = D._xlnx_memo(counts)
+    cuts, stack = [], [(0, counts.shape[0])]
+    while stack:
+        first, last = stack.pop()
+        prior = counts[first:last].sum(axis=0)
+        m = int(prior.sum())
+        if m < 2:
+            continue
+        prior_ent = D._entropy(prior, k, memo)
+        k_all = D._n_present(prior, k)
+        classes_term, cuts_term = D._subset_terms(k_all, m)
+        weights = []
+        for i in range(first, last - 1):
+            left = counts[first:i + 1].sum(axis=0)
+            right = prior - left
+            gain = prior_ent - D._cond_entropy(left, right, k, memo)
+            w = 0.0
+            if gain > 0.0:
+                threshold = D._mdl_threshold(classes_term, cuts_term, prior_ent, k_all, left,
+                                             right, m, k, memo)
+                if gain > threshold:
+                    w = gain - threshold
+            weights.append(w)
+        running = np.cumsum(weights)  # left to right, as the kernel adds
+        if not running.size or running[-1] == 0.0:
+            continue
+        target = D._subset_uniform(seed, first, last) * running[-1]
+        last_admissible = first + int(np.flatnonzero(np.asarray(weights) > 0)[-1])
+        above = np.flatnonzero(running[: last_admissible - first] > target)
+        chosen = first + int(above[0]) if above.size else last_admissible
+        cuts.append(D._midpoint(values, values, chosen))
+        stack += [(first, chosen + 1), (chosen + 1, last)]
+    return sorted(cuts)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n_classes=st.integers(1, 7), data=st.data())
+def test_stochastic_kernel_cuts_where_its_criteria_evaluated_afresh_cut(n_classes, data):
+    # the incremental sums of the kernel are the floats of the criteria: the same cuts exactly
+    from fastpath.encode._discretize import _value_table, stochastic_mdl_kernel
+
+    n = data.draw(st.integers(2, 80))
+    x = np.array(data.draw(st.lists(st.integers(0, 25), min_size=n, max_size=n)), float)
+    y = np.array(data.draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n)))
+    table = _value_table(x / 7.0, y, n_classes, None)
+    assume(table is not None)
+    values, counts = table
+    for seed in (1, 2**63 + 5, 12345):
+        got = stochastic_mdl_kernel(values, values, counts, np.uint64(seed))
+        assert got.tolist() == _stochastic_by_definition(values, counts, np.uint64(seed))
