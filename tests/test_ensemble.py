@@ -36,8 +36,8 @@ def test_one_member_without_stochastic_cuts_is_selective_kdb(credit, estimator):
     X, y = credit
     ref = BayesNetClassifier("skdb", 3, estimator, sampler="paper", n_iter=200,
                              random_state=4).fit(X, y)
-    ens = ESKDBClassifier(1, 3, estimator, stochastic_discretization=False, n_iter=200,
-                          random_state=4).fit(X, y)
+    ens = ESKDBClassifier(1, 3, estimator, stochastic_discretization=False, sampler="paper",
+                          n_iter=200, random_state=4).fit(X, y)
     (member,) = ens.members_
     assert member.selection.n_selected == ref.selection_.n_selected
     assert member.selection.k_selected == ref.selection_.k_selected

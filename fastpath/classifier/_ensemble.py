@@ -45,12 +45,13 @@ mcse_tolerance, mcse_weighting, convergence_checks
         The members' HDP sampler, with the presets and options of
         :class:`~fastpath.BayesNetClassifier` and the same rule: each tree sampled until the
         Monte-Carlo error of what its rows read is at most ``mcse_tolerance``. The default
-        preset, ``"ensemble"``, makes the moves the paper's plain ones and the chains at least
-        100 iterations long, and an ensemble's tolerance (unless given) is the preset's times
+        preset, ``"ensemble"``, makes the table-count moves the paper's plain ones, re-samples
+        the concentrations at every iteration and makes the chains at least 60 iterations long
+        (burn-in 10), and an ensemble's tolerance (unless given) is the preset's times
         ``sqrt(n_estimators)``: the average of the members divides their Monte-Carlo errors,
-        and the overrelaxed moves of ``"adaptive"`` (the single classifier's default) or chains
-        of 500 iterations gave the same accuracy for more sampling time (docs/performance.md,
-        "The ensemble's sampler"). The authors ran
+        and the overrelaxed moves of ``"adaptive"`` (the single classifier's default) or longer
+        chains gave the same accuracy for more sampling time (docs/performance.md, "The
+        ensemble's sampler"). The authors ran
         ``sampler="paper", n_iter=1000``.
     selection_rows : int, "auto" or None, default="auto"
         Each member scores its candidate (n*, k*) by leave-one-out on a sample of this many

@@ -43,11 +43,13 @@ BURN_IN_CAP = 1000
 #: ``"strict"``: the overrelaxed moves, every probability of every node within the tolerance
 #: and the concentrations and log joint past R-hat <= 1.01 and bulk ESS >= 100 per chain (the
 #: rule of the former ``"fast"`` preset; slower than ``"paper"``).
-#: ``"ensemble"`` (``ESKDBClassifier``'s default): ``"adaptive-plain"`` with chains of at least
-#: 100 iterations instead of 500 (burn-in 50): an ensemble averages its members' estimates,
-#: whose Monte-Carlo errors then divide, and its fit scales the tolerance to match
-#: (:func:`ensemble_tolerance`); with 20 members the accuracy of 500 and of the authors' 1,000
-#: iterations, for a fifth of the sampling (docs/performance.md, "The ensemble's sampler").
+#: ``"ensemble"`` (``ESKDBClassifier``'s default): the paper's plain table-count moves with the
+#: concentrations re-sampled at every iteration, chains of at least 60 iterations (burn-in 10)
+#: instead of 500: an ensemble averages its members' estimates, whose Monte-Carlo errors then
+#: divide, and its fit scales the tolerance to match (:func:`ensemble_tolerance`); the
+#: concentrations' every-iteration steps are what lets the chains be that short (their drift,
+#: shared by all the members, is a bias the average does not divide) (docs/performance.md,
+#: "The ensemble's sampler").
 #: ``"paper"``: the paper's and the reference's sampler, 5,000 plain Gibbs iterations with the
 #: concentrations re-sampled every 5th (the experiments' runner and ``hdpbn estimate``).
 SAMPLER_PRESETS: dict[str, dict[str, object]] = {
@@ -55,7 +57,7 @@ SAMPLER_PRESETS: dict[str, dict[str, object]] = {
                  "mcse_weighting": "rows", "convergence_checks": False},
     "adaptive-plain": {"n_iter": "auto", "concentration_every": 5, "overrelax": False,
                        "mcse_weighting": "rows", "convergence_checks": False},
-    "ensemble": {"n_iter": "auto", "min_iter": 100, "concentration_every": 5,
+    "ensemble": {"n_iter": "auto", "min_iter": 60, "burn_in": 10, "concentration_every": 1,
                  "overrelax": False, "mcse_weighting": "rows", "convergence_checks": False},
     "strict": {"n_iter": "auto", "concentration_every": 1, "overrelax": True,
                "mcse_weighting": "max", "convergence_checks": True},
