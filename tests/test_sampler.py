@@ -417,6 +417,40 @@ def test_invariants_after_every_sweep_on_a_deep_tree():
             assert np.all(state.alpha > 0)
 
 
+def test_the_band_cache_of_large_leaf_counts_returns_log_stirling():
+    # a leaf count beyond the ratio tables reads log S(n, t) through a band cache of BAND values
+    # of t that moves with the chain and computes an entry when first read: every read is
+    # log S(n, t) itself, for ranges narrower and wider than the band (cells of window >= 128
+    # once read past it), in any order
+    from fastpath.estimate.hdp._stirling import log_stirling
+
+    table = hdp.LogStirlingTable()
+    table.ensure(40000)
+    stir = table.kernel_args
+    rng = np.random.default_rng(8)
+    band_b0 = np.zeros(2, np.int64)
+    band_vals = np.zeros((2, S.BAND))
+    for _ in range(400):
+        slot = int(rng.integers(0, 2))
+        nk = (30000, 2500)[slot]
+        lo = int(rng.integers(1, 600))
+        hi = min(nk, lo + int(rng.integers(0, 3 * S.BAND)))
+        t = int(rng.integers(lo, hi + 1))
+        got = S._band_lookup(slot, t, lo, hi, nk, band_b0, band_vals, stir)
+        assert got == log_stirling(nk, t, stir)
+
+
+def test_a_wide_window_samples_large_leaves_as_a_narrow_band_would():
+    # a chain whose cells are wider than the band cache (window=200: 401 values) over a leaf of
+    # 30,000 rows reads the same log S(n, t) as any other: the table counts are those the same
+    # seed gave with a band of 1,024 values (which covers the cells); a band of 256 read past
+    # its end here and gave [[69, 59], [62, 15]]
+    paths = np.array([[0], [1]])
+    tree = ContextTree.from_leaf_counts(paths, np.array([[30000, 5000], [3000, 40]]), [2])
+    res = estimate_tree(tree, HDPOptions(n_iter=200, window=200), seed=3)
+    assert res.table_counts[0, 1:].tolist() == [[7, 1], [8, 1]]
+
+
 # ---------------------------------------------------------------------------- random variates
 
 

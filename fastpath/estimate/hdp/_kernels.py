@@ -565,7 +565,12 @@ def build_ratio_tables(nr, stir, r1, r2):
 
 @njit(cache=True, nogil=True)
 def _band_lookup(slot, t, lo, hi, nk, band_b0, band_vals, stir):
-    """log S(nk, t) from the band cache of ``slot`` (refilled so that [lo, hi] is covered)."""
+    """log S(nk, t) from the band cache of ``slot``, a window of :data:`BAND` values of t moved
+    so that [lo, hi] is covered; an entry is computed when first read (NaN: not yet), since a
+    chain reads a few dozen of a band's values (filling whole bands was most of connect-4's
+    first sweep). A range wider than the band is not cached: the value is computed."""
+    if hi - lo + 1 > BAND:  # cells of more than BAND values (window >= BAND / 2)
+        return log_stirling(nk, t, stir)
     b0 = band_b0[slot]
     if b0 < 1 or lo < b0 or hi >= b0 + BAND:
         b0 = lo - (BAND - (hi - lo + 1)) // 2
@@ -573,8 +578,12 @@ def _band_lookup(slot, t, lo, hi, nk, band_b0, band_vals, stir):
             b0 = 1
         band_b0[slot] = b0
         for i in range(BAND):
-            band_vals[slot, i] = log_stirling(nk, b0 + i, stir)
-    return band_vals[slot, t - b0]
+            band_vals[slot, i] = np.nan
+    v = band_vals[slot, t - b0]
+    if v != v:
+        v = log_stirling(nk, t, stir)
+        band_vals[slot, t - b0] = v
+    return v
 
 
 # ---------------------------------------------------------------------------- table-count sweep
