@@ -417,6 +417,66 @@ def test_invariants_after_every_sweep_on_a_deep_tree():
             assert np.all(state.alpha > 0)
 
 
+@pytest.mark.parametrize(("alpha", "uniforms"), [(0.4, True), (3.0, True), (3.0, False)])
+def test_concentration_step_draws_the_augmented_conditional(alpha, uniforms):
+    # one concentration step from a fixed state: alpha' ~ Gamma(shape0 + sum T_j, rate0 +
+    # sum_j -log q_j) with q_j ~ Beta(alpha, N_j) (Algorithm 5), whether q_j of the nodes with
+    # N_j <= SMALL_SHAPE is a product of uniforms or, as for the others, a ratio of Gamma
+    # variates; against the same step simulated with numpy's Beta and Gamma variates
+    from numba import njit
+
+    rng = np.random.default_rng(5)
+    paths = rng.integers(0, 3, size=(40, 3))
+    tree = ContextTree.from_leaf_counts(paths, rng.integers(0, 5, size=(40, 2)), [3, 3, 3])
+    opt = HDPOptions(concentration_max=1e6,
+                     concentration_draws="uniforms" if uniforms else "gamma")
+    prep = hdp._prepare(0, tree, opt)
+    table = hdp.LogStirlingTable()
+    table.ensure(int(tree.counts.max()))
+    ratios = hdp._ratio_tables(table, int(tree.counts.max()))
+    cfg = hdp._config(opt, prep)
+    assert cfg.beta_uniforms == uniforms
+    nn = 13
+    group = np.array([-1] + [0] * 6 + [1] * 6, dtype=np.int64)
+    # every small shape and large ones, in both groups; a node with N_j = 0 has q = 1
+    N = np.array([0, 1, 2, 3, 0, 8, 40, 1, 1, 5, 7, 9, 300], dtype=np.int64)
+    T = np.array([0, 1, 2, 1, 0, 3, 9, 1, 1, 2, 3, 4, 20], dtype=np.int64)
+    assert (N[1:] <= S.SMALL_SHAPE).sum() >= 8 and (N > S.SMALL_SHAPE).sum() >= 3
+    model = hdp._tree_model(prep, table.kernel_args, ratios)._replace(group=group)
+
+    @njit
+    def steps(model, cfg, state, scratch, a, out):
+        for r in range(out.shape[0]):
+            state.alpha[0] = a
+            state.alpha[1] = a
+            S.sample_concentrations(model, cfg, state, scratch)
+            out[r, 0] = state.alpha[0]
+            out[r, 1] = state.alpha[1]
+
+    state = S.ChainState(
+        n=np.zeros((nn, 2), np.int64), t=np.zeros((nn, 2), np.int64), N=N, T=T,
+        alpha=np.zeros(2), rng=hdp._seed_state(4, (0,)), rng_draw=hdp._seed_state(4, (1,)),
+    )
+    scratch = S.Scratch(
+        buf=np.zeros(5), sh=np.zeros(2), rt=np.zeros(2), phi=np.zeros((nn, 2)),
+        conc=np.zeros(2), band_b0=np.zeros(0, np.int64), band_vals=np.zeros((0, S.BAND)),
+    )
+    draws = np.empty((20000, 2))
+    steps(model, cfg, state, scratch, alpha, draws)
+    for g in range(2):
+        nodes = np.flatnonzero(group == g)
+        shape = cfg.shape0 + T[nodes].sum()
+        b = N[nodes][N[nodes] > 0]
+        q = rng.beta(alpha, b, size=(20000, b.size))
+        want = rng.gamma(shape, size=20000) / (cfg.rate0 - np.log(q).sum(axis=1))
+        assert stats.ks_2samp(draws[:, g], want).pvalue > 1e-3
+        # the test has power: a step that forgot the small nodes' auxiliaries is rejected
+        small = b[b <= S.SMALL_SHAPE]
+        wrong = rng.gamma(shape, size=20000) / (
+            cfg.rate0 - np.log(q[:, b > S.SMALL_SHAPE]).sum(axis=1))
+        assert small.size and stats.ks_2samp(draws[:, g], wrong).pvalue < 1e-6
+
+
 def test_the_band_cache_of_large_leaf_counts_returns_log_stirling():
     # a leaf count beyond the ratio tables reads log S(n, t) through a band cache of BAND values
     # of t that moves with the chain and computes an entry when first read: every read is

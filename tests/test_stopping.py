@@ -294,6 +294,17 @@ def test_the_presets_and_the_former_name():
     assert strict.mcse_weighting == "max" and strict.convergence_checks and strict.overrelax
     with pytest.warns(FutureWarning, match="sampler='fast' is now called sampler='strict'"):
         assert HDPOptions.preset("fast") == strict
+    # the ensemble's: plain moves, the concentrations every iteration, drawn from uniforms where
+    # they can be, chains of at least 60 iterations after a burn-in of 10
+    ensemble = HDPOptions.preset("ensemble")
+    assert not ensemble.overrelax and ensemble.concentration_every == 1
+    assert ensemble.concentration_draws == "uniforms"
+    assert (ensemble.min_iter, ensemble.burn_in_iterations) == (60, 10)
+    # every other preset keeps the reference's Gamma draws (the same numbers for its seeds)
+    assert all(HDPOptions.preset(name).concentration_draws == "gamma"
+               for name in ("adaptive", "adaptive-plain", "strict", "paper"))
+    with pytest.raises(ValueError, match="concentration_draws must be one of"):
+        HDPOptions(concentration_draws="beta")
 
 
 def test_rows_mcse_is_the_row_weighted_rms_and_counts_disagreeing_chains():

@@ -256,6 +256,7 @@ def _config(opt: HDPOptions, prep: _Prepared | _Layout) -> _s.SamplerConfig:
         cap=float(opt.concentration_max),
         reflect=float(_s.OVERRELAX_TABLES) if opt.overrelax else 0.0,
         adler=float(_s.OVERRELAX_CONC) if opt.overrelax else 0.0,
+        beta_uniforms=opt.concentration_draws == "uniforms",
     )
 
 

@@ -131,6 +131,9 @@ class SamplerConfig(NamedTuple):
         Probability that a table-count update is overrelaxed (:data:`OVERRELAX_TABLES` or 0).
     adler : float
         Adler's coefficient of the concentration step (:data:`OVERRELAX_CONC` or 0: Gibbs).
+    beta_uniforms : bool
+        The concentration step draws ``q_j`` of a node with ``N_j <= SMALL_SHAPE`` as a product
+        of uniforms (:func:`sample_concentrations`).
     """
 
     n_iter: int
@@ -149,6 +152,7 @@ class SamplerConfig(NamedTuple):
     cap: float
     reflect: float
     adler: float
+    beta_uniforms: bool
 
 
 class TreeModel(NamedTuple):
@@ -393,6 +397,10 @@ def _mt_c_table(n: int) -> np.ndarray:
     return out
 
 
+#: the largest N_j whose Beta(alpha, N_j) auxiliary the concentration step may draw as a product
+#: of N_j uniforms (``SamplerConfig.beta_uniforms``): up to here they cost less than two Gamma
+#: variates
+SMALL_SHAPE = 8
 #: 1 / sqrt(9 (b - 1/3)) of Marsaglia-Tsang for the integer shapes b < 4096 of Beta(alpha, N_j)
 _MT_C = _mt_c_table(4096)
 
@@ -781,7 +789,7 @@ def sample_concentrations(model, cfg, state, scratch):
     model : TreeModel
         ``model.group`` ties the nodes.
     cfg : SamplerConfig
-        ``shape0``, ``rate0``, ``cap`` and ``adler`` are read.
+        ``shape0``, ``rate0``, ``cap``, ``adler`` and ``beta_uniforms`` are read.
     state : ChainState
         ``state.alpha`` is updated in place from ``N``, ``T``; draws from ``state.rng``.
     scratch : Scratch
@@ -791,7 +799,13 @@ def sample_concentrations(model, cfg, state, scratch):
     -----
 
     ``-log q = log(1 + Y / X)`` with ``X ~ Gamma(alpha)``, ``Y ~ Gamma(N_j)``; for ``alpha < 1``,
-    ``X = X' U^(1/alpha)`` with ``X' ~ Gamma(alpha + 1)``, kept in log space.
+    ``X = X' U^(1/alpha)`` with ``X' ~ Gamma(alpha + 1)``, kept in log space. With
+    ``beta_uniforms`` a node with ``N_j <= SMALL_SHAPE`` (most nodes of sparse trees) draws
+    ``q`` as a product instead: ``Beta(a, 1)`` is ``U^(1/a)`` and ``Beta(a, b) Beta(a + b, 1)``
+    is ``Beta(a, b + 1)`` in distribution, so ``q = prod_{i < N_j} U_i^(1 / (alpha + i))`` and
+    ``-log q = sum_i -log(U_i) / (alpha + i)``: ``N_j`` uniforms instead of two Marsaglia-Tsang
+    variates, the uniforms of all the group's nodes multiplied per ``i`` so that one log per
+    ``i`` serves them all (the same law for the rate; other random numbers).
 
     ``adler`` in (-1, 0) overrelaxes the last step: with ``z`` the Wilson-Hilferty coordinate of
     alpha under Gamma(shape, rate) (``(rate alpha / shape)^(1/3)`` standardised, about N(0, 1)),
@@ -811,10 +825,13 @@ def sample_concentrations(model, cfg, state, scratch):
     rng = state.rng
     sh = scratch.sh
     rt = scratch.rt
+    small = SMALL_SHAPE if cfg.beta_uniforms else 0
     G = alpha.shape[0]
-    dg = np.empty(G)
-    cg = np.empty(G)
-    prod = np.ones(G)  # running products of (1 + Y/X), folded into rt by one log when large
+    work = np.ones((G, 3 + SMALL_SHAPE))  # one allocation: a small tree's step is short
+    dg = work[:, 0]
+    cg = work[:, 1]
+    prod = work[:, 2]  # running products of (1 + Y/X), folded into rt by one log when large
+    prod_u = work[:, 3:]  # running products of the uniforms U_i (N_j <= small, see Notes)
     for g in range(G):
         sh[g] = shape0
         rt[g] = rate0
@@ -828,6 +845,14 @@ def sample_concentrations(model, cfg, state, scratch):
         b = N[j]
         if b <= 0:
             continue  # q = 1
+        if b <= small:
+            for i in range(b):
+                pu = prod_u[g, i] * uniform(rng)
+                if pu < 1e-250:  # folded in before it underflows
+                    rt[g] -= math.log(pu) / (alpha[g] + i)
+                    pu = 1.0
+                prod_u[g, i] = pu
+            continue
         a = alpha[g]
         db = b - 1.0 / 3.0
         cb = _MT_C[b] if b < _MT_C.shape[0] else 1.0 / math.sqrt(9.0 * db)
@@ -852,6 +877,9 @@ def sample_concentrations(model, cfg, state, scratch):
     for g in range(G):
         if prod[g] != 1.0:
             rt[g] += math.log(prod[g])
+        for i in range(small):
+            if prod_u[g, i] != 1.0:
+                rt[g] -= math.log(prod_u[g, i]) / (alpha[g] + i)
         if rt[g] <= 0.0 or sh[g] <= 0.0:
             continue  # improper prior and no information: keep the current value
         if adler != 0.0:

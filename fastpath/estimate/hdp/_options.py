@@ -21,6 +21,8 @@ ROOT_TREATMENTS: tuple[str, ...] = ("exact", "reference")
 AUTO_BATCH = 25
 #: what the adaptive length's MCSE tolerance applies to (``HDPOptions.mcse_weighting``)
 MCSE_WEIGHTINGS: tuple[str, ...] = ("max", "rows")
+#: how the concentration steps draw their auxiliary variables (``HDPOptions.concentration_draws``)
+CONCENTRATION_DRAWS: tuple[str, ...] = ("gamma", "uniforms")
 #: the reference implementation's run length and concentration schedule: Gibbs iterations per
 #: chain, and every how many iterations the concentrations are re-sampled (``"paper"`` preset,
 #: and :class:`HDPOptions`' own defaults)
@@ -58,6 +60,7 @@ SAMPLER_PRESETS: dict[str, dict[str, object]] = {
     "adaptive-plain": {"n_iter": "auto", "concentration_every": 5, "overrelax": False,
                        "mcse_weighting": "rows", "convergence_checks": False},
     "ensemble": {"n_iter": "auto", "min_iter": 60, "burn_in": 10, "concentration_every": 1,
+                 "concentration_draws": "uniforms",
                  "overrelax": False, "mcse_weighting": "rows", "convergence_checks": False},
     "strict": {"n_iter": "auto", "concentration_every": 1, "overrelax": True,
                "mcse_weighting": "max", "convergence_checks": True},
@@ -150,6 +153,14 @@ class HDPOptions:
     concentration_every : int
         Concentrations are re-sampled after the sweep of iterations ``it`` (1-based) with
         ``it % every == 3 % every`` -- 3, 8, 13, ... for the default 5 (the reference schedule).
+    concentration_draws : {"gamma", "uniforms"}
+        How a concentration step draws ``q_j ~ Beta(alpha, N_j)`` for a node with ``N_j <= 8``
+        (:data:`~fastpath.estimate.hdp._kernels.SMALL_SHAPE`): ``"gamma"`` as every other node,
+        a ratio of two Gamma variates (the reference implementation's way), or ``"uniforms"``
+        as the product ``prod_{i < N_j} U_i^(1 / (alpha + i))`` of ``N_j`` uniforms -- the same
+        distribution, fewer random numbers and no Gamma variate for the sparse trees' many small
+        nodes (the ``"ensemble"`` preset's; other presets keep ``"gamma"``, so that their seeds
+        give the numbers they always gave).
     alpha0 : float
         Root concentration, fixed, with the uniform base measure 1/K.
     overrelax : bool
@@ -198,6 +209,7 @@ class HDPOptions:
     fix_concentrations: bool = False
     concentration_max: float = 4000.0
     concentration_every: int = PAPER_CONCENTRATION_EVERY
+    concentration_draws: str = "gamma"
     alpha0: float = 2.0
     overrelax: bool = False
     window: int = 10
@@ -264,6 +276,9 @@ class HDPOptions:
              check_float("concentration_max", self.concentration_max, positive=True))
         set_(self, "concentration_every",
              check_int("concentration_every", self.concentration_every, 1))
+        if self.concentration_draws not in CONCENTRATION_DRAWS:
+            raise ValueError(f"concentration_draws must be one of {CONCENTRATION_DRAWS}, got "
+                             f"{self.concentration_draws!r}")
         set_(self, "alpha0", check_float("alpha0", self.alpha0, positive=True))
         if not isinstance(self.overrelax, (bool, np.bool_)):
             raise ValueError(f"overrelax must be a bool, got {self.overrelax!r}")
