@@ -522,3 +522,39 @@ def test_members_codes_are_each_encoders_transform(n_cuts, specials, seed):
         codes, columns = code_members(encoders, table)
         for e, encoder in enumerate(encoders):
             np.testing.assert_array_equal(codes[:, columns[e]], encoder.transform(table))
+
+
+def test_members_code_categoricals_of_every_code_width_as_transform_does():
+    # code_members maps the categorical columns of each code width (int8 below 128
+    # categories, int16 above) in one call: each member's columns are its transform's,
+    # missing values and categories unseen in training included
+    from fastpath.encode._encoder import code_members
+
+    rng = np.random.default_rng(4)
+    n = 200
+    wide = [f"v{i}" for i in range(300)]
+    frame = pd.DataFrame({
+        "small": pd.Categorical(rng.choice(["a", "b", None], n), categories=["a", "b"]),
+        "wide": pd.Categorical(rng.choice([*wide[:250], None], n), categories=wide),
+        "other": pd.Categorical(rng.choice(["x", "y", "z"], n)),
+        "x": rng.normal(size=n)})
+    assert {frame[c].cat.codes.dtype for c in ("small", "wide")} == {np.dtype(np.int8),
+                                                                      np.dtype(np.int16)}
+    y = rng.integers(0, 2, n)
+    encoders = [TableEncoder().fit(frame, y, 2), TableEncoder().fit(frame.iloc[:120], y[:120], 2)]
+    later = frame.assign(wide=pd.Categorical(rng.choice([*wide, None], n), categories=wide[::-1]))
+    for table in (frame, later):
+        codes, columns = code_members(encoders, table)
+        for e, encoder in enumerate(encoders):
+            np.testing.assert_array_equal(codes[:, columns[e]], encoder.transform(table))
+
+
+def test_column_labels_are_remembered_per_index_object():
+    from fastpath.encode._encoder import column_labels
+
+    frame = pd.DataFrame({"a": [1], "b": [2]})
+    assert column_labels(frame.columns) == ("a", "b")
+    assert column_labels(frame.iloc[:1].columns) == ("a", "b")
+    frame.columns = ["c", "d"]  # a new Index object: read afresh
+    assert column_labels(frame.columns) == ("c", "d")
+    assert as_frame(frame.rename(columns={"c": "e"}))[0].columns.tolist() == ["e", "d"]

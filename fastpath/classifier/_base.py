@@ -31,7 +31,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
-from ..encode._encoder import as_frame
+from ..encode._encoder import as_frame, column_labels
 from ..estimate._hls import HLS_C
 from ..estimate.hdp._options import DEFAULT_SAMPLER, HDPOptions
 from ..pipeline._config import FitConfig, hdp_options
@@ -330,7 +330,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         frame, has_names = self._frame(X)
         fitted_names = getattr(self, "feature_names_in_", None)
         if fitted_names is not None and has_names:
-            names = frame.columns.tolist()
+            names = list(column_labels(frame.columns))
             if names == fitted_names.tolist():  # as in fit: nothing to match
                 return self._check_width(frame)
             missing = [c for c in fitted_names if c not in names]

@@ -66,15 +66,14 @@ def seed_int(seed: Any, name: str = "random_state") -> int:
 def n_threads(n_jobs: Any, name: str = "n_jobs") -> int:
     """Threads for ``n_jobs`` in scikit-learn's convention: ``None`` or ``-1`` all cores,
     ``-2`` all but one, a positive int that many."""
-    cores = os.cpu_count() or 1
     if n_jobs is None:
-        return cores
+        return os.cpu_count() or 1
     if isinstance(n_jobs, bool | np.bool_) or not isinstance(n_jobs, numbers.Integral) or (
         n_jobs == 0
     ):
         raise ValueError(f"{name} must be None or a non-zero integer, got {n_jobs!r}")
-    if n_jobs < 0:
-        return max(1, cores + 1 + int(n_jobs))
+    if n_jobs < 0:  # the cores are counted only here (os.cpu_count costs ~8 us a call)
+        return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
     return int(n_jobs)
 
 
