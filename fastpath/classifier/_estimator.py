@@ -109,8 +109,9 @@ default="adaptive"
         and at most ``max_iter`` = 5,000 iterations. Over 41 datasets it gives the paper
         sampler's accuracy at a fraction of its time (docs/performance.md, "The default
         sampler"). ``"adaptive-plain"``: the same rule with the paper's plain moves (faster per
-        tree, less precise). ``"ensemble"``: ``"adaptive-plain"`` with chains of at least 100
-        iterations (:class:`~fastpath.ESKDBClassifier`'s default). ``"strict"`` (formerly
+        tree, less precise). ``"ensemble"``: the paper's moves with the concentrations sampled at
+        every iteration and chains of at least 60 iterations
+        (:class:`~fastpath.ESKDBClassifier`'s default). ``"strict"`` (formerly
         ``"fast"``): overrelaxed moves, every
         probability of every node within the tolerance, and the concentrations and log joint
         past R-hat <= 1.01 and bulk ESS >= 100 per chain -- slower than ``"paper"``.
