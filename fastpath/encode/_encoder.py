@@ -146,6 +146,12 @@ class AttributeCoding:
         base = len(self.categories) if self.kind == "nominal" else len(self.cut_points) + 1
         return base + (self.missing_code is not None)
 
+    @property
+    def code_of_missing(self) -> int:
+        """The code a missing value gets: ``missing_code``, or ``UNKNOWN`` when training saw
+        none."""
+        return UNKNOWN if self.missing_code is None else self.missing_code
+
     def value_labels(self) -> list[str]:
         """Human-readable label of every code."""
         if self.kind == "nominal":
@@ -661,7 +667,7 @@ def _column_codes(frame: pd.DataFrame, j: int, coding: AttributeCoding,
     cuts = np.asarray(coding.cut_points, dtype=float)
     # every row at once (a missing value's NaN lands past the cuts, then is overwritten)
     codes = np.searchsorted(cuts, values, side="left").astype(np.int64, copy=False)
-    codes[missing] = UNKNOWN if coding.missing_code is None else coding.missing_code
+    codes[missing] = coding.code_of_missing
     return codes
 
 
@@ -678,7 +684,7 @@ def _nominal_column_codes(frame: pd.DataFrame, j: int, coding: AttributeCoding,
     key = ("nominal", j, coding)
     if key not in parsed:
         entry = _entry(frame, j, parsed)
-        missing = UNKNOWN if coding.missing_code is None else coding.missing_code
+        missing = coding.code_of_missing
         if isinstance(entry.array, pd.Categorical):
             codes = TableEncoder._categorical_codes(entry.array, coding, missing)
         else:
@@ -915,8 +921,7 @@ def members_layout(encoders: Sequence[TableEncoder]) -> MembersLayout:
         for i, (_, coding) in enumerate(codings):
             own = np.asarray(coding.cut_points, dtype=np.float64)
             below[1:, i] = np.searchsorted(own, cuts, side="right")
-        missing_codes = np.asarray([UNKNOWN if c.missing_code is None else c.missing_code
-                                    for _, c in codings], dtype=np.int64)
+        missing_codes = np.asarray([c.code_of_missing for _, c in codings], dtype=np.int64)
         targets = np.asarray([d for d, _ in codings], dtype=np.int64)
         groups.append((j, codings[0][1], cuts, below, missing_codes, targets))
     columns.flags.writeable = False
@@ -1007,9 +1012,8 @@ def code_members(encoders: Sequence[TableEncoder], X: Any,
         for d, j, coding in layout.nominal:
             entry = _entry(frame, j, parsed)
             if isinstance(entry.array, pd.Categorical):
-                missing = UNKNOWN if coding.missing_code is None else coding.missing_code
                 categorical.append((d, entry.array.codes, _categories_lookup(
-                    coding.categories, entry.array.dtype, missing)))
+                    coding.categories, entry.array.dtype, coding.code_of_missing)))
             else:
                 codes[:, d] = _nominal_column_codes(frame, j, coding, parsed)
         _categorical_columns_codes(categorical, codes)

@@ -13,7 +13,7 @@ split in two (Cody and Waite) so that ``k ln 2`` is exact to well below a unit i
 place, ``|r| <= ln(2) / 2``; ``exp(r)`` by its Taylor polynomial of degree 13 (truncation
 below ``1.1e-17`` relative, Horner's rule), and the factor ``2^k`` added to the result's
 exponent bits in a second loop. Accuracy: within one unit in the last place of the correctly
-rounded value (tested against numpy's ``exp``); ``exp(0)`` is exactly 1.
+rounded value (tested against mpmath at 120 bits); ``exp(0)`` is exactly 1.
 
 Outside the range of normal results the value is the limit: ``x < -708`` (results below
 ``2.2e-308``, denormal) gives 0, ``x > 709`` gives ``inf``; ``-inf`` gives 0, ``nan`` stays
