@@ -477,6 +477,39 @@ def test_concentration_step_draws_the_augmented_conditional(alpha, uniforms):
         assert small.size and stats.ks_2samp(draws[:, g], wrong).pvalue < 1e-6
 
 
+@pytest.mark.parametrize("nr", [0, 1, 2, 7, 40])
+def test_the_ratio_tables_hold_the_ratios_of_stirling_numbers(nr):
+    # r1[n, t] = S(n, t+1) / S(n, t) by rows, r2[n, t] = S(n+1, t) / S(n, t) by columns (an
+    # update reads its candidates' parent counts down one column), zero off the triangle; the
+    # table's order is read back from its size (a table built for larger counts serves
+    # smaller ones, with its own layout)
+    from fastpath.estimate.hdp._stirling import log_stirling
+
+    table = hdp.LogStirlingTable()
+    table.ensure(nr + 2)
+    stir = table.kernel_args
+    size = (nr + 1) * (nr + 2) // 2
+    r1, r2 = np.full(size, np.nan), np.full(size, np.nan)
+    S.build_ratio_tables(nr, stir, r1, r2)
+    assert S.ratio_table_order(size) == nr
+    assert S.ratio_table_order(size + 1) == nr  # not a triangle: the largest one inside
+    seen = set()
+    for n in range(nr + 1):
+        for t in range(n + 1):
+            at = S.r2_column(t, nr) + n - t
+            seen.add(at)
+            row = n * (n + 1) // 2 + t
+            if t == 0:
+                assert r1[row] == 0.0 and r2[at] == 0.0
+                continue
+            want2 = math.exp(log_stirling(n + 1, t, stir) - log_stirling(n, t, stir))
+            assert r2[at] == pytest.approx(want2, rel=1e-12)
+            want1 = (math.exp(log_stirling(n, t + 1, stir) - log_stirling(n, t, stir))
+                     if t < n else 0.0)
+            assert r1[row] == pytest.approx(want1, rel=1e-12)
+    assert seen == set(range(size))  # the columns tile the table
+
+
 def test_the_band_cache_of_large_leaf_counts_returns_log_stirling():
     # a leaf count beyond the ratio tables reads log S(n, t) through a band cache of BAND values
     # of t that moves with the chain and computes an entry when first read: every read is

@@ -435,83 +435,139 @@ def _member_block(own, pm, e, first, last, out):
     """Member ``e``'s log P(y, x) of rows ``first:last`` into ``out[e]``: the class prior, then
     each tree's log-probability of the row's value (none for an unknown value) tree by tree,
     read from its table of every parent combination, its merged branches or a descent per
-    class -- the same number each way. (``out[e, r, c]`` is indexed in full: a row view per
-    row and tree would cost numba a reference count each.)"""
+    class -- the same number each way.
+
+    ``own`` holds the member's codes attribute by attribute (attributes x rows), so that a
+    tree reads its column of the block as one contiguous run: a table's index is built for
+    the whole block, a parent at a time, in a loop the compiler vectorises, and a tree
+    without attribute parents (the commonest: most members select k* = 0 or 1) adds its
+    entries without an index at all. The block's sums are kept in a small matrix
+    (block rows x classes) and written to ``out`` once. Rows a table cannot serve (an unknown
+    parent value) and trees without a table are descended after the tree's other rows
+    (:func:`_descended_row`); every row still gets the trees' terms in tree order, so the
+    sums are the same floats."""
     n_classes = pm.class_log_prior.shape[1]
-    for r in range(first, last):
+    n = last - first
+    acc = np.empty((n, n_classes))
+    index = np.empty(n, np.int64)
+    descended = np.empty(n, np.int64)
+    cond_cols = pm.cond_cols
+    cond_cards = pm.cond_cards
+    dense_log_prob = pm.dense_log_prob
+    for i in range(n):
         for c in range(n_classes):
-            out[e, r, c] = pm.class_log_prior[e, c]
+            acc[i, c] = pm.class_log_prior[e, c]
     for a in range(pm.tree_ptr[e], pm.tree_ptr[e + 1]):
         kv = pm.n_values[a]
-        column = pm.child_col[a]
         lo, hi = pm.cond_ptr[a], pm.cond_ptr[a + 1]
         dense = pm.dense_offset[a]
-        merged, merged_slots = pm.merged_node_offset[a], pm.merged_lookup_base[a]
-        nodes, slots_base, logp = pm.node_offset[a], pm.lookup_base[a], pm.logp_offset[a]
-        for r in range(first, last):
-            x = own[r, column]
-            if x < 0:
-                continue  # unknown value: its factor is marginalised out
-            if dense >= 0:
-                idx = 0
-                for j in range(lo + 1, hi):
-                    v = own[r, pm.cond_cols[j]]
-                    if v < 0:
-                        idx = -1  # an unknown parent value backs off: descend instead
-                        break
-                    idx = idx * pm.cond_cards[j] + v
+        xs = own[pm.child_col[a], first:last]
+        n_descended = 0
+        if dense >= 0 and hi - lo == 1:
+            # no attribute parent: the table of the value given the class
+            for i in range(n):
+                x = xs[i]
+                if x >= 0:  # an unknown value's factor is marginalised out
+                    base = dense + x * n_classes
+                    for c in range(n_classes):
+                        acc[i, c] += dense_log_prob[base + c]
+            continue
+        if dense >= 0:
+            # the table's row of every row of the block, -1 where a parent value is unknown
+            for i in range(n):
+                index[i] = 0
+            for j in range(lo + 1, hi):
+                vs = own[cond_cols[j], first:last]
+                card = cond_cards[j]
+                for i in range(n):
+                    v = vs[i]
+                    w = index[i] * card + v
+                    index[i] = w if (v >= 0 and index[i] >= 0) else -1
+            for i in range(n):
+                x = xs[i]
+                if x < 0:
+                    continue
+                idx = index[i]
                 if idx >= 0:
                     base = dense + (idx * kv + x) * n_classes
                     for c in range(n_classes):
-                        out[e, r, c] += pm.dense_log_prob[base + c]
-                    continue
-            if merged >= 0:
-                t = 0
-                for j in range(lo + 1, hi):
-                    v = own[r, pm.cond_cols[j]]
-                    if v < 0:
-                        break  # unknown parent value: every class backs off here
-                    slots = pm.merged_lookup_offsets[merged + t]
-                    if slots < 0:
-                        break
-                    child = pm.merged_child_lookup[merged_slots + slots + v]
-                    if child < 0:
-                        break  # no class has the path: every class backs off here
-                    t = child
-                base = (merged + t) * n_classes
-                for c in range(n_classes):
-                    out[e, r, c] += pm.log_prob[logp + pm.merged_rows[base + c] + x]
-                continue
-            for c in range(n_classes):
-                node = 0
-                for j in range(lo, hi):
-                    col = pm.cond_cols[j]
-                    v = c if col < 0 else own[r, col]
-                    if v < 0:
-                        break  # unknown parent value: back off to this node
-                    slots = pm.lookup_offsets[nodes + node]
-                    if slots < 0:
-                        break
-                    child = pm.child_lookup[slots_base + slots + v]
-                    if child < 0:
-                        break  # path never observed: back off
-                    node = child
-                out[e, r, c] += pm.log_prob[logp + node * kv + x]
+                        acc[i, c] += dense_log_prob[base + c]
+                else:  # an unknown parent value backs off: descend instead
+                    descended[n_descended] = i
+                    n_descended += 1
+        else:
+            for i in range(n):
+                if xs[i] >= 0:
+                    descended[n_descended] = i
+                    n_descended += 1
+        for d in range(n_descended):
+            i = descended[d]
+            _descended_row(own, pm, a, first + i, xs[i], acc[i])
+    for i in range(n):
+        for c in range(n_classes):
+            out[e, first + i, c] = acc[i, c]
+
+
+@njit(cache=True, nogil=True)
+def _descended_row(own, pm, a, r, x, acc_row):
+    """Adds tree ``a``'s log-probability of value ``x`` to row ``r``'s class scores
+    ``acc_row``: through its merged branches (one descent for every class), else by a
+    descent per class (to the deepest node on the path; an unknown parent value or an unseen
+    path backs off to the node above)."""
+    n_classes = acc_row.shape[0]
+    kv = pm.n_values[a]
+    lo, hi = pm.cond_ptr[a], pm.cond_ptr[a + 1]
+    merged, merged_slots = pm.merged_node_offset[a], pm.merged_lookup_base[a]
+    nodes, slots_base, logp = pm.node_offset[a], pm.lookup_base[a], pm.logp_offset[a]
+    cond_cols = pm.cond_cols
+    if merged >= 0:
+        t = 0
+        for j in range(lo + 1, hi):
+            v = own[cond_cols[j], r]
+            if v < 0:
+                break  # unknown parent value: every class backs off here
+            slots = pm.merged_lookup_offsets[merged + t]
+            if slots < 0:
+                break
+            child = pm.merged_child_lookup[merged_slots + slots + v]
+            if child < 0:
+                break  # no class has the path: every class backs off here
+            t = child
+        base = (merged + t) * n_classes
+        for c in range(n_classes):
+            acc_row[c] += pm.log_prob[logp + pm.merged_rows[base + c] + x]
+        return
+    for c in range(n_classes):
+        node = 0
+        for j in range(lo, hi):
+            col = cond_cols[j]
+            v = c if col < 0 else own[col, r]
+            if v < 0:
+                break  # unknown parent value: back off to this node
+            slots = pm.lookup_offsets[nodes + node]
+            if slots < 0:
+                break
+            child = pm.child_lookup[slots_base + slots + v]
+            if child < 0:
+                break  # path never observed: back off
+            node = child
+        acc_row[c] += pm.log_prob[logp + node * kv + x]
 
 
 @threaded_kernel
 def _members_kernel(codes, columns, pm, out):
-    """Every member's log P(y, x) in one call: member ``e``'s columns are gathered into a
-    contiguous matrix first (its rows' codes then sit in one cache line), then its rows are
-    read in blocks of :data:`ROW_BLOCK` (:func:`_member_block`), the blocks in parallel."""
+    """Every member's log P(y, x) in one call: member ``e``'s columns are gathered first,
+    attribute by attribute (each of its columns one contiguous run of the rows), then its
+    rows are read in blocks of :data:`ROW_BLOCK` (:func:`_member_block`), the blocks in
+    parallel."""
     n_rows = codes.shape[0]
     n_attributes = columns.shape[1]
     n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
-    own = np.empty((n_rows, n_attributes), np.int64)
+    own = np.empty((n_attributes, n_rows), np.int64)
     for e in range(columns.shape[0]):
         for r in range(n_rows):
             for j in range(n_attributes):
-                own[r, j] = codes[r, columns[e, j]]
+                own[j, r] = codes[r, columns[e, j]]
         for b in prange(n_blocks):
             _member_block(own, pm, e, b * ROW_BLOCK, min(n_rows, (b + 1) * ROW_BLOCK), out)
 

@@ -554,21 +554,47 @@ BAND = 256
 
 @njit(cache=True, nogil=True)
 def build_ratio_tables(nr, stir, r1, r2):
-    """Linear-space ratios of Stirling numbers for ``n <= nr`` (triangular layout, row ``n`` at
-    ``n (n + 1) / 2``): ``r1[n, t] = S(n, t + 1) / S(n, t)`` (1 <= t < n) and
-    ``r2[n, t] = S(n + 1, t) / S(n, t)`` (1 <= t <= n); zero elsewhere. Needs the table up to
-    ``nr + 1``. They turn each candidate of a table-count update into two loads and a few
-    multiplications (no log, no exp)."""
+    """Linear-space ratios of Stirling numbers for ``n <= nr``: ``r1[n, t] = S(n, t + 1) /
+    S(n, t)`` (1 <= t < n) and ``r2[n, t] = S(n + 1, t) / S(n, t)`` (1 <= t <= n); zero
+    elsewhere. Needs the table up to ``nr + 1``. They turn each candidate of a table-count
+    update into two loads and a few multiplications (no log, no exp).
+
+    Both are triangular, in the order a sweep reads them: ``r1`` by rows (row ``n`` at
+    ``n (n + 1) / 2``: the candidates ``t`` of one update are consecutive), ``r2`` by columns
+    (column ``t``, ``n = t..nr``, at :func:`r2_column`: the candidates read the parent's
+    ``n`` at consecutive values for one ``t``), so that an update's candidates read two
+    contiguous runs rather than one cache line each of a table of up to 16 MB."""
     for n in range(nr + 1):
         row = n * (n + 1) // 2
         for t in range(n + 1):
             r1[row + t] = 0.0
-            r2[row + t] = 0.0
+            at = r2_column(t, nr) + n - t
+            r2[at] = 0.0
             if t >= 1:
                 a = log_stirling(n, t, stir)
-                r2[row + t] = math.exp(log_stirling(n + 1, t, stir) - a)
+                r2[at] = math.exp(log_stirling(n + 1, t, stir) - a)
                 if t < n:
                     r1[row + t] = math.exp(log_stirling(n, t + 1, stir) - a)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def r2_column(t, nr):
+    """Where column ``t`` of the ratio table ``r2`` built for ``n <= nr`` (entries
+    ``n = t..nr``) starts."""
+    return t * (nr + 1) - t * (t - 1) // 2
+
+
+@njit(cache=True, nogil=True)
+def ratio_table_order(size):
+    """The ``nr`` a triangular ratio table of ``size = (nr + 1) (nr + 2) / 2`` entries was built
+    for: a table built for larger counts serves smaller ones (the kernels' ``nr`` is then the
+    call's, below the table's), and ``r2``'s columns are placed by the table's own."""
+    nb = int((math.sqrt(8.0 * size + 1.0) - 3.0) / 2.0)
+    while (nb + 1) * (nb + 2) // 2 > size:
+        nb -= 1
+    while (nb + 2) * (nb + 3) // 2 <= size:
+        nb += 1
+    return nb
 
 
 @njit(cache=True, nogil=True)
@@ -659,6 +685,7 @@ def sweep(model, cfg, state, scratch):
     K = n.shape[1]
     a0k = alpha0 / K
     width = 2 * window + 1
+    r2_order = ratio_table_order(r2.shape[0])
     for q in range(pair_node.shape[0]):
         j = pair_node[q]
         k = pair_value[q]
@@ -708,8 +735,8 @@ def sweep(model, cfg, state, scratch):
             row1 = nj * (nj + 1) // 2
             w = 1.0
             tot = 0.0
-            rp = m_rest + lo  # parent's n at candidate t; r2 row offsets grow incrementally
-            off2 = rp * (rp + 1) // 2 + tpk
+            # r2[parent's n at candidate t, tpk]: consecutive entries of column tpk
+            off2 = r2_column(tpk, r2_order) + m_rest + lo - tpk
             den = ap + big_rest + lo if generic else big_rest + lo + alpha0
             num = m_rest + lo + a0k
             for i in range(m):
@@ -719,8 +746,7 @@ def sweep(model, cfg, state, scratch):
                     break
                 if generic:
                     f = r1[row1 + lo + i] * r2[off2] * aj / den
-                    rp += 1
-                    off2 += rp
+                    off2 += 1
                 else:
                     f = r1[row1 + lo + i] * aj * num / den
                     num += 1.0
