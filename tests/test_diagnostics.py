@@ -118,6 +118,39 @@ def test_unconverged_fit_is_flagged_and_warned(fits):
     assert any("R-hat" in p for p in problems)
 
 
+@pytest.mark.parametrize("changes, deferred", [
+    ({}, True),  # certified by the MCSE, no R-hat/ESS condition: computed when read
+    ({"mcse_tolerance": 1e-5}, False),  # an MCSE above the tolerance: the fit warns now
+    ({"convergence_checks": True}, False),  # the strict rule judges R-hat and ESS: now
+])
+def test_a_certified_fit_computes_its_statistics_when_they_are_first_read(fits, changes,
+                                                                          deferred):
+    import pickle
+
+    long, short = fits
+    results = [long, _with_options(short, **changes)]
+    eager = summarise_fit(results, ["a", "b"])
+    lazy = summarise_fit(results, ["a", "b"], deferred=True)
+    assert ("trees" not in lazy.__dict__) is deferred
+    # nothing read yet: what the fit asks (the warning) is answered as the eager summary does
+    assert lazy.unconverged() == eager.unconverged()
+    assert ("trees" not in lazy.__dict__) is deferred
+    said = []
+    for summary in (lazy, eager):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            summary.warn_if_unconverged()
+        said.append([str(w.message) for w in caught])
+    assert said[0] == said[1] and bool(said[0]) is not deferred
+    # read, or written, it is the eager summary's
+    copy = pickle.loads(pickle.dumps(lazy))
+    assert lazy == eager and lazy.to_dict() == eager.to_dict()
+    assert copy == eager and copy.summary() == eager.summary()
+    assert "trees" in lazy.__dict__ and "_build" not in lazy.__dict__
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = lazy.nothing
+
+
 def test_frame_and_json_round_trip(fits):
     diag = summarise_fit(list(fits), ["a", "b"])
     frame = diag.to_frame()

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -145,6 +145,25 @@ def _nan_min(x) -> float:
     return float(a.min()) if a.size else math.nan
 
 
+def _mcse_problems(mcse: float, tolerance: float, weighting: str, stop_reason: str,
+                   iterations: int, batch_size: int) -> list[str]:
+    """What keeps a tree's Monte-Carlo error from certifying its estimates (empty when nothing
+    does): the part of :meth:`TreeDiagnostics.problems` that needs no R-hat or ESS."""
+    out = []
+    what = "MCSE of what the rows read" if weighting == "rows" else "max MCSE"
+    if math.isfinite(mcse) and math.isfinite(tolerance) and mcse > tolerance:
+        out.append(f"{what} {mcse:.3g} > {tolerance:g} after {iterations} iterations")
+    elif not math.isfinite(mcse) and stop_reason == "max_iter":
+        # too few kept iterations for two batches: nothing certifies the estimates
+        out.append(f"{what} not estimable after {iterations} iterations")
+    elif 0 < batch_size < AUTO_BATCH:
+        # batch means over a few iterations ignore the autocorrelation: their MCSE is too
+        # small to certify anything (a fixed run of fewer than ~700 iterations)
+        out.append(f"too short to certify: the MCSE's batches hold {batch_size} "
+                   f"iterations (at least {AUTO_BATCH} needed)")
+    return out
+
+
 @dataclass(frozen=True)
 class TreeDiagnostics:
     """What one tree's sampler says about its estimates.
@@ -211,19 +230,8 @@ class TreeDiagnostics:
 
     def problems(self, rhat_max: float, ess_min: float) -> list[str]:
         """Why this tree's estimates are not certified (empty when they are)."""
-        out = []
-        m, tol = self.certified_mcse, self.mcse_tolerance
-        what = "MCSE of what the rows read" if self.mcse_weighting == "rows" else "max MCSE"
-        if math.isfinite(m) and math.isfinite(tol) and m > tol:
-            out.append(f"{what} {m:.3g} > {tol:g} after {self.iterations} iterations")
-        elif not math.isfinite(m) and self.stop_reason == "max_iter":
-            # too few kept iterations for two batches: nothing certifies the estimates
-            out.append(f"{what} not estimable after {self.iterations} iterations")
-        elif 0 < self.batch_size < AUTO_BATCH:
-            # batch means over a few iterations ignore the autocorrelation: their MCSE is too
-            # small to certify anything (a fixed run of fewer than ~700 iterations)
-            out.append(f"too short to certify: the MCSE's batches hold {self.batch_size} "
-                       f"iterations (at least {AUTO_BATCH} needed)")
+        out = _mcse_problems(self.certified_mcse, self.mcse_tolerance, self.mcse_weighting,
+                             self.stop_reason, self.iterations, self.batch_size)
         if self.convergence_checks:
             if (self.n_chains >= 2 and math.isfinite(self.rows_rhat)
                     and self.rows_rhat > rhat_max):
@@ -301,6 +309,36 @@ class FitDiagnostics:
     ess_min: float = ESS_PER_CHAIN_MIN
     options: HDPOptions | None = field(default=None, compare=False)
 
+    @classmethod
+    def _deferred(cls, build: Callable[[], tuple[TreeDiagnostics, ...]], rhat_max: float,
+                  ess_min: float, options: HDPOptions | None) -> FitDiagnostics:
+        """Diagnostics whose ``trees`` are computed by ``build`` when first read, for a fit
+        known to be certified (:func:`summarise_fit`'s ``deferred``): every other attribute
+        and method reads ``trees``, so they come out as an eager summary's would."""
+        self = object.__new__(cls)
+        for name, value in (("rhat_max", rhat_max), ("ess_min", ess_min),
+                            ("options", options), ("_build", build)):
+            object.__setattr__(self, name, value)
+        return self
+
+    def __getattr__(self, name: str):
+        # reached only for attributes not set: ``trees`` of a deferred summary
+        build = self.__dict__.get("_build")
+        if name != "trees" or build is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        trees = build()
+        object.__setattr__(self, "trees", trees)
+        self.__dict__.pop("_build", None)  # the results it read are no longer needed here
+        return trees
+
+    def __getstate__(self) -> dict:
+        return {"trees": self.trees, "rhat_max": self.rhat_max, "ess_min": self.ess_min,
+                "options": self.options}
+
+    def __setstate__(self, state: dict) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
     @property
     def n_chains(self) -> int:
         return max((t.n_chains for t in self.trees), default=0)
@@ -326,6 +364,8 @@ class FitDiagnostics:
     def unconverged(self) -> list[TreeDiagnostics]:
         """Trees whose estimates are not certified (:meth:`TreeDiagnostics.problems`), worst
         first."""
+        if "_build" in self.__dict__:
+            return []  # deferred: summarise_fit found every tree certified
         bad = [t for t in self.trees if t.problems(self.rhat_max, self.ess_min)]
         return sorted(bad, key=lambda t: -t.severity(self.rhat_max, self.ess_min))
 
@@ -536,6 +576,7 @@ def summarise_fit(
     *,
     rhat_max: float = RHAT_MAX,
     ess_min_per_chain: float = ESS_PER_CHAIN_MIN,
+    deferred: bool = False,
 ) -> FitDiagnostics:
     """R-hat and bulk ESS of the concentrations and the log joint of every fitted tree.
 
@@ -548,6 +589,13 @@ def summarise_fit(
         Display names; default :func:`tree_label` of each tree.
     rhat_max, ess_min_per_chain : float
         Thresholds: R-hat <= ``rhat_max`` and bulk ESS >= ``ess_min_per_chain`` x chains.
+    deferred : bool
+        When no result asks for R-hat and ESS checks (``convergence_checks``) and every
+        tree's Monte-Carlo error certifies its estimates, return a summary whose trees are
+        computed when first read (the same numbers): a fit that does not warn then spends
+        nothing on statistics that only a reader of ``diagnostics_`` looks at (the
+        ensemble's fits: a few milliseconds of a small dataset's 20 members' hundreds of
+        trees). The checks are still made now; the arguments too.
     """
     results = list(results)
     for r in results:
@@ -563,6 +611,34 @@ def summarise_fit(
     if not ess_min_per_chain >= 0:
         raise ValueError(f"ess_min_per_chain must be >= 0, got {ess_min_per_chain!r}")
     chains = max((r.options.n_chains for r in results), default=1)
+    options = results[0].options if results else None
+    if deferred and _certified(results):
+        names = list(tree_names)
+        return FitDiagnostics._deferred(lambda: _tree_records(results, names), float(rhat_max),
+                                        float(ess_min_per_chain) * chains, options)
+    return FitDiagnostics(_tree_records(results, tree_names), float(rhat_max),
+                          float(ess_min_per_chain) * chains, options)
+
+
+def _certified(results: Sequence[HDPResult]) -> bool:
+    """Whether no tree of ``results`` can be uncertified: none asks for R-hat and ESS checks
+    and every one's Monte-Carlo error passes (:func:`_mcse_problems`, as its
+    :class:`TreeDiagnostics` would say)."""
+    for r in results:
+        opt = r.options
+        if opt.convergence_checks:
+            return False
+        mcse = (r.rows_mcse if opt.mcse_weighting == "rows"
+                else float(_finite_max(np.asarray(r.mcse, dtype=float))))
+        if _mcse_problems(mcse, float(opt.mcse_tolerance), opt.mcse_weighting, r.stop_reason,
+                          int(r.n_iterations), opt.batch_layout[1]):
+            return False
+    return True
+
+
+def _tree_records(results: Sequence[HDPResult], tree_names: Sequence[str]
+                  ) -> tuple[TreeDiagnostics, ...]:
+    """Every tree's :class:`TreeDiagnostics`, their statistics computed together."""
     # every trace of every tree in one call: the statistics are computed a group of same-shaped
     # traces at a time (most trees of a fit stop at the same iteration), not trace by trace
     series = [_tree_series(r) for r in results]
@@ -572,7 +648,7 @@ def summarise_fit(
     means = _series_means(flat)
     bounds = np.cumsum([0] + [len(s) for s in series]).tolist()
     rows_at = bounds[-1]
-    trees = tuple(
+    return tuple(
         _tree_diagnostics(
             i, r, n, series[i], rhat[bounds[i]:bounds[i + 1]], ess[bounds[i]:bounds[i + 1]],
             # the rows' R-hat compares chains (HDPResult.rows_rhat): NaN with one chain
@@ -580,5 +656,3 @@ def summarise_fit(
              float(ess[rows_at + i])),
             means[bounds[i]:bounds[i + 1]])
         for i, (r, n) in enumerate(zip(results, tree_names, strict=True)))
-    options = results[0].options if results else None
-    return FitDiagnostics(trees, float(rhat_max), float(ess_min_per_chain) * chains, options)

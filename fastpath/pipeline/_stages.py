@@ -314,7 +314,8 @@ def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | 
                                  progress=log.progress("sampling", "it"))
         if tree_names is None:
             tree_names = [tree_label(t, i) for i, t in enumerate(trees)]
-        diagnostics = summarise_fit(results, tree_names)
+        # a certified fit's R-hat and ESS are computed when diagnostics_ is first read
+        diagnostics = summarise_fit(results, tree_names, deferred=True)
         diagnostics.warn_if_unconverged()
         tables = [np.array(r.probabilities, dtype=np.float64) for r in results]
     for t in tables:
