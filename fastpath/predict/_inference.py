@@ -443,9 +443,9 @@ def _member_block(own, pm, e, first, last, out):
     without attribute parents (the commonest: most members select k* = 0 or 1) adds its
     entries without an index at all. The block's sums are kept in a small matrix
     (block rows x classes) and written to ``out`` once. Rows a table cannot serve (an unknown
-    parent value) and trees without a table are descended after the tree's other rows
-    (:func:`_descended_row`); every row still gets the trees' terms in tree order, so the
-    sums are the same floats."""
+    parent value) are descended after the tree's other rows (:func:`_descended_row`), a
+    tree with merged class branches once per row, other trees once per row and class; every
+    row still gets the trees' terms in tree order, so the sums are the same floats."""
     n_classes = pm.class_log_prior.shape[1]
     n = last - first
     acc = np.empty((n, n_classes))
@@ -495,6 +495,30 @@ def _member_block(own, pm, e, first, last, out):
                 else:  # an unknown parent value backs off: descend instead
                     descended[n_descended] = i
                     n_descended += 1
+        elif pm.merged_node_offset[a] >= 0:
+            # merged class branches: one descent per row serves every class
+            merged, merged_slots = pm.merged_node_offset[a], pm.merged_lookup_base[a]
+            logp = pm.logp_offset[a]
+            for i in range(n):
+                x = xs[i]
+                if x < 0:
+                    continue
+                t = 0
+                for j in range(lo + 1, hi):
+                    v = own[cond_cols[j], first + i]
+                    if v < 0:
+                        break  # unknown parent value: every class backs off here
+                    slots = pm.merged_lookup_offsets[merged + t]
+                    if slots < 0:
+                        break
+                    child = pm.merged_child_lookup[merged_slots + slots + v]
+                    if child < 0:
+                        break  # no class has the path: every class backs off here
+                    t = child
+                base = (merged + t) * n_classes
+                for c in range(n_classes):
+                    acc[i, c] += pm.log_prob[logp + pm.merged_rows[base + c] + x]
+            continue
         else:
             for i in range(n):
                 if xs[i] >= 0:
@@ -502,19 +526,20 @@ def _member_block(own, pm, e, first, last, out):
                     n_descended += 1
         for d in range(n_descended):
             i = descended[d]
-            _descended_row(own, pm, a, first + i, xs[i], acc[i])
+            _descended_row(own, pm, a, first + i, xs[i], acc, i)
     for i in range(n):
         for c in range(n_classes):
             out[e, first + i, c] = acc[i, c]
 
 
-@njit(cache=True, nogil=True)
-def _descended_row(own, pm, a, r, x, acc_row):
+@njit(cache=True, nogil=True, inline="always")
+def _descended_row(own, pm, a, r, x, acc, i):
     """Adds tree ``a``'s log-probability of value ``x`` to row ``r``'s class scores
-    ``acc_row``: through its merged branches (one descent for every class), else by a
+    ``acc[i]``: through its merged branches (one descent for every class), else by a
     descent per class (to the deepest node on the path; an unknown parent value or an unseen
-    path backs off to the node above)."""
-    n_classes = acc_row.shape[0]
+    path backs off to the node above). Inlined: a call would count references to every
+    array of ``pm`` for each row."""
+    n_classes = acc.shape[1]
     kv = pm.n_values[a]
     lo, hi = pm.cond_ptr[a], pm.cond_ptr[a + 1]
     merged, merged_slots = pm.merged_node_offset[a], pm.merged_lookup_base[a]
@@ -535,7 +560,7 @@ def _descended_row(own, pm, a, r, x, acc_row):
             t = child
         base = (merged + t) * n_classes
         for c in range(n_classes):
-            acc_row[c] += pm.log_prob[logp + pm.merged_rows[base + c] + x]
+            acc[i, c] += pm.log_prob[logp + pm.merged_rows[base + c] + x]
         return
     for c in range(n_classes):
         node = 0
@@ -551,7 +576,7 @@ def _descended_row(own, pm, a, r, x, acc_row):
             if child < 0:
                 break  # path never observed: back off
             node = child
-        acc_row[c] += pm.log_prob[logp + node * kv + x]
+        acc[i, c] += pm.log_prob[logp + node * kv + x]
 
 
 @threaded_kernel
