@@ -13,8 +13,9 @@ on the same MDL codes, the paper's settings) are fitted on the training half and
 half, in turn, with ``--n-jobs`` threads each (default 1: one numba thread too); predictions are
 timed ``--repeat`` times, interleaved, encoding included (the test rows are selected from the
 table before the clock starts, as a caller holds them), and the fastest kept. ``--rounds N``
-fits every model N times, in rounds that interleave the models, and keeps each one's fastest
-fit and prediction (this 2-core machine's speed drifts by tens of percent within minutes). With
+fits every model N times, in rounds that interleave the models (their order turned by one
+each round, so that no model always follows the same one), and keeps each one's fastest fit
+and prediction (this 2-core machine's speed drifts by tens of percent within minutes). With
 ``--before REV`` the same is done, before the other two and in a separate process (one Python
 cannot import two versions of the library), by ``ESKDBClassifier()`` of commit ``REV``, checked
 out into a temporary worktree. Prints one JSON line per dataset, then the medians over the
@@ -194,17 +195,27 @@ def main(argv=None) -> int:
                       "test_rows": int(test.size)}
             # --rounds rounds of (older commit, this one, forest), each side's fastest kept:
             # the machine's speed drifts, and a round spreads the drift over the three
-            fit_o = pred_o = fit_e = pred_e = fit_f = pred_f = math.inf
-            for _ in range(args.rounds):
-                if before is not None:
-                    old = before.measure(str(ref.path), args.typing, args.n_jobs, args.repeat)
-                    fit_o, pred_o = min(fit_o, old["fit_s"]), min(pred_o, old["predict_s"])
-                ens, fit, pred = _fit_and_predict(args.ensemble, X, labels, train, test,
-                                                  args.n_jobs, args.repeat)
-                fit_e, pred_e = min(fit_e, fit), min(pred_e, pred)
-                rf, fit, pred = _fit_and_predict(FOREST, X, labels, train, test,
-                                                 args.n_jobs, args.repeat)
-                fit_f, pred_f = min(fit_f, fit), min(pred_f, pred)
+            # the order of the sides turns by one each round, so that none always follows
+            # the same one (a side can leave the machine busier or its caches colder)
+            best = {"before": [math.inf, math.inf], "ensemble": [math.inf, math.inf],
+                    "forest": [math.inf, math.inf]}
+            sides = ["before", "ensemble", "forest"] if before is not None else [
+                "ensemble", "forest"]
+            models = {}
+            for r in range(args.rounds):
+                for side in sides[r % len(sides):] + sides[: r % len(sides)]:
+                    if side == "before":
+                        old = before.measure(str(ref.path), args.typing, args.n_jobs,
+                                             args.repeat)
+                        fit, pred = old["fit_s"], old["predict_s"]
+                    else:
+                        name = args.ensemble if side == "ensemble" else FOREST
+                        models[side], fit, pred = _fit_and_predict(
+                            name, X, labels, train, test, args.n_jobs, args.repeat)
+                    best[side] = [min(best[side][0], fit), min(best[side][1], pred)]
+            (fit_o, pred_o), (fit_e, pred_e), (fit_f, pred_f) = (
+                best["before"], best["ensemble"], best["forest"])
+            ens, rf = models["ensemble"], models["forest"]
             if before is not None:
                 record.update(before_fit_s=round(fit_o, 4),
                               before_rows_per_s=round(test.size / pred_o))
