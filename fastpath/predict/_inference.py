@@ -431,23 +431,32 @@ ROW_BLOCK = 256
 
 
 @njit(cache=True, nogil=True)
-def _member_block(own, pm, e, first, last, out):
+def _member_block(codes, columns, pm, e, first, last, out):
     """Member ``e``'s log P(y, x) of rows ``first:last`` into ``out[e]``: the class prior, then
     each tree's log-probability of the row's value (none for an unknown value) tree by tree,
     read from its table of every parent combination, its merged branches or a descent per
     class -- the same number each way.
 
-    ``own`` holds the member's codes attribute by attribute (attributes x rows), so that a
-    tree reads its column of the block as one contiguous run: a table's index is built for
+    The block's codes of the member's columns are gathered first, attribute by attribute
+    (``own``: attributes x block rows, small enough to stay in the cache), so that a tree
+    reads its column of the block as one contiguous run: a table's index is built for
     the whole block, a parent at a time, in a loop the compiler vectorises, and a tree
     without attribute parents (the commonest: most members select k* = 0 or 1) adds its
     entries without an index at all. The block's sums are kept in a small matrix
-    (block rows x classes) and written to ``out`` once. Rows a table cannot serve (an unknown
-    parent value) are descended after the tree's other rows (:func:`_descended_row`), a
-    tree with merged class branches once per row, other trees once per row and class; every
-    row still gets the trees' terms in tree order, so the sums are the same floats."""
+    (block rows x classes) and written to ``out`` once. A tree with merged class branches is
+    descended once per row, other trees without a table once per row and class, and the
+    rows a table cannot serve (an unknown parent value) after the tree's other rows
+    (:func:`_descended_row`); every row still gets the trees' terms in tree order, so the
+    sums are the same floats."""
     n_classes = pm.class_log_prior.shape[1]
     n = last - first
+    n_attributes = columns.shape[1]
+    # rows padded by a cache line: a power-of-two stride would map every attribute's run of
+    # the block to the same few cache sets
+    own = np.empty((n_attributes, n + 8), np.int64)
+    for i in range(n):
+        for j in range(n_attributes):
+            own[j, i] = codes[first + i, columns[e, j]]
     acc = np.empty((n, n_classes))
     index = np.empty(n, np.int64)
     descended = np.empty(n, np.int64)
@@ -461,7 +470,7 @@ def _member_block(own, pm, e, first, last, out):
         kv = pm.n_values[a]
         lo, hi = pm.cond_ptr[a], pm.cond_ptr[a + 1]
         dense = pm.dense_offset[a]
-        xs = own[pm.child_col[a], first:last]
+        xs = own[pm.child_col[a], :n]
         n_descended = 0
         if dense >= 0 and hi - lo == 1:
             # no attribute parent: the table of the value given the class
@@ -477,7 +486,7 @@ def _member_block(own, pm, e, first, last, out):
             for i in range(n):
                 index[i] = 0
             for j in range(lo + 1, hi):
-                vs = own[cond_cols[j], first:last]
+                vs = own[cond_cols[j], :n]
                 card = cond_cards[j]
                 for i in range(n):
                     v = vs[i]
@@ -505,7 +514,7 @@ def _member_block(own, pm, e, first, last, out):
                     continue
                 t = 0
                 for j in range(lo + 1, hi):
-                    v = own[cond_cols[j], first + i]
+                    v = own[cond_cols[j], i]
                     if v < 0:
                         break  # unknown parent value: every class backs off here
                     slots = pm.merged_lookup_offsets[merged + t]
@@ -520,25 +529,43 @@ def _member_block(own, pm, e, first, last, out):
                     acc[i, c] += pm.log_prob[logp + pm.merged_rows[base + c] + x]
             continue
         else:
+            # a descent per row and class, inline (the helper, even inlined, was slower here)
+            nodes, slots_base, logp = pm.node_offset[a], pm.lookup_base[a], pm.logp_offset[a]
             for i in range(n):
-                if xs[i] >= 0:
-                    descended[n_descended] = i
-                    n_descended += 1
+                x = xs[i]
+                if x < 0:
+                    continue
+                for c in range(n_classes):
+                    node = 0
+                    for j in range(lo, hi):
+                        col = cond_cols[j]
+                        v = c if col < 0 else own[col, i]
+                        if v < 0:
+                            break  # unknown parent value: back off to this node
+                        slots = pm.lookup_offsets[nodes + node]
+                        if slots < 0:
+                            break
+                        child = pm.child_lookup[slots_base + slots + v]
+                        if child < 0:
+                            break  # path never observed: back off
+                        node = child
+                    acc[i, c] += pm.log_prob[logp + node * kv + x]
+            continue
         for d in range(n_descended):
             i = descended[d]
-            _descended_row(own, pm, a, first + i, xs[i], acc, i)
+            _descended_row(own, pm, a, i, xs[i], acc)
     for i in range(n):
         for c in range(n_classes):
             out[e, first + i, c] = acc[i, c]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _descended_row(own, pm, a, r, x, acc, i):
-    """Adds tree ``a``'s log-probability of value ``x`` to row ``r``'s class scores
-    ``acc[i]``: through its merged branches (one descent for every class), else by a
-    descent per class (to the deepest node on the path; an unknown parent value or an unseen
-    path backs off to the node above). Inlined: a call would count references to every
-    array of ``pm`` for each row."""
+def _descended_row(own, pm, a, i, x, acc):
+    """Adds tree ``a``'s log-probability of value ``x`` to the block's row ``i``'s class
+    scores ``acc[i]`` (its codes ``own[:, i]``): through its merged branches (one descent for
+    every class), else by a descent per class (to the deepest node on the path; an unknown
+    parent value or an unseen path backs off to the node above). For the rows a table cannot
+    serve; inlined: a call would count references to every array of ``pm`` for each row."""
     n_classes = acc.shape[1]
     kv = pm.n_values[a]
     lo, hi = pm.cond_ptr[a], pm.cond_ptr[a + 1]
@@ -548,7 +575,7 @@ def _descended_row(own, pm, a, r, x, acc, i):
     if merged >= 0:
         t = 0
         for j in range(lo + 1, hi):
-            v = own[cond_cols[j], r]
+            v = own[cond_cols[j], i]
             if v < 0:
                 break  # unknown parent value: every class backs off here
             slots = pm.merged_lookup_offsets[merged + t]
@@ -566,7 +593,7 @@ def _descended_row(own, pm, a, r, x, acc, i):
         node = 0
         for j in range(lo, hi):
             col = cond_cols[j]
-            v = c if col < 0 else own[col, r]
+            v = c if col < 0 else own[col, i]
             if v < 0:
                 break  # unknown parent value: back off to this node
             slots = pm.lookup_offsets[nodes + node]
@@ -581,20 +608,15 @@ def _descended_row(own, pm, a, r, x, acc, i):
 
 @threaded_kernel
 def _members_kernel(codes, columns, pm, out):
-    """Every member's log P(y, x) in one call: member ``e``'s columns are gathered first,
-    attribute by attribute (each of its columns one contiguous run of the rows), then its
-    rows are read in blocks of :data:`ROW_BLOCK` (:func:`_member_block`), the blocks in
-    parallel."""
+    """Every member's log P(y, x) in one call: member by member, its rows in blocks of
+    :data:`ROW_BLOCK` (:func:`_member_block`, which gathers the block's codes of the member's
+    columns), the blocks in parallel."""
     n_rows = codes.shape[0]
-    n_attributes = columns.shape[1]
     n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
-    own = np.empty((n_attributes, n_rows), np.int64)
     for e in range(columns.shape[0]):
-        for r in range(n_rows):
-            for j in range(n_attributes):
-                own[j, r] = codes[r, columns[e, j]]
         for b in prange(n_blocks):
-            _member_block(own, pm, e, b * ROW_BLOCK, min(n_rows, (b + 1) * ROW_BLOCK), out)
+            _member_block(codes, columns, pm, e, b * ROW_BLOCK, min(n_rows, (b + 1) * ROW_BLOCK),
+                          out)
 
 
 def members_joint_log_likelihood(models: Sequence[PackedModel], codes: np.ndarray,
