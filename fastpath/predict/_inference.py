@@ -444,10 +444,11 @@ def _member_block(codes, columns, pm, e, first, last, out):
     without attribute parents (the commonest: most members select k* = 0 or 1) adds its
     entries without an index at all. The block's sums are kept in a small matrix
     (block rows x classes) and written to ``out`` once. A tree with merged class branches is
-    descended once per row, other trees without a table once per row and class, and the
-    rows a table cannot serve (an unknown parent value) after the tree's other rows
-    (:func:`_descended_row`); every row still gets the trees' terms in tree order, so the
-    sums are the same floats."""
+    descended once per row; a tree without a table, and the rows a table cannot serve (an
+    unknown parent value), once per row and class, after the tree's other rows. Every row
+    still gets the trees' terms in tree order, so the sums are the same floats. (The
+    descents are written inline: through a helper, even one numba inlines, KDD Cup's trees
+    descended per class were markedly slower.)"""
     n_classes = pm.class_log_prior.shape[1]
     n = last - first
     n_attributes = columns.shape[1]
@@ -471,7 +472,6 @@ def _member_block(codes, columns, pm, e, first, last, out):
         lo, hi = pm.cond_ptr[a], pm.cond_ptr[a + 1]
         dense = pm.dense_offset[a]
         xs = own[pm.child_col[a], :n]
-        n_descended = 0
         if dense >= 0 and hi - lo == 1:
             # no attribute parent: the table of the value given the class
             for i in range(n):
@@ -481,6 +481,34 @@ def _member_block(codes, columns, pm, e, first, last, out):
                     for c in range(n_classes):
                         acc[i, c] += dense_log_prob[base + c]
             continue
+        if dense < 0 and pm.merged_node_offset[a] >= 0:
+            # merged class branches (never a tree with a table): one descent per row serves
+            # every class
+            merged, merged_slots = pm.merged_node_offset[a], pm.merged_lookup_base[a]
+            logp = pm.logp_offset[a]
+            for i in range(n):
+                x = xs[i]
+                if x < 0:
+                    continue
+                t = 0
+                for j in range(lo + 1, hi):
+                    v = own[cond_cols[j], i]
+                    if v < 0:
+                        break  # unknown parent value: every class backs off here
+                    slots = pm.merged_lookup_offsets[merged + t]
+                    if slots < 0:
+                        break
+                    child = pm.merged_child_lookup[merged_slots + slots + v]
+                    if child < 0:
+                        break  # no class has the path: every class backs off here
+                    t = child
+                base = (merged + t) * n_classes
+                for c in range(n_classes):
+                    acc[i, c] += pm.log_prob[logp + pm.merged_rows[base + c] + x]
+            continue
+        # the rows descended once per class: a tree without a table, or the rows whose
+        # parent value its table does not hold (unknown)
+        n_descended = 0
         if dense >= 0:
             # the table's row of every row of the block, -1 where a parent value is unknown
             for i in range(n):
@@ -504,106 +532,33 @@ def _member_block(codes, columns, pm, e, first, last, out):
                 else:  # an unknown parent value backs off: descend instead
                     descended[n_descended] = i
                     n_descended += 1
-        elif pm.merged_node_offset[a] >= 0:
-            # merged class branches: one descent per row serves every class
-            merged, merged_slots = pm.merged_node_offset[a], pm.merged_lookup_base[a]
-            logp = pm.logp_offset[a]
-            for i in range(n):
-                x = xs[i]
-                if x < 0:
-                    continue
-                t = 0
-                for j in range(lo + 1, hi):
-                    v = own[cond_cols[j], i]
-                    if v < 0:
-                        break  # unknown parent value: every class backs off here
-                    slots = pm.merged_lookup_offsets[merged + t]
-                    if slots < 0:
-                        break
-                    child = pm.merged_child_lookup[merged_slots + slots + v]
-                    if child < 0:
-                        break  # no class has the path: every class backs off here
-                    t = child
-                base = (merged + t) * n_classes
-                for c in range(n_classes):
-                    acc[i, c] += pm.log_prob[logp + pm.merged_rows[base + c] + x]
-            continue
         else:
-            # a descent per row and class, inline (the helper, even inlined, was slower here)
-            nodes, slots_base, logp = pm.node_offset[a], pm.lookup_base[a], pm.logp_offset[a]
             for i in range(n):
-                x = xs[i]
-                if x < 0:
-                    continue
-                for c in range(n_classes):
-                    node = 0
-                    for j in range(lo, hi):
-                        col = cond_cols[j]
-                        v = c if col < 0 else own[col, i]
-                        if v < 0:
-                            break  # unknown parent value: back off to this node
-                        slots = pm.lookup_offsets[nodes + node]
-                        if slots < 0:
-                            break
-                        child = pm.child_lookup[slots_base + slots + v]
-                        if child < 0:
-                            break  # path never observed: back off
-                        node = child
-                    acc[i, c] += pm.log_prob[logp + node * kv + x]
-            continue
+                if xs[i] >= 0:
+                    descended[n_descended] = i
+                    n_descended += 1
+        nodes, slots_base, logp = pm.node_offset[a], pm.lookup_base[a], pm.logp_offset[a]
         for d in range(n_descended):
             i = descended[d]
-            _descended_row(own, pm, a, i, xs[i], acc)
+            x = xs[i]
+            for c in range(n_classes):
+                node = 0
+                for j in range(lo, hi):
+                    col = cond_cols[j]
+                    v = c if col < 0 else own[col, i]
+                    if v < 0:
+                        break  # unknown parent value: back off to this node
+                    slots = pm.lookup_offsets[nodes + node]
+                    if slots < 0:
+                        break
+                    child = pm.child_lookup[slots_base + slots + v]
+                    if child < 0:
+                        break  # path never observed: back off
+                    node = child
+                acc[i, c] += pm.log_prob[logp + node * kv + x]
     for i in range(n):
         for c in range(n_classes):
             out[e, first + i, c] = acc[i, c]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _descended_row(own, pm, a, i, x, acc):
-    """Adds tree ``a``'s log-probability of value ``x`` to the block's row ``i``'s class
-    scores ``acc[i]`` (its codes ``own[:, i]``): through its merged branches (one descent for
-    every class), else by a descent per class (to the deepest node on the path; an unknown
-    parent value or an unseen path backs off to the node above). For the rows a table cannot
-    serve; inlined: a call would count references to every array of ``pm`` for each row."""
-    n_classes = acc.shape[1]
-    kv = pm.n_values[a]
-    lo, hi = pm.cond_ptr[a], pm.cond_ptr[a + 1]
-    merged, merged_slots = pm.merged_node_offset[a], pm.merged_lookup_base[a]
-    nodes, slots_base, logp = pm.node_offset[a], pm.lookup_base[a], pm.logp_offset[a]
-    cond_cols = pm.cond_cols
-    if merged >= 0:
-        t = 0
-        for j in range(lo + 1, hi):
-            v = own[cond_cols[j], i]
-            if v < 0:
-                break  # unknown parent value: every class backs off here
-            slots = pm.merged_lookup_offsets[merged + t]
-            if slots < 0:
-                break
-            child = pm.merged_child_lookup[merged_slots + slots + v]
-            if child < 0:
-                break  # no class has the path: every class backs off here
-            t = child
-        base = (merged + t) * n_classes
-        for c in range(n_classes):
-            acc[i, c] += pm.log_prob[logp + pm.merged_rows[base + c] + x]
-        return
-    for c in range(n_classes):
-        node = 0
-        for j in range(lo, hi):
-            col = cond_cols[j]
-            v = c if col < 0 else own[col, i]
-            if v < 0:
-                break  # unknown parent value: back off to this node
-            slots = pm.lookup_offsets[nodes + node]
-            if slots < 0:
-                break
-            child = pm.child_lookup[slots_base + slots + v]
-            if child < 0:
-                break  # path never observed: back off
-            node = child
-        acc[i, c] += pm.log_prob[logp + node * kv + x]
 
 
 @threaded_kernel
