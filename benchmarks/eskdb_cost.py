@@ -194,9 +194,9 @@ def main(argv=None) -> int:
             record = {"dataset": ref.name, "train_rows": int(train.size),
                       "test_rows": int(test.size)}
             # --rounds rounds of (older commit, this one, forest), each side's fastest kept:
-            # the machine's speed drifts, and a round spreads the drift over the three
-            # the order of the sides turns by one each round, so that none always follows
-            # the same one (a side can leave the machine busier or its caches colder)
+            # the machine's speed drifts, and a round spreads the drift over the three; the
+            # order turns by one each round, so that no side always follows the same one (a
+            # side can leave the machine busier or its caches colder)
             best = {"before": [math.inf, math.inf], "ensemble": [math.inf, math.inf],
                     "forest": [math.inf, math.inf]}
             sides = ["before", "ensemble", "forest"] if before is not None else [
