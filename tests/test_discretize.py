@@ -416,14 +416,17 @@ def _stochastic_tools(x, y, n_classes, tol=1e-9):
     return xs, candidates, admissible, near_tie
 
 
-def _exact_distribution(x, y, n_classes, weight="excess"):
+def _exact_distribution(x, y, n_classes, weight="excess", forced=True):
     """Exact distribution {sorted cut tuple: probability} by recursing over every outcome.
 
     ``weight="uniform"`` draws uniformly among admissible cuts instead (an alternative the
-    enumeration test must be able to tell apart). Also returns the admissible cuts of every
-    subset reachable with positive probability, keyed by ``(first row, end row)``.
+    enumeration test must be able to tell apart). ``forced``: the authors' rule -- a whole
+    column without an admissible cut gets one cut, drawn among its candidates in proportion to
+    their gain (uniformly when no gain is positive), with ``weight="uniform"`` uniformly.
+    Also returns the admissible cuts of every subset reachable with positive probability, keyed
+    by ``(first row, end row)``.
     """
-    xs, _, admissible, near_tie = _stochastic_tools(x, y, n_classes)
+    xs, candidates, admissible, near_tie = _stochastic_tools(x, y, n_classes)
     memo, reached = {}, {}
 
     def dist(a, b):
@@ -431,7 +434,15 @@ def _exact_distribution(x, y, n_classes, weight="excess"):
             adm = admissible(a, b)
             reached[a, b] = [c for c, _, _ in adm]
             res = {}
-            if not adm:
+            cands = candidates(a, b)
+            if not adm and forced and (a, b) == (0, len(xs)) and cands:
+                gains = [max(g, 0.0) if weight == "excess" else 1.0 for _, _, g, _ in cands]
+                if sum(gains) == 0.0:
+                    gains = [1.0] * len(cands)
+                for (c, _, _, _), g in zip(cands, gains, strict=True):
+                    if g > 0.0:
+                        res[(c,)] = res.get((c,), 0.0) + g / sum(gains)
+            elif not adm:
                 res[()] = 1.0
             else:
                 ws = [w if weight == "excess" else 1.0 for _, _, w in adm]
@@ -448,10 +459,17 @@ def _exact_distribution(x, y, n_classes, weight="excess"):
     return out, reached
 
 
-def _feasible(x, y, n_classes, cuts):
+def _feasible(x, y, n_classes, cuts, forced=True):
     """Whether the stochastic recursion can output ``cuts`` (None: a near-tie decides)."""
-    xs, _, admissible, near_tie = _stochastic_tools(x, y, n_classes)
+    xs, candidates, admissible, near_tie = _stochastic_tools(x, y, n_classes)
     cuts = [float(c) for c in cuts]
+    if forced and len(xs) >= 2 and not admissible(0, len(xs)):
+        cands = candidates(0, len(xs))
+        if any(0 < abs(g) < 1e-9 for _, _, g, _ in cands):
+            return None  # whether a gain is positive is rounding's to decide
+        positive = [c for c, _, g, _ in cands if g > 0] or [c for c, _, _, _ in cands]
+        result = (len(cuts) == 1 and cuts[0] in positive) if cands else not cuts
+        return None if near_tie[0] else result
 
     def ok(a, b):
         inside = [c for c in cuts if xs[a] < c < xs[b - 1]] if b - a >= 2 else []
@@ -518,17 +536,82 @@ def test_stochastic_one_admissible_cut_per_split_is_deterministic():
                                      ).tolist() == [1.5]
 
 
-def test_stochastic_no_admissible_cut_no_split():
+def test_stochastic_no_admissible_cut_no_split_without_the_forced_cut():
     y = np.repeat([0, 1, 0], 6)  # 0, 1, 0 blocks: no cut pays for itself
     x = np.repeat(np.arange(6.0), 3)
-    exact, reached = _exact_distribution(x, y, 2)
+    exact, reached = _exact_distribution(x, y, 2, forced=False)
     assert exact == {(): 1.0} and reached == {(0, 18): []}
     for seed in range(30):
-        assert stochastic_mdl_cut_points(x, y, 2, seed).size == 0
-    assert stochastic_mdl_cut_points(np.arange(30.0), np.zeros(30, int), 1, 0).size == 0
-    assert stochastic_mdl_cut_points(np.full(50, 3.0), np.arange(50) % 2, 2, 0).size == 0
-    assert stochastic_mdl_cut_points(np.array([]), np.array([], dtype=int), 2, 0).size == 0
-    assert stochastic_mdl_cut_points(np.full(9, np.nan), np.zeros(9, int), 1, 0).size == 0
+        assert stochastic_mdl_cut_points(x, y, 2, seed, forced_cut=False).size == 0
+    for forced in (False, True):  # fewer than two distinct values: nothing to cut
+        assert stochastic_mdl_cut_points(np.full(50, 3.0), np.arange(50) % 2, 2, 0,
+                                         forced_cut=forced).size == 0
+        assert stochastic_mdl_cut_points(np.array([]), np.array([], dtype=int), 2, 0,
+                                         forced_cut=forced).size == 0
+        assert stochastic_mdl_cut_points(np.full(9, np.nan), np.zeros(9, int), 1, 0,
+                                         forced_cut=forced).size == 0
+    assert stochastic_mdl_cut_points(np.arange(30.0), np.zeros(30, int), 1, 0,
+                                     forced_cut=False).size == 0
+
+
+# columns where no cut of the whole column passes the criterion, with several candidates of
+# positive gain (and, in the second, a candidate of zero gain: 8 | 4 rows, 2 ones | 1 one)
+FORCED_COLUMNS = [
+    (np.repeat(np.arange(6.0), 3), np.repeat([0, 1, 0], 6), 2),
+    (np.repeat(np.arange(6.0), 2), np.array([1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0]), 2),
+]
+
+
+@pytest.mark.parametrize("column", range(len(FORCED_COLUMNS)))
+def test_forced_cut_is_drawn_in_proportion_to_gain(column):
+    # the authors' rule (MDLR.cutPointsForSubset): no admissible cut of the whole column, so
+    # one cut drawn with probability gain / sum of gains, and not recursed into
+    x, y, k = FORCED_COLUMNS[column]
+    _, _, admissible, _ = _stochastic_tools(x, y, k)
+    assert not admissible(0, x.size)
+    exact, _ = _exact_distribution(x, y, k)
+    assert math.isclose(sum(exact.values()), 1.0) and len(exact) >= 3
+    assert all(len(cuts) == 1 for cuts in exact)
+    n_draws = 3000
+    seen = {}
+    for seed in range(n_draws):
+        key = tuple(stochastic_mdl_cut_points(x, y, k, seed).tolist())
+        seen[key] = seen.get(key, 0) + 1
+    assert set(seen) <= set(exact)  # a cut of zero gain is never drawn
+    keys = sorted(exact)
+    observed = np.array([seen.get(c, 0) for c in keys])
+    expected = np.array([exact[c] for c in keys]) * n_draws
+    assert expected.min() >= 50
+    assert chi2.sf(((observed - expected) ** 2 / expected).sum(), len(keys) - 1) > 1e-3
+    # power: a uniform draw among the candidates would be rejected with these draws
+    uniform, _ = _exact_distribution(x, y, k, weight="uniform")
+    alt = np.array([uniform.get(c, 0.0) for c in keys]) * n_draws
+    assert chi2.sf(((observed - alt) ** 2 / np.maximum(alt, 1e-12)).sum(), len(keys) - 1) < 1e-6
+
+
+def test_forced_cut_without_any_gain_is_uniform():
+    # one class: every gain is zero; the authors' code would leave the column one bin, here
+    # the cut is drawn uniformly among the 29 candidates (a column of >= 2 values is cut)
+    x, y = np.arange(30.0), np.zeros(30, int)
+    draws = [stochastic_mdl_cut_points(x, y, 1, s).tolist() for s in range(2900)]
+    assert all(len(c) == 1 and c[0] in x[:-1] + 0.5 for c in draws)
+    observed = np.bincount([int(c[0]) for c in draws], minlength=29)
+    assert chi2.sf(((observed - 100.0) ** 2 / 100.0).sum(), 28) > 1e-3
+    # the same when the classes are mixed but no candidate separates them at all
+    x, y = np.repeat([1.0, 2.0], 2), np.array([0, 1, 0, 1])
+    assert stochastic_mdl_cut_points(x, y, 2, 0).tolist() == [1.5]
+    assert stochastic_mdl_cut_points(x, y, 2, 0, forced_cut=False).size == 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(labelled_columns(sizes=((2, 12), (12, 40))), st.integers(0, 2**32 - 1))
+def test_a_column_of_two_values_or_more_has_a_cut(data, seed):
+    x, y, k = data
+    distinct = np.unique(x[~np.isnan(x)]).size
+    assert (stochastic_mdl_cut_points(x, y, k, seed).size >= 1) == (distinct >= 2)
+    unforced = stochastic_mdl_cut_points(x, y, k, seed, forced_cut=False)
+    if unforced.size:  # the rule changes only columns that no admissible cut splits
+        assert stochastic_mdl_cut_points(x, y, k, seed).tolist() == unforced.tolist()
 
 
 @settings(max_examples=150, deadline=None)
@@ -614,10 +697,12 @@ def test_stochastic_same_cuts_from_threads():
     assert len({tuple(c) for c in serial}) > 1
 
 
-def _stochastic_by_definition(values, counts, seed):
+def _stochastic_by_definition(values, counts, seed, forced=True):
     """The stochastic recursion written from the module's own criteria: every candidate's
     gain is ``Ent(S) - _cond_entropy`` and its threshold ``_mdl_threshold``, each evaluated
-    afresh on the halves' class counts (the kernel updates them incrementally)."""
+    afresh on the halves' class counts (the kernel updates them incrementally); ``forced``:
+    the whole column without an admissible cut gets one cut drawn in proportion to gain
+    (uniformly if no gain is positive)."""
     from fastpath.encode import _discretize as D
 
     k = counts.shape[1]
@@ -632,11 +717,12 @@ def _stochastic_by_definition(values, counts, seed):
         prior_ent = D._entropy(prior, k, memo)
         k_all = D._n_present(prior, k)
         classes_term, cuts_term = D._subset_terms(k_all, m)
-        weights = []
+        weights, gains = [], []
         for i in range(first, last - 1):
             left = counts[first:i + 1].sum(axis=0)
             right = prior - left
             gain = prior_ent - D._cond_entropy(left, right, k, memo)
+            gains.append(max(gain, 0.0))
             w = 0.0
             if gain > 0.0:
                 threshold = D._mdl_threshold(classes_term, cuts_term, prior_ent, k_all, left,
@@ -645,6 +731,17 @@ def _stochastic_by_definition(values, counts, seed):
                     w = gain - threshold
             weights.append(w)
         running = np.cumsum(weights)  # left to right, as the kernel adds
+        if running.size and running[-1] == 0.0 and forced and (first, last) == (
+                0, counts.shape[0]):
+            u = D._subset_uniform(seed, first, last)
+            total = np.cumsum(gains)
+            if total[-1] > 0.0:
+                above = np.flatnonzero(total > u * total[-1])
+                chosen = int(above[0]) if above.size else int(np.flatnonzero(gains)[-1])
+            else:
+                chosen = min(int(u * len(gains)), len(gains) - 1)
+            cuts.append(D._midpoint(values, values, chosen))
+            continue
         if not running.size or running[-1] == 0.0:
             continue
         target = D._subset_uniform(seed, first, last) * running[-1]
@@ -669,5 +766,7 @@ def test_stochastic_kernel_cuts_where_its_criteria_evaluated_afresh_cut(n_classe
     assume(table is not None)
     values, counts = table
     for seed in (1, 2**63 + 5, 12345):
-        got = stochastic_mdl_kernel(values, values, counts, np.uint64(seed))
-        assert got.tolist() == _stochastic_by_definition(values, counts, np.uint64(seed))
+        for forced in (True, False):
+            got = stochastic_mdl_kernel(values, values, counts, np.uint64(seed), forced)
+            assert got.tolist() == _stochastic_by_definition(values, counts, np.uint64(seed),
+                                                             forced)

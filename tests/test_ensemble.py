@@ -83,6 +83,28 @@ def test_members_differ_by_order_and_cut_points(credit):
                 for m in plain.members_}) == 1
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_every_members_numeric_attribute_of_two_values_has_a_cut(credit, streamed):
+    # the authors' forced cut (MDLR.cutPointsForSubset): a numeric column that no admissible
+    # cut splits (credit-a's A14, and a column of noise) is still cut once in every member
+    X, y = credit
+    X = X.assign(noise=np.random.default_rng(0).normal(size=len(X)).round(1))
+    ens = ESKDBClassifier(6, 2, "m", random_state=4)
+    if streamed:  # out of core: the cuts come from the streamed histograms
+        chunks = _chunks(X.assign(cls=y), 200)
+        ens.fit(lambda: iter(chunks), "cls")
+    else:
+        ens.fit(X, y)
+    numeric = [j for j, c in enumerate(ens.members_[0].encoder.codings_) if c.kind == "numeric"]
+    assert X.columns[numeric[-1]] == "noise"
+    for j in numeric:
+        assert pd.to_numeric(X.iloc[:, j], errors="coerce").nunique() >= 2
+        cuts = [m.encoder.codings_[j].cut_points for m in ens.members_]
+        assert all(len(c) >= 1 for c in cuts), (X.columns[j], cuts)
+    noise = numeric[-1]
+    assert len({m.encoder.codings_[noise].cut_points for m in ens.members_}) > 1  # diverse
+
+
 def test_seeds_reproduce_and_threads_do_not_matter(credit):
     X, y = credit
     params = dict(n_estimators=3, k=2, n_iter=150, random_state=9)

@@ -42,7 +42,8 @@ Stochastic MDL (:func:`stochastic_mdl_cut_points`), as each member of ESKDB disc
 (Zhang, Petitjean & Buntine, 2020): the same recursion, but at each subset every candidate
 whose own gain passes its own MDL threshold is *admissible*, and the cut is drawn among the
 admissible ones with probability proportional to ``gain - threshold`` (no admissible cut: no
-split). :func:`stochastic_mdl_kernel` documents how the randomness is drawn.
+split, except that the whole column, as in the authors' code, is forced one cut drawn in
+proportion to gain). :func:`stochastic_mdl_kernel` documents how the randomness is drawn.
 
 Zhang, H., Petitjean, F. & Buntine, W. (2020). Bayesian network classifiers using ensembles
 and smoothing. Knowledge and Information Systems 62, 3457-3480.
@@ -293,7 +294,24 @@ def _subset_uniform(seed, first, last):
 
 
 @njit(cache=True, nogil=True)
-def stochastic_mdl_kernel(lo, hi, counts, seed):
+def _forced_candidate(running_gain, total_gain, n_candidates, u):
+    """The candidate ``i`` of the forced cut: the first whose running sum of gains exceeds
+    ``u`` times their total (drawn in proportion to gain), or candidate ``floor(u n)`` when
+    every gain is zero (uniform)."""
+    if total_gain > 0.0:
+        target = u * total_gain
+        for i in range(n_candidates):
+            if running_gain[i] > target:
+                return i
+        # rounding of u * total up to total: the last candidate with a positive gain
+        for i in range(n_candidates - 1, -1, -1):
+            if i == 0 or running_gain[i] > running_gain[i - 1]:
+                return i
+    return min(int(u * n_candidates), n_candidates - 1)
+
+
+@njit(cache=True, nogil=True)
+def stochastic_mdl_kernel(lo, hi, counts, seed, forced_cut=True):
     """ESKDB's stochastic MDL recursion over sorted disjoint value ranges with class counts.
 
     For a subset of ranges ``[first, last)`` holding ``N >= 2`` rows, the candidate after range
@@ -309,6 +327,15 @@ def stochastic_mdl_kernel(lo, hi, counts, seed):
     the cuts would be the same in any order; integer hashing makes them the same on every
     platform and thread count. Range indices key the draws, so an exact histogram (one range
     per distinct value) gives the same cuts as the column for the same seed.
+
+    The authors' forced cut (``forced_cut``, their ``MDLR.cutPointsForSubset``): when no
+    candidate of the *whole* column is admissible, one cut is still made, drawn among all the
+    candidates with probability proportional to its gain ``Ent(S) - E(A, T; S)`` (a gain
+    below zero, a rounding of zero, weighs zero), "to make sure that we have at least one cut
+    point"; it is not recursed into. Where every candidate's gain is zero (the class is
+    independent of every cut, e.g. one class) the authors make no cut; here the cut is then
+    drawn uniformly among the candidates, so that a column of two or more distinct values
+    always has a cut. The draw uses the whole column's ``u`` (which no admissible cut used).
     """
     n_bins = counts.shape[0]
     k = counts.shape[1]
@@ -323,6 +350,8 @@ def stochastic_mdl_kernel(lo, hi, counts, seed):
     prior = np.zeros(k, dtype=np.int64)
     memo = _xlnx_memo(counts)
     running = np.empty(max(n_bins - 1, 1), dtype=np.float64)  # W(i) - W(first - 1)
+    # the whole column's running sum of max(gain, 0), for the forced cut
+    running_gain = np.empty(max(n_bins - 1, 1), dtype=np.float64)
     # each half's c ln c per class, updated only for the classes a range moves: a candidate
     # then costs the sums, not 4 k lookups (the sums below are _cond_entropy's and
     # _mdl_threshold's, term for term and in their order, so the floats are theirs)
@@ -348,6 +377,8 @@ def stochastic_mdl_kernel(lo, hi, counts, seed):
         classes_term, cuts_term = _subset_terms(k_all, m)
         total = 0.0
         last_admissible = -1
+        whole_column = first == 0 and last == n_bins
+        total_gain = 0.0
         for i in range(first, last - 1):
             for j in range(k):
                 c = counts[i, j]
@@ -370,6 +401,10 @@ def stochastic_mdl_kernel(lo, hi, counts, seed):
                 rv = rv + x_right[j]
             rv = rv - xs_right
             gain = prior_ent - (-rv / (m * ln2))  # Ent(S) - E(A, T; S)
+            if whole_column:
+                if gain > 0.0:
+                    total_gain += gain
+                running_gain[i] = total_gain
             if gain > 0.0:
                 # _mdl_threshold: Ent(S1), Ent(S2) as _entropy sums them (-(a + b) = -a - b)
                 sum_right = 0.0
@@ -386,6 +421,10 @@ def stochastic_mdl_kernel(lo, hi, counts, seed):
                     last_admissible = i
             running[i - first] = total
         if last_admissible < 0:
+            if whole_column and forced_cut and last - first >= 2:
+                cuts[n_cuts] = _midpoint(hi, lo, _forced_candidate(
+                    running_gain, total_gain, last - 1, _subset_uniform(seed, first, last)))
+                n_cuts += 1
             continue
         target = _subset_uniform(seed, first, last) * total
         # the running sum only rises at admissible candidates, so the first index where it
@@ -505,7 +544,8 @@ def mdl_cut_points(
 
 
 def stochastic_mdl_cut_points(
-    x: np.ndarray, y: np.ndarray, n_classes: int, random_state, *, name: str | None = None
+    x: np.ndarray, y: np.ndarray, n_classes: int, random_state, *, name: str | None = None,
+    forced_cut: bool = True,
 ) -> np.ndarray:
     """Stochastic MDL cut points of ``x`` for the class ``y``, as ESKDB's members draw them.
 
@@ -520,7 +560,10 @@ def stochastic_mdl_cut_points(
       halves ``S1``, ``S2`` (the deterministic criterion, applied to every candidate);
     * the cut is drawn among the admissible ones with probability proportional to
       ``Gain(T) - threshold(T)``; both halves then recurse;
-    * no admissible cut: ``S`` is not split.
+    * no admissible cut: ``S`` is not split -- except the whole column, where the authors'
+      code forces one cut (``forced_cut``): drawn among all candidates with probability
+      proportional to ``Gain(T)`` (uniformly when every gain is zero), not recursed into. A
+      column of two or more distinct values then always has at least one cut.
 
     Whenever the deterministic MDL accepts its cut, that cut is admissible here, so a subset
     the deterministic version splits is always split.
@@ -533,6 +576,10 @@ def stochastic_mdl_cut_points(
         Source of randomness (:func:`fastpath.utils._validation.as_generator`). Exactly one
         64-bit integer is drawn from it per call; the same seed gives the same cuts on every
         platform (see :func:`stochastic_mdl_kernel`).
+    forced_cut : bool, default=True
+        The authors' rule (Zhang et al.'s ``MDLR.cutPointsForSubset``): a column whose every
+        candidate fails the criterion still gets one cut, drawn in proportion to its gain.
+        ``False``: such a column is one bin (this library's members before 2026-11-28).
 
     Returns
     -------
@@ -540,24 +587,24 @@ def stochastic_mdl_cut_points(
         Strictly increasing cut points, possibly empty.
     """
     seed = stochastic_seed(random_state)  # drawn first: one draw per call, whatever the data
-    return _stochastic_cuts(_value_table(x, y, n_classes, name), seed)
+    return _stochastic_cuts(_value_table(x, y, n_classes, name), seed, forced_cut)
 
 
 def stochastic_mdl_cut_points_of_table(
-    table: tuple[np.ndarray, np.ndarray] | None, random_state
+    table: tuple[np.ndarray, np.ndarray] | None, random_state, *, forced_cut: bool = True
 ) -> np.ndarray:
     """:func:`stochastic_mdl_cut_points` of a column whose :func:`_value_table` is ``table``:
     members drawing cut points from the same rows sort them once (the same draws, the same
     cuts)."""
-    return _stochastic_cuts(table, stochastic_seed(random_state))
+    return _stochastic_cuts(table, stochastic_seed(random_state), forced_cut)
 
 
-def _stochastic_cuts(table: tuple[np.ndarray, np.ndarray] | None, seed: np.uint64
-                     ) -> np.ndarray:
+def _stochastic_cuts(table: tuple[np.ndarray, np.ndarray] | None, seed: np.uint64,
+                     forced_cut: bool) -> np.ndarray:
     if table is None:
         return np.empty(0, dtype=np.float64)
     values, counts = table
-    return stochastic_mdl_kernel(values, values, counts, seed)
+    return stochastic_mdl_kernel(values, values, counts, seed, bool(forced_cut))
 
 
 def apply_cut_points(x: np.ndarray, cuts: np.ndarray) -> np.ndarray:

@@ -118,6 +118,7 @@ def stochastic_mdl_cut_points_from_counts(
     random_state,
     *,
     name: str | None = None,
+    forced_cut: bool = True,
 ) -> np.ndarray:
     """ESKDB's stochastic MDL cut points from sorted value ranges and their class counts.
 
@@ -126,8 +127,9 @@ def stochastic_mdl_cut_points_from_counts(
     ``Ent(S) - E(A, T; S)`` is positive and exceeds its own MDL threshold
     ``(log2(N - 1) + delta(T)) / N`` is admissible; the cut is drawn among the admissible ones
     with probability proportional to gain minus threshold, and both halves recurse; with no
-    admissible cut the subset is not split (:func:`fastpath.encode.stochastic_mdl_cut_points`
-    states the criterion in full).
+    admissible cut the subset is not split, except the whole column, which the authors' rule
+    (``forced_cut``) gives one cut drawn in proportion to gain
+    (:func:`fastpath.encode.stochastic_mdl_cut_points` states the criterion in full).
 
     Parameters
     ----------
@@ -135,6 +137,8 @@ def stochastic_mdl_cut_points_from_counts(
         As in :func:`mdl_cut_points_from_counts` (same checks, same errors).
     random_state : None, int or numpy.random.Generator
         Source of randomness; one 64-bit integer is drawn from it per call.
+    forced_cut : bool, default=True
+        As in :func:`fastpath.encode.stochastic_mdl_cut_points`.
 
     Returns
     -------
@@ -148,7 +152,7 @@ def stochastic_mdl_cut_points_from_counts(
     lo, hi, counts = _checked_ranges(lo, hi, counts, name)
     if lo.size < 2:
         return np.empty(0, dtype=np.float64)
-    return stochastic_mdl_kernel(lo, hi, counts, seed)
+    return stochastic_mdl_kernel(lo, hi, counts, seed, bool(forced_cut))
 
 
 # ====================================================================== the histogram
