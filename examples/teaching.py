@@ -713,7 +713,7 @@ for label, options in candidates.items():
 # *Hint:* eq. (10) is wherever a parent's count changes; for the second part, find the factor of
 # eq. (11) that contains $\alpha_p$.
 #
-# <details><summary>Solution</summary>
+# <details markdown="1"><summary>Solution</summary>
 #
 # Eq. (10) is `n[tr.parent[j]] += t[j]` in `init_table_counts` (the parent's counts are the sum
 # of its children's table counts) and `n[p, k] += new - t[j, k]` in `sweep` (it stays so when a
@@ -731,7 +731,7 @@ for label, options in candidates.items():
 # *Hint:* compare the root factors $\prod_k \Gamma(T_k + \alpha_0/K)/\Gamma(\alpha_0/K)$ (exact)
 # and $\prod_k (T_k - 1)!$ (reference) for $\alpha_0/K = 1$.
 #
-# <details><summary>Solution</summary>
+# <details markdown="1"><summary>Solution</summary>
 #
 # With $\alpha_0/K = 1$ the exact factor is $\prod_k T_k!$, the reference one
 # $\prod_k (T_k - 1)! = \prod_k T_k! / T_k$: the shortcut divides each configuration's weight by
@@ -747,7 +747,7 @@ for label, options in candidates.items():
 # *Hint:* `teaching._read_tree(car, tying).n_groups`; the leaves with at most 6 rows are listed
 # in section 8.
 #
-# <details><summary>Solution</summary>
+# <details markdown="1"><summary>Solution</summary>
 #
 # ```python
 # for tying in ("single", "level", "same-parent"):
@@ -772,7 +772,7 @@ for label, options in candidates.items():
 # \text{rate}\,\alpha$ up to a constant; then look at the weight $\alpha/(N + \alpha)$ of
 # eq. (14) for $N = 2$ and $N = 25$.
 #
-# <details><summary>Solution</summary>
+# <details markdown="1"><summary>Solution</summary>
 #
 # ```python
 # def posterior_gamma(counts, shape, rate, cap=4000.0):
@@ -802,7 +802,7 @@ for label, options in candidates.items():
 # $Z(t)$ is the mass of $\pi$ in the window around $t$. Which distribution is the chain
 # reversible with respect to?
 #
-# <details><summary>Solution</summary>
+# <details markdown="1"><summary>Solution</summary>
 #
 # ```python
 # big = ContextTree.from_leaf_counts(np.array([[0], [1]]),
@@ -829,7 +829,7 @@ for label, options in candidates.items():
 # *Hint:* `estimate_tree` returns `.probabilities` and `.mcse`; for the teaching sampler,
 # estimate the MCSE by batch means (split the kept iterations into 20 batches).
 #
-# <details><summary>Solution</summary>
+# <details markdown="1"><summary>Solution</summary>
 #
 # ```python
 # import time

@@ -83,7 +83,8 @@ def test_notebook_sections_figures_and_exercises():
              and line[2].isdigit()])
     assert n == 6
     assert exercises.count("*Hint:*") == n
-    assert exercises.count("<details><summary>Solution</summary>") == n
+    # markdown="1": the site renders the solution's Markdown (md_in_html), as Jupyter does
+    assert exercises.count('<details markdown="1"><summary>Solution</summary>') == n
     assert "window=10" in exercises  # exercise 5 runs the paper's window without editing code
 
 
