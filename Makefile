@@ -56,10 +56,16 @@ docs: $(VENV)/.installed-docs
 	$(VENV)/bin/mkdocs build --strict
 
 # after a change of examples/teaching.py (or of the code it runs): pair, then execute in place
+# (without timing metadata, so that a re-execution changes only what the outputs change)
 notebook: $(VENV)/.installed-teach
 	$(VENV)/bin/jupytext --sync examples/teaching.py
 	MPLBACKEND=module://matplotlib_inline.backend_inline PYTHONPATH=$(CURDIR) \
-	    $(VENV)/bin/jupyter execute --inplace examples/teaching.ipynb
+	$(PY) -c "import nbclient, nbformat; \
+	    nb = nbformat.read('examples/teaching.ipynb', 4); \
+	    [c.metadata.pop('execution', None) for c in nb.cells]; \
+	    nbclient.NotebookClient(nb, timeout=600, kernel_name='python3', record_timing=False, \
+	        coalesce_streams=True, resources={'metadata': {'path': 'examples'}}).execute(); \
+	    nbformat.write(nb, 'examples/teaching.ipynb')"
 
 # Weka 3.6 and a Java runtime from Debian (jar: /usr/share/java/weka.jar)
 weka:
