@@ -4,6 +4,8 @@
 #   make test     pyproject.toml's `test` extra: the core, ppl (JAX/NumPyro/ArviZ), dask, and the
 #                 test tools (pytest, pytest-xdist, hypothesis, networkx, mpmath, matplotlib)
 #   make lint     the `dev` extra (test + docs + ruff);  make docs: the `docs` extra (mkdocs)
+#   make notebook the `teach` extra; re-executes examples/teaching.ipynb in place (the site shows
+#                 its stored outputs, and tests/test_teaching_notebook.py checks they are current)
 #   make install  every extra (`all`: also the boosters (xgboost, lightgbm, catboost) and the
 #                 benchmarks' tools)
 # Each level has its own stamp file in .venv, so `make demo` then `make test` installs the test
@@ -18,7 +20,7 @@ PY        := $(VENV)/bin/python
 PYTHON312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12 /usr/local/bin/python3.12 /usr/bin/python3.12; do \
                  if $$p -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then echo $$p; break; fi; done)
 
-.PHONY: demo test study lint docs bench clean install weka
+.PHONY: demo test study lint docs notebook bench clean install weka
 
 $(PY):
 	@if [ -z "$(PYTHON312)" ]; then echo "error: python3.12 not found; install Python 3.12 or set PYTHON312=/path/to/python3.12" >&2; exit 1; fi
@@ -52,6 +54,18 @@ lint: $(VENV)/.installed-dev
 
 docs: $(VENV)/.installed-docs
 	$(VENV)/bin/mkdocs build --strict
+
+# after a change of examples/teaching.py (or of the code it runs): pair, then execute in place
+# (without timing metadata, so that a re-execution changes only what the outputs change)
+notebook: $(VENV)/.installed-teach
+	$(VENV)/bin/jupytext --sync examples/teaching.py
+	MPLBACKEND=module://matplotlib_inline.backend_inline PYTHONPATH=$(CURDIR) \
+	$(PY) -c "import nbclient, nbformat; \
+	    nb = nbformat.read('examples/teaching.ipynb', 4); \
+	    [c.metadata.pop('execution', None) for c in nb.cells]; \
+	    nbclient.NotebookClient(nb, timeout=600, kernel_name='python3', record_timing=False, \
+	        coalesce_streams=True, resources={'metadata': {'path': 'examples'}}).execute(); \
+	    nbformat.write(nb, 'examples/teaching.ipynb')"
 
 # Weka 3.6 and a Java runtime from Debian (jar: /usr/share/java/weka.jar)
 weka:

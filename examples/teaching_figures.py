@@ -1,14 +1,16 @@
 """The teaching pictures of docs/theory.md and docs/stirling.md, and the S(n, t) table.
 
-    python examples/teaching_figures.py [--out docs/img] [--table]
+    python examples/teaching_figures.py [--out docs/img] [--format png] [--table]
 
 Writes theory_context_tree.png (the paper's Figure 3 redrawn for the bundled car data: a context
 tree with each node's counts, mean table counts and estimates, from the teaching sampler),
 theory_crd.png (the Chinese restaurant distribution of eq. 8), theory_shrinkage.png (a leaf
 shrunk towards its parent as its count grows, exact posterior means) and
 theory_alpha_posterior.png (the worked example's concentration: likelihood, priors, cap).
-``--table`` prints the Markdown table of S(n, t) shown on docs/stirling.md. Equation numbers are
-the paper's (doi:10.1007/s10994-018-5718-0). About a minute on one core.
+``--format svg`` (or ``pdf``, or ``png,svg``) writes vector files for slides instead of (or
+beside) the site's PNGs. ``--table`` prints the Markdown table of S(n, t) shown on
+docs/stirling.md. Equation numbers are the paper's (doi:10.1007/s10994-018-5718-0). About a
+minute on one core.
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ from fastpath import load_dataset
 from fastpath.counts import ContextTree
 from hdpbn_ppl import teaching
 from hdpbn_ppl.worked_example import DATASETS, concentration_profile, table_posterior
+
+#: the file formats each figure is written in (``--format``)
+FORMATS: list[str] = ["png"]
+
+
+def _save(fig, stem: Path) -> None:
+    for ext in FORMATS:
+        fig.savefig(stem.with_suffix(f".{ext}"), dpi=110)
 
 
 def car_tree() -> tuple[ContextTree, list[str], list[str], list[str]]:
@@ -102,7 +112,7 @@ def fig_context_tree(out: Path) -> None:
                  f"α₁ = {a[0]:.1f}, α₂ = {a[1]:.1f}\n(posterior means; teaching sampler, "
                  "1,500 iterations)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(out / "theory_context_tree.png", dpi=110)
+    _save(fig, out / "theory_context_tree")
     plt.close(fig)
 
 
@@ -125,7 +135,7 @@ def fig_crd(out: Path) -> None:
     ax.set_title("Chinese restaurant distribution, eq. (8); diamonds: the mean "
                  "α(ψ(α+n) − ψ(α)) of eq. (15)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(out / "theory_crd.png", dpi=110)
+    _save(fig, out / "theory_crd")
     plt.close(fig)
 
 
@@ -150,7 +160,7 @@ def fig_shrinkage(out: Path) -> None:
     ax.set_title("Shrinkage, eq. (14): a small leaf borrows its parent's estimate; "
                  "exact posterior, Gamma(2, 1) prior", fontsize=9)
     fig.tight_layout()
-    fig.savefig(out / "theory_shrinkage.png", dpi=110)
+    _save(fig, out / "theory_shrinkage")
     plt.close(fig)
 
 
@@ -198,7 +208,7 @@ def fig_alpha(out: Path) -> None:
     ax2.legend(frameon=False, fontsize=8, loc=(0.42, 0.22))
     ax2.set_title("The estimate moves with the cap only under the improper prior", fontsize=9)
     fig.tight_layout()
-    fig.savefig(out / "theory_alpha_posterior.png", dpi=110)
+    _save(fig, out / "theory_alpha_posterior")
     plt.close(fig)
 
 
@@ -216,8 +226,11 @@ def stirling_table(n_max: int = 7) -> str:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="docs/img")
+    ap.add_argument("--format", default="png",
+                    help="comma-separated file formats: png (the site's), svg, pdf (for slides)")
     ap.add_argument("--table", action="store_true", help="only print the S(n, t) table")
     args = ap.parse_args(argv)
+    FORMATS[:] = [f.strip() for f in args.format.split(",") if f.strip()]
     if args.table:
         print(stirling_table())
         return

@@ -14,7 +14,8 @@ contradicts itself (docs/theory.md, "Where the paper contradicts itself"):
   root's table counts at min(1, n), the reference code's shortcut (``fastpath``'s
   ``root="reference"``).
 * **Full range.** A table count is drawn from its full conditional on its whole feasible range,
-  not from a window of +-10 around its current value (the window is not a Gibbs step).
+  not from a window of +-10 around its current value (the window is not a Gibbs step). The
+  paper's window is there to compare with: ``gibbs(..., window=10)``.
 
 and the two typos of the paper corrected: the root's factor uses the *root's* counts
 (Gamma(n_k + alpha_0/K) / Gamma(n_. + alpha_0), n the root's sums of its children's table
@@ -118,8 +119,8 @@ def init_table_counts(tr: _Tree, alpha: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def table_count_conditional(j: int, k: int, n: np.ndarray, t: np.ndarray, tr: _Tree,
-                            alpha: np.ndarray, alpha0: float, log_s: np.ndarray
-                            ) -> tuple[np.ndarray, np.ndarray]:
+                            alpha: np.ndarray, alpha0: float, log_s: np.ndarray,
+                            window: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Full conditional of t[j, k] (section 4.4.1; Algorithm 4 on every candidate).
 
     From eq. (11), the factors that depend on t = t[j, k] are node j's own alpha_j^t S(n_jk, t),
@@ -135,6 +136,12 @@ def table_count_conditional(j: int, k: int, n: np.ndarray, t: np.ndarray, tr: _T
 
     t ranges over [lo, n_jk]; lo = max(1, t_pk - m) keeps the parent's t_pk <= n_pk.
 
+    ``window``: None (the default) keeps that whole range. An integer w keeps only the
+    candidates within +-w of the current value, [max(lo, t_jk - w), min(n_jk, t_jk + w)], as
+    Algorithm 3 does with w = 10 (section 4.4.1). The candidate set then moves with the state,
+    so the draw is not a Gibbs step: a chain run with a window samples a different distribution
+    when the conditional is wider than the window (docs/sampler.md, "The table-count update").
+
     Returns
     -------
     candidates, probabilities : arrays of the same length
@@ -144,7 +151,10 @@ def table_count_conditional(j: int, k: int, n: np.ndarray, t: np.ndarray, tr: _T
     m = n[p, k] - t[j, k]
     M = n[p].sum() - t[j, k]
     lo = 1 if p == 0 else max(1, t[p, k] - m)
-    ts = np.arange(lo, n[j, k] + 1)
+    hi = n[j, k]
+    if window is not None:  # Algorithm 3's minTk, maxTk
+        lo, hi = max(lo, t[j, k] - window), min(hi, t[j, k] + window)
+    ts = np.arange(lo, hi + 1)
     logw = log_s[n[j, k], ts] + ts * np.log(alpha[tr.group[j]])
     if p == 0:
         logw += gammaln(m + ts + alpha0 / K) - gammaln(M + ts + alpha0)
@@ -155,18 +165,19 @@ def table_count_conditional(j: int, k: int, n: np.ndarray, t: np.ndarray, tr: _T
 
 
 def sweep(n: np.ndarray, t: np.ndarray, tr: _Tree, alpha: np.ndarray, alpha0: float,
-          log_s: np.ndarray, rng: np.random.Generator) -> None:
+          log_s: np.ndarray, rng: np.random.Generator, window: int | None = None) -> None:
     """Algorithm 3 (sampleNode) for every node, leaves to root: a Gibbs draw of each t[j, k].
 
     Values with n[j, k] <= 1 are fixed (t = n, Algorithm 3's footnote). After a draw the
     parent's count moves with it (eq. 10), as Algorithm 4 does. ``n`` and ``t`` change in place.
+    ``window``: see :func:`table_count_conditional` (None: the whole range, a Gibbs draw).
     """
     for j in range(len(tr.parent) - 1, 0, -1):
         p = tr.parent[j]
         for k in range(n.shape[1]):
             if n[j, k] <= 1:
                 continue
-            ts, prob = table_count_conditional(j, k, n, t, tr, alpha, alpha0, log_s)
+            ts, prob = table_count_conditional(j, k, n, t, tr, alpha, alpha0, log_s, window)
             new = ts[np.searchsorted(np.cumsum(prob), rng.random() * prob.sum())]  # inverse cdf
             n[p, k] += new - t[j, k]
             t[j, k] = new
@@ -182,6 +193,10 @@ def sample_concentrations(n: np.ndarray, t: np.ndarray, tr: _Tree, alpha: np.nda
     alpha ~ Gamma(shape0 + sum_j T_j, rate0 + sum_j log 1/q_j). The paper's experiments use
     shape0 = rate0 = 0 (empirical Bayes, an improper prior); the draw is capped at ``cap``.
     ``alpha`` changes in place.
+
+    Nodes with N_j = 0 are skipped: Algorithm 5's Beta(alpha, 0) is undefined, and such a node's
+    factor alpha^0 / alpha^(0) = 1 carries nothing about alpha (the limit q_j = 1 adds nothing
+    to the rate; fastpath takes q_j = 1). No tree built from data has one below the root.
     """
     N = n.sum(axis=1)
     T = t.sum(axis=1)
@@ -233,8 +248,13 @@ class TeachingRun:
 def gibbs(tree, n_iter: int = 2000, burn_in: int | None = None, *, tying: str = "level",
           alpha0: float = 2.0, shape0: float = 2.0, rate0: float = 1.0, cap: float = 4000.0,
           alpha_init: float = 2.0, fix_concentrations: bool = False,
-          seed: int | None = 0) -> TeachingRun:
+          window: int | None = None, seed: int | None = 0) -> TeachingRun:
     """Algorithm 1 (EstimateProbHDB): initialise, then sweep, sample concentrations, record.
+
+    The concentrations are sampled after every sweep, as in Algorithm 1 (fastpath's
+    ``HDPOptions()`` samples them after every 5th, the reference code's schedule:
+    ``concentration_every``). The concentrations exist before the table counts are initialised
+    (Algorithm 1 calls Algorithm 2, which reads them, before it creates them).
 
     Parameters
     ----------
@@ -256,9 +276,15 @@ def gibbs(tree, n_iter: int = 2000, burn_in: int | None = None, *, tying: str = 
         Start value of every concentration (eq. 15 uses it).
     fix_concentrations : bool
         Keep ``alpha_init`` instead of running Algorithm 5.
+    window : int or None
+        None (default): each table count is drawn from its whole range (a Gibbs step). An
+        integer w: from the candidates within +-w of its current value, as the paper's
+        Algorithm 3 does with w = 10 -- not a Gibbs step (:func:`table_count_conditional`).
     seed : int or None
         Seed of ``numpy.random.default_rng``.
     """
+    if window is not None and (int(window) != window or window < 1):
+        raise ValueError(f"window must be None or a positive integer, got {window!r}")
     rng = np.random.default_rng(seed)
     tr = _read_tree(tree, tying)
     burn_in = n_iter // 10 if burn_in is None else burn_in
@@ -269,7 +295,7 @@ def gibbs(tree, n_iter: int = 2000, burn_in: int | None = None, *, tying: str = 
     alphas = np.empty((n_iter, tr.n_groups))
     tables = np.empty((n_iter, *n.shape), dtype=np.int64)
     for it in range(n_iter):
-        sweep(n, t, tr, alpha, alpha0, log_s, rng)  # Algorithms 3-4
+        sweep(n, t, tr, alpha, alpha0, log_s, rng, window)  # Algorithms 3-4
         if not fix_concentrations:
             sample_concentrations(n, t, tr, alpha, shape0, rate0, cap, rng)  # Algorithm 5
         estimates[it] = estimate(n, tr, alpha, alpha0)  # eqs. (12)-(14)

@@ -10,11 +10,16 @@ request sent to a dead proxy, and checks
 * architecture.md: its mermaid diagrams are drawn (mkdocs-material draws them in a closed
   shadow root, so the check is on a screenshot: the diagrams' node fill colour covers thousands of
   pixels; a page without diagrams has none);
-* no internal link of any page points to a directory (which ``file://`` shows as a listing).
+* no internal link of any page points to a directory (which ``file://`` shows as a listing);
+* the executed teaching notebook is a page (examples/teaching.html, mkdocs-jupyter), with its
+  figures and its formulas typeset;
+* the search works from disk: a page opened with ``?q=word`` lists the pages that hold the word
+  (mkdocs-material's ``offline`` plugin, with the iframe-worker shim served by the site), the
+  notebook's page among them.
 
 Skipped, with the reason, where mkdocs (the ``docs`` extra), Pillow or a Chromium binary
 (``chromium-headless-shell``, ``chromium``; Debian: ``apt-get install chromium-headless-shell``)
-is missing. About 20 s.
+is missing. About 40 s.
 """
 
 from __future__ import annotations
@@ -90,3 +95,31 @@ def test_internal_links_name_files(site):
             if href and not re.match(r"[a-z]+:", href) and (href.endswith("/") or href == "."):
                 bad.setdefault(page.name, []).append(href)
     assert not bad, bad
+
+
+def test_notebook_is_a_page_with_figures_and_math(site):
+    page = site / "examples" / "teaching.html"
+    built = page.read_text()
+    assert "One step by hand" in built and "Past depth one" in built
+    assert built.count('src="data:image/png;base64,') == 8  # the notebook's eight figures
+    n_formulas = built.count('class="arithmatex"')
+    assert n_formulas >= 30
+    dom = _chromium("--dump-dom", page.as_uri()).stdout
+    assert dom.count("<mjx-container") >= n_formulas
+    assert not re.search(r'<g[^>]*data-mml-node="merror"', dom), "a MathJax error"
+    nav = (site / "theory.html").read_text()
+    assert 'href="examples/teaching.html"' in nav, "the notebook is not in the site's navigation"
+
+
+@pytest.mark.parametrize(("word", "expected"), [
+    ("restaurant", {"theory.html", "examples/teaching.html", "stirling.html"}),
+    ("franchise", {"examples/teaching.html"}),
+])
+def test_search_works_from_disk(site, word, expected):
+    """Material hides its search under file:// unless the offline plugin inlines the index."""
+    built = (site / "index.html").read_text()
+    assert "unpkg.com" not in built, "a script from the network"
+    dom = _chromium("--dump-dom", (site / "index.html").as_uri() + f"?q={word}").stdout
+    hits = set(re.findall(r'href="file://[^"]*?/site\d*/([^"#]+)(?:#[^"]*)?"[^>]*'
+                          r'class="md-search-result__link', dom))
+    assert expected <= hits, hits

@@ -116,3 +116,18 @@ def test_concentration_profile_reproduces_the_exact_posterior():
     w = np.exp(lp - lp.max())
     est = np.trapezoid(w[:, None, None] * theta, s, axis=0) / np.trapezoid(w, s)
     np.testing.assert_allclose(est, table_posterior(counts).theta, atol=1e-6)
+
+
+def test_window_restricts_each_move_and_a_wide_one_changes_nothing():
+    """``window=w`` (the paper's Algorithm 3, w = 10) moves each table count by at most w per
+    sweep; a window wider than every range is the full-range Gibbs draw, the same chain."""
+    tree = _small_tree()
+    full = teaching.gibbs(tree, 150, seed=4)
+    wide = teaching.gibbs(tree, 150, seed=4, window=1000)
+    np.testing.assert_array_equal(wide.table_counts, full.table_counts)
+    narrow = teaching.gibbs(tree, 150, seed=4, window=1)
+    steps = np.abs(np.diff(narrow.table_counts, axis=0))
+    assert steps.max() == 1  # moves, by one at most
+    assert np.abs(np.diff(full.table_counts, axis=0)).max() > 1  # the full range jumps further
+    with pytest.raises(ValueError, match="window"):
+        teaching.gibbs(tree, 10, window=0)

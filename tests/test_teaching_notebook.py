@@ -2,12 +2,18 @@
 
 The notebook is the class material of docs/theory.md: a student runs it cell by cell, so every
 cell must run, in order, on a fresh kernel. Executed with nbclient (the ``teach`` extra, part of
-the ``test`` extra); skipped with the reason when the extra is not installed. About 30 s.
+the ``test`` extra); skipped with the reason when the extra is not installed. About 20 s (more
+when fastpath's numba kernels are compiled for the first time).
+
+The notebook is stored *executed*: the site shows it as a page with its outputs and figures
+(mkdocs.yml, mkdocs-jupyter). So the stored outputs are checked against a fresh execution:
+after a change of the notebook or of the code it runs, ``make notebook`` re-executes it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -36,13 +42,70 @@ def test_notebook_is_paired_with_its_script():
         "`jupytext --sync examples/teaching.py`")
 
 
-def test_notebook_executes_end_to_end(monkeypatch):
+SHOW = re.compile(r'show\(fig, "(\w+)"\)')
+#: the figures of the notebook, by the names its ``show(fig, name)`` saves them under
+FIGURES = ("crd", "franchise", "crp_simulated", "shrinkage", "alpha_posterior", "alpha_draws",
+           "traces", "plate_diagram")
+
+
+def _streams(nb) -> list[str]:
+    return ["".join(o.get("text", "") for o in c.get("outputs", []) if o.output_type == "stream")
+            for c in nb.cells if c.cell_type == "code"]
+
+
+def test_notebook_sections_figures_and_exercises():
+    """The class's path is all there; every figure is titled and followed by "what to notice";
+    every exercise has a hint and a folded solution."""
     nb = nbformat.read(NOTEBOOK, as_version=4)
+    text = "\n".join(c.source for c in nb.cells)
+    for heading in ("## 1. The worked example", "## 2. Tables", "### The restaurant and the "
+                    "franchise", "### A simulated restaurant against eq. (8)",
+                    "## 3. One step by hand", "**Eq. (7) for $n = 3$.**",
+                    "**One table-count update**", "**One concentration update**",
+                    "**Eq. (14) by hand.**", "### The Gibbs draws against the exact posterior",
+                    "### Why dataset 2's exact value (0.794) is not the paper's 0.86",
+                    "## 7. The model as a picture: the plate diagram",
+                    "## 8. Past depth one: a kDB-1 table", "### Two back-offs",
+                    "### Level against same-parent tying", "## 9. m-estimates against HDP",
+                    "## 10. Exercises"):
+        assert heading in text, heading
+    cells = nb.cells
+    shown = []
+    for i, c in enumerate(cells):
+        if c.cell_type == "code" and SHOW.search(c.source):
+            shown.append(SHOW.search(c.source).group(1))
+            assert "set_title(" in c.source or "suptitle(" in c.source, c.source[:80]
+            assert cells[i + 1].cell_type == "markdown"
+            assert cells[i + 1].source.startswith("**What to notice.**"), shown[-1]
+    assert tuple(shown) == FIGURES
+    exercises = text.split("## 10. Exercises")[1]
+    n = len([line for line in exercises.splitlines() if line.startswith("**") and ". " in line
+             and line[2].isdigit()])
+    assert n == 6
+    assert exercises.count("*Hint:*") == n
+    # markdown="1": the site renders the solution's Markdown (md_in_html), as Jupyter does
+    assert exercises.count('<details markdown="1"><summary>Solution</summary>') == n
+    assert "window=10" in exercises  # exercise 5 runs the paper's window without editing code
+
+
+def test_stored_notebook_is_executed():
+    """The site's page shows the stored outputs: every code cell has run, every figure is there."""
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.get("outputs") for c in code if "print(" in c.source or SHOW.search(c.source))
+    images = sum("image/png" in o.get("data", {}) for c in code for o in c.outputs)
+    assert images == len(FIGURES)
+
+
+def test_notebook_executes_end_to_end(monkeypatch, tmp_path):
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    stored = _streams(nb)
     # jupyter_client starts the native "python3" kernel with this interpreter; it imports this
     # checkout's packages
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("TEACHING_FIGURES", str(tmp_path))  # the figures for slides
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
     try:
@@ -60,3 +123,16 @@ def test_notebook_executes_end_to_end(monkeypatch):
     # the worked example's exact posterior (docs/model.md, section 2) and the cap sensitivity
     assert "0.8566" in text
     assert "[0.8947 0.8892 0.876 ]" in text
+    # the steps by hand agree with the sampler's functions
+    assert "teaching.table_count_conditional gives the same weights: True" in text
+    assert "teaching.estimate: [0.85 0.15]" in text
+    assert "Gamma(2, 1), exact root (the model as stated):  0.7942" in text
+    # no warning of any library in a student's output (TqdmWarning, Numba, Matplotlib ...)
+    stderr = [o.text for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.output_type == "stream" and o.name == "stderr"]
+    assert not stderr, stderr
+    for name in FIGURES:
+        for ext in ("svg", "pdf"):
+            assert (tmp_path / f"{name}.{ext}").stat().st_size > 1000, (name, ext)
+    # the stored outputs (the site's page) are those of the current notebook and code
+    assert _streams(nb) == stored, "the stored outputs are stale: run `make notebook`"

@@ -9,8 +9,15 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 
-from tqdm.auto import tqdm
+from tqdm import TqdmWarning
+
+with warnings.catch_warnings():
+    # in a Jupyter kernel without ipywidgets, tqdm.auto falls back to the text bar (what is
+    # wanted here) with a TqdmWarning at import, which every notebook importing fastpath printed
+    warnings.simplefilter("ignore", TqdmWarning)
+    from tqdm.auto import tqdm
 
 
 class Progress:
