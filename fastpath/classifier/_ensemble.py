@@ -34,8 +34,10 @@ class ESKDBClassifier(BaseBayesNet):
         ``"hgs"``, ``"hls"``: HDP's successors, as for :class:`~fastpath.BayesNetClassifier`).
     stochastic_discretization : bool, default=True
         Each member cuts numeric columns with its own stochastic MDL
-        (:func:`~fastpath.encode.stochastic_mdl_cut_points`); ``False``: every member uses
-        Weka's MDL cut points.
+        (:func:`~fastpath.encode.stochastic_mdl_cut_points`), with the authors' forced cut: a
+        column of two or more distinct values that no cut passing the MDL criterion splits
+        still gets one cut, drawn in proportion to information gain, so no member leaves a
+        numeric attribute as one bin; ``False``: every member uses Weka's MDL cut points.
     m, m_backoff, categorical_features, na_values, numeric_errors, exclude_features, hls_C
         As for :class:`~fastpath.BayesNetClassifier` (``m`` is chosen per member, with the
         back-off ``m_backoff`` the members' m-estimates use).

@@ -271,8 +271,9 @@ class TableEncoder:
         How numeric columns are cut: Fayyad & Irani's MDL as Weka computes it
         (:func:`~fastpath.encode._discretize.mdl_cut_points`), or its stochastic variant
         (:func:`~fastpath.encode._discretize.stochastic_mdl_cut_points`), which draws every cut
-        among the admissible ones -- the discretisation of an ensemble member in ESKDB (Zhang,
-        Petitjean & Buntine, KAIS 2020).
+        among the admissible ones, and one cut in proportion to information gain where none of
+        a column's is admissible -- the discretisation of an ensemble member in ESKDB (Zhang,
+        Petitjean & Buntine, KAIS 2020, and their code's forced cut).
     random_state : int, numpy Generator or None, default=None
         Seed of the stochastic discretisation (one draw per numeric column, in column order);
         unused with ``"mdl"``.
