@@ -485,6 +485,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
             with compressed_writer(fh, args.out) as w:
                 write_all(lambda text: w.write(text.encode("utf-8")))
         except EncodingError:  # not UTF-8 after all: again from the start, as Latin-1
+            if not fh.seekable():  # a pipe, a device: what was written stays written
+                raise
             fh.seek(0)
             fh.truncate()
             with compressed_writer(fh, args.out) as w:
@@ -739,10 +741,16 @@ _USER_ERRORS = (ValueError, OSError, ImportError)
 
 
 def _check_output(path: str, flag: str) -> None:
-    """An output file can be written: its folder exists and is writable (before any work)."""
+    """An output file can be written (before any work): a pipe or device is writable, or the
+    folder of the file (through its symbolic links) exists and is writable."""
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"{flag} {path!r} is a folder; give a file name")
+    if p.exists() and not p.is_file():  # a pipe, a device: written into as it is
+        if not os.access(p, os.W_OK):
+            raise ValueError(f"{flag} {path!r} is not writable")
+        return
+    p = Path(os.path.realpath(p))  # a symbolic link is written through: its target's folder
     folder = p.parent
     if not folder.exists():
         raise ValueError(f"{flag} {path!r}: the folder {str(folder)!r} does not exist")
