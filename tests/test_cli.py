@@ -459,3 +459,58 @@ def test_demo_says_it_compiles_and_its_seconds_are_per_fold(capsys):
     assert "HDP: the adaptive sampler (500 to 5000 Gibbs iterations per tree" in out
     # the default sampler's estimates are certified: the demo does not warn
     assert "not certified" not in captured.err and "Warning" not in captured.err
+
+
+# ------------------------------------------------------------- a new user's first day (#46)
+def _stray_table(path, n=400, seed=0):
+    """A numeric column with 5 % 'n/a' tokens, a nominal one, a class."""
+    rng = np.random.default_rng(seed)
+    income = rng.normal(50, 10, n).round(1).astype(object)
+    income[rng.choice(n, n // 20, replace=False)] = "n/a"
+    pd.DataFrame({"income": income, "a": rng.choice(list("xyz"), n),
+                  "class": rng.choice(["p", "q"], n)}).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("extra", [[], ["--categorical", "a"]])
+def test_tokens_learned_at_a_cli_fit_are_missing_silently_at_prediction(tmp_path, capsys,
+                                                                        extra):
+    from fastpath.classifier import load_classifier
+
+    data = _stray_table(tmp_path / "t.csv")
+    model = tmp_path / "m.npz"
+    assert main(["fit", str(data), "--estimator", "m", "--model", str(model), *extra]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1 and "'n/a'" in err  # the fit says it once
+    fitted = load_classifier(model)
+    coding = fitted.members_[0].encoder.codings_[0]
+    assert coding.name == "income" and coding.missing_tokens == ("n/a",)
+    assert any("'n/a'" in w for w in fitted.fit_warnings_)
+    assert main(["predict", str(data), "--model", str(model), "--out",
+                 str(tmp_path / "p.csv")]) == 0
+    assert capsys.readouterr().err == ""
+    # the model a Python user fits on the file's strings predicts the same
+    frame = pd.read_csv(data, keep_default_na=False, na_values=[""])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = BayesNetClassifier(estimator="m", random_state=0).fit(
+            frame.drop(columns="class"), frame["class"])
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "p.csv")[["p_p", "p_q"]].to_numpy(),
+                               clf.predict_proba(frame.drop(columns="class")))
+
+
+def test_predict_quiet_prints_no_warnings(tmp_path, capsys):
+    data = _stray_table(tmp_path / "t.csv")
+    frame = pd.read_csv(data, keep_default_na=False, na_values=[""])
+    numbers = pd.to_numeric(frame["income"], errors="coerce")
+    clf = BayesNetClassifier(estimator="m", random_state=0).fit(
+        frame.drop(columns="class").assign(income=numbers), frame["class"])
+    model = tmp_path / "m.npz"
+    clf.save(model)  # fitted without the token: prediction meets it as new
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(data), "--model", str(model), "--out", str(out)]) == 0
+    assert "warning" in capsys.readouterr().err
+    assert main(["predict", str(data), "--model", str(model), "--out", str(out),
+                 "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    assert len(pd.read_csv(out)) == len(frame)

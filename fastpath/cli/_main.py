@@ -196,8 +196,10 @@ def _read_labelled(path: str, target: str | None,
     ``na_values`` are missing."""
     if target is not None and target not in read_table(path, nrows=0).frame.columns:
         return _read(path)  # _split_target names the missing column
+    # a numeric column's stray tokens stay strings: the model learns them as missing (so
+    # its predictions read them silently, as a model fitted in Python on read_csv's frame)
     frame = read_table(path, nominal_columns=[-1 if target is None else target],
-                       na_values=na_values).frame
+                       na_values=na_values, keep_stray_tokens=True).frame
     if frame.shape[0] == 0:
         raise ValueError(f"{path} has no data rows (only a header?)")
     return frame
@@ -353,8 +355,13 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
             unknown = [c for c in names if c not in frame.columns]
             if unknown:
                 raise ValueError(f"--categorical names columns not in the data: {unknown}")
-            categorical = [c for c in frame.columns if c in names or not
-                           pd.api.types.is_numeric_dtype(frame[c].dtype)]
+            from ..utils._dtypes import stray_tokens
+
+            # the text columns, less those numeric by the 95 % rule (kept as the file's
+            # strings so that the model learns their stray tokens)
+            categorical = [c for c in frame.columns if c in names or (
+                not pd.api.types.is_numeric_dtype(frame[c].dtype)
+                and stray_tokens(frame[c]) is None)]
     exclude: Any = args.exclude
     if exclude.strip().lower() == "none":
         exclude = None
@@ -771,7 +778,8 @@ def _describe(exc: BaseException) -> str:
 def _one_line_warnings(command: str, quiet: bool = False) -> Iterator[None]:
     """Show warnings as ``hdpbn COMMAND: warning: MESSAGE`` (no source line) while a command
     runs, or none when ``quiet`` (``fit --quiet``: the model keeps them, ``hdpbn diagnose``
-    shows them); the previous ``warnings.showwarning`` is restored after."""
+    shows them; ``predict --quiet``); the previous ``warnings.showwarning`` is restored
+    after."""
     saved = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
@@ -841,9 +849,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _check_output(getattr(args, attr), flag)
         return args.func(args)
 
-    # fit --quiet prints nothing but errors: its warnings are kept in the model (diagnose)
-    return _run(args.command, work,
-                quiet=args.command == "fit" and bool(getattr(args, "quiet", False)))
+    # fit --quiet and predict --quiet print nothing but errors (a fit's warnings are kept in
+    # the model, for diagnose); evaluate's --quiet only hides its progress display
+    return _run(args.command, work, quiet=args.command in ("fit", "predict")
+                and bool(getattr(args, "quiet", False)))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -155,6 +155,7 @@ def read_table(
     format: str | None = None,
     na_values: Sequence[str] | None = None,
     nominal_columns: Sequence[str | int] | None = None,
+    keep_stray_tokens: bool = False,
 ) -> TableWithTypes:
     """Read a CSV/TSV, Parquet or ARFF file with the type of each column.
 
@@ -174,6 +175,11 @@ def read_table(
         and are never read by the 95 % rule: a class column holding ``1``, ``2``, ``3`` and ``U``
         has four classes, not three and a missing value. A column of numbers only is still
         numeric (the caller turns its numbers into labels).
+    keep_stray_tokens : bool, default False
+        CSV/TSV: a column the 95 % rule reads as numeric keeps its fields as the file's strings
+        (typed ``"numeric"`` all the same, without the warning), for a caller that applies the
+        rule itself and remembers the tokens: a classifier fitted on it learns them as missing
+        (``hdpbn fit``), as one fitted on ``pandas.read_csv``'s frame does.
 
     Returns
     -------
@@ -222,6 +228,7 @@ def read_table(
             return _read_csv(
                 p, sep="," if fmt == "csv" else "\t", columns=columns, nrows=nrows, fmt=fmt,
                 na_values=na_values or [], nominal_columns=nominal_columns or [],
+                keep_stray_tokens=keep_stray_tokens,
             )
         if fmt == "parquet":
             return _read_parquet(p, columns=columns, nrows=nrows)
@@ -315,16 +322,18 @@ def _check_columns(available: Sequence[str], columns: Sequence[str] | None, path
 
 
 def _read_csv(path: Path, *, sep: str, columns, nrows, fmt: str, na_values,
-              nominal_columns) -> TableWithTypes:
+              nominal_columns, keep_stray_tokens: bool = False) -> TableWithTypes:
     try:
         table = _read_csv_encoded(
             path, sep=sep, columns=columns, nrows=nrows, fmt=fmt, encoding="utf-8",
             na_values=na_values, nominal_columns=nominal_columns,
+            keep_stray_tokens=keep_stray_tokens,
         )
     except UnicodeDecodeError:
         table = _read_csv_encoded(
             path, sep=sep, columns=columns, nrows=nrows, fmt=fmt, encoding="latin-1",
             na_values=na_values, nominal_columns=nominal_columns,
+            keep_stray_tokens=keep_stray_tokens,
         )
     _warn_if_another_separator(path, table, sep)
     return table
@@ -347,7 +356,7 @@ def _warn_if_another_separator(path: Path, table: TableWithTypes, sep: str) -> N
 
 
 def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding,
-                      na_values, nominal_columns) -> TableWithTypes:
+                      na_values, nominal_columns, keep_stray_tokens=False) -> TableWithTypes:
     common = dict(sep=sep, compression="infer", encoding=encoding)
     raw_header = raw_csv_header(path, common)
     dup = duplicates(h for h in raw_header if h != "")
@@ -397,6 +406,9 @@ def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding,
         tokens = None if is_numeric_dtype(col.dtype) or labelled else stray_tokens(col)
         if is_numeric_dtype(col.dtype):
             data[c] = to_float64(col)
+            types[c] = NUMERIC
+        elif tokens is not None and keep_stray_tokens:
+            data[c] = col  # the file's strings: the classifier's encoder learns the tokens
             types[c] = NUMERIC
         elif tokens is not None:
             data[c] = parse_numbers(col)[0]
