@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fastpath import BayesNetClassifier
+from fastpath import BayesNetClassifier, ESKDBClassifier
 from fastpath.classifier import NotFittedError
 from fastpath.io import load_dataset
 
@@ -495,3 +495,26 @@ def test_verbose_streamed_fit_names_its_passes(tmp_path, capsys):
     for stage in ("pass 1: the schema", "pass 2: pair statistics", "pass 3: counting",
                   "pass 4: choosing m (loo)", "fitted in 4 passes"):
         assert stage in err
+
+
+@pytest.mark.parametrize("make", [
+    lambda: BayesNetClassifier(estimator="m"),
+    lambda: ESKDBClassifier(n_estimators=2, estimator="m", random_state=0),
+])
+def test_zero_rows_predict_to_empty_arrays_of_the_right_shape(small, make, tmp_path):
+    X, y = small
+    clf = make().fit(X, y)
+    empty = X.iloc[:0]
+    assert clf.predict_proba(empty).shape == (0, 2)
+    assert clf.predict_log_proba(empty).shape == (0, 2)
+    assert clf.predict(empty).shape == (0,) and clf.predict(empty).dtype == clf.classes_.dtype
+    assert [p.shape for p in clf.iter_predict_proba(empty)] == []
+    header = tmp_path / "header.csv"
+    header.write_text("a,b\n")
+    assert clf.predict_proba(header).shape == (0, 2)
+    assert clf.predict(header).shape == (0,)
+    empty.to_parquet(tmp_path / "empty.parquet")
+    assert clf.predict_proba(tmp_path / "empty.parquet").shape == (0, 2)
+    # fitting on no rows is still an error
+    with pytest.raises(ValueError, match="0 sample"):
+        make().fit(empty, y[:0])

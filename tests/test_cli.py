@@ -514,3 +514,24 @@ def test_predict_quiet_prints_no_warnings(tmp_path, capsys):
                  "--quiet"]) == 0
     assert capsys.readouterr().err == ""
     assert len(pd.read_csv(out)) == len(frame)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_predict_on_a_header_only_table_writes_a_header_only_table(credit_csv, tmp_path,
+                                                                   capsys, suffix):
+    model = tmp_path / "m.npz"
+    assert main(["fit", str(credit_csv), "--estimator", "m", "--model", str(model),
+                 "--quiet"]) == 0
+    empty = pd.read_csv(credit_csv).iloc[:0].drop(columns="class")
+    data = tmp_path / f"header{suffix}"
+    if suffix == ".csv":
+        empty.to_csv(data, index=False)
+    else:
+        empty.astype(str).to_parquet(data)
+    capsys.readouterr()
+    assert main(["predict", str(data), "--model", str(model), "--keep", "A1"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "A1,prediction,p_+,p_-\n" and captured.err == ""
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(data), "--model", str(model), "--out", str(out)]) == 0
+    assert out.read_text() == "prediction,p_+,p_-\n"

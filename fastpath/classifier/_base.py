@@ -294,10 +294,12 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ checks of X and y
     @staticmethod
-    def _frame(X: Any) -> tuple[pd.DataFrame, bool]:
-        """``X`` as a DataFrame, and whether its columns are names; refuses empty data."""
+    def _frame(X: Any, *, rows_needed: bool = True) -> tuple[pd.DataFrame, bool]:
+        """``X`` as a DataFrame, and whether its columns are names; refuses data without
+        columns, and without rows unless ``rows_needed`` is false (a prediction of zero rows is
+        zero rows: a header-only file)."""
         frame, has_names = as_frame(X)
-        if frame.shape[0] == 0:
+        if frame.shape[0] == 0 and rows_needed:
             raise ValueError(
                 f"Found array with 0 sample(s) (shape={frame.shape}) while a minimum of 1 is "
                 "required."
@@ -326,8 +328,8 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         return frame, has_names, classes, y_codes
 
     def _validate_X(self, X: Any) -> pd.DataFrame:
-        """``X`` to predict on, its columns matched to those seen in fit."""
-        frame, has_names = self._frame(X)
+        """``X`` to predict on, its columns matched to those seen in fit (zero rows allowed)."""
+        frame, has_names = self._frame(X, rows_needed=False)
         fitted_names = getattr(self, "feature_names_in_", None)
         if fitted_names is not None and has_names:
             names = list(column_labels(frame.columns))

@@ -477,12 +477,16 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
     def write_all(write: Callable[[str], Any], encoding: str | None = None) -> None:
         chunks = model._predicted_chunks(source, args.chunksize, keep=keep, encoding=encoding)
-        for i, (chunk, proba) in enumerate(chunks):
+        written = False
+        for chunk, proba in chunks:
             out = chunk.kept.reset_index(drop=True)
             out["prediction"] = model.classes_[np.argmax(proba, axis=1)]
             for j, c in enumerate(model.classes_):
                 out[f"p_{c}"] = proba[:, j]
-            write(out.to_csv(index=False, header=i == 0))
+            write(out.to_csv(index=False, header=not written))
+            written = True
+        if not written:  # no rows in (a header-only table): a header-only table out
+            write(pd.DataFrame(columns=[*keep, *outputs]).to_csv(index=False))
 
     if not args.out:
         write_all(sys.stdout.write)

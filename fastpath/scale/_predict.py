@@ -334,8 +334,9 @@ class _CsvChunks:
                 yield PredictionChunk(where, typer.frame(frame), frame[self.keep])
                 start += len(frame)
                 i += 1
-        if start == 0:
-            raise ValueError(f"{self.what} has no data rows (only a header?)")
+        if i == 0:  # a header only: zero rows in, zero rows out
+            empty = pd.DataFrame({c: pd.Series([], dtype=object) for c in header})
+            yield PredictionChunk(Where("chunk", 0, 0, 0), typer.frame(empty), empty[self.keep])
 
     def _malformed(self, i: int, exc: Exception) -> StreamError:
         return malformed_chunk(i, self.chunksize, exc, self.what)
@@ -358,7 +359,11 @@ def _parquet_chunks(path: Path, plans: Sequence[ColumnPlan] | None, keep: Sequen
         plans = [ColumnPlan(c, AS_READ) for c in names if c not in set(keep)]
     wanted = [c for c in names if c in {p.name for p in plans} | set(keep)]
     start = 0
-    for i, batch in enumerate(file.iter_batches(batch_size=chunksize, columns=wanted)):
+    batches = file.iter_batches(batch_size=chunksize, columns=wanted)
+    if file.metadata.num_rows == 0:  # no rows in, no rows out: one empty chunk of the schema
+        batches = iter([pa.RecordBatch.from_pylist(
+            [], schema=pa.schema([file.schema_arrow.field(c) for c in wanted]))])
+    for i, batch in enumerate(batches):
         frame = _arrow_to_frame(batch)
         # typed by the file's schema, as read_table types it: the encoder reads the columns;
         # the kept ones as pandas reads them (an integer id stays an integer)
@@ -366,5 +371,3 @@ def _parquet_chunks(path: Path, plans: Sequence[ColumnPlan] | None, keep: Sequen
         yield PredictionChunk(Where("chunk", i, start, len(frame)),
                               frame[[p.name for p in plans]], kept)
         start += len(frame)
-    if start == 0:
-        raise ValueError(f"{str(path)!r} has no data rows")
