@@ -518,3 +518,10 @@ def test_zero_rows_predict_to_empty_arrays_of_the_right_shape(small, make, tmp_p
     # fitting on no rows is still an error
     with pytest.raises(ValueError, match="0 sample"):
         make().fit(empty, y[:0])
+
+
+def test_a_renamed_column_is_named_as_the_likely_match(small):
+    X, y = small
+    clf = BayesNetClassifier(estimator="m").fit(X, y)
+    with pytest.raises(ValueError, match=r"renamed\? 'a' \(X has 'A'\)"):
+        clf.predict(X.rename(columns={"a": "A"}))

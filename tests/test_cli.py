@@ -535,3 +535,39 @@ def test_predict_on_a_header_only_table_writes_a_header_only_table(credit_csv, t
     out = tmp_path / "p.csv"
     assert main(["predict", str(data), "--model", str(model), "--out", str(out)]) == 0
     assert out.read_text() == "prediction,p_+,p_-\n"
+
+
+def test_a_wrong_separator_or_renamed_column_says_so_and_sep_reads_it(tmp_path, capsys):
+    data = _stray_table(tmp_path / "t.csv")
+    model = tmp_path / "m.npz"
+    assert main(["fit", str(data), "--estimator", "m", "--model", str(model), "--quiet"]) == 0
+    frame = pd.read_csv(data, keep_default_na=False, na_values=[""])
+    semi = tmp_path / "semi.csv"
+    frame.to_csv(semi, sep=";", index=False)
+    assert main(["predict", str(semi), "--model", str(model)]) == 2
+    err = capsys.readouterr().err
+    assert "';'-separated" in err and "--sep ';'" in err
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(semi), "--model", str(model), "--sep", ";",
+                 "--out", str(out)]) == 0
+    assert main(["predict", str(data), "--model", str(model), "--out",
+                 str(tmp_path / "q.csv")]) == 0
+    assert out.read_bytes() == (tmp_path / "q.csv").read_bytes()
+    # fit and evaluate read it too; a fit in chunks says it cannot
+    assert main(["fit", str(semi), "--estimator", "m", "--model", str(tmp_path / "s.npz"),
+                 "--sep", ";", "--quiet"]) == 0
+    assert main(["evaluate", str(semi), "--estimator", "m", "--sep", ";", "--folds", "2",
+                 "--repeats", "1", "--json"]) == 0
+    capsys.readouterr()
+    assert main(["fit", str(semi), "--model", str(tmp_path / "c.npz"), "--sep", ";",
+                 "--chunksize", "100"]) == 2
+    assert "--sep applies to fits in memory" in capsys.readouterr().err
+    renamed = tmp_path / "renamed.csv"
+    frame.rename(columns={"income": "Income"}).to_csv(renamed, index=False)
+    assert main(["predict", str(renamed), "--model", str(model)]) == 2
+    assert "'income' (it has 'Income')" in capsys.readouterr().err
+    tab = tmp_path / "tab.csv"
+    frame.to_csv(tab, sep="\t", index=False)
+    assert main(["predict", str(tab), "--model", str(model), "--sep", "tab", "--out",
+                 str(out)]) == 0
+    assert out.read_bytes() == (tmp_path / "q.csv").read_bytes()

@@ -51,7 +51,7 @@ from ..scale._predict import (
 )
 from ..scale._sources import check_chunksize, is_dask_frame, is_stream_source
 from ..utils._threads import limit_threads
-from ..utils._validation import check_labels, n_threads
+from ..utils._validation import check_labels, n_threads, near_matches
 from ..utils._warn import recording, warn
 from ._model_io import ModelFileError, read_model, save_model
 
@@ -343,6 +343,10 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
                     parts.append(f"missing columns {missing}")
                 if extra:
                     parts.append(f"unexpected columns {extra}")
+                renamed = near_matches([str(c) for c in missing], [str(c) for c in extra])
+                if renamed:
+                    parts.append("renamed? " + ", ".join(f"{m!r} (X has {a!r})"
+                                                         for m, a in renamed.items()))
                 raise ValueError(
                     "The feature names should match those that were passed during fit: "
                     + "; ".join(parts)
@@ -472,10 +476,12 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         return np.concatenate(parts) if parts else np.empty((0, len(self.classes_)))
 
     def _predicted_chunks(self, X: Any, chunksize: int | None, *, keep: Sequence[str] = (),
-                          log: bool = False, encoding: str | None = None
+                          log: bool = False, encoding: str | None = None,
+                          sep: str | None = None
                           ) -> Iterator[tuple[PredictionChunk, np.ndarray]]:
         """Each chunk of the stream ``X`` (:func:`fastpath.scale._predict.prediction_chunks`,
-        ``keep``: columns carried through, e.g. an id) with its predictions."""
+        ``keep``: columns carried through, e.g. an id; ``sep``: a CSV's separator) with its
+        predictions."""
         self._check_fitted()
         if is_dask_frame(X):
             raise TypeError("a Dask DataFrame is predicted partition by partition: "
@@ -487,7 +493,8 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             excluded=[str(n) for n in self.__dict__.get("excluded_features_") or ()])
         predict = members_log_proba if log else members_proba
         shown: set[tuple[type[Warning], str]] = set()
-        for chunk in prediction_chunks(X, plans, chunksize=size, keep=keep, encoding=encoding):
+        for chunk in prediction_chunks(X, plans, chunksize=size, keep=keep, encoding=encoding,
+                                       sep=sep):
             try:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")

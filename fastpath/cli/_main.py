@@ -178,8 +178,8 @@ CLI_SEED = 0
 
 
 # ---------------------------------------------------------------------- helpers
-def _read(path: str) -> pd.DataFrame:
-    return read_table(path).frame
+def _read(path: str, sep: str | None = None) -> pd.DataFrame:
+    return read_table(path, sep=sep).frame
 
 
 def _tokens(text: str | None) -> list[str] | None:
@@ -190,16 +190,17 @@ def _tokens(text: str | None) -> list[str] | None:
 
 
 def _read_labelled(path: str, target: str | None,
-                   na_values: Sequence[str] | None = None) -> pd.DataFrame:
+                   na_values: Sequence[str] | None = None,
+                   sep: str | None = None) -> pd.DataFrame:
     """The table at ``path`` with its target column (the last one by default) read as labels,
     never by the numeric 95 % rule (a class ``U`` among classes ``1``..``5`` is a class);
-    ``na_values`` are missing."""
-    if target is not None and target not in read_table(path, nrows=0).frame.columns:
-        return _read(path)  # _split_target names the missing column
+    ``na_values`` are missing; ``sep``: a CSV's separator."""
+    if target is not None and target not in read_table(path, nrows=0, sep=sep).frame.columns:
+        return _read(path, sep)  # _split_target names the missing column
     # a numeric column's stray tokens stay strings: the model learns them as missing (so
     # its predictions read them silently, as a model fitted in Python on read_csv's frame)
     frame = read_table(path, nominal_columns=[-1 if target is None else target],
-                       na_values=na_values, keep_stray_tokens=True).frame
+                       na_values=na_values, keep_stray_tokens=True, sep=sep).frame
     if frame.shape[0] == 0:
         raise ValueError(f"{path} has no data rows (only a header?)")
     return frame
@@ -230,6 +231,17 @@ _SUMMARIES = {"estimate": "HDP estimates of one conditional table (child-first c
 PREDICT_CHUNKSIZE = 100_000
 
 _BUNDLED_HELP = "or the name of a bundled dataset ({}) when no such file exists"
+_SEP_HELP = ("the field separator of a CSV file, e.g. ';' or 'tab' (default: ',', a tab for "
+             ".tsv)")
+
+
+def _separator(text: str) -> str:
+    """``--sep``: one character; ``tab`` (or ``\\t``) for a tab."""
+    sep = "\t" if text.lower() in ("tab", "\\t") else text
+    if len(sep) != 1 or sep in "\"\r\n":
+        raise argparse.ArgumentTypeError(f"one character (or 'tab'), not a quote or a line "
+                                         f"break, got {text!r}")
+    return sep
 
 
 def _split_target(frame: pd.DataFrame, target: str | None) -> tuple[pd.DataFrame, pd.Series]:
@@ -275,6 +287,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    "deepest seen ancestor; 'value', the paper's literal rule, a value whose "
                    "joint count with the context is zero uses the deepest ancestor where it "
                    f"is non-zero, rows not renormalised (default: {_BNC['m_backoff']})")
+    g.add_argument("--sep", default=None, metavar="CHAR", type=_separator,
+                   help=_SEP_HELP)
     g.add_argument("--categorical", default=None,
                    help="comma-separated columns to treat as nominal even if numeric")
     g.add_argument("--na-values", default=None, metavar="TOKENS",
@@ -426,6 +440,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         # out of core: the file is read in chunks, in a few passes (fastpath.scale._passes)
         if args.chunksize < 1:
             raise ValueError(f"--chunksize must be a positive number of rows, got {args.chunksize}")
+        if args.sep is not None:
+            raise ValueError("--sep applies to fits in memory; a fit in chunks (--chunksize) "
+                             "reads ',' (a tab for .tsv): convert the file, or leave out "
+                             "--chunksize")
         model = _make_model(args, verbose=verbose)
         if args.categorical:
             # streamed columns are typed by the first chunk; the names make these nominal
@@ -442,7 +460,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         what = f"{args.data} (streamed in chunks of {args.chunksize} rows)"
     else:
         with recording() as read_warnings:  # what reading the file warned about (stray tokens)
-            frame = _read_labelled(data, args.target, _tokens(args.na_values))
+            frame = _read_labelled(data, args.target, _tokens(args.na_values), args.sep)
         X, y = _split_target(frame, args.target)
         model = _make_model(args, X, verbose=verbose)
         model.fit(X, y)
@@ -476,7 +494,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     source: Any = sys.stdin.buffer if stdin else data
 
     def write_all(write: Callable[[str], Any], encoding: str | None = None) -> None:
-        chunks = model._predicted_chunks(source, args.chunksize, keep=keep, encoding=encoding)
+        chunks = model._predicted_chunks(source, args.chunksize, keep=keep, encoding=encoding,
+                                         sep=args.sep)
         written = False
         for chunk, proba in chunks:
             out = chunk.kept.reset_index(drop=True)
@@ -507,7 +526,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     _make_model(args).fit_config()  # a bad option is refused before the data is read
-    frame = _read_labelled(_data_path(args.data), args.target, _tokens(args.na_values))
+    frame = _read_labelled(_data_path(args.data), args.target, _tokens(args.na_values),
+                           args.sep)
     X, y = _split_target(frame, args.target)
     _make_model(args, X)  # validate options before the first fold
     progress = Progress("folds", enabled=None if not (args.quiet or args.json) else False,
@@ -680,6 +700,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        "predictions, as the input writes them")
         p.add_argument("--chunksize", type=int, default=None, metavar="ROWS",
                        help=f"rows read and predicted at a time (default: {PREDICT_CHUNKSIZE:,})")
+        p.add_argument("--sep", default=None, metavar="CHAR", type=_separator, help=_SEP_HELP)
         p.add_argument("--quiet", action="store_true", help="print nothing but errors")
         p.set_defaults(func=_cmd_predict)
 

@@ -156,6 +156,7 @@ def read_table(
     na_values: Sequence[str] | None = None,
     nominal_columns: Sequence[str | int] | None = None,
     keep_stray_tokens: bool = False,
+    sep: str | None = None,
 ) -> TableWithTypes:
     """Read a CSV/TSV, Parquet or ARFF file with the type of each column.
 
@@ -180,6 +181,8 @@ def read_table(
         (typed ``"numeric"`` all the same, without the warning), for a caller that applies the
         rule itself and remembers the tokens: a classifier fitted on it learns them as missing
         (``hdpbn fit``), as one fitted on ``pandas.read_csv``'s frame does.
+    sep : str, optional
+        CSV/TSV: the field separator (default ``","``, a tab for ``.tsv``), e.g. ``";"``.
 
     Returns
     -------
@@ -219,6 +222,10 @@ def read_table(
         if format not in ("csv", "tsv", "parquet", "arff"):
             raise ValueError(f"format must be one of csv, tsv, parquet, arff; got {format!r}")
         fmt = format
+    if sep is not None and (not isinstance(sep, str) or len(sep) != 1 or sep in "\"\r\n"):
+        raise ValueError(f"sep must be one character (not a quote or a line break), got {sep!r}")
+    if sep is not None and fmt not in ("csv", "tsv"):
+        raise ValueError(f"sep applies to CSV/TSV files only, not to {fmt} ({str(p)!r})")
     if na_values and fmt not in ("csv", "tsv"):
         raise ValueError(f"na_values applies to CSV/TSV files only, not to {fmt} ({str(p)!r})")
     if compression is None and fmt != "parquet":
@@ -226,7 +233,8 @@ def read_table(
     try:
         if fmt in ("csv", "tsv"):
             return _read_csv(
-                p, sep="," if fmt == "csv" else "\t", columns=columns, nrows=nrows, fmt=fmt,
+                p, sep=sep or ("," if fmt == "csv" else "\t"), columns=columns, nrows=nrows,
+                fmt=fmt,
                 na_values=na_values or [], nominal_columns=nominal_columns or [],
                 keep_stray_tokens=keep_stray_tokens,
             )
@@ -350,7 +358,8 @@ def _warn_if_another_separator(path: Path, table: TableWithTypes, sep: str) -> N
             warn(
                 f"{str(path)!r} was read as one column named {name[:60]!r}: is it "
                 f"{label}-separated? CSV files are read with ',' and .tsv files with tabs; "
-                "convert it, or read it with pandas and pass the DataFrame",
+                f"give the separator (read_table(..., sep={other!r}), hdpbn --sep {other!r}), "
+                "or convert the file",
                 UserWarning)
             return
 

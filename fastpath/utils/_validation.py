@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -129,3 +130,60 @@ def check_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
         classes, first, y_codes = np.unique(as_text, return_index=True, return_inverse=True)
         classes = y_arr[first]
     return classes, y_codes.astype(np.int64).ravel()
+
+
+#: the separators a delimited text file may use, as a message names them
+SEPARATORS: tuple[tuple[str, str], ...] = ((",", "','"), (";", "';'"), ("\t", "tab"),
+                                           ("|", "'|'"))
+
+
+def other_separator(names: Sequence[Any], sep: str) -> tuple[str, str] | None:
+    """``(separator, its name)`` that a table read with ``sep`` as the single column ``names``
+    most likely uses (one of :data:`SEPARATORS` inside that column's name); None otherwise."""
+    if len(names) != 1:
+        return None
+    for other, label in SEPARATORS:
+        if other != sep and other in str(names[0]):
+            return other, label
+    return None
+
+
+def _squashed(name: Any) -> str:
+    return "".join(ch for ch in str(name).casefold() if ch.isalnum())
+
+
+def near_matches(missing: Sequence[Any], available: Sequence[Any]) -> dict[str, str]:
+    """For each name of ``missing``, the one name of ``available`` it most likely became: the
+    same but for case, spaces and punctuation (``x1`` / ``X1``, ``first name`` /
+    ``first_name``), or else the closest by :func:`difflib.get_close_matches` (ratio >= 0.8);
+    names that are themselves wanted or already matched are not offered twice."""
+    import difflib
+
+    offered = [str(a) for a in available if a not in set(missing)]
+    found: dict[str, str] = {}
+    for name in missing:
+        candidates = [a for a in offered if a not in found.values()]
+        same = [a for a in candidates if _squashed(a) == _squashed(name)]
+        close = same or difflib.get_close_matches(str(name), candidates, n=1, cutoff=0.8)
+        if close:
+            found[str(name)] = close[0]
+    return found
+
+
+def missing_columns_message(missing: Sequence[Any], available: Sequence[Any], *, what: str,
+                            sep: str | None = None, flag: str = "--sep") -> str:
+    """"``what`` lacks columns the model was fitted on: [...]", with what most likely went
+    wrong: a file read as one column with another separator (naming ``flag``), or the columns
+    the missing ones were most likely renamed to."""
+    text = f"{what} lacks columns the model was fitted on: {list(missing)}"
+    guess = other_separator(available, sep) if sep is not None else None
+    if guess is not None:
+        other, label = guess
+        return (f"{text}; it was read as one column named {str(available[0])[:60]!r}: is it "
+                f"{label}-separated? Give the separator ({flag} {other!r}; in Python, read it "
+                f"with pandas.read_csv(sep={other!r}) and pass the DataFrame)")
+    renamed = near_matches(missing, available)
+    if renamed:
+        pairs = ", ".join(f"{m!r} (it has {a!r})" for m, a in renamed.items())
+        return f"{text}; renamed? {pairs}"
+    return text
