@@ -525,3 +525,17 @@ def test_a_renamed_column_is_named_as_the_likely_match(small):
     clf = BayesNetClassifier(estimator="m").fit(X, y)
     with pytest.raises(ValueError, match=r"renamed\? 'a' \(X has 'A'\)"):
         clf.predict(X.rename(columns={"a": "A"}))
+
+
+def test_a_one_class_target_is_named_as_the_user_wrote_it(small, tmp_path):
+    X, _ = small
+    y = np.array(["a"] * len(X))
+    with pytest.raises(ValueError, match=r"only 1 class \('a'\); a classifier") as info:
+        BayesNetClassifier().fit(X, y)
+    assert "np." not in str(info.value)
+    path = tmp_path / "one.csv"
+    X.assign(c=y).to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"only 1 class \('a'\)"):
+        BayesNetClassifier(estimator="m").fit(path, "c", chunksize=4)
+    with pytest.raises(ValueError, match=r"only 1 class \('a'\)"):
+        BayesNetClassifier(estimator="m").partial_fit(X, y)

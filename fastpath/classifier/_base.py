@@ -50,6 +50,7 @@ from ..scale._predict import (
     relabel_rows,
 )
 from ..scale._sources import check_chunksize, is_dask_frame, is_stream_source
+from ..utils._dtypes import python_scalar
 from ..utils._threads import limit_threads
 from ..utils._validation import check_labels, n_threads, near_matches
 from ..utils._warn import recording, warn
@@ -323,7 +324,8 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         classes, y_codes = check_labels(y, frame.shape[0])
         if classes.size < 2:
             raise ValueError(
-                f"the target has only 1 class ({classes[0]!r}); a classifier needs at least 2"
+                f"the target has only 1 class ({python_scalar(classes[0])!r}); a classifier needs "
+                "at least 2"
             )
         return frame, has_names, classes, y_codes
 

@@ -243,6 +243,12 @@ def read_model_meta(path: str | os.PathLike) -> dict[str, Any]:
         return meta
 
 
+def with_article(name: str) -> str:
+    """``name`` after its indefinite article, as it is read aloud: "a BayesNetClassifier",
+    "an ESKDBClassifier" (a name starting with a vowel letter)."""
+    return f"{'an' if name[:1].upper() in 'AEIOU' else 'a'} {name}"
+
+
 def model_class_name(path: str | os.PathLike) -> str:
     """The name of the estimator class that wrote the model file ``path``
     (:class:`ModelFileError` naming the file when it is not one)."""
@@ -404,7 +410,7 @@ def _meta(name: str, archive: _Archive, class_name: str | None) -> dict[str, Any
         raise ModelFileError(f"{name!r} is not a valid hdpbn model file: estimator must be "
                              f"a class name, got {meta.get('estimator')!r:.60}")
     if class_name is not None and _class_name(meta) != class_name:
-        raise ModelFileError(f"{name!r} holds a {_class_name(meta)}; load it with "
+        raise ModelFileError(f"{name!r} holds {with_article(_class_name(meta))}; load it with "
                              f"{_class_name(meta)}.load or fastpath.classifier.load_classifier")
     check = Checker(name)
     if not (meta["format"] == MODEL and version < 2):
