@@ -91,9 +91,11 @@ class BayesNetClassifier(BaseBayesNet):
         row (``"raise"``, which also refuses stray tokens in training).
     exclude_features : "auto", None or list of names/indices, default="auto"
         Columns left out of the model (:mod:`fastpath.encode._exclusion`). ``"auto"``:
-        identifiers (nominal columns whose values are >= 95 % distinct, at least 20 rows) and
-        dates, each with a warning; ``None``: none; a list: exactly those. Recorded in
-        ``excluded_features_`` and ignored at predict time.
+        identifiers (nominal columns whose values are >= 95 % distinct, at least 20 rows;
+        integer columns >= 95 % distinct, at least 1,000 rows), high-cardinality nominal
+        columns (at least 500 values, fewer than 20 rows a value) and dates, each with a
+        warning; ``None``: none; a list: exactly those. Recorded in ``excluded_features_`` and
+        ignored at predict time.
     hls_C : float, default=1.0
         ``estimator="hls"``: the inverse strength of the L2 penalty of every table's regression
         (scikit-learn's convention: ``C`` times the log loss of the training rows plus half the
