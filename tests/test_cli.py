@@ -571,3 +571,20 @@ def test_a_wrong_separator_or_renamed_column_says_so_and_sep_reads_it(tmp_path, 
     assert main(["predict", str(tab), "--model", str(model), "--sep", "tab", "--out",
                  str(out)]) == 0
     assert out.read_bytes() == (tmp_path / "q.csv").read_bytes()
+
+
+def test_fit_class_weight_flag_reaches_the_model(tmp_path, capsys):
+    from fastpath.classifier import load_classifier
+
+    data = _stray_table(tmp_path / "t.csv")
+    for flag, expected in (("balanced", "balanced"), ("p:4,q:1", {"p": 4.0, "q": 1.0})):
+        model = tmp_path / "m.npz"
+        assert main(["fit", str(data), "--estimator", "m", "--model", str(model), "--quiet",
+                     "--class-weight", flag]) == 0
+        assert load_classifier(model).class_weight == expected
+    assert main(["fit", str(data), "--model", str(tmp_path / "x.npz"), "--class-weight",
+                 "p=4"]) == 2
+    assert "--class-weight must be 'balanced' or CLASS:WEIGHT" in capsys.readouterr().err
+    assert main(["fit", str(data), "--model", str(tmp_path / "x.npz"), "--class-weight",
+                 "r:2", "--estimator", "m"]) == 2
+    assert "labels that are not classes: ['r']" in capsys.readouterr().err

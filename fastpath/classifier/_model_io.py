@@ -115,6 +115,8 @@ def _jsonable_params(params: dict[str, Any]) -> dict[str, Any]:
         elif key in ("categorical_features", "na_values", "exclude_features") and not (
                 isinstance(value, str | type(None))):  # a sequence of labels
             value = [_label(v) for v in value]
+        elif key == "class_weight" and isinstance(value, dict):  # label, weight, label, ...
+            value = [_label(v) for pair in value.items() for v in pair]
         out[key] = _label(value) if not isinstance(value, list) else value
     return out
 
@@ -445,6 +447,13 @@ def _params(meta: dict) -> dict[str, Any]:
     params.setdefault("selection_rows", None)
     # written before identifiers and dates were left out: every column was kept
     params.setdefault("exclude_features", None)
+    # written before class weights: none; a dict is stored as its labels and weights in turn
+    params.setdefault("class_weight", None)
+    weights = params["class_weight"]
+    if isinstance(weights, list):
+        if len(weights) % 2:
+            raise ValueError("class_weight must list labels and weights in pairs")
+        params["class_weight"] = dict(zip(weights[::2], weights[1::2], strict=True))
     # a preset saved under its former name is the same options (no FutureWarning per load)
     params["sampler"] = RENAMED_PRESETS.get(params["sampler"], params["sampler"])
     return params

@@ -299,6 +299,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help="a value that is not a number in a numeric column: read as missing "
                    "with a warning naming the column and the tokens (coerce), or an error "
                    "(raise) (default: coerce)")
+    g.add_argument("--class-weight", default=None, metavar="balanced|CLASS:W[,CLASS:W...]",
+                   help="weigh the classes' prior at prediction: 'balanced' (each class as "
+                   "if equally frequent) or weights per class, e.g. 'yes:10' (default: none)")
     g.add_argument("--exclude", default="auto", metavar="auto|none|COLUMNS",
                    help="columns left out of the model: 'auto', identifiers (nominal columns "
                    "of nearly all distinct values) and dates; 'none'; or a comma-separated "
@@ -382,6 +385,7 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
     elif exclude.strip() != "auto":
         exclude = _tokens(exclude)
     common: dict[str, Any] = dict(
+        class_weight=_class_weight(args.class_weight),
         estimator=args.estimator,
         m=m,
         m_backoff=args.m_backoff,
@@ -426,6 +430,26 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
             msg = re.sub(rf"\b{param}\b", flag, msg)
         raise ValueError(msg) from None
     return model
+
+
+def _class_weight(text: str | None) -> Any:
+    """``--class-weight``: None, ``"balanced"``, or ``CLASS:WEIGHT`` pairs as a dict (the
+    class as the file writes it)."""
+    if text is None or text.strip().lower() in ("", "none"):
+        return None
+    if text.strip() == "balanced":
+        return "balanced"
+    weights: dict[str, float] = {}
+    for item in _tokens(text) or ():
+        label, sep, weight = item.rpartition(":")
+        try:
+            if not sep or not label:
+                raise ValueError
+            weights[label] = float(weight)
+        except ValueError:
+            raise ValueError(f"--class-weight must be 'balanced' or CLASS:WEIGHT pairs "
+                             f"(e.g. 'yes:10,no:1'), got {item!r}") from None
+    return weights
 
 
 # ---------------------------------------------------------------------- subcommands

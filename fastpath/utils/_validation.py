@@ -187,3 +187,82 @@ def missing_columns_message(missing: Sequence[Any], available: Sequence[Any], *,
         pairs = ", ".join(f"{m!r} (it has {a!r})" for m, a in renamed.items())
         return f"{text}; renamed? {pairs}"
     return text
+
+
+def multiplicity_rows(sample_weight: Any, n_rows: int) -> np.ndarray:
+    """The rows a fit counts under ``sample_weight`` read as multiplicities: row ``i`` as
+    many times as its weight says (``np.repeat``), so that a weight of 2 is exactly a row
+    given twice (HDP's table counts and every count of the fit stay integers).
+
+    ``ValueError`` naming ``sample_weight`` for a shape other than ``(n_rows,)``, a weight
+    that is negative, not finite or not a whole number, or weights that sum to zero.
+    """
+    try:
+        weights = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"sample_weight must be numbers, got {sample_weight!r:.80}") from None
+    if weights.ndim == 0:  # a scalar: every row that many times (scikit-learn's convention)
+        weights = np.full(n_rows, float(weights))
+    if weights.shape != (n_rows,):
+        raise ValueError(f"sample_weight.shape == {weights.shape}, expected ({n_rows},)")
+    bad = ~np.isfinite(weights) | (weights < 0) | (weights != np.round(weights))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"sample_weight must hold non-negative whole numbers, the times each row counts "
+            f"(HDP's table counts are integers), got {float(weights[row])!r} for row {row}; scale "
+            "and round the weights to whole numbers, or weigh whole classes with "
+            "class_weight")
+    if weights.sum() == 0:
+        raise ValueError("every sample_weight is zero: no row would be counted")
+    return np.repeat(np.arange(n_rows), weights.astype(np.int64))
+
+
+def check_class_weight(class_weight: Any) -> Any:
+    """``class_weight`` checked: ``None``, ``"balanced"`` or a mapping of class labels to
+    positive finite numbers (``ValueError`` naming the parameter otherwise)."""
+    if class_weight is None or (isinstance(class_weight, str) and class_weight == "balanced"):
+        return class_weight
+    if not isinstance(class_weight, dict):
+        raise ValueError(f"class_weight must be None, 'balanced' or a dict of class labels to "
+                         f"positive weights, got {class_weight!r:.80}")
+    for label, weight in class_weight.items():
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or not (
+                math.isfinite(weight) and weight > 0):
+            raise ValueError(f"class_weight[{label!r}] must be a positive number, got "
+                             f"{weight!r}")
+    return class_weight
+
+
+def class_log_weights(class_weight: Any, classes: np.ndarray, counts: np.ndarray
+                      ) -> np.ndarray | None:
+    """``log w`` of every class (``classes`` order), or None when every weight is 1: the
+    shift ``class_weight`` adds to the joint log likelihood of each class. ``"balanced"``:
+    ``n / (n_classes * n_c)`` from the training class ``counts`` (scikit-learn's rule); a
+    dict: its weights, 1 for a class it leaves out (``ValueError`` for a label that is not a
+    class)."""
+    check_class_weight(class_weight)
+    if class_weight is None:
+        return None
+    counts = np.asarray(counts, dtype=np.float64)
+    if isinstance(class_weight, str):
+        with np.errstate(divide="ignore"):
+            weights = counts.sum() / (len(classes) * counts)
+        weights[~np.isfinite(weights)] = 1.0  # a class never seen: nothing to balance
+    else:
+        known = {python_label(c): i for i, c in enumerate(classes)}
+        unknown = [k for k in class_weight if python_label(k) not in known]
+        if unknown:
+            raise ValueError(f"class_weight names labels that are not classes: {unknown}; "
+                             f"the classes are {[python_label(c) for c in classes]}")
+        weights = np.ones(len(classes))
+        for label, weight in class_weight.items():
+            weights[known[python_label(label)]] = float(weight)
+    if np.all(weights == 1.0):
+        return None
+    return np.log(weights)
+
+
+def python_label(v: Any) -> Any:
+    """A class label as a plain Python value (``np.int64(1)`` is ``1``)."""
+    return v.item() if isinstance(v, np.generic) else v
