@@ -6,6 +6,7 @@ value gets the same ``ValueError`` naming the parameter wherever it is passed.
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
 import os
@@ -157,8 +158,6 @@ def near_matches(missing: Sequence[Any], available: Sequence[Any]) -> dict[str, 
     same but for case, spaces and punctuation (``x1`` / ``X1``, ``first name`` /
     ``first_name``), or else the closest by :func:`difflib.get_close_matches` (ratio >= 0.8);
     names that are themselves wanted or already matched are not offered twice."""
-    import difflib
-
     offered = [str(a) for a in available if a not in set(missing)]
     found: dict[str, str] = {}
     for name in missing:
