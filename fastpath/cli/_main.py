@@ -191,16 +191,19 @@ def _tokens(text: str | None) -> list[str] | None:
 
 def _read_labelled(path: str, target: str | None,
                    na_values: Sequence[str] | None = None,
-                   sep: str | None = None) -> pd.DataFrame:
+                   sep: str | None = None, keep_stray_tokens: bool = True) -> pd.DataFrame:
     """The table at ``path`` with its target column (the last one by default) read as labels,
     never by the numeric 95 % rule (a class ``U`` among classes ``1``..``5`` is a class);
-    ``na_values`` are missing; ``sep``: a CSV's separator."""
+    ``na_values`` are missing; ``sep``: a CSV's separator; ``keep_stray_tokens``: a numeric
+    column's stray tokens stay strings, for a model that keeps them (fit), or are missing
+    values said once in a warning (evaluate, whose folds' models are not kept)."""
     if target is not None and target not in read_table(path, nrows=0, sep=sep).frame.columns:
         return _read(path, sep)  # _split_target names the missing column
     # a numeric column's stray tokens stay strings: the model learns them as missing (so
     # its predictions read them silently, as a model fitted in Python on read_csv's frame)
     frame = read_table(path, nominal_columns=[-1 if target is None else target],
-                       na_values=na_values, keep_stray_tokens=True, sep=sep).frame
+                       na_values=na_values, keep_stray_tokens=keep_stray_tokens,
+                       sep=sep).frame
     if frame.shape[0] == 0:
         raise ValueError(f"{path} has no data rows (only a header?)")
     return frame
@@ -551,7 +554,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     _make_model(args).fit_config()  # a bad option is refused before the data is read
     frame = _read_labelled(_data_path(args.data), args.target, _tokens(args.na_values),
-                           args.sep)
+                           args.sep, keep_stray_tokens=False)
     X, y = _split_target(frame, args.target)
     _make_model(args, X)  # validate options before the first fold
     progress = Progress("folds", enabled=None if not (args.quiet or args.json) else False,
