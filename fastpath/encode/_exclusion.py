@@ -133,10 +133,11 @@ def identifier_message(name: Any, n_distinct: int, n_present: int, excluded: boo
 
 def numeric_identifier_message(name: Any, n_distinct: int, n_present: int) -> str:
     """The warning about a numeric column of integers that are nearly all distinct."""
-    return (f"numeric column {name!r} holds integers of which about {n_distinct} are distinct "
-            f"in {n_present} non-missing rows (an identifier): it is left out of the model; "
-            "to keep it, pass exclude_features=None (hdpbn fit --exclude none) or a list of "
-            "the columns to leave out")
+    about = "about " if n_distinct >= DISTINCT_SKETCH else ""  # estimated beyond the sketch
+    return (f"numeric column {name!r} holds integers of which {about}{n_distinct} are "
+            f"distinct in {n_present} non-missing rows (an identifier): it is left out of the "
+            "model; to keep it, pass exclude_features=None (hdpbn fit --exclude none) or a "
+            "list of the columns to leave out")
 
 
 def high_cardinality_message(name: Any, n_distinct: int, n_present: int,
