@@ -588,3 +588,6 @@ def test_fit_class_weight_flag_reaches_the_model(tmp_path, capsys):
     assert main(["fit", str(data), "--model", str(tmp_path / "x.npz"), "--class-weight",
                  "r:2", "--estimator", "m"]) == 2
     assert "labels that are not classes: ['r']" in capsys.readouterr().err
+    assert main(["fit", str(data), "--model", str(tmp_path / "x.npz"), "--class-weight",
+                 "p:-2"]) == 2
+    assert "--class-weight['p'] must be a positive number" in capsys.readouterr().err

@@ -357,7 +357,8 @@ _FLAG_ERRORS = {
 }
 # the options whose messages name the Python parameter (the sampler's, HLS's), and their flags
 _FLAG_NAMES = {"n_iter": "--iterations", "min_iter": "--min-iter", "max_iter": "--max-iter",
-               "mcse_tolerance": "--mcse-tolerance", "burn_in": "--burn-in", "hls_C": "--hls-c"}
+               "mcse_tolerance": "--mcse-tolerance", "burn_in": "--burn-in", "hls_C": "--hls-c",
+               "class_weight": "--class-weight"}
 
 
 def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
