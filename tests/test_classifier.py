@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fastpath import BayesNetClassifier
+from fastpath import BayesNetClassifier, ESKDBClassifier
 from fastpath.classifier import NotFittedError
 from fastpath.io import load_dataset
+from fastpath.pipeline._members import members_joint_log_proba
 
 STRUCTURES = [("nb", 0), ("tan", 1), ("kdb", 2), ("skdb", 3)]
 
@@ -495,3 +496,196 @@ def test_verbose_streamed_fit_names_its_passes(tmp_path, capsys):
     for stage in ("pass 1: the schema", "pass 2: pair statistics", "pass 3: counting",
                   "pass 4: choosing m (loo)", "fitted in 4 passes"):
         assert stage in err
+
+
+@pytest.mark.parametrize("make", [
+    lambda: BayesNetClassifier(estimator="m"),
+    lambda: ESKDBClassifier(n_estimators=2, estimator="m", random_state=0),
+])
+def test_zero_rows_predict_to_empty_arrays_of_the_right_shape(small, make, tmp_path):
+    X, y = small
+    clf = make().fit(X, y)
+    empty = X.iloc[:0]
+    assert clf.predict_proba(empty).shape == (0, 2)
+    assert clf.predict_log_proba(empty).shape == (0, 2)
+    assert clf.predict(empty).shape == (0,) and clf.predict(empty).dtype == clf.classes_.dtype
+    assert [p.shape for p in clf.iter_predict_proba(empty)] == []
+    header = tmp_path / "header.csv"
+    header.write_text("a,b\n")
+    assert clf.predict_proba(header).shape == (0, 2)
+    assert clf.predict(header).shape == (0,)
+    empty.to_parquet(tmp_path / "empty.parquet")
+    assert clf.predict_proba(tmp_path / "empty.parquet").shape == (0, 2)
+    # fitting on no rows is still an error
+    with pytest.raises(ValueError, match="0 sample"):
+        make().fit(empty, y[:0])
+
+
+def test_a_renamed_column_is_named_as_the_likely_match(small):
+    X, y = small
+    clf = BayesNetClassifier(estimator="m").fit(X, y)
+    with pytest.raises(ValueError, match=r"renamed\? 'a' \(X has 'A'\)"):
+        clf.predict(X.rename(columns={"a": "A"}))
+
+
+def test_a_one_class_target_is_named_as_the_user_wrote_it(small, tmp_path):
+    X, _ = small
+    y = np.array(["a"] * len(X))
+    with pytest.raises(ValueError, match=r"only 1 class \('a'\); a classifier") as info:
+        BayesNetClassifier().fit(X, y)
+    assert "np." not in str(info.value)
+    path = tmp_path / "one.csv"
+    X.assign(c=y).to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"only 1 class \('a'\)"):
+        BayesNetClassifier(estimator="m").fit(path, "c", chunksize=4)
+    with pytest.raises(ValueError, match=r"only 1 class \('a'\)"):
+        BayesNetClassifier(estimator="m").partial_fit(X, y)
+
+
+# ---------------------------------------------------------------- weights (issue 46, point 11)
+@pytest.fixture(scope="module")
+def credit():
+    return load_dataset("credit-a")
+
+
+@pytest.mark.filterwarnings("ignore::fastpath.estimate.UnconvergedWarning")
+@pytest.mark.parametrize("make", [
+    lambda **p: BayesNetClassifier(structure="kdb", k=1, n_iter=30, random_state=0, **p),
+    lambda **p: ESKDBClassifier(n_estimators=2, k=2, estimator="m", random_state=0, **p),
+])
+def test_integer_sample_weights_are_the_rows_repeated(credit, make):
+    X, y = credit
+    w = np.random.default_rng(0).integers(0, 4, len(X))
+    rows = np.repeat(np.arange(len(X)), w)
+    weighted = make().fit(X, y, sample_weight=w)
+    repeated = make().fit(X.iloc[rows], y.iloc[rows])
+    np.testing.assert_array_equal(weighted.predict_proba(X), repeated.predict_proba(X))
+    ones = make().fit(X, y, sample_weight=np.ones(len(X)))
+    np.testing.assert_array_equal(ones.predict_proba(X), make().fit(X, y).predict_proba(X))
+    assert w.tolist() == np.asarray(w).tolist()  # not mutated
+
+
+def test_a_class_whose_rows_all_weigh_zero_is_not_a_class(small):
+    X, y = small
+    y = np.array(["a", "b", "a", "b", "c", "a"])
+    clf = BayesNetClassifier(estimator="m").fit(X, y, sample_weight=[1, 1, 1, 1, 0, 2])
+    assert clf.classes_.tolist() == ["a", "b"]
+
+
+@pytest.mark.parametrize("weights,match", [
+    (np.full(6, 0.5), r"whole numbers.*got 0\.5 for row 0"),
+    ([1, 1, -1, 1, 1, 1], r"got -1\.0 for row 2"),
+    ([1, 1, np.nan, 1, 1, 1], "for row 2"),
+    ([1, 1, 1], r"sample_weight\.shape"),
+    (np.zeros(6), "every sample_weight is zero"),
+    (["a"] * 6, "sample_weight must be numbers"),
+])
+def test_weights_that_cannot_be_counted_exactly_are_refused(small, weights, match):
+    X, y = small
+    with pytest.raises(ValueError, match=match):
+        BayesNetClassifier(estimator="m").fit(X, y, sample_weight=weights)
+
+
+def test_sample_weight_with_a_stream_is_refused(small, tmp_path):
+    X, y = small
+    path = tmp_path / "t.csv"
+    X.assign(c=y).to_csv(path, index=False)
+    with pytest.raises(ValueError, match="sample_weight applies to a table in memory"):
+        BayesNetClassifier(estimator="m").fit(str(path), "c", sample_weight=np.ones(6))
+
+
+def test_partial_fit_counts_weighted_rows_as_repeated(credit):
+    X, y = credit
+    w = np.random.default_rng(1).integers(0, 3, len(X))
+    rows = np.repeat(np.arange(len(X)), w)
+    classes = np.unique(y)
+    a = BayesNetClassifier("nb", estimator="m", m=1.0).partial_fit(
+        X, y, classes=classes, sample_weight=w)
+    b = BayesNetClassifier("nb", estimator="m", m=1.0).partial_fit(
+        X.iloc[rows], y.iloc[rows], classes=classes)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+@pytest.mark.parametrize("make", [
+    lambda **p: BayesNetClassifier(estimator="m", **p),
+    lambda **p: ESKDBClassifier(n_estimators=2, k=1, estimator="m", random_state=0, **p),
+])
+def test_class_weight_multiplies_the_class_prior(credit, make, tmp_path):
+    X, y = credit
+    plain = make().fit(X, y)
+    proba = plain.predict_proba(X)
+    counts = np.array([np.sum(y == c) for c in plain.classes_], dtype=float)
+
+    joint = members_joint_log_proba(plain.members_, X)  # members x rows x classes
+
+    def reweighted(w):  # each member's posterior with its prior times w, then their mean
+        shifted = np.exp(joint - joint.max(axis=2, keepdims=True)) * w
+        return (shifted / shifted.sum(axis=2, keepdims=True)).mean(axis=0)
+
+    np.testing.assert_allclose(reweighted(np.ones(2)), proba, rtol=1e-9)
+
+    balanced = make(class_weight="balanced").fit(X, y)
+    w = counts.sum() / (len(counts) * counts)
+    got = balanced.predict_proba(X)
+    np.testing.assert_allclose(got, reweighted(w), rtol=1e-9)
+    np.testing.assert_allclose(balanced.predict_log_proba(X), np.log(got), rtol=1e-9)
+    assert balanced.predict(X).tolist() == plain.classes_[got.argmax(axis=1)].tolist()
+    # the tables are those of the unweighted fit: only the prior moves
+    np.testing.assert_array_equal(balanced.members_[0].probability_tables[0],
+                                  plain.members_[0].probability_tables[0])
+    given = make(class_weight={"+": 3.0}).fit(X, y)
+    np.testing.assert_allclose(given.predict_proba(X), reweighted(np.array([3.0, 1.0])),
+                               rtol=1e-9)
+    # streamed prediction and a saved model weigh alike
+    path = tmp_path / "x.csv"
+    X.to_csv(path, index=False)
+    np.testing.assert_allclose(given.predict_proba(str(path)), given.predict_proba(X),
+                               rtol=1e-12)
+    given.save(tmp_path / "m.npz")
+    loaded = type(given).load(tmp_path / "m.npz")
+    assert loaded.class_weight == {"+": 3.0}
+    np.testing.assert_array_equal(loaded.predict_proba(X), given.predict_proba(X))
+
+
+def test_class_weight_with_integer_labels_survives_a_save(small, tmp_path):
+    X, y = small
+    clf = BayesNetClassifier(estimator="m", class_weight={1: 2.5}).fit(X, y)
+    clf.save(tmp_path / "m.npz")
+    loaded = BayesNetClassifier.load(tmp_path / "m.npz")
+    assert loaded.class_weight == {1: 2.5}
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+
+
+@pytest.mark.parametrize("class_weight,match", [
+    ("auto", "class_weight must be None, 'balanced' or a dict"),
+    ({"+": -1}, r"class_weight\['\+'\] must be a positive number"),
+    ({"+": 0}, "must be a positive number"),
+    ({"+": "x"}, "must be a positive number"),
+])
+def test_bad_class_weights_are_refused_before_the_fit(small, class_weight, match):
+    X, y = small
+    with pytest.raises(ValueError, match=match):
+        BayesNetClassifier(estimator="m", class_weight=class_weight).fit(X, y)
+
+
+def test_a_class_weight_for_an_unknown_label_leaves_the_estimator_as_it_was(small):
+    X, y = small
+    clf = BayesNetClassifier(estimator="m").fit(X, y)
+    before = clf.predict_proba(X)
+    clf.set_params(class_weight={7: 2.0})
+    with pytest.raises(ValueError, match=r"labels that are not classes: \[7\]"):
+        clf.fit(X, y)
+    clf.set_params(class_weight=None)
+    np.testing.assert_array_equal(clf.predict_proba(X), before)
+
+
+def test_balanced_class_weight_finds_more_of_a_rare_class():
+    rng = np.random.default_rng(3)
+    n = 4000
+    y = np.where(rng.random(n) < 0.04, "yes", "no")
+    X = pd.DataFrame({"a": np.where(rng.random(n) < np.where(y == "yes", 0.6, 0.3), "u", "v"),
+                      "b": rng.normal(np.where(y == "yes", 0.7, 0.0), 1.0)})
+    plain = BayesNetClassifier("nb", estimator="m").fit(X, y)
+    balanced = BayesNetClassifier("nb", estimator="m", class_weight="balanced").fit(X, y)
+    recall = [np.mean(c.predict(X)[y == "yes"] == "yes") for c in (plain, balanced)]
+    assert recall[0] < 0.1 < 0.5 < recall[1]

@@ -459,3 +459,135 @@ def test_demo_says_it_compiles_and_its_seconds_are_per_fold(capsys):
     assert "HDP: the adaptive sampler (500 to 5000 Gibbs iterations per tree" in out
     # the default sampler's estimates are certified: the demo does not warn
     assert "not certified" not in captured.err and "Warning" not in captured.err
+
+
+# ------------------------------------------------------------- a new user's first day (#46)
+def _stray_table(path, n=400, seed=0):
+    """A numeric column with 5 % 'n/a' tokens, a nominal one, a class."""
+    rng = np.random.default_rng(seed)
+    income = rng.normal(50, 10, n).round(1).astype(object)
+    income[rng.choice(n, n // 20, replace=False)] = "n/a"
+    pd.DataFrame({"income": income, "a": rng.choice(list("xyz"), n),
+                  "class": rng.choice(["p", "q"], n)}).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("extra", [[], ["--categorical", "a"]])
+def test_tokens_learned_at_a_cli_fit_are_missing_silently_at_prediction(tmp_path, capsys,
+                                                                        extra):
+    from fastpath.classifier import load_classifier
+
+    data = _stray_table(tmp_path / "t.csv")
+    model = tmp_path / "m.npz"
+    assert main(["fit", str(data), "--estimator", "m", "--model", str(model), *extra]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1 and "'n/a'" in err  # the fit says it once
+    fitted = load_classifier(model)
+    coding = fitted.members_[0].encoder.codings_[0]
+    assert coding.name == "income" and coding.missing_tokens == ("n/a",)
+    assert any("'n/a'" in w for w in fitted.fit_warnings_)
+    assert main(["predict", str(data), "--model", str(model), "--out",
+                 str(tmp_path / "p.csv")]) == 0
+    assert capsys.readouterr().err == ""
+    # the model a Python user fits on the file's strings predicts the same
+    frame = pd.read_csv(data, keep_default_na=False, na_values=[""])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = BayesNetClassifier(estimator="m", random_state=0).fit(
+            frame.drop(columns="class"), frame["class"])
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "p.csv")[["p_p", "p_q"]].to_numpy(),
+                               clf.predict_proba(frame.drop(columns="class")))
+
+
+def test_predict_quiet_prints_no_warnings(tmp_path, capsys):
+    data = _stray_table(tmp_path / "t.csv")
+    frame = pd.read_csv(data, keep_default_na=False, na_values=[""])
+    numbers = pd.to_numeric(frame["income"], errors="coerce")
+    clf = BayesNetClassifier(estimator="m", random_state=0).fit(
+        frame.drop(columns="class").assign(income=numbers), frame["class"])
+    model = tmp_path / "m.npz"
+    clf.save(model)  # fitted without the token: prediction meets it as new
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(data), "--model", str(model), "--out", str(out)]) == 0
+    assert "warning" in capsys.readouterr().err
+    assert main(["predict", str(data), "--model", str(model), "--out", str(out),
+                 "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    assert len(pd.read_csv(out)) == len(frame)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_predict_on_a_header_only_table_writes_a_header_only_table(credit_csv, tmp_path,
+                                                                   capsys, suffix):
+    model = tmp_path / "m.npz"
+    assert main(["fit", str(credit_csv), "--estimator", "m", "--model", str(model),
+                 "--quiet"]) == 0
+    empty = pd.read_csv(credit_csv).iloc[:0].drop(columns="class")
+    data = tmp_path / f"header{suffix}"
+    if suffix == ".csv":
+        empty.to_csv(data, index=False)
+    else:
+        empty.astype(str).to_parquet(data)
+    capsys.readouterr()
+    assert main(["predict", str(data), "--model", str(model), "--keep", "A1"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "A1,prediction,p_+,p_-\n" and captured.err == ""
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(data), "--model", str(model), "--out", str(out)]) == 0
+    assert out.read_text() == "prediction,p_+,p_-\n"
+
+
+def test_a_wrong_separator_or_renamed_column_says_so_and_sep_reads_it(tmp_path, capsys):
+    data = _stray_table(tmp_path / "t.csv")
+    model = tmp_path / "m.npz"
+    assert main(["fit", str(data), "--estimator", "m", "--model", str(model), "--quiet"]) == 0
+    frame = pd.read_csv(data, keep_default_na=False, na_values=[""])
+    semi = tmp_path / "semi.csv"
+    frame.to_csv(semi, sep=";", index=False)
+    assert main(["predict", str(semi), "--model", str(model)]) == 2
+    err = capsys.readouterr().err
+    assert "';'-separated" in err and "--sep ';'" in err
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(semi), "--model", str(model), "--sep", ";",
+                 "--out", str(out)]) == 0
+    assert main(["predict", str(data), "--model", str(model), "--out",
+                 str(tmp_path / "q.csv")]) == 0
+    assert out.read_bytes() == (tmp_path / "q.csv").read_bytes()
+    # fit and evaluate read it too; a fit in chunks says it cannot
+    assert main(["fit", str(semi), "--estimator", "m", "--model", str(tmp_path / "s.npz"),
+                 "--sep", ";", "--quiet"]) == 0
+    assert main(["evaluate", str(semi), "--estimator", "m", "--sep", ";", "--folds", "2",
+                 "--repeats", "1", "--json"]) == 0
+    capsys.readouterr()
+    assert main(["fit", str(semi), "--model", str(tmp_path / "c.npz"), "--sep", ";",
+                 "--chunksize", "100"]) == 2
+    assert "--sep applies to fits in memory" in capsys.readouterr().err
+    renamed = tmp_path / "renamed.csv"
+    frame.rename(columns={"income": "Income"}).to_csv(renamed, index=False)
+    assert main(["predict", str(renamed), "--model", str(model)]) == 2
+    assert "'income' (it has 'Income')" in capsys.readouterr().err
+    tab = tmp_path / "tab.csv"
+    frame.to_csv(tab, sep="\t", index=False)
+    assert main(["predict", str(tab), "--model", str(model), "--sep", "tab", "--out",
+                 str(out)]) == 0
+    assert out.read_bytes() == (tmp_path / "q.csv").read_bytes()
+
+
+def test_fit_class_weight_flag_reaches_the_model(tmp_path, capsys):
+    from fastpath.classifier import load_classifier
+
+    data = _stray_table(tmp_path / "t.csv")
+    for flag, expected in (("balanced", "balanced"), ("p:4,q:1", {"p": 4.0, "q": 1.0})):
+        model = tmp_path / "m.npz"
+        assert main(["fit", str(data), "--estimator", "m", "--model", str(model), "--quiet",
+                     "--class-weight", flag]) == 0
+        assert load_classifier(model).class_weight == expected
+    assert main(["fit", str(data), "--model", str(tmp_path / "x.npz"), "--class-weight",
+                 "p=4"]) == 2
+    assert "--class-weight must be 'balanced' or CLASS:WEIGHT" in capsys.readouterr().err
+    assert main(["fit", str(data), "--model", str(tmp_path / "x.npz"), "--class-weight",
+                 "r:2", "--estimator", "m"]) == 2
+    assert "labels that are not classes: ['r']" in capsys.readouterr().err
+    assert main(["fit", str(data), "--model", str(tmp_path / "x.npz"), "--class-weight",
+                 "p:-2"]) == 2
+    assert "--class-weight['p'] must be a positive number" in capsys.readouterr().err

@@ -187,9 +187,22 @@ def test_check_estimator():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = check_estimator(ESKDBClassifier(n_estimators=2, k=1, n_iter=30), on_fail=None)
+        results = check_estimator(
+            ESKDBClassifier(n_estimators=2, k=1, n_iter=30), on_fail=None,
+            # a weighted fit is the fit of its rows repeated in place (test_sample_weight_...),
+            # but the members' stochastic MDL cut points depend on the order of the rows,
+            # which this check shuffles; with Weka's MDL cut points it passes (below)
+            expected_failed_checks={"check_sample_weight_equivalence_on_dense_data":
+                                    "stochastic cut points depend on the rows' order"})
     failed = [(r["check_name"], r["exception"]) for r in results if r["status"] == "failed"]
     assert not failed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(
+            ESKDBClassifier(n_estimators=2, k=1, n_iter=30, stochastic_discretization=False),
+            on_fail=None)
+    assert [r["status"] for r in results
+            if r["check_name"] == "check_sample_weight_equivalence_on_dense_data"] == ["passed"]
 
 
 def test_the_ensemble_samples_like_a_single_model_and_its_advice_works(credit):

@@ -397,3 +397,27 @@ def test_a_first_block_in_one_call_is_the_tree_by_tree_run(monkeypatch, options,
             [b.stop_check.max_mcse, b.stop_check.max_rhat, b.stop_check.min_ess, b.rows_mcse])
     if options.mcse_tolerance == 1e-4:
         assert any(r.n_iterations > options.min_iter for r in fast)
+
+
+@pytest.mark.parametrize("n_chains", [1, 2])
+def test_adaptive_progress_counts_the_iterations_really_run(n_chains):
+    """The bar's total shrinks by what a tree that stops early leaves unrun, so it ends at the
+    iterations run (not max_iter per tree, added at once)."""
+    seen = []
+    opt = HDPOptions(n_iter="auto", n_chains=n_chains)
+    results = estimate_trees([TREE] * 3, opt, seed=0, n_threads=2,
+                             progress=lambda d, t: seen.append((d, t)))
+    run = sum(r.n_iterations for r in results) * n_chains
+    assert run < 3 * n_chains * opt.max_iter  # they stopped early
+    assert seen[0] == (0, 3 * n_chains * opt.max_iter) and seen[-1] == (run, run)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert [t for _, t in seen] == sorted((t for _, t in seen), reverse=True)
+
+
+def test_progress_can_count_trees():
+    seen = []
+    estimate_trees([TREE] * 3, HDPOptions(n_iter="auto"), seed=0, n_threads=2,
+                   progress=lambda d, t: seen.append((d, t)), progress_unit="trees")
+    assert seen == [(0, 3), (1, 3), (2, 3), (3, 3)]
+    with pytest.raises(ValueError, match="progress_unit"):
+        estimate_trees([TREE], HDPOptions(n_iter=10), progress_unit="rows")

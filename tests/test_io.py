@@ -672,3 +672,17 @@ def test_a_semicolon_separated_csv_read_as_one_column_warns(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a genuine one-column file: no warning
         read_table(ok)
+
+
+def test_keep_stray_tokens_leaves_the_files_strings_for_the_classifier(tmp_path):
+    path = tmp_path / "t.csv"
+    values = [str(v) for v in range(40)] + ["n/a"]
+    pd.DataFrame({"x": values, "c": ["a", "b"] * 20 + ["a"]}).to_csv(path, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kept = read_table(path, keep_stray_tokens=True)
+    assert kept.types["x"] == "numeric"
+    assert list(kept.frame["x"]) == values  # as the file writes them, no warning
+    with pytest.warns(UserWarning, match="n/a"):
+        coerced = read_table(path)
+    assert coerced.frame["x"].dtype == np.float64 and np.isnan(coerced.frame["x"].iloc[-1])

@@ -165,7 +165,7 @@ def test_files_saved_by_the_previous_format_load_and_predict_identically(credit,
 def test_a_file_loads_only_into_the_estimator_that_saved_it(credit, tmp_path):
     X, y = credit
     ESKDBClassifier(2, 1, "m", random_state=0).fit(X, y).save(tmp_path / "e.npz")
-    with pytest.raises(ValueError, match="holds a ESKDBClassifier; load it with"):
+    with pytest.raises(ValueError, match="holds an ESKDBClassifier; load it with"):
         BayesNetClassifier.load(tmp_path / "e.npz")
     with pytest.raises(ValueError, match="holds a BayesNetClassifier"):
         ESKDBClassifier.load(os.path.join(OLD_MODELS, "tan-m.npz"))

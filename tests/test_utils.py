@@ -437,3 +437,31 @@ def test_exp_in_place_touches_only_the_first_n_values(values, n):
         want = np.where(x[:n] < -708.0, 0.0, np.exp(x[:n]))
     # each within an ulp of the exact value, so within two of numpy's
     np.testing.assert_allclose(out[:n], want, rtol=4.5e-16, atol=0)
+
+
+def test_near_matches_names_what_a_missing_column_most_likely_became():
+    from fastpath.utils._validation import near_matches
+
+    assert near_matches(["x1"], ["X1", "x2"]) == {"x1": "X1"}
+    assert near_matches(["first name"], ["first_name", "last_name"]) == {
+        "first name": "first_name"}
+    assert near_matches(["income"], ["incme", "age"]) == {"income": "incme"}
+    assert near_matches(["income"], ["age", "class"]) == {}
+    # a name that is itself wanted is not offered; one name is offered once
+    assert near_matches(["a1", "A1"], ["A1"]) == {}
+    assert near_matches(["ab", "AB"], ["Ab"]) == {"ab": "Ab"}
+
+
+def test_missing_columns_message_names_another_separator_or_the_renamed_column():
+    from fastpath.utils._validation import missing_columns_message, other_separator
+
+    assert other_separator(["a;b;class"], ",") == (";", "';'")
+    assert other_separator(["a\tb"], ",") == ("\t", "tab")
+    assert other_separator(["a", "b"], ",") is None
+    assert other_separator(["a,b"], ",") is None  # a comma in a name read with commas
+    text = missing_columns_message(["a", "b"], ["a;b;class"], what="'t.csv'", sep=",")
+    assert "';'-separated" in text and "--sep ';'" in text
+    text = missing_columns_message(["x1"], ["X1", "x2"], what="'t.csv'", sep=",")
+    assert text.endswith("renamed? 'x1' (it has 'X1')")
+    assert missing_columns_message(["q"], ["z"], what="X") == (
+        "X lacks columns the model was fitted on: ['q']")

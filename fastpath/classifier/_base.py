@@ -50,8 +50,16 @@ from ..scale._predict import (
     relabel_rows,
 )
 from ..scale._sources import check_chunksize, is_dask_frame, is_stream_source
+from ..utils._dtypes import python_scalar
 from ..utils._threads import limit_threads
-from ..utils._validation import check_labels, n_threads
+from ..utils._validation import (
+    check_class_weight,
+    check_labels,
+    class_log_weights,
+    multiplicity_rows,
+    n_threads,
+    near_matches,
+)
 from ..utils._warn import recording, warn
 from ._model_io import ModelFileError, read_model, save_model
 
@@ -76,6 +84,7 @@ SHARED_PARAMETERS: tuple[inspect.Parameter, ...] = (
     _keyword("na_values", None, "str | Sequence[str] | None"),
     _keyword("numeric_errors", "coerce", "str"),
     _keyword("exclude_features", "auto", "str | Sequence[str | int] | None"),
+    _keyword("class_weight", None, "dict | str | None"),
     _keyword("hls_C", HLS_C, "float"),
     _keyword("sampler", DEFAULT_SAMPLER, "str"),
     _keyword("n_iter", None, "int | str | None"),
@@ -97,6 +106,27 @@ SHARED_PARAMETERS: tuple[inspect.Parameter, ...] = (
     _keyword("random_state", None, "Any"),
     _keyword("verbose", 0, "int"),
 )
+
+
+def _class_counts(members: Any) -> np.ndarray:
+    """The training rows of each class: the counts at the root of the first member's class
+    tree (the tree of ``P(y)``), so a streamed fit, ``partial_fit`` and a loaded model have
+    them too."""
+    member = members[0]
+    for spec, tree in zip(member.tree_specs, member.trees, strict=True):
+        if spec.child == -1 and not spec.conditioning:
+            return np.asarray(tree.counts[0], dtype=np.float64)
+    raise ValueError("the model has no class prior tree")  # every structure has one
+
+
+def _take_rows(y: Any, rows: np.ndarray, n_rows: int) -> Any:
+    """The labels ``y`` of ``rows`` (a Series, a one-column frame or any array-like), after a
+    check that ``y`` has ``n_rows`` labels."""
+    if len(y) != n_rows:
+        raise ValueError(f"X has {n_rows} rows but y has {len(y)} labels")
+    if isinstance(y, pd.Series | pd.DataFrame):
+        return y.iloc[rows].reset_index(drop=True)
+    return np.asarray(y)[rows]
 
 
 def _is_prediction_stream(X: Any) -> bool:
@@ -157,6 +187,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
 
     def fit_config(self) -> FitConfig:
         """The checked parameters (``ValueError`` naming a bad one, before any work)."""
+        check_class_weight(self.get_params().get("class_weight"))
         return FitConfig.from_params(self._fit_params())
 
     def hdp_options(self) -> HDPOptions:
@@ -175,7 +206,8 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         return limit_threads(n_threads(self.n_jobs))
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X: Any, y: Any = None, *, chunksize: int | None = None) -> Self:
+    def fit(self, X: Any, y: Any = None, *, chunksize: int | None = None,
+            sample_weight: Any = None) -> Self:
         """Learn every member's coding, structure and probability tables.
 
         The estimator is updated only when the fit succeeds: after an error it is exactly as
@@ -197,21 +229,32 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         chunksize : int, optional
             Streams only: rows per chunk read from a file (default 100,000), or per block of
             a Dask partition. Memory grows with it, not with the number of rows.
+        sample_weight : array-like of shape (n_samples,), optional
+            Tables in memory: how many times each row counts, whole numbers >= 0 (a row of
+            weight 2 is exactly that row given twice; 0 leaves it out). HDP's table counts are
+            integers, so a fractional weight raises ``ValueError`` (weigh whole classes with
+            ``class_weight``); a stream raises too.
         """
         config = self.fit_config()
         with self._threads(), recording() as warned:
+            if sample_weight is not None and (is_dask_frame(X) or is_stream_source(X)):
+                raise ValueError("sample_weight applies to a table in memory; a stream's rows "
+                                 "count once each (repeat the rows in the stream instead)")
             if is_dask_frame(X):
                 model = fit_dask(config, X, y, chunksize=chunksize)
             elif is_stream_source(X):
                 model = fit_stream(config, X, y, chunksize=chunksize)
             else:
-                frame, has_names, classes, y_codes = self._in_memory_data(X, y, chunksize)
+                frame, has_names, classes, y_codes = self._in_memory_data(X, y, chunksize,
+                                                                          sample_weight)
                 model = fit_in_memory(config, frame, has_names, classes, y_codes)
+        # a class_weight naming a label that is not a class is refused before the fit is kept
+        class_log_weights(self.class_weight, model.classes_, _class_counts(model.members_))
         self._assign(dataclasses.replace(model, fit_warnings_=tuple(warned)))
         return self
 
     def partial_fit(self, X: Any, y: Any, classes: Any = None, *, schema: Any = None,
-                    refresh: bool = True) -> Self:
+                    refresh: bool = True, sample_weight: Any = None) -> Self:
         """Add a chunk of rows to every member's counts and re-estimate the tables.
 
         The first call fixes everything but the counts, and later calls only add counts:
@@ -236,8 +279,15 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         re-estimation (useful with HDP estimates, whose sampling each re-estimation repeats):
         call :meth:`refresh_tables` (or ``partial_fit`` with ``refresh=True``) before
         predicting. Prediction never re-estimates, so it never changes the estimator.
+        ``sample_weight``: whole numbers, each row counted that many times, as for :meth:`fit`.
         """
         partial: PartialFit | None = self.__dict__.get("_partial_state")
+        if sample_weight is not None:  # the rows, each as many times as its weight says
+            frame, has_names = self._frame(X, rows_needed=False)
+            rows = multiplicity_rows(sample_weight, frame.shape[0])
+            X = frame.iloc[rows].reset_index(drop=True) if has_names else (
+                frame.iloc[rows].to_numpy())
+            y = _take_rows(y, rows, frame.shape[0])
         with self._threads(), recording() as warned:
             if partial is not None:
                 partial.add(self._validate_X(X), y)
@@ -294,10 +344,12 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ checks of X and y
     @staticmethod
-    def _frame(X: Any) -> tuple[pd.DataFrame, bool]:
-        """``X`` as a DataFrame, and whether its columns are names; refuses empty data."""
+    def _frame(X: Any, *, rows_needed: bool = True) -> tuple[pd.DataFrame, bool]:
+        """``X`` as a DataFrame, and whether its columns are names; refuses data without
+        columns, and without rows unless ``rows_needed`` is false (a prediction of zero rows is
+        zero rows: a header-only file)."""
         frame, has_names = as_frame(X)
-        if frame.shape[0] == 0:
+        if frame.shape[0] == 0 and rows_needed:
             raise ValueError(
                 f"Found array with 0 sample(s) (shape={frame.shape}) while a minimum of 1 is "
                 "required."
@@ -309,25 +361,32 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             )
         return frame, has_names
 
-    def _in_memory_data(self, X: Any, y: Any, chunksize: int | None
+    def _in_memory_data(self, X: Any, y: Any, chunksize: int | None, sample_weight: Any = None
                         ) -> tuple[pd.DataFrame, bool, np.ndarray, np.ndarray]:
         """``fit``'s in-memory input, checked: the frame, whether it has column names, the
-        classes and the class codes (``ValueError`` for a stream-only option or one class)."""
+        classes and the class codes (``ValueError`` for a stream-only option or one class),
+        each row as many times as ``sample_weight`` says."""
         if chunksize is not None:
             raise ValueError(
                 "chunksize applies to streamed X (a path, a chunk iterator or a Dask DataFrame)"
             )
         frame, has_names = self._frame(X)
         classes, y_codes = check_labels(y, frame.shape[0])
+        if sample_weight is not None:
+            rows = multiplicity_rows(sample_weight, frame.shape[0])
+            frame, y_codes = frame.iloc[rows].reset_index(drop=True), y_codes[rows]
+            present = np.unique(y_codes)  # a class whose rows all weigh 0 is not a class
+            classes, y_codes = classes[present], np.searchsorted(present, y_codes)
         if classes.size < 2:
             raise ValueError(
-                f"the target has only 1 class ({classes[0]!r}); a classifier needs at least 2"
+                f"the target has only 1 class ({python_scalar(classes[0])!r}); a classifier needs "
+                "at least 2"
             )
         return frame, has_names, classes, y_codes
 
     def _validate_X(self, X: Any) -> pd.DataFrame:
-        """``X`` to predict on, its columns matched to those seen in fit."""
-        frame, has_names = self._frame(X)
+        """``X`` to predict on, its columns matched to those seen in fit (zero rows allowed)."""
+        frame, has_names = self._frame(X, rows_needed=False)
         fitted_names = getattr(self, "feature_names_in_", None)
         if fitted_names is not None and has_names:
             names = list(column_labels(frame.columns))
@@ -341,6 +400,10 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
                     parts.append(f"missing columns {missing}")
                 if extra:
                     parts.append(f"unexpected columns {extra}")
+                renamed = near_matches([str(c) for c in missing], [str(c) for c in extra])
+                if renamed:
+                    parts.append("renamed? " + ", ".join(f"{m!r} (X has {a!r})"
+                                                         for m, a in renamed.items()))
                 raise ValueError(
                     "The feature names should match those that were passed during fit: "
                     + "; ".join(parts)
@@ -367,6 +430,15 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
                 f"{self.n_features_in_} features as input"
             )
         return frame
+
+    def _class_shift(self) -> np.ndarray | None:
+        """``log w`` of each class under ``class_weight`` (None: no weighting), added to the
+        members' joint log likelihoods: the class prior times ``w``, renormalised
+        (``"balanced"`` from the class counts of the fit, :func:`_class_counts`)."""
+        class_weight = self.get_params().get("class_weight")
+        if class_weight is None:
+            return None
+        return class_log_weights(class_weight, self.classes_, _class_counts(self.members_))
 
     def _check_fitted(self) -> None:
         if "members_" not in self.__dict__:
@@ -405,7 +477,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         self._check_fitted()
         frame = self._model_columns(self._validate_X(X))
         with self._threads():
-            return members_proba(self.members_, frame)
+            return members_proba(self.members_, frame, self._class_shift())
 
     def predict_log_proba(self, X: Any, *, chunksize: int | None = None) -> np.ndarray:
         """log of :meth:`predict_proba`, from the members' joint log likelihoods (finite where
@@ -416,7 +488,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         self._check_fitted()
         frame = self._model_columns(self._validate_X(X))
         with self._threads():
-            return members_log_proba(self.members_, frame)
+            return members_log_proba(self.members_, frame, self._class_shift())
 
     def predict(self, X: Any, *, chunksize: int | None = None) -> np.ndarray:
         """Most probable class of every row (ties: the first class in ``classes_``); ``X`` and
@@ -452,9 +524,10 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             self._check_fitted()
             frame = self._model_columns(self._validate_X(X))
             size = check_chunksize(chunksize)
+            shift = self._class_shift()
             for start in range(0, frame.shape[0], size):
                 with self._threads():
-                    yield members_proba(self.members_, frame.iloc[start:start + size])
+                    yield members_proba(self.members_, frame.iloc[start:start + size], shift)
             return
         for _, proba in self._predicted_chunks(X, chunksize):
             yield proba
@@ -470,10 +543,12 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         return np.concatenate(parts) if parts else np.empty((0, len(self.classes_)))
 
     def _predicted_chunks(self, X: Any, chunksize: int | None, *, keep: Sequence[str] = (),
-                          log: bool = False, encoding: str | None = None
+                          log: bool = False, encoding: str | None = None,
+                          sep: str | None = None
                           ) -> Iterator[tuple[PredictionChunk, np.ndarray]]:
         """Each chunk of the stream ``X`` (:func:`fastpath.scale._predict.prediction_chunks`,
-        ``keep``: columns carried through, e.g. an id) with its predictions."""
+        ``keep``: columns carried through, e.g. an id; ``sep``: a CSV's separator) with its
+        predictions."""
         self._check_fitted()
         if is_dask_frame(X):
             raise TypeError("a Dask DataFrame is predicted partition by partition: "
@@ -484,14 +559,16 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             [member.encoder.codings_ for member in self.members_], [str(n) for n in names],
             excluded=[str(n) for n in self.__dict__.get("excluded_features_") or ()])
         predict = members_log_proba if log else members_proba
+        shift = self._class_shift()
         shown: set[tuple[type[Warning], str]] = set()
-        for chunk in prediction_chunks(X, plans, chunksize=size, keep=keep, encoding=encoding):
+        for chunk in prediction_chunks(X, plans, chunksize=size, keep=keep, encoding=encoding,
+                                       sep=sep):
             try:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     frame = self._model_columns(self._validate_X(chunk.features))
                     with self._threads():
-                        proba = predict(self.members_, frame)
+                        proba = predict(self.members_, frame, shift)
             except StreamError:
                 raise
             except ValueError as exc:  # the encoder's rows are the chunk's: the stream's here

@@ -89,11 +89,24 @@ class BayesNetClassifier(BaseBayesNet):
         met in training: a missing value with one warning per column and call naming the
         tokens and their counts (``"coerce"``), or a ``ValueError`` naming the column, value and
         row (``"raise"``, which also refuses stray tokens in training).
+    class_weight : None, "balanced" or dict, default=None
+        Weights of the classes, as scikit-learn's classifiers take them, honoured through the
+        class prior: the prediction's prior of class ``c`` is multiplied by ``w_c`` (and the
+        posterior renormalised), in every member; the probability tables are those of the
+        unweighted rows, so no table count of the HDP becomes fractional (for a classifier
+        whose attribute tables are conditioned on the class, weighing a class's rows scales
+        only its prior). ``"balanced"``: ``w_c = n / (n_classes * n_c)`` from the class counts
+        of the fit (with ``sample_weight``, the weighted counts), so every class is equally
+        likely a priori; a dict: ``{label: weight}``, 1 for a class it leaves out, positive
+        weights only. ``fit``'s ``sample_weight`` weighs rows (whole numbers: multiplicities).
+        ``predict_joint_log_proba`` is the unweighted model's.
     exclude_features : "auto", None or list of names/indices, default="auto"
         Columns left out of the model (:mod:`fastpath.encode._exclusion`). ``"auto"``:
-        identifiers (nominal columns whose values are >= 95 % distinct, at least 20 rows) and
-        dates, each with a warning; ``None``: none; a list: exactly those. Recorded in
-        ``excluded_features_`` and ignored at predict time.
+        identifiers (nominal columns whose values are >= 95 % distinct, at least 20 rows;
+        integer columns >= 95 % distinct, at least 1,000 rows), high-cardinality nominal
+        columns (at least 500 values, fewer than 20 rows a value) and dates, each with a
+        warning; ``None``: none; a list: exactly those. Recorded in ``excluded_features_`` and
+        ignored at predict time.
     hls_C : float, default=1.0
         ``estimator="hls"``: the inverse strength of the L2 penalty of every table's regression
         (scikit-learn's convention: ``C`` times the log loss of the training rows plus half the

@@ -7,7 +7,7 @@ import os
 from ._base import BaseBayesNet
 from ._ensemble import ESKDBClassifier
 from ._estimator import BayesNetClassifier
-from ._model_io import ModelFileError, model_class_name
+from ._model_io import ModelFileError, model_class_name, with_article
 
 _CLASSES: dict[str, type[BaseBayesNet]] = {
     cls.__name__: cls for cls in (BayesNetClassifier, ESKDBClassifier)
@@ -20,5 +20,6 @@ def load_classifier(path: str | os.PathLike) -> BayesNetClassifier | ESKDBClassi
     a model file, or one of an unknown estimator; ``FileNotFoundError`` for a missing one)."""
     name = model_class_name(path)
     if name not in _CLASSES:
-        raise ModelFileError(f"{os.fspath(path)!r} holds a {name}, which this hdpbn does not know")
+        raise ModelFileError(f"{os.fspath(path)!r} holds {with_article(name)}, which this "
+                             "hdpbn does not know")
     return _CLASSES[name].load(path)

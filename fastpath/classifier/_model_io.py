@@ -115,6 +115,8 @@ def _jsonable_params(params: dict[str, Any]) -> dict[str, Any]:
         elif key in ("categorical_features", "na_values", "exclude_features") and not (
                 isinstance(value, str | type(None))):  # a sequence of labels
             value = [_label(v) for v in value]
+        elif key == "class_weight" and isinstance(value, dict):  # label, weight, label, ...
+            value = [_label(v) for pair in value.items() for v in pair]
         out[key] = _label(value) if not isinstance(value, list) else value
     return out
 
@@ -241,6 +243,12 @@ def read_model_meta(path: str | os.PathLike) -> dict[str, Any]:
     the file when it is not one; its arrays are not read)."""
     with _open(path, None) as (meta, _):
         return meta
+
+
+def with_article(name: str) -> str:
+    """``name`` after its indefinite article, as it is read aloud: "a BayesNetClassifier",
+    "an ESKDBClassifier" (a name starting with a vowel letter)."""
+    return f"{'an' if name[:1].upper() in 'AEIOU' else 'a'} {name}"
 
 
 def model_class_name(path: str | os.PathLike) -> str:
@@ -404,7 +412,7 @@ def _meta(name: str, archive: _Archive, class_name: str | None) -> dict[str, Any
         raise ModelFileError(f"{name!r} is not a valid hdpbn model file: estimator must be "
                              f"a class name, got {meta.get('estimator')!r:.60}")
     if class_name is not None and _class_name(meta) != class_name:
-        raise ModelFileError(f"{name!r} holds a {_class_name(meta)}; load it with "
+        raise ModelFileError(f"{name!r} holds {with_article(_class_name(meta))}; load it with "
                              f"{_class_name(meta)}.load or fastpath.classifier.load_classifier")
     check = Checker(name)
     if not (meta["format"] == MODEL and version < 2):
@@ -439,6 +447,13 @@ def _params(meta: dict) -> dict[str, Any]:
     params.setdefault("selection_rows", None)
     # written before identifiers and dates were left out: every column was kept
     params.setdefault("exclude_features", None)
+    # written before class weights: none; a dict is stored as its labels and weights in turn
+    params.setdefault("class_weight", None)
+    weights = params["class_weight"]
+    if isinstance(weights, list):
+        if len(weights) % 2:
+            raise ValueError("class_weight must list labels and weights in pairs")
+        params["class_weight"] = dict(zip(weights[::2], weights[1::2], strict=True))
     # a preset saved under its former name is the same options (no FutureWarning per load)
     params["sampler"] = RENAMED_PRESETS.get(params["sampler"], params["sampler"])
     return params

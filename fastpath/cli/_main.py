@@ -178,8 +178,8 @@ CLI_SEED = 0
 
 
 # ---------------------------------------------------------------------- helpers
-def _read(path: str) -> pd.DataFrame:
-    return read_table(path).frame
+def _read(path: str, sep: str | None = None) -> pd.DataFrame:
+    return read_table(path, sep=sep).frame
 
 
 def _tokens(text: str | None) -> list[str] | None:
@@ -190,14 +190,20 @@ def _tokens(text: str | None) -> list[str] | None:
 
 
 def _read_labelled(path: str, target: str | None,
-                   na_values: Sequence[str] | None = None) -> pd.DataFrame:
+                   na_values: Sequence[str] | None = None,
+                   sep: str | None = None, keep_stray_tokens: bool = True) -> pd.DataFrame:
     """The table at ``path`` with its target column (the last one by default) read as labels,
     never by the numeric 95 % rule (a class ``U`` among classes ``1``..``5`` is a class);
-    ``na_values`` are missing."""
-    if target is not None and target not in read_table(path, nrows=0).frame.columns:
-        return _read(path)  # _split_target names the missing column
+    ``na_values`` are missing; ``sep``: a CSV's separator; ``keep_stray_tokens``: a numeric
+    column's stray tokens stay strings, for a model that keeps them (fit), or are missing
+    values said once in a warning (evaluate, whose folds' models are not kept)."""
+    if target is not None and target not in read_table(path, nrows=0, sep=sep).frame.columns:
+        return _read(path, sep)  # _split_target names the missing column
+    # a numeric column's stray tokens stay strings: the model learns them as missing (so
+    # its predictions read them silently, as a model fitted in Python on read_csv's frame)
     frame = read_table(path, nominal_columns=[-1 if target is None else target],
-                       na_values=na_values).frame
+                       na_values=na_values, keep_stray_tokens=keep_stray_tokens,
+                       sep=sep).frame
     if frame.shape[0] == 0:
         raise ValueError(f"{path} has no data rows (only a header?)")
     return frame
@@ -228,6 +234,17 @@ _SUMMARIES = {"estimate": "HDP estimates of one conditional table (child-first c
 PREDICT_CHUNKSIZE = 100_000
 
 _BUNDLED_HELP = "or the name of a bundled dataset ({}) when no such file exists"
+_SEP_HELP = ("the field separator of a CSV file, e.g. ';' or 'tab' (default: ',', a tab for "
+             ".tsv)")
+
+
+def _separator(text: str) -> str:
+    """``--sep``: one character; ``tab`` (or ``\\t``) for a tab."""
+    sep = "\t" if text.lower() in ("tab", "\\t") else text
+    if len(sep) != 1 or sep in "\"\r\n":
+        raise argparse.ArgumentTypeError(f"one character (or 'tab'), not a quote or a line "
+                                         f"break, got {text!r}")
+    return sep
 
 
 def _split_target(frame: pd.DataFrame, target: str | None) -> tuple[pd.DataFrame, pd.Series]:
@@ -273,6 +290,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    "deepest seen ancestor; 'value', the paper's literal rule, a value whose "
                    "joint count with the context is zero uses the deepest ancestor where it "
                    f"is non-zero, rows not renormalised (default: {_BNC['m_backoff']})")
+    g.add_argument("--sep", default=None, metavar="CHAR", type=_separator,
+                   help=_SEP_HELP)
     g.add_argument("--categorical", default=None,
                    help="comma-separated columns to treat as nominal even if numeric")
     g.add_argument("--na-values", default=None, metavar="TOKENS",
@@ -283,6 +302,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help="a value that is not a number in a numeric column: read as missing "
                    "with a warning naming the column and the tokens (coerce), or an error "
                    "(raise) (default: coerce)")
+    g.add_argument("--class-weight", default=None, metavar="balanced|CLASS:W[,CLASS:W...]",
+                   help="weigh the classes' prior at prediction: 'balanced' (each class as "
+                   "if equally frequent) or weights per class, e.g. 'yes:10' (default: none)")
     g.add_argument("--exclude", default="auto", metavar="auto|none|COLUMNS",
                    help="columns left out of the model: 'auto', identifiers (nominal columns "
                    "of nearly all distinct values) and dates; 'none'; or a comma-separated "
@@ -335,7 +357,8 @@ _FLAG_ERRORS = {
 }
 # the options whose messages name the Python parameter (the sampler's, HLS's), and their flags
 _FLAG_NAMES = {"n_iter": "--iterations", "min_iter": "--min-iter", "max_iter": "--max-iter",
-               "mcse_tolerance": "--mcse-tolerance", "burn_in": "--burn-in", "hls_C": "--hls-c"}
+               "mcse_tolerance": "--mcse-tolerance", "burn_in": "--burn-in", "hls_C": "--hls-c",
+               "class_weight": "--class-weight"}
 
 
 def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
@@ -353,14 +376,20 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
             unknown = [c for c in names if c not in frame.columns]
             if unknown:
                 raise ValueError(f"--categorical names columns not in the data: {unknown}")
-            categorical = [c for c in frame.columns if c in names or not
-                           pd.api.types.is_numeric_dtype(frame[c].dtype)]
+            from ..utils._dtypes import stray_tokens
+
+            # the text columns, less those numeric by the 95 % rule (kept as the file's
+            # strings so that the model learns their stray tokens)
+            categorical = [c for c in frame.columns if c in names or (
+                not pd.api.types.is_numeric_dtype(frame[c].dtype)
+                and stray_tokens(frame[c]) is None)]
     exclude: Any = args.exclude
     if exclude.strip().lower() == "none":
         exclude = None
     elif exclude.strip() != "auto":
         exclude = _tokens(exclude)
     common: dict[str, Any] = dict(
+        class_weight=_class_weight(args.class_weight),
         estimator=args.estimator,
         m=m,
         m_backoff=args.m_backoff,
@@ -407,6 +436,26 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
     return model
 
 
+def _class_weight(text: str | None) -> Any:
+    """``--class-weight``: None, ``"balanced"``, or ``CLASS:WEIGHT`` pairs as a dict (the
+    class as the file writes it)."""
+    if text is None or text.strip().lower() in ("", "none"):
+        return None
+    if text.strip() == "balanced":
+        return "balanced"
+    weights: dict[str, float] = {}
+    for item in _tokens(text) or ():
+        label, sep, weight = item.rpartition(":")
+        try:
+            if not sep or not label:
+                raise ValueError
+            weights[label] = float(weight)
+        except ValueError:
+            raise ValueError(f"--class-weight must be 'balanced' or CLASS:WEIGHT pairs "
+                             f"(e.g. 'yes:10,no:1'), got {item!r}") from None
+    return weights
+
+
 # ---------------------------------------------------------------------- subcommands
 def _cmd_fit(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
@@ -419,6 +468,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         # out of core: the file is read in chunks, in a few passes (fastpath.scale._passes)
         if args.chunksize < 1:
             raise ValueError(f"--chunksize must be a positive number of rows, got {args.chunksize}")
+        if args.sep is not None:
+            raise ValueError("--sep applies to fits in memory; a fit in chunks (--chunksize) "
+                             "reads ',' (a tab for .tsv): convert the file, or leave out "
+                             "--chunksize")
         model = _make_model(args, verbose=verbose)
         if args.categorical:
             # streamed columns are typed by the first chunk; the names make these nominal
@@ -435,7 +488,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         what = f"{args.data} (streamed in chunks of {args.chunksize} rows)"
     else:
         with recording() as read_warnings:  # what reading the file warned about (stray tokens)
-            frame = _read_labelled(data, args.target, _tokens(args.na_values))
+            frame = _read_labelled(data, args.target, _tokens(args.na_values), args.sep)
         X, y = _split_target(frame, args.target)
         model = _make_model(args, X, verbose=verbose)
         model.fit(X, y)
@@ -469,13 +522,18 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     source: Any = sys.stdin.buffer if stdin else data
 
     def write_all(write: Callable[[str], Any], encoding: str | None = None) -> None:
-        chunks = model._predicted_chunks(source, args.chunksize, keep=keep, encoding=encoding)
-        for i, (chunk, proba) in enumerate(chunks):
+        chunks = model._predicted_chunks(source, args.chunksize, keep=keep, encoding=encoding,
+                                         sep=args.sep)
+        written = False
+        for chunk, proba in chunks:
             out = chunk.kept.reset_index(drop=True)
             out["prediction"] = model.classes_[np.argmax(proba, axis=1)]
             for j, c in enumerate(model.classes_):
                 out[f"p_{c}"] = proba[:, j]
-            write(out.to_csv(index=False, header=i == 0))
+            write(out.to_csv(index=False, header=not written))
+            written = True
+        if not written:  # no rows in (a header-only table): a header-only table out
+            write(pd.DataFrame(columns=[*keep, *outputs]).to_csv(index=False))
 
     if not args.out:
         write_all(sys.stdout.write)
@@ -485,6 +543,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
             with compressed_writer(fh, args.out) as w:
                 write_all(lambda text: w.write(text.encode("utf-8")))
         except EncodingError:  # not UTF-8 after all: again from the start, as Latin-1
+            if not fh.seekable():  # a pipe, a device: what was written stays written
+                raise
             fh.seek(0)
             fh.truncate()
             with compressed_writer(fh, args.out) as w:
@@ -494,7 +554,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     _make_model(args).fit_config()  # a bad option is refused before the data is read
-    frame = _read_labelled(_data_path(args.data), args.target, _tokens(args.na_values))
+    frame = _read_labelled(_data_path(args.data), args.target, _tokens(args.na_values),
+                           args.sep, keep_stray_tokens=False)
     X, y = _split_target(frame, args.target)
     _make_model(args, X)  # validate options before the first fold
     progress = Progress("folds", enabled=None if not (args.quiet or args.json) else False,
@@ -667,6 +728,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        "predictions, as the input writes them")
         p.add_argument("--chunksize", type=int, default=None, metavar="ROWS",
                        help=f"rows read and predicted at a time (default: {PREDICT_CHUNKSIZE:,})")
+        p.add_argument("--sep", default=None, metavar="CHAR", type=_separator, help=_SEP_HELP)
         p.add_argument("--quiet", action="store_true", help="print nothing but errors")
         p.set_defaults(func=_cmd_predict)
 
@@ -739,10 +801,16 @@ _USER_ERRORS = (ValueError, OSError, ImportError)
 
 
 def _check_output(path: str, flag: str) -> None:
-    """An output file can be written: its folder exists and is writable (before any work)."""
+    """An output file can be written (before any work): a pipe or device is writable, or the
+    folder of the file (through its symbolic links) exists and is writable."""
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"{flag} {path!r} is a folder; give a file name")
+    if p.exists() and not p.is_file():  # a pipe, a device: written into as it is
+        if not os.access(p, os.W_OK):
+            raise ValueError(f"{flag} {path!r} is not writable")
+        return
+    p = Path(os.path.realpath(p))  # a symbolic link is written through: its target's folder
     folder = p.parent
     if not folder.exists():
         raise ValueError(f"{flag} {path!r}: the folder {str(folder)!r} does not exist")
@@ -763,7 +831,8 @@ def _describe(exc: BaseException) -> str:
 def _one_line_warnings(command: str, quiet: bool = False) -> Iterator[None]:
     """Show warnings as ``hdpbn COMMAND: warning: MESSAGE`` (no source line) while a command
     runs, or none when ``quiet`` (``fit --quiet``: the model keeps them, ``hdpbn diagnose``
-    shows them); the previous ``warnings.showwarning`` is restored after."""
+    shows them; ``predict --quiet``); the previous ``warnings.showwarning`` is restored
+    after."""
     saved = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
@@ -833,9 +902,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _check_output(getattr(args, attr), flag)
         return args.func(args)
 
-    # fit --quiet prints nothing but errors: its warnings are kept in the model (diagnose)
-    return _run(args.command, work,
-                quiet=args.command == "fit" and bool(getattr(args, "quiet", False)))
+    # fit --quiet and predict --quiet print nothing but errors (a fit's warnings are kept in
+    # the model, for diagnose); evaluate's --quiet only hides its progress display
+    return _run(args.command, work, quiet=args.command in ("fit", "predict")
+                and bool(getattr(args, "quiet", False)))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -155,6 +155,8 @@ def read_table(
     format: str | None = None,
     na_values: Sequence[str] | None = None,
     nominal_columns: Sequence[str | int] | None = None,
+    keep_stray_tokens: bool = False,
+    sep: str | None = None,
 ) -> TableWithTypes:
     """Read a CSV/TSV, Parquet or ARFF file with the type of each column.
 
@@ -174,6 +176,13 @@ def read_table(
         and are never read by the 95 % rule: a class column holding ``1``, ``2``, ``3`` and ``U``
         has four classes, not three and a missing value. A column of numbers only is still
         numeric (the caller turns its numbers into labels).
+    keep_stray_tokens : bool, default False
+        CSV/TSV: a column the 95 % rule reads as numeric keeps its fields as the file's strings
+        (typed ``"numeric"`` all the same, without the warning), for a caller that applies the
+        rule itself and remembers the tokens: a classifier fitted on it learns them as missing
+        (``hdpbn fit``), as one fitted on ``pandas.read_csv``'s frame does.
+    sep : str, optional
+        CSV/TSV: the field separator (default ``","``, a tab for ``.tsv``), e.g. ``";"``.
 
     Returns
     -------
@@ -213,6 +222,10 @@ def read_table(
         if format not in ("csv", "tsv", "parquet", "arff"):
             raise ValueError(f"format must be one of csv, tsv, parquet, arff; got {format!r}")
         fmt = format
+    if sep is not None and (not isinstance(sep, str) or len(sep) != 1 or sep in "\"\r\n"):
+        raise ValueError(f"sep must be one character (not a quote or a line break), got {sep!r}")
+    if sep is not None and fmt not in ("csv", "tsv"):
+        raise ValueError(f"sep applies to CSV/TSV files only, not to {fmt} ({str(p)!r})")
     if na_values and fmt not in ("csv", "tsv"):
         raise ValueError(f"na_values applies to CSV/TSV files only, not to {fmt} ({str(p)!r})")
     if compression is None and fmt != "parquet":
@@ -220,8 +233,10 @@ def read_table(
     try:
         if fmt in ("csv", "tsv"):
             return _read_csv(
-                p, sep="," if fmt == "csv" else "\t", columns=columns, nrows=nrows, fmt=fmt,
+                p, sep=sep or ("," if fmt == "csv" else "\t"), columns=columns, nrows=nrows,
+                fmt=fmt,
                 na_values=na_values or [], nominal_columns=nominal_columns or [],
+                keep_stray_tokens=keep_stray_tokens,
             )
         if fmt == "parquet":
             return _read_parquet(p, columns=columns, nrows=nrows)
@@ -315,16 +330,18 @@ def _check_columns(available: Sequence[str], columns: Sequence[str] | None, path
 
 
 def _read_csv(path: Path, *, sep: str, columns, nrows, fmt: str, na_values,
-              nominal_columns) -> TableWithTypes:
+              nominal_columns, keep_stray_tokens: bool = False) -> TableWithTypes:
     try:
         table = _read_csv_encoded(
             path, sep=sep, columns=columns, nrows=nrows, fmt=fmt, encoding="utf-8",
             na_values=na_values, nominal_columns=nominal_columns,
+            keep_stray_tokens=keep_stray_tokens,
         )
     except UnicodeDecodeError:
         table = _read_csv_encoded(
             path, sep=sep, columns=columns, nrows=nrows, fmt=fmt, encoding="latin-1",
             na_values=na_values, nominal_columns=nominal_columns,
+            keep_stray_tokens=keep_stray_tokens,
         )
     _warn_if_another_separator(path, table, sep)
     return table
@@ -341,13 +358,14 @@ def _warn_if_another_separator(path: Path, table: TableWithTypes, sep: str) -> N
             warn(
                 f"{str(path)!r} was read as one column named {name[:60]!r}: is it "
                 f"{label}-separated? CSV files are read with ',' and .tsv files with tabs; "
-                "convert it, or read it with pandas and pass the DataFrame",
+                f"give the separator (read_table(..., sep={other!r}), hdpbn --sep {other!r}), "
+                "or convert the file",
                 UserWarning)
             return
 
 
 def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding,
-                      na_values, nominal_columns) -> TableWithTypes:
+                      na_values, nominal_columns, keep_stray_tokens=False) -> TableWithTypes:
     common = dict(sep=sep, compression="infer", encoding=encoding)
     raw_header = raw_csv_header(path, common)
     dup = duplicates(h for h in raw_header if h != "")
@@ -397,6 +415,9 @@ def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding,
         tokens = None if is_numeric_dtype(col.dtype) or labelled else stray_tokens(col)
         if is_numeric_dtype(col.dtype):
             data[c] = to_float64(col)
+            types[c] = NUMERIC
+        elif tokens is not None and keep_stray_tokens:
+            data[c] = col  # the file's strings: the classifier's encoder learns the tokens
             types[c] = NUMERIC
         elif tokens is not None:
             data[c] = parse_numbers(col)[0]

@@ -277,19 +277,27 @@ def prediction_plan(members: Sequence[Member]) -> PredictionPlan:
     return plan
 
 
-def members_proba(members: Sequence[Member], frame: pd.DataFrame) -> np.ndarray:
-    """The mean of the members' posteriors ``P(y | x)`` (for one member: its posterior)."""
+def members_proba(members: Sequence[Member], frame: pd.DataFrame,
+                  class_shift: np.ndarray | None = None) -> np.ndarray:
+    """The mean of the members' posteriors ``P(y | x)`` (for one member: its posterior);
+    ``class_shift``: ``log w`` of each class, added to every member's joint log likelihood
+    (``class_weight``: the class prior times ``w``, renormalised)."""
     joint = members_joint_log_proba(members, frame)
+    if class_shift is not None:
+        joint = joint + class_shift
     if joint.shape[0] == 1:
         return posterior_from_joint(joint[0])
     # normalised and added in the members' order row by row, as the mean always was
     return members_posterior_mean(joint)
 
 
-def members_log_proba(members: Sequence[Member], frame: pd.DataFrame) -> np.ndarray:
+def members_log_proba(members: Sequence[Member], frame: pd.DataFrame,
+                      class_shift: np.ndarray | None = None) -> np.ndarray:
     """log of :func:`members_proba`, from the members' joint log likelihoods (finite where a
     posterior underflows)."""
     joint = members_joint_log_proba(members, frame)
+    if class_shift is not None:
+        joint = joint + class_shift
     with np.errstate(invalid="ignore"):
         logs = joint - logsumexp(joint, axis=2, keepdims=True)
     if len(logs) == 1:

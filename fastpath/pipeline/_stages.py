@@ -311,7 +311,8 @@ def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | 
         log.stage(f"sampling {len(trees)} trees x {config.hdp.n_chains} chain(s) x {length}")
         results = estimate_trees(trees, config.hdp, seed=seed_int(config.random_state),
                                  n_threads=config.n_threads,
-                                 progress=log.progress("sampling", "it"))
+                                 progress=log.progress("sampling", "tree"),
+                                 progress_unit="trees")
         if tree_names is None:
             tree_names = [tree_label(t, i) for i, t in enumerate(trees)]
         # a certified fit's R-hat and ESS are computed when diagnostics_ is first read

@@ -99,6 +99,7 @@ from ..pipeline._stages import (
 from ..structure._orders import sample_order
 from ..structure._selective import DEFAULT_LOO_M, SelectedStructure, full_depth, full_model_rmse
 from ..structure._specs import tree_specs
+from ..utils._dtypes import python_scalar
 from ..utils._progress import FitLog
 from ..utils._validation import as_generator
 from ._errors import Where
@@ -329,7 +330,8 @@ def schema_pass(config: FitConfig, runner: Runner, y: Any, max_bins: int, log: F
     classes, class_order = stats.classes()
     if classes.size < 2:
         raise ValueError(
-            f"the target has only 1 class ({classes[0]!r}); a classifier needs at least 2"
+            f"the target has only 1 class ({python_scalar(classes[0])!r}); a classifier needs "
+            "at least 2"
         )
     return stats, classes, class_order
 

@@ -55,6 +55,7 @@ from ..utils._dtypes import (
     parse_numbers,
     to_float64,
 )
+from ..utils._validation import missing_columns_message
 from ._errors import StreamError, Where
 from ._sources import _arrow_to_frame, data_file, malformed_chunk
 
@@ -112,8 +113,8 @@ def _is_stream(X: Any) -> bool:
 
 
 def prediction_chunks(X: Any, plans: Sequence[ColumnPlan] | None, *, chunksize: int,
-                      keep: Sequence[str] = (), encoding: str | None = None
-                      ) -> Iterator[PredictionChunk]:
+                      keep: Sequence[str] = (), encoding: str | None = None,
+                      sep: str | None = None) -> Iterator[PredictionChunk]:
     """The chunks of ``X`` to predict on.
 
     Parameters
@@ -132,13 +133,18 @@ def prediction_chunks(X: Any, plans: Sequence[ColumnPlan] | None, *, chunksize: 
     encoding : str, optional
         Of a file; default UTF-8, and Latin-1 when the file is not UTF-8 (as ``read_table``);
         when that shows only after chunks were yielded, :class:`EncodingError`.
+    sep : str, optional
+        The field separator of a CSV/TSV file or stream (default: ``","``, a tab for
+        ``.tsv``).
     """
     if isinstance(X, str | os.PathLike):
         path, fmt = data_file(X)
+        if sep is not None and fmt not in ("csv", "tsv"):
+            raise ValueError(f"sep applies to CSV/TSV files only, not to {fmt} ({str(path)!r})")
         if fmt in ("csv", "tsv"):
             try:
-                yield from _CsvChunks(path, "," if fmt == "csv" else "\t", plans, keep,
-                                      chunksize, encoding).chunks()
+                yield from _CsvChunks(path, sep or ("," if fmt == "csv" else "\t"), plans,
+                                      keep, chunksize, encoding).chunks()
             except Exception as exc:  # a damaged compressed file: an error naming it
                 err = decompression_error(path, exc)
                 if err is None:
@@ -152,7 +158,7 @@ def prediction_chunks(X: Any, plans: Sequence[ColumnPlan] | None, *, chunksize: 
             yield from _frame_slices(frame, plans, keep, chunksize)
         return
     if _is_stream(X):
-        yield from _CsvChunks(X, ",", plans, keep, chunksize, "utf-8").chunks()
+        yield from _CsvChunks(X, sep or ",", plans, keep, chunksize, "utf-8").chunks()
         return
     if keep:
         raise ValueError("keep applies to files and streams of CSV; an iterator's chunks are "
@@ -183,11 +189,12 @@ def _frame_slices(frame: pd.DataFrame, plans: Sequence[ColumnPlan] | None,
 
 
 def _check_present(columns: Sequence[str], plans: Sequence[ColumnPlan] | None,
-                   keep: Sequence[str], what: str) -> None:
+                   keep: Sequence[str], what: str, sep: str | None = None) -> None:
     if plans is not None:
         missing = [p.name for p in plans if p.name not in set(columns)]
-        if missing:
-            raise ValueError(f"the data lacks columns the model was fitted on: {missing}")
+        if missing:  # with the likely cause: another separator, renamed columns
+            raise ValueError(missing_columns_message(missing, list(columns), what=what,
+                                                     sep=sep))
     absent = [c for c in keep if c not in set(columns)]
     if absent:
         raise ValueError(f"{what} has no column(s) {absent} to keep; it has {list(columns)}")
@@ -290,7 +297,7 @@ class _CsvChunks:
         if dup:
             raise ValueError(f"{self.what} has duplicated column names: {dup}")
         header = [h if h != "" else f"Unnamed: {i}" for i, h in enumerate(raw)]
-        _check_present(header, self.plans, self.keep, self.what)
+        _check_present(header, self.plans, self.keep, self.what, self.sep)
         plans = self.plans if self.plans is not None else [
             ColumnPlan(c, AS_READ) for c in header if c not in set(self.keep)]
         # text columns, kept ones and those the model does not read as the file writes them,
@@ -334,8 +341,9 @@ class _CsvChunks:
                 yield PredictionChunk(where, typer.frame(frame), frame[self.keep])
                 start += len(frame)
                 i += 1
-        if start == 0:
-            raise ValueError(f"{self.what} has no data rows (only a header?)")
+        if i == 0:  # a header only: zero rows in, zero rows out
+            empty = pd.DataFrame({c: pd.Series([], dtype=object) for c in header})
+            yield PredictionChunk(Where("chunk", 0, 0, 0), typer.frame(empty), empty[self.keep])
 
     def _malformed(self, i: int, exc: Exception) -> StreamError:
         return malformed_chunk(i, self.chunksize, exc, self.what)
@@ -358,7 +366,11 @@ def _parquet_chunks(path: Path, plans: Sequence[ColumnPlan] | None, keep: Sequen
         plans = [ColumnPlan(c, AS_READ) for c in names if c not in set(keep)]
     wanted = [c for c in names if c in {p.name for p in plans} | set(keep)]
     start = 0
-    for i, batch in enumerate(file.iter_batches(batch_size=chunksize, columns=wanted)):
+    batches = file.iter_batches(batch_size=chunksize, columns=wanted)
+    if file.metadata.num_rows == 0:  # no rows in, no rows out: one empty chunk of the schema
+        batches = iter([pa.RecordBatch.from_pylist(
+            [], schema=pa.schema([file.schema_arrow.field(c) for c in wanted]))])
+    for i, batch in enumerate(batches):
         frame = _arrow_to_frame(batch)
         # typed by the file's schema, as read_table types it: the encoder reads the columns;
         # the kept ones as pandas reads them (an integer id stays an integer)
@@ -366,5 +378,3 @@ def _parquet_chunks(path: Path, plans: Sequence[ColumnPlan] | None, keep: Sequen
         yield PredictionChunk(Where("chunk", i, start, len(frame)),
                               frame[[p.name for p in plans]], kept)
         start += len(frame)
-    if start == 0:
-        raise ValueError(f"{str(path)!r} has no data rows")

@@ -26,10 +26,17 @@ import pandas as pd
 from ..encode._encoder import AttributeCoding, TableEncoder, with_declared_missing
 from ..encode._exclusion import (
     date_message,
+    distinct_sketch,
+    estimated_distinct,
+    high_cardinality_message,
     identifier_message,
     is_date_column,
+    is_high_cardinality,
     is_identifier,
+    is_numeric_identifier,
     listed_columns,
+    number_share,
+    numeric_identifier_message,
 )
 from ..encode._sketch import DEFAULT_MAX_BINS, ClassHistogram
 from ..utils._dtypes import (
@@ -151,6 +158,10 @@ class SchemaStats:
         self.token_counts: list[dict[str, int]] = [{} for _ in self.features]
         # nominal columns: whether every chunk's values read as dates (None: no value yet)
         self.dates: list[bool | None] = [None if nom else False for nom in self.nominal]
+        # numeric columns: whether every value is an integer, and the distinct_sketch of
+        # their values while it is (a numeric identifier, encode._exclusion)
+        self.integral: list[bool] = [not nom for nom in self.nominal]
+        self.sketches: list[np.ndarray | None] = [None] * len(self.features)
         # the model's missing-value policy (TableEncoder's na_values and numeric_errors)
         self.na_values: tuple[str, ...] = ()
         self.numeric_errors = "coerce"
@@ -195,6 +206,12 @@ class SchemaStats:
                 finite = ~np.isnan(values)
                 self.n_missing[j] += int(n - finite.sum())
                 self.hists[j].update(values[finite], y_ids[finite])
+                if self.integral[j]:
+                    present = values[finite]
+                    if np.all(present == np.round(present)):
+                        self.sketches[j] = distinct_sketch(present, self.sketches[j])
+                    else:
+                        self.integral[j], self.sketches[j] = False, None
         self.n_rows += n
         return self
 
@@ -226,13 +243,22 @@ class SchemaStats:
             return listed_columns(spec, self.features)
         out: dict[int, str] = {}
         for j, name in enumerate(self.features):
-            if not self.nominal[j]:
-                continue
             n_present = self.n_rows - int(self.n_missing[j])
+            if not self.nominal[j]:
+                sketch = self.sketches[j]
+                if self.integral[j] and sketch is not None and is_numeric_identifier(
+                        True, estimated_distinct(sketch), n_present):
+                    out[j] = numeric_identifier_message(name, estimated_distinct(sketch),
+                                                        n_present)
+                continue
+            n_distinct = len(self.values[j])
             if self.dates[j]:
                 out[j] = date_message(name)
-            elif is_identifier(len(self.values[j]), n_present):
-                out[j] = identifier_message(name, len(self.values[j]), n_present, True)
+            elif is_identifier(n_distinct, n_present):
+                out[j] = identifier_message(name, n_distinct, n_present, True)
+            elif is_high_cardinality(n_distinct, n_present):
+                out[j] = high_cardinality_message(name, n_distinct, n_present,
+                                                  number_share(list(self.values[j])))
         return out
 
     def _declare(self, j: int, cats: Any) -> None:
@@ -263,6 +289,13 @@ class SchemaStats:
                 theirs.grow(len(other.labels))
                 theirs.remap_classes(mapping, len(self.labels))
                 self.hists[j].merge(theirs)
+                if self.integral[j] and other.integral[j]:
+                    if other.sketches[j] is not None:
+                        self.sketches[j] = distinct_sketch(np.empty(0), np.concatenate(
+                            [other.sketches[j], self.sketches[j]]
+                            if self.sketches[j] is not None else [other.sketches[j]]))
+                else:
+                    self.integral[j], self.sketches[j] = False, None
         for mine, theirs in zip(self.token_counts, other.token_counts, strict=True):
             for t, c in theirs.items():
                 mine[t] = mine.get(t, 0) + c

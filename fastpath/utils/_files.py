@@ -1,48 +1,141 @@
 """Files the library writes survive a crash: each is written whole or not at all.
 
-Every file (a model, predictions, estimates, experiment results) is written to a temporary
-file in the target's folder, flushed and synced to disk, then renamed over the target
+Every regular file (a model, predictions, estimates, experiment results) is written to a
+temporary file in the target's folder, flushed and synced to disk, then renamed over the target
 (``os.replace``: atomic on POSIX and Windows within one file system). A process killed while
 writing, or a full disk, leaves the previous file as it was (and at worst a hidden temporary
 ``.<name>.<random>.tmp`` beside it, removed whenever the failure raises in Python).
+
+The path is treated as a Unix tool treats it (``cp``, ``>`` in a shell): a symbolic link is
+written through (its target is the file replaced, the link stays); a named pipe, a character
+device (``/dev/null``, a terminal) or a socket is written into directly, streamed, never
+replaced; a folder is refused. A new file gets the mode an ordinary ``open(path, "w")`` gives
+(``0o666`` less the umask), a replaced one keeps its mode (and, where the process may set it,
+its owner). An error names the path given, never the temporary.
 """
 
 from __future__ import annotations
 
 import bz2
 import contextlib
+import errno
 import gzip
 import lzma
 import os
-import tempfile
+import stat
 import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+#: errors of a write itself (no file named): reported against the path given
+_WRITE_ERRNOS = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO")
+                          if hasattr(errno, name))
+
+
+def _named(exc: OSError, path: str | os.PathLike, temporary: str | None) -> OSError:
+    """``exc`` naming ``path`` where it named the temporary (or no file, for a write's own
+    error); the same class (``PermissionError`` stays one)."""
+    if exc.filename is None or (temporary is not None and exc.filename == temporary):
+        if exc.errno is not None and exc.strerror:
+            return type(exc)(exc.errno, exc.strerror, os.fspath(path))
+    return exc
+
+
+def _open_new(folder: Path, name: str) -> tuple[int, str]:
+    """A new hidden file ``.<name>.<random>.tmp`` in ``folder``, created with mode 0o666 less
+    the umask (what ``open(path, "w")`` gives), opened for writing."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = str(folder / f".{name}.{os.urandom(4).hex()}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(folder / f".{name}.tmp"))
+
 
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "wb", *,
                  encoding: str | None = None, newline: str | None = None) -> Iterator[IO[Any]]:
-    """Open a temporary file beside ``path`` for writing; on a clean exit it replaces
-    ``path`` (flushed and fsynced first), on an exception it is removed and ``path`` is left
-    untouched.
+    """Open ``path`` for writing, whole or not at all.
 
-    ``mode`` is ``"wb"`` or ``"w"`` (text, with ``encoding`` and ``newline`` as for
-    :func:`open`).
+    A regular file (or a new one) is written to a temporary file beside it; on a clean exit the
+    temporary (flushed and fsynced) replaces it, on an exception it is removed and ``path`` is
+    left untouched. A symbolic link is followed (its target is replaced; a dangling link's
+    target is created). A named pipe, character device or socket is opened and written into
+    directly (nothing to replace). A folder raises ``IsADirectoryError``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write.
+    mode : {"wb", "w"}
+        Binary, or text with ``encoding`` and ``newline`` as for :func:`open`.
+    encoding, newline : str, optional
+        Of a text ``mode``.
+
+    Yields
+    ------
+    file object
+        The stream to write to.
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    text = dict(encoding=encoding, newline=newline) if mode == "w" else {}
+    given = os.fspath(path)
+    target = Path(os.path.realpath(given))  # through every symbolic link, as open() goes
     try:
-        with os.fdopen(fd, mode, encoding=encoding if mode == "w" else None,
-                       newline=newline if mode == "w" else None) as fh:
+        existing: os.stat_result | None = os.stat(target)
+    except FileNotFoundError:
+        existing = None
+    except OSError as exc:
+        raise _named(exc, given, None) from None
+    if existing is not None and stat.S_ISDIR(existing.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a folder, not a file: give a file name", given)
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
+        # a pipe, a device, a socket: written into as it is (streamed), never replaced
+        try:
+            fh = open(target, mode, **text)
+        except OSError as exc:
+            raise _named(exc, given, str(target)) from None
+        with fh:
             yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        return
+    folder = target.parent
+    try:
+        fd, tmp = _open_new(folder, target.name)
+    except OSError as exc:  # the temporary's name is one of ours: the path given instead
+        raise _named(exc, given, exc.filename) from None
+    try:
+        try:
+            if existing is not None:  # a replaced file keeps its mode and, where allowed, owner
+                if hasattr(os, "fchmod"):
+                    os.fchmod(fd, stat.S_IMODE(existing.st_mode))
+                if hasattr(os, "fchown") and (existing.st_uid != os.geteuid()
+                                              or existing.st_gid != os.getegid()):
+                    with contextlib.suppress(OSError):
+                        os.fchown(fd, existing.st_uid, existing.st_gid)
+            fh = os.fdopen(fd, mode, **text)
+        except BaseException:
+            os.close(fd)
+            raise
+        with fh:
+            try:
+                yield fh
+            except OSError as exc:  # a full disk while writing: the path given, not the temporary
+                if exc.filename is None and exc.errno not in _WRITE_ERRNOS:
+                    raise
+                raise _named(exc, given, tmp) from None
+            try:
+                fh.flush()
+                os.fsync(fh.fileno())
+            except OSError as exc:
+                raise _named(exc, given, tmp) from None
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise _named(exc, given, tmp) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

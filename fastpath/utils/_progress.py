@@ -8,6 +8,7 @@ shows them when fitted with ``verbose=1``.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 import warnings
 
@@ -24,7 +25,8 @@ class Progress:
     """A progress bar on standard error, called as ``progress(done, total, note="")``.
 
     Shown only when ``enabled`` (default: when standard error is a terminal), so piped output
-    and ``--quiet`` / ``--json`` runs stay clean. The bar closes when ``done`` reaches ``total``.
+    and ``--quiet`` / ``--json`` runs stay clean. ``total`` may change between calls (the most
+    the work can still come to); the bar closes when ``done`` reaches it.
     """
 
     def __init__(self, label: str, *, enabled: bool | None = None, unit: str = "it") -> None:
@@ -39,6 +41,7 @@ class Progress:
         if self._bar is None:
             self._bar = tqdm(total=total, desc=self.label, unit=self.unit, file=sys.stderr,
                              dynamic_ncols=True, mininterval=0.2)
+        self._bar.total = total
         self._bar.n = done
         if note:
             self._bar.set_postfix_str(note[:30], refresh=False)
@@ -57,6 +60,8 @@ FIRST_FIT_NOTE = ("first fit in this process: loading the numba kernels from num
                   "(a second or two), or compiling them when the cache is cold (after an "
                   "install or upgrade: a minute or two, once)")
 _first_fit = [True]
+#: one stage line at a time: the members of an ensemble, learned in threads, each say theirs
+_LINE_LOCK = threading.Lock()
 
 
 class FitLog:
@@ -74,9 +79,11 @@ class FitLog:
             self.stage(FIRST_FIT_NOTE)
 
     def stage(self, message: str) -> None:
-        if self.enabled:
-            print(f"[hdpbn {time.perf_counter() - self.t0:6.1f} s] {message}", file=sys.stderr,
-                  flush=True)
+        if self.enabled:  # one write of the whole line, under a lock: never two run together
+            line = f"[hdpbn {time.perf_counter() - self.t0:6.1f} s] {message}\n"
+            with _LINE_LOCK:
+                sys.stderr.write(line)
+                sys.stderr.flush()
 
     def progress(self, label: str, unit: str = "it") -> Progress | None:
         """A :class:`Progress` bar when verbose, else None (the sampler then reports nothing)."""

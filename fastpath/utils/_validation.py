@@ -6,9 +6,11 @@ value gets the same ``ValueError`` naming the parameter wherever it is passed.
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -129,3 +131,137 @@ def check_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
         classes, first, y_codes = np.unique(as_text, return_index=True, return_inverse=True)
         classes = y_arr[first]
     return classes, y_codes.astype(np.int64).ravel()
+
+
+#: the separators a delimited text file may use, as a message names them
+SEPARATORS: tuple[tuple[str, str], ...] = ((",", "','"), (";", "';'"), ("\t", "tab"),
+                                           ("|", "'|'"))
+
+
+def other_separator(names: Sequence[Any], sep: str) -> tuple[str, str] | None:
+    """``(separator, its name)`` that a table read with ``sep`` as the single column ``names``
+    most likely uses (one of :data:`SEPARATORS` inside that column's name); None otherwise."""
+    if len(names) != 1:
+        return None
+    for other, label in SEPARATORS:
+        if other != sep and other in str(names[0]):
+            return other, label
+    return None
+
+
+def _squashed(name: Any) -> str:
+    return "".join(ch for ch in str(name).casefold() if ch.isalnum())
+
+
+def near_matches(missing: Sequence[Any], available: Sequence[Any]) -> dict[str, str]:
+    """For each name of ``missing``, the one name of ``available`` it most likely became: the
+    same but for case, spaces and punctuation (``x1`` / ``X1``, ``first name`` /
+    ``first_name``), or else the closest by :func:`difflib.get_close_matches` (ratio >= 0.8);
+    names that are themselves wanted or already matched are not offered twice."""
+    offered = [str(a) for a in available if a not in set(missing)]
+    found: dict[str, str] = {}
+    for name in missing:
+        candidates = [a for a in offered if a not in found.values()]
+        same = [a for a in candidates if _squashed(a) == _squashed(name)]
+        close = same or difflib.get_close_matches(str(name), candidates, n=1, cutoff=0.8)
+        if close:
+            found[str(name)] = close[0]
+    return found
+
+
+def missing_columns_message(missing: Sequence[Any], available: Sequence[Any], *, what: str,
+                            sep: str | None = None, flag: str = "--sep") -> str:
+    """"``what`` lacks columns the model was fitted on: [...]", with what most likely went
+    wrong: a file read as one column with another separator (naming ``flag``), or the columns
+    the missing ones were most likely renamed to."""
+    text = f"{what} lacks columns the model was fitted on: {list(missing)}"
+    guess = other_separator(available, sep) if sep is not None else None
+    if guess is not None:
+        other, label = guess
+        return (f"{text}; it was read as one column named {str(available[0])[:60]!r}: is it "
+                f"{label}-separated? Give the separator ({flag} {other!r}; in Python, read it "
+                f"with pandas.read_csv(sep={other!r}) and pass the DataFrame)")
+    renamed = near_matches(missing, available)
+    if renamed:
+        pairs = ", ".join(f"{m!r} (it has {a!r})" for m, a in renamed.items())
+        return f"{text}; renamed? {pairs}"
+    return text
+
+
+def multiplicity_rows(sample_weight: Any, n_rows: int) -> np.ndarray:
+    """The rows a fit counts under ``sample_weight`` read as multiplicities: row ``i`` as
+    many times as its weight says (``np.repeat``), so that a weight of 2 is exactly a row
+    given twice (HDP's table counts and every count of the fit stay integers).
+
+    ``ValueError`` naming ``sample_weight`` for a shape other than ``(n_rows,)``, a weight
+    that is negative, not finite or not a whole number, or weights that sum to zero.
+    """
+    try:
+        weights = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"sample_weight must be numbers, got {sample_weight!r:.80}") from None
+    if weights.ndim == 0:  # a scalar: every row that many times (scikit-learn's convention)
+        weights = np.full(n_rows, float(weights))
+    if weights.shape != (n_rows,):
+        raise ValueError(f"sample_weight.shape == {weights.shape}, expected ({n_rows},)")
+    bad = ~np.isfinite(weights) | (weights < 0) | (weights != np.round(weights))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"sample_weight must hold non-negative whole numbers, the times each row counts "
+            f"(HDP's table counts are integers), got {float(weights[row])!r} for row {row}; scale "
+            "and round the weights to whole numbers, or weigh whole classes with "
+            "class_weight")
+    if weights.sum() == 0:
+        raise ValueError("every sample_weight is zero: no row would be counted")
+    return np.repeat(np.arange(n_rows), weights.astype(np.int64))
+
+
+def check_class_weight(class_weight: Any) -> Any:
+    """``class_weight`` checked: ``None``, ``"balanced"`` or a mapping of class labels to
+    positive finite numbers (``ValueError`` naming the parameter otherwise)."""
+    if class_weight is None or (isinstance(class_weight, str) and class_weight == "balanced"):
+        return class_weight
+    if not isinstance(class_weight, dict):
+        raise ValueError(f"class_weight must be None, 'balanced' or a dict of class labels to "
+                         f"positive weights, got {class_weight!r:.80}")
+    for label, weight in class_weight.items():
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or not (
+                math.isfinite(weight) and weight > 0):
+            raise ValueError(f"class_weight[{label!r}] must be a positive number, got "
+                             f"{weight!r}")
+    return class_weight
+
+
+def class_log_weights(class_weight: Any, classes: np.ndarray, counts: np.ndarray
+                      ) -> np.ndarray | None:
+    """``log w`` of every class (``classes`` order), or None when every weight is 1: the
+    shift ``class_weight`` adds to the joint log likelihood of each class. ``"balanced"``:
+    ``n / (n_classes * n_c)`` from the training class ``counts`` (scikit-learn's rule); a
+    dict: its weights, 1 for a class it leaves out (``ValueError`` for a label that is not a
+    class)."""
+    check_class_weight(class_weight)
+    if class_weight is None:
+        return None
+    counts = np.asarray(counts, dtype=np.float64)
+    if isinstance(class_weight, str):
+        with np.errstate(divide="ignore"):
+            weights = counts.sum() / (len(classes) * counts)
+        weights[~np.isfinite(weights)] = 1.0  # a class never seen: nothing to balance
+    else:
+        known = {python_label(c): i for i, c in enumerate(classes)}
+        unknown = [k for k in class_weight if python_label(k) not in known]
+        if unknown:
+            raise ValueError(f"class_weight names labels that are not classes: {unknown}; "
+                             f"the classes are {[python_label(c) for c in classes]}")
+        weights = np.ones(len(classes))
+        for label, weight in class_weight.items():
+            weights[known[python_label(label)]] = float(weight)
+    if np.all(weights == 1.0):
+        return None
+    return np.log(weights)
+
+
+def python_label(v: Any) -> Any:
+    """A class label as a plain Python value (``np.int64(1)`` is ``1``)."""
+    return v.item() if isinstance(v, np.generic) else v

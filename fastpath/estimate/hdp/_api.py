@@ -607,6 +607,7 @@ def estimate_trees(
     n_threads: int | None = None,
     stirling: LogStirlingTable | None = None,
     progress: Callable[[int, int], None] | None = None,
+    progress_unit: str = "iterations",
     **overrides,
 ) -> list[HDPResult]:
     """HDP estimates of many context trees, trees x chains sampled in parallel threads.
@@ -628,9 +629,13 @@ def estimate_trees(
         Table of log Stirling numbers, grown here to the largest count needed. Default: one
         table shared by all calls in this process (built once, kept for the process).
     progress : callable(done, total), optional
-        Called with iterations done (summed over chains and trees) as sampling proceeds; with
-        ``n_iter="auto"`` the total counts ``max_iter`` per chain and a tree that stops early
-        adds its skipped iterations at once.
+        Called with the iterations run (summed over chains and trees) as sampling proceeds,
+        and the most they can come to: with ``n_iter="auto"`` the total starts at ``max_iter``
+        per chain and shrinks by what a tree that stops early leaves unrun (a bar over what
+        is really done, at the rate it is done).
+    progress_unit : {"iterations", "trees"}
+        What ``progress`` counts: iterations (above), or the trees done out of all trees (what
+        a classifier's bar shows: many trees, most of them stopping early).
 
     Notes
     -----
@@ -643,6 +648,9 @@ def estimate_trees(
     opt = options if options is not None else HDPOptions()
     if overrides:
         opt = opt.replace(**overrides)
+    if progress_unit not in ("iterations", "trees"):
+        raise ValueError(f"progress_unit must be 'iterations' or 'trees', got {progress_unit!r}")
+    by_tree = progress_unit == "trees"
     trees = list(trees)
     if n_threads is not None:
         n_threads = check_int("n_threads", n_threads, 1)
@@ -682,18 +690,29 @@ def estimate_trees(
             records[i] = (_tree_model(prep_of(i), stir, ratios), config)
         return records[i]
 
-    total = len(trees) * opt.n_chains * opt.iterations_max
+    # iterations run, and the most they can come to (less what trees stopped early left)
+    done, total = [0], [len(trees) * opt.n_chains * opt.iterations_max]
     lock = threading.Lock()
     cancel = threading.Event()
-    done = [0]
 
-    def on_chunk(k: int) -> None:
+    trees_done = [0]
+    if progress is not None and trees:  # the bar starts now, so its first rate is true
+        progress(0, len(trees) if by_tree else total[0])
+
+    def on_chunk(k: int, unrun: int = 0) -> None:
         if cancel.is_set():
             raise _Cancelled
-        if progress is not None:
+        if progress is not None and not by_tree:
             with lock:
                 done[0] += k
-                progress(done[0], total)
+                total[0] -= unrun
+                progress(done[0], total[0])
+
+    def on_tree() -> None:
+        if progress is not None and by_tree:
+            with lock:
+                trees_done[0] += 1
+                progress(trees_done[0], len(trees))
 
     chains: dict[tuple[int, int], _Chain] = {}
 
@@ -714,6 +733,7 @@ def estimate_trees(
         # the result copies what it keeps; the chains' working arrays are released at once
         tree_chains = [chains.pop((i, c)) for c in range(opt.n_chains)]
         results[i] = _assemble(prep_of(i), opt, tree_chains, entropy, reason, check)
+        on_tree()
 
     waiting = dict.fromkeys(range(len(trees)), 0)
 
@@ -732,7 +752,7 @@ def estimate_trees(
         check = _check(prep_of(i), opt, tree_chains, n_run)
         if check.stop or n_run >= last:
             finish(i, "tolerance" if check.stop else "max_iter", check)
-            on_chunk(opt.n_chains * (last - n_run))  # the bar counts the skipped rest
+            on_chunk(0, opt.n_chains * (last - n_run))  # the bar's total loses the unrun rest
             return None
         return next_length(check, n_run, layout.burn, tolerance=opt.mcse_tolerance,
                            ess_min=ESS_PER_CHAIN_MIN * opt.n_chains, step=opt.check_every,
@@ -746,8 +766,12 @@ def estimate_trees(
         def first_block(i: int) -> HDPResult | None:
             if cancel.is_set():
                 raise _Cancelled
-            return _one_call_result(i, trees[i], opt, layout, config, stir, ratios,
-                                    seeds[i, 0], entropy, first_stop)
+            result = _one_call_result(i, trees[i], opt, layout, config, stir, ratios,
+                                      seeds[i, 0], entropy, first_stop)
+            if result is not None:  # done: its iterations run, the rest never will be
+                on_chunk(result.n_iterations, last - result.n_iterations)
+                on_tree()
+            return result
 
         if n_threads == 1 or len(trees) <= 1:
             finished = [(i, first_block(i)) for i in order]
@@ -761,7 +785,6 @@ def estimate_trees(
         for i, result in finished:
             if result is not None:
                 results[i] = result
-                on_chunk(last)  # its first block, and the skipped rest
         order = [i for i in order if i not in results]
     n_tasks = len(order) * opt.n_chains
     if n_threads == 1 or n_tasks <= 1:
