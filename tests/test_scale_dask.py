@@ -168,6 +168,9 @@ def test_dask_prediction_matches_columns_by_name_and_refuses_a_wrong_set():
             model.predict_proba(ddf, chunksize=10)
         with pytest.raises(TypeError, match=r"predict_proba\(ddf\) returns a Dask array"):
             next(model.iter_predict_proba(ddf))
+        darr = pytest.importorskip("dask.array").from_array(X.to_numpy(), chunks=100)
+        with pytest.raises(TypeError, match="Array of Dask: predict_proba takes a Dask DataFrame"):
+            model.predict_proba(darr)
     with pytest.raises(NotFittedError):
         BayesNetClassifier("nb").predict_proba(ddf)
 

@@ -25,7 +25,7 @@ import re
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
 import pandas as pd
@@ -55,6 +55,9 @@ from ..utils._threads import limit_threads
 from ..utils._validation import check_labels, n_threads
 from ..utils._warn import recording, warn
 from ._model_io import ModelFileError, read_model, save_model
+
+if TYPE_CHECKING:  # the result of a Dask DataFrame's prediction (the dask extra)
+    import dask.array
 
 # Attributes that are neither parameters nor in FittedModel but belong to a fit.
 _PRIVATE_STATE = ("_partial_state",)
@@ -403,7 +406,8 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             )
 
     # ------------------------------------------------------------------ predict
-    def predict_proba(self, X: Any, *, chunksize: int | None = None) -> np.ndarray:
+    def predict_proba(self, X: Any, *, chunksize: int | None = None
+                      ) -> np.ndarray | dask.array.Array:
         """``P(y | x)`` for every row, shape (n_samples, n_classes), columns in ``classes_``
         order: the mean of the members' posteriors.
 
@@ -442,7 +446,8 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         with self._threads():
             return members_proba(self.members_, frame)
 
-    def predict_log_proba(self, X: Any, *, chunksize: int | None = None) -> np.ndarray:
+    def predict_log_proba(self, X: Any, *, chunksize: int | None = None
+                          ) -> np.ndarray | dask.array.Array:
         """log of :meth:`predict_proba`, from the members' joint log likelihoods (finite where
         ``P(y | x)`` underflows); ``X``, ``chunksize`` and a Dask DataFrame's lazy result as
         for :meth:`predict_proba`."""
@@ -456,7 +461,8 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         with self._threads():
             return members_log_proba(self.members_, frame)
 
-    def predict(self, X: Any, *, chunksize: int | None = None) -> np.ndarray:
+    def predict(self, X: Any, *, chunksize: int | None = None
+                ) -> np.ndarray | dask.array.Array:
         """Most probable class of every row (ties: the first class in ``classes_``); ``X`` and
         ``chunksize`` as for :meth:`predict_proba` (a Dask DataFrame gives a one-dimensional
         Dask array of labels, one block per partition)."""
@@ -500,7 +506,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         for _, proba in self._predicted_chunks(X, chunksize):
             yield proba
 
-    def _dask_predict(self, X: Any, chunksize: int | None, method: str) -> Any:
+    def _dask_predict(self, X: Any, chunksize: int | None, method: str) -> dask.array.Array:
         """``method`` (``"predict_proba"``, ``"predict_log_proba"`` or ``"predict"``) of the
         Dask DataFrame ``X``: a Dask array with one block per partition, each the in-memory
         method of that partition. Fitted state and columns are checked now, on the frame's
@@ -509,6 +515,10 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         if chunksize is not None:
             raise ValueError("chunksize does not apply to a Dask DataFrame: each partition is "
                              "predicted whole (ddf.repartition changes their size)")
+        if not hasattr(X, "map_partitions"):  # a Dask array: no columns to check or match
+            raise TypeError(f"X is a {type(X).__name__} of Dask: predict_proba takes a Dask "
+                            "DataFrame (dask.dataframe.from_dask_array(X), with the columns' "
+                            "names) or a table in memory")
         self._check_fitted()
         self._match_columns(*as_frame(X._meta))
         if method == "predict":
