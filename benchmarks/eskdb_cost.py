@@ -5,22 +5,34 @@
     python benchmarks/eskdb_cost.py DATASETS --n-jobs 2 --exclude kddcup
     python benchmarks/eskdb_cost.py DATASETS --million adult        # 10^6 rows predicted
     python benchmarks/eskdb_cost.py DATASETS --ensemble eskdb4-hdpe # 4 members, else defaults
+    python benchmarks/eskdb_cost.py DATASETS --largest 10           # the ten largest only
+    python benchmarks/eskdb_cost.py DATASETS --n-jobs -1            # every core, every model
 
 For every dataset (class column last, ``--typing manifest`` as in the experiments) and the first
 split of the experiments' protocol (stratified 2-fold, seed 0): ``ESKDBClassifier()`` with its
-defaults (the runner's ``eskdb-hdpe``) and scikit-learn's forest (the runner's ``rf``: 100 trees
-on the same MDL codes, the paper's settings) are fitted on the training half and predict the test
-half, in turn, with ``--n-jobs`` threads each (default 1: one numba thread too); predictions are
+defaults (the runner's ``eskdb-hdpe``) and scikit-learn's forest twice -- on the same MDL codes
+(the runner's ``rf``: 100 trees, the paper's settings) and on the raw columns (``rf-raw``: the
+same forest on numbers and one-hot nominal columns, what a user runs) -- are fitted on the
+training half and predict the test half, in turn, with ``--n-jobs`` threads each (default 1: one
+numba thread too; ``-1``: every core, the ensemble's members and both forests' trees in
+parallel, numba's kernels with as many threads); predictions are
 timed ``--repeat`` times, interleaved, encoding included (the test rows are selected from the
 table before the clock starts, as a caller holds them), and the fastest kept. ``--rounds N``
 fits every model N times, in rounds that interleave the models (their order turned by one
 each round, so that no model always follows the same one), and keeps each one's fastest fit
 and prediction (this 2-core machine's speed drifts by tens of percent within minutes). With
-``--before REV`` the same is done, before the other two and in a separate process (one Python
+``--before REV`` the same is done, before the others and in a separate process (one Python
 cannot import two versions of the library), by ``ESKDBClassifier()`` of commit ``REV``, checked
 out into a temporary worktree. Prints one JSON line per dataset, then the medians over the
 datasets of ESKDB fit seconds / forest fit seconds and of ESKDB test rows per second / forest
-test rows per second.
+test rows per second: against ``rf`` (the keys ``fit_ratio``, ``predict_ratio``, as before
+``rf-raw`` was measured), against ``rf-raw`` (``raw_fit_ratio``, ``raw_predict_ratio``) and
+against the faster of the two forests, fit and prediction each (``best_fit_ratio``,
+``best_predict_ratio``). ``--no-raw-forest`` leaves ``rf-raw`` out (the output of the runs
+before it was added).
+
+``--largest N``: only the N datasets with the most training rows x attributes (the first
+split's training half; every dataset is read once to count them), measured smallest first.
 
 ``--million NAME``: that dataset's fitted models also predict 10^6 rows (its rows repeated, in
 batches of 10^5), a throughput figure for large inputs. ``--ensemble NAME``: another ensemble of
@@ -51,6 +63,7 @@ sys.path.insert(0, str(ROOT))
 #: the two classifiers, as the experiment runner names them
 ENSEMBLE = "eskdb-hdpe"
 FOREST = "rf"
+RAW_FOREST = "rf-raw"
 
 # What one measurement does, as a program: run here for this checkout, and in a subprocess
 # with an older checkout first on sys.path for --before (that checkout's ESKDBClassifier()).
@@ -89,7 +102,7 @@ if __name__ == "__main__":
 class Before:
     """``ESKDBClassifier()`` of an older commit, measured by a worker process."""
 
-    def __init__(self, rev: str, warm_path: str, n_jobs: int) -> None:
+    def __init__(self, rev: str, warm_path: str, threads: int) -> None:
         self.dir = tempfile.mkdtemp(prefix="hdpbn-before-")
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", self.dir, rev],
                        check=True, capture_output=True)
@@ -97,7 +110,7 @@ class Before:
         script.write_text(_WORKER + "\n\n" + inspect.getsource(time_fit_and_predict) + _MAIN)
         env = {**os.environ, "PYTHONPATH": self.dir}
         self.proc = subprocess.Popen(
-            [sys.executable, str(script), self.dir, warm_path, str(n_jobs)],
+            [sys.executable, str(script), self.dir, warm_path, str(threads)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=self.dir)
 
     def measure(self, path: str, typing: str, n_jobs: int, repeat: int) -> dict:
@@ -140,6 +153,23 @@ def _fit_and_predict(name: str, X: pd.DataFrame, labels: np.ndarray, train: np.n
     return model, fit_s, predict_s
 
 
+def largest_datasets(refs: list, n: int, typing: str) -> list:
+    """The ``n`` datasets of ``refs`` with the most training rows x attributes (the first split's
+    training half, as measured), in the order of ``refs`` (smallest file first)."""
+    from validation.experiments.runner import CrossValidation, load_dataset
+
+    if n < 1:
+        raise ValueError(f"--largest must be a positive number of datasets, got {n}")
+    size = {}
+    for ref in refs:
+        X, labels = load_dataset(ref, typing)
+        y = np.unique(labels, return_inverse=True)[1]
+        _, _, train, _ = next(iter(CrossValidation().splits(y)))
+        size[ref.name] = int(train.size) * int(X.shape[1])
+    keep = set(sorted(size, key=lambda name: (-size[name], name))[:n])
+    return [ref for ref in refs if ref.name in keep]
+
+
 def _million(models: dict, X_test: pd.DataFrame) -> dict:
     """Seconds to predict 10^6 rows (the test rows repeated) in batches of 10^5."""
     reps = -(-100_000 // len(X_test))
@@ -148,6 +178,8 @@ def _million(models: dict, X_test: pd.DataFrame) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, model in models.items():
+            if model is None:
+                continue
             t0 = time.perf_counter()
             for _ in range(10):
                 model.predict_proba(batch)
@@ -159,19 +191,25 @@ def main(argv=None) -> int:
     import numba
 
     from benchmarks.eskdb_speed import _warm_up
+    from fastpath.utils._validation import n_threads
     from validation.experiments.runner import CrossValidation, discover_datasets, load_dataset
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data", nargs="+", help="data files or folders (as the experiment runner)")
-    ap.add_argument("--n-jobs", type=int, default=1, help="threads of every model (default 1)")
+    ap.add_argument("--n-jobs", type=int, default=1,
+                    help="threads of every model (default 1; -1: every core)")
     ap.add_argument("--repeat", type=int, default=3, help="predictions timed per model")
     ap.add_argument("--rounds", type=int, default=1,
-                    help="fits per model, interleaved (older commit, this one, forest), the "
-                         "fastest kept (default 1)")
+                    help="fits per model, interleaved (older commit, this one, the forests), "
+                         "the fastest kept (default 1)")
     ap.add_argument("--before", help="also measure ESKDBClassifier() of this git revision")
     ap.add_argument("--million", default="", help="datasets whose models predict 10^6 rows")
     ap.add_argument("--exclude", default="", help="dataset names to skip (comma-separated)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N datasets (by size)")
+    ap.add_argument("--largest", type=int, default=0,
+                    help="only the N datasets with the most training rows x attributes")
+    ap.add_argument("--no-raw-forest", action="store_true",
+                    help=f"leave out {RAW_FOREST} (the forest on raw columns)")
     ap.add_argument("--typing", default="manifest")
     ap.add_argument("--ensemble", default=ENSEMBLE,
                     help=f"the runner's name of the ensemble measured (default {ENSEMBLE})")
@@ -181,10 +219,15 @@ def main(argv=None) -> int:
     refs = [r for r in discover_datasets(args.data) if r.name not in excluded]
     if args.limit:
         refs = refs[: args.limit]
+    if args.largest:
+        refs = largest_datasets(refs, args.largest, args.typing)
     million = {n for n in args.million.split(",") if n}
-    numba.set_num_threads(min(args.n_jobs, numba.config.NUMBA_NUM_THREADS))
-    _warm_up([args.ensemble, FOREST], 50, args.n_jobs)
-    before = Before(args.before, str(refs[0].path), args.n_jobs) if args.before else None
+    threads = min(n_threads(args.n_jobs), numba.config.NUMBA_NUM_THREADS)
+    numba.set_num_threads(threads)
+    forests = {"forest": FOREST} if args.no_raw_forest else {"forest": FOREST,
+                                                              "forest_raw": RAW_FOREST}
+    _warm_up([args.ensemble, *forests.values()], 50, args.n_jobs)
+    before = Before(args.before, str(refs[0].path), threads) if args.before else None
     rows = []
     try:
         for ref in refs:
@@ -193,14 +236,12 @@ def main(argv=None) -> int:
             _, _, train, test = next(iter(CrossValidation().splits(y)))
             record = {"dataset": ref.name, "train_rows": int(train.size),
                       "test_rows": int(test.size)}
-            # --rounds rounds of (older commit, this one, forest), each side's fastest kept:
-            # the machine's speed drifts, and a round spreads the drift over the three; the
+            # --rounds rounds of (older commit, this one, the forests), each side's fastest kept:
+            # the machine's speed drifts, and a round spreads the drift over the sides; the
             # order turns by one each round, so that no side always follows the same one (a
             # side can leave the machine busier or its caches colder)
-            best = {"before": [math.inf, math.inf], "ensemble": [math.inf, math.inf],
-                    "forest": [math.inf, math.inf]}
-            sides = ["before", "ensemble", "forest"] if before is not None else [
-                "ensemble", "forest"]
+            sides = (["before"] if before is not None else []) + ["ensemble", *forests]
+            best = {side: [math.inf, math.inf] for side in sides}
             models = {}
             for r in range(args.rounds):
                 for side in sides[r % len(sides):] + sides[: r % len(sides)]:
@@ -209,14 +250,13 @@ def main(argv=None) -> int:
                                              args.repeat)
                         fit, pred = old["fit_s"], old["predict_s"]
                     else:
-                        name = args.ensemble if side == "ensemble" else FOREST
+                        name = args.ensemble if side == "ensemble" else forests[side]
                         models[side], fit, pred = _fit_and_predict(
                             name, X, labels, train, test, args.n_jobs, args.repeat)
                     best[side] = [min(best[side][0], fit), min(best[side][1], pred)]
-            (fit_o, pred_o), (fit_e, pred_e), (fit_f, pred_f) = (
-                best["before"], best["ensemble"], best["forest"])
-            ens, rf = models["ensemble"], models["forest"]
+            (fit_e, pred_e), (fit_f, pred_f) = best["ensemble"], best["forest"]
             if before is not None:
+                fit_o, pred_o = best["before"]
                 record.update(before_fit_s=round(fit_o, 4),
                               before_rows_per_s=round(test.size / pred_o))
             record.update(fit_s=round(fit_e, 4), rf_fit_s=round(fit_f, 4),
@@ -224,14 +264,25 @@ def main(argv=None) -> int:
                           rows_per_s=round(test.size / pred_e),
                           rf_rows_per_s=round(test.size / pred_f),
                           predict_ratio=round(pred_f / pred_e, 3))
+            if "forest_raw" in best:
+                fit_r, pred_r = best["forest_raw"]
+                record.update(rf_raw_fit_s=round(fit_r, 4),
+                              rf_raw_rows_per_s=round(test.size / pred_r),
+                              raw_fit_ratio=round(fit_e / fit_r, 3),
+                              raw_predict_ratio=round(pred_r / pred_e, 3),
+                              best_fit_ratio=round(fit_e / min(fit_f, fit_r), 3),
+                              best_predict_ratio=round(min(pred_f, pred_r) / pred_e, 3))
             if before is not None:
                 record.update(before_fit_ratio=round(record["before_fit_s"] / fit_f, 3),
                               before_predict_ratio=round(
                                   record["before_rows_per_s"] / record["rf_rows_per_s"], 3))
             if ref.name in million:
-                seconds = _million({"eskdb": ens, "rf": rf}, X.iloc[test])
+                seconds = _million({"eskdb": models["ensemble"], "rf": models["forest"],
+                                    "rf_raw": models.get("forest_raw")}, X.iloc[test])
                 record.update(million_rows_s=round(seconds["eskdb"], 2),
                               rf_million_rows_s=round(seconds["rf"], 2))
+                if "rf_raw" in seconds:
+                    record.update(rf_raw_million_rows_s=round(seconds["rf_raw"], 2))
             rows.append(record)
             print(json.dumps(record), flush=True)
     finally:
@@ -242,6 +293,14 @@ def main(argv=None) -> int:
           f"forest fit "
           f"{frame.fit_ratio.median():.2f}, median ESKDB / forest test rows per second "
           f"{frame.predict_ratio.median():.2f}")
+    print(f"  threads: {_threads_said(args.n_jobs, threads, list(forests.values()))}")
+    if "raw_fit_ratio" in frame:
+        for label, fit, pred in (
+                (f"{RAW_FOREST} (raw columns)", "raw_fit_ratio", "raw_predict_ratio"),
+                ("the faster forest (each measure)", "best_fit_ratio", "best_predict_ratio")):
+            print(f"  against {label}: median fit / forest fit {frame[fit].median():.2f} "
+                  f"(max {frame[fit].max():.2f}), median test rows per second / forest's "
+                  f"{frame[pred].median():.2f} (min {frame[pred].min():.2f})")
     if before is not None:
         print(f"  before ({args.before}): median fit / forest fit "
               f"{frame.before_fit_ratio.median():.2f}, median test rows per second / forest's "
@@ -250,6 +309,15 @@ def main(argv=None) -> int:
     print("  five largest training sets: " + ", ".join(
         f"{r.dataset} {r.fit_ratio:.2f}" for r in largest.itertuples()))
     return 0
+
+
+def _threads_said(n_jobs: int, threads: int, forests: list[str]) -> str:
+    """What ``--n-jobs`` gave every model, in words (printed with the medians)."""
+    models = f"the ensemble and {' and '.join(forests)}"
+    if n_jobs == 1:
+        return f"one each ({models}: n_jobs=1, one numba thread)"
+    return (f"n_jobs={n_jobs} for {models} (the ensemble's members and the forests' trees in "
+            f"parallel; numba kernels with {threads} threads, {os.cpu_count()} cores)")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,15 @@
-"""Dask fits on a LocalCluster: counts and models identical to the in-memory fit."""
+"""Dask fits on a LocalCluster: counts and models identical to the in-memory fit; a Dask
+DataFrame predicted as a Dask array equal to the in-memory prediction."""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from fastpath import BayesNetClassifier
+from fastpath import BayesNetClassifier, ESKDBClassifier
 from fastpath.classifier import NotFittedError
 from fastpath.io import load_dataset
 from fastpath.scale import StreamError
@@ -105,3 +108,94 @@ def test_dask_fit_with_the_default_hdp_sampler_equals_in_memory_fit():
     for ta, tb in zip(a.probability_tables_, b.probability_tables_, strict=True):
         np.testing.assert_array_equal(ta, tb)
     assert a.n_iter_ == b.n_iter_ and a.diagnostics_.to_dict() == b.diagnostics_.to_dict()
+
+
+# ---------------------------------------------------------------- predicting a Dask DataFrame
+def _synchronous():
+    import dask
+
+    return dask.config.set(scheduler="synchronous")
+
+
+@pytest.mark.parametrize("ensemble", [False, True])
+def test_a_dask_frame_predicts_a_dask_array_equal_to_the_in_memory_prediction(ensemble):
+    da = pytest.importorskip("dask.array")
+    X, y, _ = _frame("credit-a")  # numeric and nominal columns, missing values
+    model = (ESKDBClassifier(n_estimators=3, estimator="m", random_state=1) if ensemble
+             else BayesNetClassifier("tan", estimator="m", random_state=0)).fit(X, y)
+    ddf = dd.from_pandas(X, npartitions=4)
+    with _synchronous():
+        proba = model.predict_proba(ddf)
+        log_proba = model.predict_log_proba(ddf)
+        labels = model.predict(ddf)
+        for lazy in (proba, log_proba, labels):
+            assert isinstance(lazy, da.Array) and lazy.numblocks[0] == 4
+        assert proba.shape[1] == log_proba.shape[1] == 2 and proba.dtype == np.float64
+        assert labels.ndim == 1 and labels.dtype == model.classes_.dtype
+        whole = ddf.compute()
+        np.testing.assert_array_equal(proba.compute(), model.predict_proba(whole))
+        np.testing.assert_array_equal(log_proba.compute(), model.predict_log_proba(whole))
+        np.testing.assert_array_equal(labels.compute(), model.predict(whole))
+        # the blocks' row counts are the partitions'
+        sizes = proba.compute_chunk_sizes().chunks[0]
+        assert sizes == tuple(len(p) for p in ddf.partitions)
+
+
+def test_a_dask_frame_predicted_on_workers_by_a_dask_fitted_model(client):
+    # the model travels pickled to the worker processes; fitted on a Dask DataFrame itself
+    X, _, df = _frame("car")
+    model = ESKDBClassifier(n_estimators=2, estimator="m", random_state=0)
+    model.fit(dd.from_pandas(df, npartitions=3), "class")
+    ddf = dd.from_pandas(X, npartitions=5)
+    np.testing.assert_array_equal(model.predict_proba(ddf).compute(), model.predict_proba(X))
+    np.testing.assert_array_equal(model.predict(ddf).compute(), model.predict(X))
+
+
+def test_dask_prediction_matches_columns_by_name_and_refuses_a_wrong_set():
+    X, y, _ = _frame("credit-a")
+    model = BayesNetClassifier("nb", estimator="m").fit(X, y)
+    ddf = dd.from_pandas(X, npartitions=3)
+    expected = model.predict_proba(X)
+    with _synchronous():
+        reordered = ddf[list(X.columns[::-1])]
+        np.testing.assert_array_equal(model.predict_proba(reordered).compute(), expected)
+        # checked when called, on the frame's metadata, before anything is computed
+        with pytest.raises(ValueError, match=r"missing columns \['A3'\]"):
+            model.predict_proba(ddf.drop(columns="A3"))
+        with pytest.raises(ValueError, match=r"unexpected columns \['extra'\]"):
+            model.predict(ddf.assign(extra=1.0))
+        with pytest.raises(ValueError, match="chunksize does not apply to a Dask DataFrame"):
+            model.predict_proba(ddf, chunksize=10)
+        with pytest.raises(TypeError, match=r"predict_proba\(ddf\) returns a Dask array"):
+            next(model.iter_predict_proba(ddf))
+        darr = pytest.importorskip("dask.array").from_array(X.to_numpy(), chunks=100)
+        with pytest.raises(TypeError, match="Array of Dask: predict_proba takes a Dask DataFrame"):
+            model.predict_proba(darr)
+    with pytest.raises(NotFittedError):
+        BayesNetClassifier("nb").predict_proba(ddf)
+
+
+def test_dask_prediction_without_names_unknown_divisions_and_an_empty_partition():
+    from dask import delayed
+
+    X, y, _ = _frame("credit-a")
+    numbers = X.select_dtypes("number")
+    array = numbers.to_numpy()
+    model = BayesNetClassifier("tan", estimator="m").fit(array, y)  # no column names
+    expected = model.predict_proba(array)
+    parts = [numbers.iloc[:300], numbers.iloc[:0], numbers.iloc[300:]]
+    ddf = dd.from_delayed([delayed(p) for p in parts], meta=numbers.iloc[:0])
+    assert not ddf.known_divisions
+    with _synchronous():
+        # names the model was fitted without: said once, by the call, not per partition
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lazy = model.predict_proba(ddf)
+            assert [str(w.message)[:22] for w in caught] == ["X has feature names, b"]
+            np.testing.assert_array_equal(lazy.compute(), expected)
+        assert len(caught) == 1
+        assert lazy.compute_chunk_sizes().chunks[0] == (300, 0, len(X) - 300)
+        # integer column labels (dd.from_array) are no names: matched by position, silently
+        unnamed = dd.from_array(array, chunksize=250)
+        np.testing.assert_array_equal(model.predict_proba(unnamed).compute(), expected)
+        np.testing.assert_array_equal(model.predict(unnamed).compute(), model.predict(array))

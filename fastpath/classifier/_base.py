@@ -17,6 +17,7 @@ fitted state, so one fitted classifier may predict from several threads at once.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import os
@@ -24,7 +25,7 @@ import re
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
 import pandas as pd
@@ -62,6 +63,9 @@ from ..utils._validation import (
 )
 from ..utils._warn import recording, warn
 from ._model_io import ModelFileError, read_model, save_model
+
+if TYPE_CHECKING:  # the result of a Dask DataFrame's prediction (the dask extra)
+    import dask.array
 
 # Attributes that are neither parameters nor in FittedModel but belong to a fit.
 _PRIVATE_STATE = ("_partial_state",)
@@ -154,6 +158,22 @@ def _init_with(signature: inspect.Signature, qualname: str):
     __init__.__signature__ = signature
     __init__.__qualname__ = f"{qualname}.__init__"
     return __init__
+
+
+#: the warnings of :meth:`BaseBayesNet._match_columns` about names, given once per call for a
+#: Dask DataFrame (on its metadata), not again per partition
+_NAME_WARNINGS = r"X (does not have valid feature names|has feature names)"
+
+
+def _predict_partition(partition: pd.DataFrame, model: BaseBayesNet, method: str) -> np.ndarray:
+    """One partition's ``method`` (:meth:`BaseBayesNet._dask_predict`); an empty partition
+    gives an empty block."""
+    if partition.shape[0] == 0:
+        shape = (0,) if method == "predict" else (0, len(model.classes_))
+        return np.empty(shape, dtype=model.classes_.dtype if method == "predict" else float)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_NAME_WARNINGS)
+        return getattr(model, method)(partition)
 
 
 class BaseBayesNet(ClassifierMixin, BaseEstimator):
@@ -386,7 +406,12 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
 
     def _validate_X(self, X: Any) -> pd.DataFrame:
         """``X`` to predict on, its columns matched to those seen in fit (zero rows allowed)."""
-        frame, has_names = self._frame(X, rows_needed=False)
+        return self._match_columns(*self._frame(X, rows_needed=False))
+
+    def _match_columns(self, frame: pd.DataFrame, has_names: bool) -> pd.DataFrame:
+        """``frame``'s columns matched to those seen in fit: the same names in another order
+        are put in fit's order; ``ValueError`` names missing and unexpected columns, or says
+        the width is wrong; a warning when only one side has names."""
         fitted_names = getattr(self, "feature_names_in_", None)
         if fitted_names is not None and has_names:
             names = list(column_labels(frame.columns))
@@ -453,24 +478,38 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             )
 
     # ------------------------------------------------------------------ predict
-    def predict_proba(self, X: Any, *, chunksize: int | None = None) -> np.ndarray:
+    def predict_proba(self, X: Any, *, chunksize: int | None = None
+                      ) -> np.ndarray | dask.array.Array:
         """``P(y | x)`` for every row, shape (n_samples, n_classes), columns in ``classes_``
         order: the mean of the members' posteriors.
 
         Parameters
         ----------
-        X : DataFrame or array-like of shape (n_samples, n_features), or a stream
+        X : DataFrame or array-like of shape (n_samples, n_features), a stream, or a Dask
+            DataFrame
             The rows. A *stream* is read ``chunksize`` rows at a time, as :meth:`fit` reads
             one: a path to a CSV/TSV (optionally compressed), Parquet or ARFF file, a binary
             file object of CSV (``sys.stdin.buffer``), or an iterator of DataFrame chunks. A
             file's columns are matched by name (others are ignored) and typed as the model
             codes them (:mod:`fastpath.scale._predict`); the result equals, bit for bit, the
-            prediction of the whole table read by :func:`fastpath.io.read_table`.
+            prediction of the whole table read by :func:`fastpath.io.read_table`. A
+            ``dask.dataframe.DataFrame`` gives a lazy ``dask.array.Array`` (see Returns).
         chunksize : int, optional
             Streams only: rows per chunk read from a file (default 100,000). Memory follows
             it, except for the returned array itself (:meth:`iter_predict_proba` returns one
             array per chunk instead).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes), or dask.array.Array
+            For a Dask DataFrame, a Dask array of one block per partition (float64, its
+            blocks' row counts unknown until computed: ``.compute_chunk_sizes()``), each
+            partition predicted where it lies, as dask-ml's ``ParallelPostFit`` does. Its
+            columns are checked (and put in fit's order) when called; its values equal, bit
+            for bit, ``predict_proba(ddf.compute())``.
         """
+        if is_dask_frame(X):
+            return self._dask_predict(X, chunksize, "predict_proba")
         if _is_prediction_stream(X):
             return self._stream_array(X, chunksize, log=False)
         _no_chunksize(chunksize)
@@ -479,9 +518,13 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         with self._threads():
             return members_proba(self.members_, frame, self._class_shift())
 
-    def predict_log_proba(self, X: Any, *, chunksize: int | None = None) -> np.ndarray:
+    def predict_log_proba(self, X: Any, *, chunksize: int | None = None
+                          ) -> np.ndarray | dask.array.Array:
         """log of :meth:`predict_proba`, from the members' joint log likelihoods (finite where
-        ``P(y | x)`` underflows); ``X`` and ``chunksize`` as for :meth:`predict_proba`."""
+        ``P(y | x)`` underflows); ``X``, ``chunksize`` and a Dask DataFrame's lazy result as
+        for :meth:`predict_proba`."""
+        if is_dask_frame(X):
+            return self._dask_predict(X, chunksize, "predict_log_proba")
         if _is_prediction_stream(X):
             return self._stream_array(X, chunksize, log=True)
         _no_chunksize(chunksize)
@@ -490,9 +533,13 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         with self._threads():
             return members_log_proba(self.members_, frame, self._class_shift())
 
-    def predict(self, X: Any, *, chunksize: int | None = None) -> np.ndarray:
+    def predict(self, X: Any, *, chunksize: int | None = None
+                ) -> np.ndarray | dask.array.Array:
         """Most probable class of every row (ties: the first class in ``classes_``); ``X`` and
-        ``chunksize`` as for :meth:`predict_proba`."""
+        ``chunksize`` as for :meth:`predict_proba` (a Dask DataFrame gives a one-dimensional
+        Dask array of labels, one block per partition)."""
+        if is_dask_frame(X):
+            return self._dask_predict(X, chunksize, "predict")
         proba = self.predict_proba(X, chunksize=chunksize)  # checks that the model is fitted
         return self.classes_[np.argmax(proba, axis=1)]
 
@@ -532,6 +579,27 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         for _, proba in self._predicted_chunks(X, chunksize):
             yield proba
 
+    def _dask_predict(self, X: Any, chunksize: int | None, method: str) -> dask.array.Array:
+        """``method`` (``"predict_proba"``, ``"predict_log_proba"`` or ``"predict"``) of the
+        Dask DataFrame ``X``: a Dask array with one block per partition, each the in-memory
+        method of that partition. Fitted state and columns are checked now, on the frame's
+        metadata (a wrong column set raises here, not when computed); the graph holds a
+        shallow copy of the model, so a later fit does not change what it computes."""
+        if chunksize is not None:
+            raise ValueError("chunksize does not apply to a Dask DataFrame: each partition is "
+                             "predicted whole (ddf.repartition changes their size)")
+        if not hasattr(X, "map_partitions"):  # a Dask array: no columns to check or match
+            raise TypeError(f"X is a {type(X).__name__} of Dask: predict_proba takes a Dask "
+                            "DataFrame (dask.dataframe.from_dask_array(X), with the columns' "
+                            "names) or a table in memory")
+        self._check_fitted()
+        self._match_columns(*as_frame(X._meta))
+        if method == "predict":
+            meta = np.empty((0,), dtype=self.classes_.dtype)
+        else:
+            meta = np.empty((0, len(self.classes_)), dtype=np.float64)
+        return X.map_partitions(_predict_partition, copy.copy(self), method, meta=meta)
+
     def _stream_array(self, X: Any, chunksize: int | None, *, log: bool) -> np.ndarray:
         """The predictions of a stream as one array; a file that is not UTF-8 after its first
         chunks is read again as Latin-1 (what :func:`fastpath.io.read_table` does)."""
@@ -551,8 +619,9 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         predictions."""
         self._check_fitted()
         if is_dask_frame(X):
-            raise TypeError("a Dask DataFrame is predicted partition by partition: "
-                            "ddf.map_partitions(clf.predict_proba) on each partition's frame")
+            raise TypeError("iter_predict_proba does not read a Dask DataFrame: "
+                            "predict_proba(ddf) returns a Dask array, one block per partition "
+                            "(its .blocks, or .to_delayed(), one at a time)")
         size = check_chunksize(chunksize)
         names = self.__dict__.get("feature_names_in_")
         plans = None if names is None else column_plans(
