@@ -127,10 +127,12 @@ def test_ensemble_and_raw_forest_names():
         "eskdb", 20, 5, True, "ESKDB-20-HDP")
     d = parse_classifier("ESKDB5-mdl-m")
     assert (d.n_members, d.stochastic, d.estimator) == (5, False, "m")
-    # ensembles' cells since their selection is sampled are kept apart from the older ones
-    assert e.cache_tag(1000) == "eskdb-hdp-it1000-selauto"
+    # ensembles' cells since their selection is sampled, and since their stochastic cut points
+    # have the authors' forced cut, are kept apart from the older ones
+    assert e.cache_tag(1000) == "eskdb-hdp-it1000-selauto-fc"
     ens = parse_classifier("eskdb-hdpe")
-    assert ens.adaptive_preset == "ensemble" and ens.cache_tag(1000) == "eskdb-hdpe-auto-selauto"
+    assert ens.adaptive_preset == "ensemble" and ens.cache_tag(1000) == "eskdb-hdpe-auto-selauto-fc"
+    assert d.cache_tag(1000) == "eskdb5-mdl-m-selauto"  # Weka's cut points: unchanged
     assert parse_classifier("rf-raw").label == "RF (raw columns)"
     with pytest.raises(ValueError, match="at least one member"):
         parse_classifier("eskdb0-m")

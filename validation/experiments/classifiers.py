@@ -50,7 +50,9 @@ Names
 ``eskdb-hdp``, ``eskdb-m``, ``eskdb10-hdp``, ``eskdb-mdl-hdp``, ``eskdb-hdpe``, ...
     ``eskdb[E][-mdl]-<estimator>``: the ensemble of ``E`` (default 20) selective kDB-5 members
     (:class:`fastpath.ESKDBClassifier`, Zhang, Petitjean & Buntine 2020), each with its own
-    stochastic MDL discretisation, or with Weka's MDL for every member (``-mdl``); ``-hdp``
+    stochastic MDL discretisation (with the authors' forced cut since 2026-11-28: a numeric
+    column that no admissible cut splits gets one, drawn in proportion to information gain), or
+    with Weka's MDL for every member (``-mdl``); ``-hdp``
     samples ``--iterations`` iterations with the paper's sampler (the authors ran 1,000),
     ``-hdpe`` with the ensemble's default sampler (``sampler="ensemble"``: ``ESKDBClassifier()``
     as shipped), ``-hdpa`` / ``-hdpp`` with the single classifier's adaptive presets. Every
@@ -162,13 +164,14 @@ class ClassifierSpec:
         """Directory name of this classifier's cached cells (HDP tags carry the iterations;
         the adaptive samplers', ``-auto``, their adaptive length; the ensembles' the rows of
         their members' selection sample, ``-selauto``, since 2026-11-26: cells computed when
-        every row scored the selection are not reused)."""
+        every row scored the selection are not reused; and, with stochastic cut points, ``-fc``
+        for the authors' forced cut, since 2026-11-28)."""
         if self.fast_sampler or self.adaptive_sampler:
             tag = f"{self.name}-auto"
         else:
             tag = f"{self.name}-it{iterations}" if self.estimator == "hdp" else self.name
         if self.family == "eskdb":
-            tag += f"-sel{ENSEMBLE_SELECTION_ROWS}"
+            tag += f"-sel{ENSEMBLE_SELECTION_ROWS}" + ("-fc" if self.stochastic else "")
         return tag
 
     @property
