@@ -500,7 +500,12 @@ def test_stochastic_matches_exact_enumeration(column):
     x, y = np.array(x, dtype=np.float64), np.array(y)
     exact, _ = _exact_distribution(x, y, k)
     assert math.isclose(sum(exact.values()), 1.0) and len(exact) >= 3
-    n_draws = 4000
+    _assert_draws_follow(x, y, k, exact, n_draws=4000, min_expected=80)
+
+
+def _assert_draws_follow(x, y, k, exact, n_draws, min_expected):
+    """The cuts of seeds ``0..n_draws-1`` follow ``exact`` ({cuts: probability}) by Pearson's
+    chi-square, and reject the distribution of uniform draws (the power of the test)."""
     seen = {}
     for seed in range(n_draws):  # fixed seeds: the test is deterministic
         key = tuple(stochastic_mdl_cut_points(x, y, k, seed).tolist())
@@ -508,12 +513,13 @@ def test_stochastic_matches_exact_enumeration(column):
     assert set(seen) <= set(exact)  # only outcomes of positive probability
     keys = sorted(exact)
     observed = np.array([seen.get(c, 0) for c in keys])
-    # Pearson's chi-square: every expected count is >= 80 here, so the chi2(len - 1) law is
-    # accurate; a correct sampler fails p < 1e-3 once in a thousand seed sets.
+    # every expected count is >= min_expected, so the chi2(len - 1) law is accurate; a correct
+    # sampler fails p < 1e-3 once in a thousand seed sets
     expected = np.array([exact[c] for c in keys]) * n_draws
-    assert expected.min() >= 80
+    assert expected.min() >= min_expected
     assert chi2.sf(((observed - expected) ** 2 / expected).sum(), len(keys) - 1) > 1e-3
-    # power: drawing uniformly among admissible cuts would be rejected with these draws
+    # power: drawing uniformly (among admissible cuts, or the forced cut's candidates) would be
+    # rejected with these draws
     uniform, _ = _exact_distribution(x, y, k, weight="uniform")
     alt = np.array([uniform.get(c, 0.0) for c in keys]) * n_draws
     assert chi2.sf(((observed - alt) ** 2 / np.maximum(alt, 1e-12)).sum(), len(keys) - 1) < 1e-6
@@ -572,21 +578,8 @@ def test_forced_cut_is_drawn_in_proportion_to_gain(column):
     exact, _ = _exact_distribution(x, y, k)
     assert math.isclose(sum(exact.values()), 1.0) and len(exact) >= 3
     assert all(len(cuts) == 1 for cuts in exact)
-    n_draws = 3000
-    seen = {}
-    for seed in range(n_draws):
-        key = tuple(stochastic_mdl_cut_points(x, y, k, seed).tolist())
-        seen[key] = seen.get(key, 0) + 1
-    assert set(seen) <= set(exact)  # a cut of zero gain is never drawn
-    keys = sorted(exact)
-    observed = np.array([seen.get(c, 0) for c in keys])
-    expected = np.array([exact[c] for c in keys]) * n_draws
-    assert expected.min() >= 50
-    assert chi2.sf(((observed - expected) ** 2 / expected).sum(), len(keys) - 1) > 1e-3
-    # power: a uniform draw among the candidates would be rejected with these draws
-    uniform, _ = _exact_distribution(x, y, k, weight="uniform")
-    alt = np.array([uniform.get(c, 0.0) for c in keys]) * n_draws
-    assert chi2.sf(((observed - alt) ** 2 / np.maximum(alt, 1e-12)).sum(), len(keys) - 1) < 1e-6
+    assert len(exact) < len(_stochastic_tools(x, y, k)[1](0, x.size)) or column == 0
+    _assert_draws_follow(x, y, k, exact, n_draws=3000, min_expected=50)  # zero gain: never
 
 
 def test_forced_cut_without_any_gain_is_uniform():
