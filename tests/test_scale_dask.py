@@ -58,6 +58,24 @@ def test_dask_fit_equals_in_memory_fit(client, structure, k):
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
 
 
+def test_dask_ensemble_fit_equals_in_memory_fit():
+    # every member's stochastic cut points (the forced cut of a column of noise included),
+    # order and tables are the in-memory fit's
+    X, y, df = _frame("credit-a")
+    noise = np.random.default_rng(0).normal(size=len(X)).round(1)
+    X, df = X.assign(noise=noise), df.assign(noise=noise)[[*X.columns, "noise", "class"]]
+    params = dict(n_estimators=3, k=2, estimator="m", random_state=1)
+    import dask
+
+    with dask.config.set(scheduler="synchronous"):
+        b = ESKDBClassifier(**params).fit(dd.from_pandas(df, npartitions=4), "class")
+    a = ESKDBClassifier(**params).fit(X, y)
+    for ma, mb in zip(a.members_, b.members_, strict=True):
+        assert ma.encoder.codings_ == mb.encoder.codings_ and ma.order == mb.order
+        assert len(ma.encoder.codings_[X.columns.get_loc("noise")].cut_points) >= 1
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
 def test_dask_fit_without_a_client_uses_the_local_scheduler():
     X, y, df = _frame("car")
     import dask
