@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fastpath import BayesNetClassifier, ESKDBClassifier
+from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions
 from fastpath.classifier import load_classifier
 from fastpath.classifier._model_io import FORMAT_VERSION, read_model, read_model_meta, save_model
 from fastpath.io import load_dataset
@@ -85,7 +85,8 @@ def assert_same_fitted(a: FittedModel, b: FittedModel) -> None:
 @pytest.mark.parametrize("structure,k", [("nb", 0), ("tan", 1), ("kdb", 2), ("skdb", 2)])
 def test_save_load_round_trip_is_exact(credit, tmp_path, structure, k, estimator):
     X, y = credit
-    clf = BayesNetClassifier(structure, k=k, estimator=estimator, n_iter=20,
+    clf = BayesNetClassifier(structure, k=k, estimator=estimator,
+                             sampler=HDPOptions.preset("adaptive", n_iter=20),
                              random_state=0).fit(X, y)
     path = tmp_path / "model.npz"
     clf.save(path)
