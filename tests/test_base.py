@@ -40,7 +40,7 @@ def test_the_classifiers_share_their_parameters_and_differ_in_their_own():
         if name not in ("sampler", "selection_rows"):
             assert single[name].default == ensemble[name].default, name
     # the constructors keep what most users set (issue 44): at most 16 parameters each
-    assert len(single) <= 16 and len(ensemble) <= 17
+    assert len(single) <= 16 and len(ensemble) <= 16
     assert (single["sampler"].default, ensemble["sampler"].default) == ("adaptive", "ensemble")
     assert (single["selection_rows"].default, ensemble["selection_rows"].default) == (None,
                                                                                         "auto")

@@ -74,13 +74,17 @@ _PRIVATE_STATE = ("_partial_state",)
 #: ``BayesNetClassifier``'s docstring documents them).
 SHARED_PARAMETERS: tuple[str, ...] = (
     "m", "m_backoff", "categorical_features", "na_values", "numeric_errors", "exclude_features",
-    "class_weight", "hls_C", "sampler", "selection_rows", "n_jobs", "random_state", "verbose",
+    "class_weight", "sampler", "selection_rows", "n_jobs", "random_state", "verbose",
 )
 
 
 def _removed_keywords(cls: type, params: dict[str, Any]) -> str | None:
-    """What to write instead of the former sampler keywords among ``params`` (None when there
-    are none): the :class:`HDPOptions` they now are."""
+    """What to write instead of the former keywords among ``params`` (None when there are
+    none): the :class:`HDPOptions` the sampler's now are, the ``HLSOptions`` ``hls_C`` is."""
+    if "hls_C" in params:
+        return (f"{cls.__name__}: hls_C is no longer a parameter; HLS's penalty is an option of "
+                f"its estimator: pass estimator=HLSOptions(C={params['hls_C']!r}) (from "
+                "fastpath.estimate import HLSOptions)")
     removed = [name for name in params if name in HDP_PARAMETERS]
     if not removed:
         return None
@@ -161,7 +165,6 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
     numeric_errors: str
     exclude_features: str | Sequence[str | int] | None
     class_weight: dict[Any, float] | str | None
-    hls_C: float
     sampler: str | HDPOptions
     selection_rows: int | str | None
     n_jobs: int | None

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..estimate._hls import HLS_C
+from ..estimate._hls_options import HLSOptions
 from ..estimate.hdp._options import DEFAULT_ENSEMBLE_SAMPLER, HDPOptions
 from ..structure._selective import ENSEMBLE_SELECTION_ROWS
 from ._base import BaseBayesNet
@@ -32,16 +32,17 @@ class ESKDBClassifier(BaseBayesNet):
         Members (the authors' scripts use 20).
     k : int, default=5
         ``K`` of every member's selective kDB (the authors' default).
-    estimator : {"hdp", "m", "hgs", "hls"}, default="hdp"
+    estimator : {"hdp", "m", "hgs", "hls"} or HLSOptions, default="hdp"
         How the members' tables are estimated (``"m"``: the ablation without HDP smoothing;
-        ``"hgs"``, ``"hls"``: HDP's successors, as for :class:`~fastpath.BayesNetClassifier`).
+        ``"hgs"``, ``"hls"`` or an ``HLSOptions``: HDP's successors, as for
+        :class:`~fastpath.BayesNetClassifier`).
     stochastic_discretization : bool, default=True
         Each member cuts numeric columns with its own stochastic MDL
         (:func:`~fastpath.encode.stochastic_mdl_cut_points`), with the authors' forced cut: a
         column of two or more distinct values that no cut passing the MDL criterion splits
         still gets one cut, drawn in proportion to information gain, so no member leaves a
         numeric attribute as one bin; ``False``: every member uses Weka's MDL cut points.
-    m, m_backoff, categorical_features, na_values, numeric_errors, exclude_features, hls_C
+    m, m_backoff, categorical_features, na_values, numeric_errors, exclude_features
         As for :class:`~fastpath.BayesNetClassifier` (``m`` is chosen per member, with the
         back-off ``m_backoff`` the members' m-estimates use).
     sampler : str or HDPOptions, default="ensemble"
@@ -97,16 +98,16 @@ class ESKDBClassifier(BaseBayesNet):
 
     n_estimators: int
     k: int
-    estimator: str
+    estimator: str | HLSOptions
     stochastic_discretization: bool
 
     def __init__(
-        self, n_estimators: int = 20, k: int = 5, estimator: str = "hdp", *,
+        self, n_estimators: int = 20, k: int = 5, estimator: str | HLSOptions = "hdp", *,
         stochastic_discretization: bool = True,
         m: float | str = "auto", m_backoff: str = "path", categorical_features: Any = "auto",
         na_values: str | Sequence[str] | None = None, numeric_errors: str = "coerce",
         exclude_features: str | Sequence[str | int] | None = "auto",
-        class_weight: dict[Any, float] | str | None = None, hls_C: float = HLS_C,
+        class_weight: dict[Any, float] | str | None = None,
         sampler: str | HDPOptions = DEFAULT_ENSEMBLE_SAMPLER,
         selection_rows: int | str | None = ENSEMBLE_SELECTION_ROWS,
         n_jobs: int | None = None, random_state: int | np.random.Generator | None = None,

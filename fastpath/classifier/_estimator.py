@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..estimate._hls import HLS_C
+from ..estimate._hls_options import HLSOptions
 from ..estimate.hdp._options import DEFAULT_SAMPLER, HDPOptions
 from ..pipeline._fitted import Member
 from ..pipeline._stages import pack
@@ -48,16 +48,20 @@ class BayesNetClassifier(BaseBayesNet):
         the leave-one-out RMSE, see :mod:`fastpath.structure._selective`).
     k : int, default=1
         Maximum number of attribute parents for ``"kdb"`` and ``"skdb"`` (ignored otherwise).
-    estimator : {"hdp", "m", "hgs", "hls"}, default="hdp"
+    estimator : {"hdp", "m", "hgs", "hls"} or HLSOptions, default="hdp"
         How conditional probability tables are estimated: the hierarchical Dirichlet process
         (the paper's method, sampled as ``sampler`` says), m-estimates with back-off (the
         paper's baseline; no sampling, so the fastest fit), hierarchical gradient smoothing
         (Zhang, Petitjean & Buntine 2020: every node smoothed towards all its ancestors, one
         weight per level fitted by the leave-one-out log loss; :mod:`fastpath.estimate._hgs`)
         or hierarchical linear smoothing (Cooper, Webb & Schmidt 2025: a multinomial logistic
-        regression on the indicators of the nodes of a row's path, L2 penalty ``hls_C``;
-        :mod:`fastpath.estimate._hls`). HGS and HLS are fitted on the context trees' counts,
-        so they give the same tables in memory and out of core (docs/model.md, section 10).
+        regression on the indicators of the nodes of a row's path; :mod:`fastpath.estimate._hls`).
+        ``"hls"`` has the authors' L2 penalty; :class:`fastpath.estimate.HLSOptions` sets
+        another (``estimator=HLSOptions(C=0.5)``: ``C`` times the log loss of the training rows
+        plus half the squared norm of the node coefficients, scikit-learn's convention; this
+        was formerly the parameter ``hls_C``, which now raises ``TypeError`` naming it). HGS
+        and HLS are fitted on the context trees' counts, so they give the same tables in memory
+        and out of core (docs/model.md, section 10).
     m : float, "auto" or "holdout", default="auto"
         m-estimate mass. ``"auto"`` chooses it from ``{0.05, 0.2, 1, 5, 20}`` by the
         leave-one-out RMSE of the whole model over every training row (each row predicted from
@@ -109,11 +113,6 @@ class BayesNetClassifier(BaseBayesNet):
         columns (at least 500 values, fewer than 20 rows a value) and dates, each with a
         warning; ``None``: none; a list: exactly those. Recorded in ``excluded_features_`` and
         ignored at predict time.
-    hls_C : float, default=1.0
-        ``estimator="hls"``: the inverse strength of the L2 penalty of every table's regression
-        (scikit-learn's convention: ``C`` times the log loss of the training rows plus half the
-        squared norm of the node coefficients; the intercept is not penalised). 1 is the
-        authors' setting.
     sampler : {"adaptive", "adaptive-plain", "ensemble", "strict", "paper"} or HDPOptions, \
 default="adaptive"
         The HDP sampler (``estimator="hdp"``): a preset's name
@@ -209,14 +208,14 @@ default="adaptive"
 
     structure: str
     k: int
-    estimator: str
+    estimator: str | HLSOptions
 
     def __init__(
-        self, structure: str = "kdb", k: int = 1, estimator: str = "hdp", *,
+        self, structure: str = "kdb", k: int = 1, estimator: str | HLSOptions = "hdp", *,
         m: float | str = "auto", m_backoff: str = "path", categorical_features: Any = "auto",
         na_values: str | Sequence[str] | None = None, numeric_errors: str = "coerce",
         exclude_features: str | Sequence[str | int] | None = "auto",
-        class_weight: dict[Any, float] | str | None = None, hls_C: float = HLS_C,
+        class_weight: dict[Any, float] | str | None = None,
         sampler: str | HDPOptions = DEFAULT_SAMPLER, selection_rows: int | str | None = None,
         n_jobs: int | None = None, random_state: int | np.random.Generator | None = None,
         verbose: int = 0,

@@ -14,7 +14,10 @@ files (written while the sampler's options were sixteen parameters of the classi
 to ``convergence_checks``) load with those keywords read as the ``sampler`` they meant
 (:func:`~fastpath.pipeline._config.sampler_from_keywords`): the same options, so the same
 predictions and the same refit. Version 3 stores a ``sampler`` that is an
-:class:`~fastpath.estimate.HDPOptions` as a mapping of its fields.
+:class:`~fastpath.estimate.HDPOptions` as a mapping of its fields, and an ``estimator`` that is
+an :class:`~fastpath.estimate.HLSOptions` as ``"hls"`` and ``hls_C`` (version 2's parameter:
+such a file loads ``estimator="hls"`` with the authors' penalty, another as an
+``HLSOptions``).
 
 Untrusted files
 ---------------
@@ -66,6 +69,7 @@ from ..counts._context_tree import ContextTree
 from ..counts._counting import TreeSpec
 from ..encode._encoder import TableEncoder
 from ..estimate._diagnostics import FitDiagnostics
+from ..estimate._hls_options import HLS_C, HLSOptions
 from ..estimate.hdp._options import RENAMED_PRESETS, HDPOptions
 from ..pipeline._config import HDP_PARAMETERS, LEGACY_SAMPLER, hdp_options, sampler_from_keywords
 from ..pipeline._fitted import FittedModel, Member
@@ -127,6 +131,9 @@ def _jsonable_params(params: dict[str, Any]) -> dict[str, Any]:
             out[key] = {name: list(v) if isinstance(v, tuple) else _label(v)
                         for name, v in dataclasses.asdict(value).items()}
             continue
+        elif key == "estimator" and isinstance(value, HLSOptions):  # "hls" and its penalty
+            out["hls_C"] = float(value.C)
+            value = "hls"
         out[key] = _label(value) if not isinstance(value, list) else value
     return out
 
@@ -470,6 +477,10 @@ def _params(meta: dict) -> dict[str, Any]:
     else:
         # a preset saved under its former name is the same options (no FutureWarning per load)
         params["sampler"] = RENAMED_PRESETS.get(sampler, sampler)
+    if "hls_C" in params:  # HLS's penalty: an HLSOptions (version 2: a parameter of its own)
+        C = params.pop("hls_C")
+        if params.get("estimator") == "hls" and (meta.get("version", 0) >= 3 or C != HLS_C):
+            params["estimator"] = HLSOptions(C=C)
     if any(name in params for name in HDP_PARAMETERS):  # version 2: the sampler's keywords
         params["sampler"] = sampler_from_keywords(params)
         for name in HDP_PARAMETERS:

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from ..classifier._estimator import BayesNetClassifier
     from ..classifier._loading import load_classifier
     from ..estimate._diagnostics import CLI_NAMES, PYTHON_NAMES, UnconvergedWarning
+    from ..estimate._hls_options import HLS_C, HLSOptions
     from ..estimate.hdp._options import (
         DEFAULT_ENSEMBLE_SAMPLER,
         DEFAULT_SAMPLER,
@@ -78,7 +79,7 @@ _LAZY_NAMES = frozenset(
     "refuse_overwriting_inputs Progress recording warn sampler_from_keywords "
     "DEFAULT_ENSEMBLE_SAMPLER "
     "DEFAULT_SAMPLER PAPER_CONCENTRATION_EVERY PAPER_ITERATIONS RENAMED_PRESETS "
-    "SAMPLER_PRESETS HDPOptions add_adaptive_length_options add_burn_in_option "
+    "SAMPLER_PRESETS HDPOptions HLS_C HLSOptions add_adaptive_length_options add_burn_in_option "
     "parse_iterations".split())
 
 
@@ -122,8 +123,9 @@ def _import_option_names() -> None:
     _IMPORTED.add("options")
     kept = {name: value for name, value in globals().items() if name in _LAZY_NAMES}
     global DEFAULT_ENSEMBLE_SAMPLER, DEFAULT_SAMPLER, PAPER_CONCENTRATION_EVERY
-    global PAPER_ITERATIONS, RENAMED_PRESETS, SAMPLER_PRESETS, HDPOptions
+    global PAPER_ITERATIONS, RENAMED_PRESETS, SAMPLER_PRESETS, HDPOptions, HLS_C, HLSOptions
     global add_adaptive_length_options, add_burn_in_option, parse_iterations
+    from ..estimate._hls_options import HLS_C, HLSOptions
     from ..estimate.hdp._options import (
         DEFAULT_ENSEMBLE_SAMPLER,
         DEFAULT_SAMPLER,
@@ -282,9 +284,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help="HDP estimates (the paper's method), m-estimates with back-off, "
                    "hierarchical gradient smoothing (hgs) or hierarchical linear smoothing "
                    f"(hls) (default: {_BNC['estimator']})")
-    g.add_argument("--hls-c", type=float, default=_BNC["hls_C"], metavar="C",
+    g.add_argument("--hls-c", type=float, default=HLS_C, metavar="C",
                    help="--estimator hls: inverse strength of the L2 penalty of each table's "
-                   f"logistic regression (default: {_BNC['hls_C']:g}, the authors')")
+                   f"logistic regression (default: {HLS_C:g}, the authors')")
     g.add_argument("--m", default=_BNC["m"],
                    help="m-estimate mass; 'auto' chooses it by leave-one-out RMSE among 0.05, "
                    "0.2, 1, 5, 20; 'holdout' by the paper's rule, RMSE on a holdout of N/10 "
@@ -394,14 +396,12 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
         exclude = _tokens(exclude)
     common: dict[str, Any] = dict(
         class_weight=_class_weight(args.class_weight),
-        estimator=args.estimator,
         m=m,
         m_backoff=args.m_backoff,
         categorical_features=categorical,
         na_values=_tokens(args.na_values),
         numeric_errors=args.numeric_errors,
         exclude_features=exclude,
-        hls_C=args.hls_c,
         n_jobs=args.threads,
         random_state=args.seed,
         verbose=verbose,
@@ -428,7 +428,11 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
         # tolerance, unless given, the preset's times sqrt(n_estimators))
         sampler = sampler_from_keywords({**flags, "sampler": preset,
                                          "n_estimators": own.get("n_estimators", 1)})
-        model = cls(**own, **common, sampler=sampler)
+        # --hls-c: the penalty of --estimator hls (the authors' is plain "hls")
+        estimator: Any = args.estimator
+        if estimator == "hls" and args.hls_c != HLS_C:
+            estimator = HLSOptions(C=args.hls_c)
+        model = cls(**own, **common, estimator=estimator, sampler=sampler)
         model.fit_config()
     except ValueError as exc:  # name the command-line flag, not the Python parameter
         msg = str(exc)
@@ -438,6 +442,8 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
                 break
         for param, flag in _FLAG_NAMES.items():
             msg = re.sub(rf"\b{param}\b", flag, msg)
+        if msg.startswith("C must"):  # HLSOptions' penalty
+            msg = "--hls-c" + msg[1:]
         raise ValueError(msg) from None
     return model
 

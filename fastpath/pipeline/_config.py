@@ -12,7 +12,7 @@ import numpy as np
 
 from ..encode._encoder import TableEncoder, check_numeric_errors
 from ..encode._exclusion import check_exclude_features
-from ..estimate._hls import HLS_C
+from ..estimate._hls_options import HLS_C, HLSOptions
 from ..estimate._mestimate import M_BACKOFFS
 from ..estimate.hdp._options import (
     SAMPLER_PRESETS,
@@ -23,7 +23,7 @@ from ..estimate.hdp._options import (
 from ..structure._selective import auto_selection_rows
 from ..utils._dtypes import check_na_values
 from ..utils._progress import FitLog
-from ..utils._validation import as_generator, check_float, check_int, n_threads
+from ..utils._validation import as_generator, check_int, n_threads
 
 STRUCTURES: tuple[str, ...] = ("nb", "tan", "kdb", "skdb")
 #: the names ``m`` accepts for a rule that chooses it, and the rule each names
@@ -114,8 +114,9 @@ class FitConfig:
     Build it with :meth:`from_params` from an estimator's ``get_params()``; every bad value
     raises ``ValueError`` naming the parameter before any data is read. ``m_backoff`` (the
     m-estimates' back-off rule, :func:`fastpath.estimate.m_estimate_table`) defaults to
-    ``"path"``, ``hls_C`` (HLS's penalty, :mod:`fastpath.estimate._hls`) to 1 and ``verbose``
-    to 0 when ``params`` lacks them.
+    ``"path"`` and ``verbose`` to 0 when ``params`` lacks them; ``hls_C`` (HLS's penalty,
+    :mod:`fastpath.estimate._hls`) is that of an ``estimator`` that is an
+    :class:`~fastpath.estimate.HLSOptions`, else 1.
 
     A fit learns ``n_members`` members (``n_estimators``; 1 for a single classifier) that
     differ in how they are drawn (:mod:`fastpath.pipeline._members`): member 0 orders the
@@ -152,6 +153,12 @@ class FitConfig:
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> FitConfig:
         structure, estimator, k, m = (params[n] for n in ("structure", "estimator", "k", "m"))
+        if params.get("hls_C") is not None:  # never silently ignored (model files map it)
+            raise ValueError("hls_C is no longer a parameter: HLS's penalty is "
+                             "estimator=HLSOptions(C=...)")
+        hls_C = HLS_C
+        if isinstance(estimator, HLSOptions):
+            estimator, hls_C = "hls", estimator.C
         if structure not in STRUCTURES:
             raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
         if estimator not in ESTIMATORS:
@@ -201,7 +208,7 @@ class FitConfig:
             na_values=check_na_values(params.get("na_values")),
             numeric_errors=check_numeric_errors(params.get("numeric_errors", "coerce")),
             exclude_features=check_exclude_features(params.get("exclude_features", "auto")),
-            hls_C=check_float("hls_C", params.get("hls_C", HLS_C), positive=True),
+            hls_C=hls_C,
         )
 
     def log(self) -> FitLog:

@@ -34,7 +34,7 @@ Names
 ``tan-hgs``, ``kdb3-hls``, ``skdb5-hgs``, ``eskdb-hgs``, ``eskdb-hls``, ...
     ``<structure>-hgs``: hierarchical gradient smoothing (Zhang, Petitjean & Buntine 2020;
     :mod:`fastpath.estimate._hgs`), ``-hls``: hierarchical linear smoothing (Cooper, Webb &
-    Schmidt 2025, ``hls_C=1``; :mod:`fastpath.estimate._hls`), each with its defaults.
+    Schmidt 2025, ``C=1``; :mod:`fastpath.estimate._hls`), each with its defaults.
 ``rf``
     scikit-learn random forest with the paper's (Weka default) settings: 100 trees,
     ``max_features = int(log2(n_attributes) + 1)``, no minimum leaf size (``min_samples_leaf=1``,
