@@ -25,6 +25,7 @@ from fastpath.classifier import load_classifier
 from fastpath.classifier._model_io import FORMAT_VERSION, read_model, read_model_meta, save_model
 from fastpath.io import load_dataset
 from fastpath.pipeline import FittedModel
+from fastpath.pipeline._config import HDP_PARAMETERS
 
 OLD_MODELS = os.path.join(os.path.dirname(__file__), "data", "models-2b1c588")
 #: version 2 files saved while the sampler's options were keywords of the classifiers
@@ -187,6 +188,37 @@ def test_files_saved_with_the_sampler_keywords_load_and_predict_identically(cred
     refit = type(loaded)(**loaded.get_params()).fit(X, y)
     np.testing.assert_array_equal(refit.predict_proba(X), loaded.predict_proba(X))
     np.testing.assert_array_equal(refit.predict_log_proba(X), loaded.predict_log_proba(X))
+    assert not set(HDP_PARAMETERS) & set(loaded.get_params())  # read as the sampler
+
+
+#: the parameters of make_models.py's cases, written with today's sampler parameter
+KEYWORD_CASES_TODAY = {
+    "kdb-hdp": lambda: BayesNetClassifier("kdb", 2, sampler=HDPOptions.preset(
+        "adaptive", min_iter=60, max_iter=400, burn_in=20, mcse_tolerance=0.02, n_chains=2),
+        random_state=0),
+    "skdb-hdp-paper": lambda: BayesNetClassifier("skdb", 2, sampler=HDPOptions.preset(
+        "paper", n_iter=150, concentration_every=1, tying="same-parent", alpha0=3.0),
+        random_state=1),
+    # the ensemble's preset with its tolerance scaled, as the keywords scaled it
+    "eskdb-hdp": lambda: ESKDBClassifier(3, 2, random_state=0).set_params(
+        sampler=ESKDBClassifier(3).hdp_options().replace(max_iter=300)),
+}
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # short runs
+@pytest.mark.parametrize("name", sorted(KEYWORD_CASES_TODAY))
+def test_the_former_keywords_written_as_hdp_options_predict_bit_for_bit(credit, name):
+    """The same parameters, written today, give the same predictions as the model saved with
+    the former keywords, bit for bit (and the stored ones up to another machine's exp)."""
+    X, y = credit
+    X, y = X.iloc[::3].reset_index(drop=True), y[::3]
+    loaded = load_classifier(os.path.join(KEYWORD_MODELS, f"{name}.npz"))
+    clf = KEYWORD_CASES_TODAY[name]()
+    assert clf.get_params() == loaded.get_params()
+    proba = clf.fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(proba, loaded.predict_proba(X))
+    np.testing.assert_allclose(proba, np.load(os.path.join(KEYWORD_MODELS, f"{name}-proba.npy")),
+                               rtol=1e-14, atol=1e-300)
 
 
 def test_a_file_loads_only_into_the_estimator_that_saved_it(credit, tmp_path):

@@ -155,8 +155,11 @@ default="adaptive"
         default. ``None``: every row.
     n_jobs : int or None, default=None
         Threads of every stage: the HDP sampler's, numba's kernels' (structure scores,
-        leave-one-out selection, prediction) and BLAS's (``None`` or ``-1``: all cores).
-        Results do not depend on it.
+        leave-one-out selection, prediction) and the library's pools (no stage calls BLAS, so
+        it limits none: :mod:`fastpath.utils._threads`). ``None`` or ``-1``: all cores, as in
+        LightGBM and XGBoost -- not scikit-learn's convention, where ``None`` means one job
+        (inside a parallel ``GridSearchCV`` or ``cross_val_score``, pass ``n_jobs=1`` to
+        avoid more threads than cores); ``-2``: all but one. Results do not depend on it.
     random_state : int, numpy Generator or None, default=None
         Seed of the m holdout split and of the sampler. An int gives identical results.
     verbose : int, default=0
