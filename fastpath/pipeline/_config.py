@@ -80,9 +80,9 @@ def hdp_options(params: Mapping[str, Any]) -> HDPOptions:
 
 def _scaled(options: HDPOptions, n_members: Any) -> HDPOptions:
     """``options`` with the tolerance of each of ``n_members`` averaged members."""
-    if isinstance(n_members, numbers.Integral) and n_members > 1:
+    if isinstance(n_members, numbers.Integral) and int(n_members) > 1:
         return dataclasses.replace(
-            options, mcse_tolerance=ensemble_tolerance(options.mcse_tolerance, n_members))
+            options, mcse_tolerance=ensemble_tolerance(options.mcse_tolerance, int(n_members)))
     return options
 
 
@@ -158,7 +158,8 @@ class FitConfig:
                              "estimator=HLSOptions(C=...)")
         hls_C = HLS_C
         if isinstance(estimator, HLSOptions):
-            estimator, hls_C = "hls", estimator.C
+            hls_C = estimator.C
+            estimator = "hls"
         if structure not in STRUCTURES:
             raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
         if estimator not in ESTIMATORS:
