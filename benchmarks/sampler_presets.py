@@ -42,30 +42,40 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fastpath import BayesNetClassifier, ESKDBClassifier
+from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions
 from fastpath.evaluation import align_proba, rmse
 from validation.experiments.classifiers import parse_classifier
 from validation.experiments.reporting import sign_test
 from validation.experiments.runner import CrossValidation, discover_datasets, load_dataset
 
-VARIANTS = {
-    "paper": {"sampler": "paper"},
-    "adaptive": {"sampler": "adaptive"},
-    "adaptive-plain": {"sampler": "adaptive-plain"},
-    "strict": {"sampler": "strict"},
-    "strict-mcse": {"sampler": "strict", "convergence_checks": False},
+#: each variant's preset and the options that override it
+VARIANTS: dict[str, tuple[str, dict]] = {
+    "paper": ("paper", {}),
+    "adaptive": ("adaptive", {}),
+    "adaptive-plain": ("adaptive-plain", {}),
+    "strict": ("strict", {}),
+    "strict-mcse": ("strict", {"convergence_checks": False}),
 }
 #: the ensemble's paper variant: the authors' length
 ESKDB_PAPER_ITERATIONS = 1000
 
 
-def _model(structure: str, variant: str, seed: int):
+def _sampler(variant: str, **overrides) -> str | HDPOptions:
+    """The ``sampler`` of ``variant``, ``overrides`` applied to its options."""
+    preset, options = VARIANTS[variant]
+    options = {**options, **overrides}
+    return HDPOptions.preset(preset, **options) if options else preset
+
+
+def _model(structure: str, variant: str, seed: int, **overrides):
     if structure == "eskdb":
-        extra = {"n_iter": ESKDB_PAPER_ITERATIONS} if variant == "paper" else {}
-        return ESKDBClassifier(random_state=seed, n_jobs=1, **VARIANTS[variant], **extra)
+        if variant == "paper":
+            overrides = {"n_iter": ESKDB_PAPER_ITERATIONS, **overrides}
+        return ESKDBClassifier(random_state=seed, n_jobs=1,
+                               sampler=_sampler(variant, **overrides))
     spec = parse_classifier(f"{structure}-hdp")
     return BayesNetClassifier(structure=spec.structure, k=spec.k, estimator="hdp",
-                              random_state=seed, n_jobs=1, **VARIANTS[variant])
+                              random_state=seed, n_jobs=1, sampler=_sampler(variant, **overrides))
 
 
 def main(argv=None) -> int:
@@ -89,7 +99,7 @@ def main(argv=None) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for v in variants:
-            _model("tan", v, 0).set_params(n_iter=300).fit(Xw.iloc[:200], yw.iloc[:200])
+            _model("tan", v, 0, n_iter=300).fit(Xw.iloc[:200], yw.iloc[:200])
         _model("eskdb", "paper", 0).set_params(n_estimators=2).fit(Xw.iloc[:200], yw.iloc[:200])
     refs = discover_datasets(args.data)
     if args.limit:

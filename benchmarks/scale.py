@@ -164,17 +164,20 @@ def _cpu() -> float:
 
 
 def _fit_child(args) -> int:
-    from fastpath import BayesNetClassifier, ESKDBClassifier
+    from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions
 
     rss_import = peak_rss_mb()
     m = args.m if args.m in ("auto", "holdout") else float(args.m)
     if args.structure == "eskdb":
         clf = ESKDBClassifier(n_estimators=args.n_estimators, k=args.k, m=m,
-                              estimator=args.estimator, n_iter=args.iterations, random_state=0,
+                              estimator=args.estimator,
+                              sampler=HDPOptions.preset("ensemble", n_iter=args.iterations),
+                              random_state=0,
                               n_jobs=args.n_jobs)
     else:
         clf = BayesNetClassifier(args.structure, args.k, m=m, estimator=args.estimator,
-                                 n_iter=args.iterations, random_state=0, n_jobs=args.n_jobs)
+                                 sampler=HDPOptions.preset("adaptive", n_iter=args.iterations),
+                                 random_state=0, n_jobs=args.n_jobs)
     if args.warm:  # compile (numba cache) on a small file first, outside the timing
         clf.fit(args.warm, chunksize=args.chunksize)
     rss_before = peak_rss_mb()

@@ -34,7 +34,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
-    from fastpath import BayesNetClassifier
+    from fastpath import BayesNetClassifier, HDPOptions
     from fastpath.evaluation import rmse, stratified_folds, zero_one_loss
     from validation.experiments.runner import discover_datasets, load_dataset
 
@@ -44,8 +44,9 @@ def main(argv=None) -> int:
     _, _, train, test = next(iter(stratified_folds(y_codes, 2, 1, args.seed)))
 
     def model(n_iter):
-        return BayesNetClassifier(structure="skdb", k=args.k, estimator="hdp", sampler="paper",
-                                  n_iter=n_iter, n_jobs=args.threads, random_state=args.seed)
+        return BayesNetClassifier(structure="skdb", k=args.k, estimator="hdp",
+                                  sampler=HDPOptions.preset("paper", n_iter=n_iter),
+                                  n_jobs=args.threads, random_state=args.seed)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -13,9 +13,27 @@ draws the layers. Submodules are imported on first use, so ``import fastpath`` s
 """
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .version import __version__
+
+if TYPE_CHECKING:  # what a type checker reads; at run time __getattr__ imports on first use
+    from .classifier import BayesNetClassifier as BayesNetClassifier
+    from .classifier import ESKDBClassifier as ESKDBClassifier
+    from .classifier import ModelFileError as ModelFileError
+    from .counts import ContextTree as ContextTree
+    from .counts import CountAccumulator as CountAccumulator
+    from .counts import TreeSpec as TreeSpec
+    from .counts import count_tree as count_tree
+    from .counts import tying_groups as tying_groups
+    from .encode import TableEncoder as TableEncoder
+    from .estimate import HDPOptions as HDPOptions
+    from .estimate import UnconvergedWarning as UnconvergedWarning
+    from .estimate import estimate_tree as estimate_tree
+    from .estimate import estimate_trees as estimate_trees
+    from .io import load_dataset as load_dataset
+    from .io import read_table as read_table
+    from .scale import declare_schema as declare_schema
 
 _EXPORTS = {
     "BayesNetClassifier": "classifier",

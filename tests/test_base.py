@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from fastpath import BayesNetClassifier, ESKDBClassifier
+from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions
 from fastpath.classifier._base import SHARED_PARAMETERS
 from fastpath.io import load_dataset
 
@@ -32,11 +32,15 @@ def credit():
 def test_the_classifiers_share_their_parameters_and_differ_in_their_own():
     single = inspect.signature(BayesNetClassifier).parameters
     ensemble = inspect.signature(ESKDBClassifier).parameters
-    shared = [p.name for p in SHARED_PARAMETERS]
+    shared = list(SHARED_PARAMETERS)
     assert list(single)[-len(shared):] == shared == list(ensemble)[-len(shared):]
     for name in shared:
+        assert single[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+        assert single[name].annotation == ensemble[name].annotation, name
         if name not in ("sampler", "selection_rows"):
             assert single[name].default == ensemble[name].default, name
+    # the constructors keep what most users set (issue 44): at most 16 parameters each
+    assert len(single) <= 16 and len(ensemble) <= 16
     assert (single["sampler"].default, ensemble["sampler"].default) == ("adaptive", "ensemble")
     assert (single["selection_rows"].default, ensemble["selection_rows"].default) == (None,
                                                                                         "auto")
@@ -52,7 +56,8 @@ def test_the_classifiers_share_their_parameters_and_differ_in_their_own():
 
 def test_an_ensemble_of_one_selective_kdb_is_the_single_classifier(credit):
     X, y = credit
-    params = dict(k=2, estimator="hdp", sampler="adaptive", n_iter=60, random_state=5)
+    params = dict(k=2, estimator="hdp", sampler=HDPOptions.preset("adaptive", n_iter=60),
+                  random_state=5)
     single = BayesNetClassifier("skdb", **params).fit(X, y)
     one = ESKDBClassifier(1, stochastic_discretization=False, **params).fit(X, y)
     np.testing.assert_array_equal(one.predict_proba(X), single.predict_proba(X))
@@ -88,7 +93,8 @@ def test_prediction_never_changes_the_estimator(credit):
 
 
 @pytest.mark.parametrize("make", [
-    lambda: BayesNetClassifier("skdb", 2, n_iter=50, random_state=0),
+    lambda: BayesNetClassifier("skdb", 2,
+                               sampler=HDPOptions.preset("adaptive", n_iter=50), random_state=0),
     lambda: ESKDBClassifier(3, 2, "m", random_state=0),
 ], ids=["single", "ensemble"])
 @pytest.mark.parametrize("n_jobs", [1, None])
@@ -119,6 +125,8 @@ def test_threads_may_predict_at_once(credit, make, n_jobs):
 
 def test_copies_and_pickles_predict_alike(credit):
     X, y = credit
-    clf = ESKDBClassifier(2, 1, n_iter=40, random_state=0).fit(X, y)
+    clf = ESKDBClassifier(2, 1,
+                          sampler=HDPOptions.preset("ensemble", n_iter=40),
+                          random_state=0).fit(X, y)
     for other in (copy.deepcopy(clf), pickle.loads(pickle.dumps(clf))):
         np.testing.assert_array_equal(other.predict_proba(X), clf.predict_proba(X))

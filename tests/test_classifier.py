@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fastpath import BayesNetClassifier, ESKDBClassifier
+from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions
 from fastpath.classifier import NotFittedError
 from fastpath.io import load_dataset
 from fastpath.pipeline._members import members_joint_log_proba
@@ -249,7 +249,8 @@ def test_hdp_fit_exposes_diagnostics_and_saves_them(tmp_path):
     from fastpath.estimate import UnconvergedWarning
 
     X, y = load_dataset("tic-tac-toe")
-    clf = BayesNetClassifier(structure="nb", estimator="hdp", n_iter=300, n_chains=2,
+    clf = BayesNetClassifier(structure="nb", estimator="hdp",
+                             sampler=HDPOptions.preset("adaptive", n_iter=300, n_chains=2),
                              random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnconvergedWarning)  # 300 iterations is deliberately short
@@ -276,37 +277,44 @@ def test_hdp_fit_exposes_diagnostics_and_saves_them(tmp_path):
 )
 def test_bad_sampler_options_fail_before_any_work(small, params, match):
     X, y = small
-    clf = BayesNetClassifier(estimator="hdp", **params)
-    with pytest.raises(ValueError, match=match):
-        clf.fit(X, y)
-    assert not hasattr(clf, "structure_")  # rejected up front, before structure learning
+    with pytest.raises(ValueError, match=match):  # the options check themselves
+        HDPOptions.preset("adaptive", **params)
+    for sampler in ("slow", {**params}):
+        clf = BayesNetClassifier(estimator="hdp", sampler=sampler)
+        with pytest.raises(ValueError, match="sampler must be one of"):
+            clf.fit(X, y)
+        assert not hasattr(clf, "structure_")  # rejected up front, before structure learning
 
 
 def test_overrelax_reaches_the_sampler_and_model_files(small, tmp_path):
     X, y = small
-    clf = BayesNetClassifier(structure="nb", estimator="hdp", n_iter=400, overrelax=True,
+    clf = BayesNetClassifier(structure="nb", estimator="hdp",
+                             sampler=HDPOptions.preset("adaptive", n_iter=400, overrelax=True),
                              random_state=3).fit(X, y)
     assert all(r.options.overrelax for r in clf.hdp_results_)
     clf.save(tmp_path / "or.npz")
     loaded = BayesNetClassifier.load(tmp_path / "or.npz")
-    assert loaded.get_params()["overrelax"] is True
+    assert loaded.get_params()["sampler"] == clf.sampler and loaded.sampler.overrelax is True
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
 
 
 def test_concentration_every_reaches_the_sampler_and_model_files(small, tmp_path):
     X, y = small
-    clf = BayesNetClassifier(structure="nb", estimator="hdp", n_iter=400, concentration_every=1,
+    clf = BayesNetClassifier(structure="nb", estimator="hdp",
+                             sampler=HDPOptions.preset("adaptive", n_iter=400,
+                                                       concentration_every=1),
                              random_state=3).fit(X, y)
     assert clf.hdp_options().concentration_every == 1
     assert all(r.options.concentration_every == 1 for r in clf.hdp_results_)
-    default = BayesNetClassifier(structure="nb", estimator="hdp", sampler="paper", n_iter=400,
+    default = BayesNetClassifier(structure="nb", estimator="hdp",
+                                 sampler=HDPOptions.preset("paper", n_iter=400),
                                  random_state=3).fit(X, y)
     # another schedule, another chain: the concentration traces differ
     assert not np.array_equal(clf.hdp_results_[1].trace.concentrations,
                               default.hdp_results_[1].trace.concentrations)
     clf.save(tmp_path / "every1.npz")
     loaded = BayesNetClassifier.load(tmp_path / "every1.npz")
-    assert loaded.get_params()["concentration_every"] == 1
+    assert loaded.get_params()["sampler"].concentration_every == 1
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
 
 
@@ -475,9 +483,12 @@ def test_partial_fit_with_default_m_scores_the_positive_candidates():
 
 def test_verbose_reports_the_stages_and_the_sampler(capsys):
     X, y = load_dataset("car")
-    BayesNetClassifier("tan", estimator="hdp", n_iter=50, random_state=0).fit(X, y)
+    BayesNetClassifier("tan", estimator="hdp",
+                       sampler=HDPOptions.preset("adaptive", n_iter=50), random_state=0).fit(X, y)
     assert capsys.readouterr().err == ""
-    clf = BayesNetClassifier("tan", estimator="hdp", n_iter=50, random_state=0, verbose=1)
+    clf = BayesNetClassifier("tan", estimator="hdp",
+                             sampler=HDPOptions.preset("adaptive", n_iter=50),
+                             random_state=0, verbose=1)
     clf.fit(X, y)
     err = capsys.readouterr().err
     for stage in ("coding 1728 rows x 6 columns", "learning the structure (tan)",
@@ -550,7 +561,9 @@ def credit():
 
 @pytest.mark.filterwarnings("ignore::fastpath.estimate.UnconvergedWarning")
 @pytest.mark.parametrize("make", [
-    lambda **p: BayesNetClassifier(structure="kdb", k=1, n_iter=30, random_state=0, **p),
+    lambda **p: BayesNetClassifier(structure="kdb", k=1,
+                                   sampler=HDPOptions.preset("adaptive", n_iter=30),
+                                   random_state=0, **p),
     lambda **p: ESKDBClassifier(n_estimators=2, k=2, estimator="m", random_state=0, **p),
 ])
 def test_integer_sample_weights_are_the_rows_repeated(credit, make):

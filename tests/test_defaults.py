@@ -32,7 +32,9 @@ ESKDB = {n: p.default for n, p in inspect.signature(ESKDBClassifier).parameters.
 OPTIONS = {f.name: f.default for f in dataclasses.fields(HDPOptions)}
 # the flag of each classifier parameter that the command line always passes
 FLAGS = {"structure": "structure", "estimator": "estimator", "m": "m", "m_backoff": "m_backoff",
-         "tying": "tying", "n_chains": "chains", "n_jobs": "threads"}
+         "n_jobs": "threads"}
+# the flag of each sampler option that the command line always passes
+SAMPLER_FLAGS = {"tying": "tying", "n_chains": "chains"}
 
 
 def _defaults(*argv: str):
@@ -45,6 +47,8 @@ def test_the_model_flags_default_to_the_classifiers_defaults(command):
     args = _defaults(*command)
     for param, flag in FLAGS.items():
         assert getattr(args, flag) == BNC[param], param
+    for option, flag in SAMPLER_FLAGS.items():
+        assert getattr(args, flag) == OPTIONS[option], option
     assert args.n_estimators == ESKDB["n_estimators"]
     assert args.seed == CLI_SEED
     # the sampler options left out are not passed: each classifier's own preset applies
@@ -63,10 +67,8 @@ def test_the_classifiers_share_their_defaults():
     assert ESKDB["selection_rows"] == ENSEMBLE_SELECTION_ROWS
 
 
-def test_the_classifiers_sampler_parameters_default_to_hdp_options():
-    for name in HDP_PARAMETERS:
-        if BNC[name] is not None:  # None: the preset's value
-            assert BNC[name] == OPTIONS[name], name
+def test_the_classifiers_sampler_defaults_to_its_preset():
+    assert not set(HDP_PARAMETERS) & (set(BNC) | set(ESKDB))  # one parameter: the sampler
     assert BayesNetClassifier().hdp_options() == HDPOptions.preset(DEFAULT_SAMPLER)
     preset = HDPOptions.preset(DEFAULT_ENSEMBLE_SAMPLER)
     assert ESKDBClassifier().hdp_options() == dataclasses.replace(

@@ -219,7 +219,8 @@ def saved_model(tmp_path_factory):
     from fastpath.io import load_dataset
 
     X, y = load_dataset("car")
-    clf = BayesNetClassifier(structure="tan", estimator="hdp", n_iter=600, n_chains=2,
+    clf = BayesNetClassifier(structure="tan", estimator="hdp",
+                             sampler=HDPOptions.preset("adaptive", n_iter=600, n_chains=2),
                              random_state=7)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -303,13 +304,15 @@ def test_unmixed_concentrations_alone_do_not_warn_but_are_reported():
     from fastpath.io import load_dataset
 
     X, y = load_dataset("credit-a")
-    clf = BayesNetClassifier("kdb", 2, sampler="paper", n_iter=1000, random_state=0)
+    clf = BayesNetClassifier("kdb", 2,
+                             sampler=HDPOptions.preset("paper", n_iter=1000), random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnconvergedWarning)
         clf.fit(X, y)
     assert clf.diagnostics_.converged and clf.diagnostics_.max_rhat > 1.01
     assert "reported; not a condition" in clf.diagnostics_.summary()
-    strict = BayesNetClassifier("kdb", 2, sampler="strict", max_iter=600, random_state=0)
+    strict = BayesNetClassifier("kdb", 2,
+                                sampler=HDPOptions.preset("strict", max_iter=600), random_state=0)
     with pytest.warns(UnconvergedWarning, match=r"one chain\): P\(.*max_iter="):
         strict.fit(X, y)
 
@@ -322,10 +325,13 @@ def test_a_fixed_run_too_short_to_certify_says_so_and_how_long_is_enough():
     # 300 iterations: batches of 10 iterations, too short for an honest MCSE
     with pytest.warns(UnconvergedWarning,
                       match=r"too short to certify.*n_iter='auto'.*n_iter=1000"):
-        BayesNetClassifier("nb", sampler="paper", n_iter=300, random_state=0).fit(X, y)
+        BayesNetClassifier("nb",
+                           sampler=HDPOptions.preset("paper", n_iter=300), random_state=0).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnconvergedWarning)
-        BayesNetClassifier("nb", sampler="paper", n_iter=1000, random_state=0).fit(X, y)
+        BayesNetClassifier("nb",
+                           sampler=HDPOptions.preset("paper", n_iter=1000),
+                           random_state=0).fit(X, y)
 
 
 def test_the_largest_mcse_is_numpys_nanmax_over_finite_trees():

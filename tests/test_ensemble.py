@@ -34,10 +34,10 @@ def credit():
 @pytest.mark.parametrize("estimator", ["m", "hdp"])
 def test_one_member_without_stochastic_cuts_is_selective_kdb(credit, estimator):
     X, y = credit
-    ref = BayesNetClassifier("skdb", 3, estimator, sampler="paper", n_iter=200,
+    ref = BayesNetClassifier("skdb", 3, estimator, sampler=HDPOptions.preset("paper", n_iter=200),
                              random_state=4).fit(X, y)
-    ens = ESKDBClassifier(1, 3, estimator, stochastic_discretization=False, sampler="paper",
-                          n_iter=200, random_state=4).fit(X, y)
+    ens = ESKDBClassifier(1, 3, estimator, stochastic_discretization=False,
+                          sampler=HDPOptions.preset("paper", n_iter=200), random_state=4).fit(X, y)
     (member,) = ens.members_
     assert member.selection.n_selected == ref.selection_.n_selected
     assert member.selection.k_selected == ref.selection_.k_selected
@@ -107,7 +107,8 @@ def test_every_members_numeric_attribute_of_two_values_has_a_cut(credit, streame
 
 def test_seeds_reproduce_and_threads_do_not_matter(credit):
     X, y = credit
-    params = dict(n_estimators=3, k=2, n_iter=150, random_state=9)
+    params = dict(n_estimators=3, k=2, sampler=HDPOptions.preset("ensemble", n_iter=150),
+                  random_state=9)
     a = ESKDBClassifier(**params, n_jobs=1).fit(X, y).predict_proba(X)
     b = ESKDBClassifier(**params, n_jobs=2).fit(X, y).predict_proba(X)  # members in 2 threads
     np.testing.assert_array_equal(a, b)
@@ -142,7 +143,9 @@ def test_sampled_selections_reproduce_and_differ_between_members(credit):
 
 def test_save_and_load_give_identical_predictions(credit, tmp_path):
     X, y = credit
-    ens = ESKDBClassifier(3, 2, "hdp", n_iter=100, random_state=1).fit(X, y)
+    ens = ESKDBClassifier(3, 2, "hdp",
+                          sampler=HDPOptions.preset("ensemble", n_iter=100),
+                          random_state=1).fit(X, y)
     ens.save(tmp_path / "e.npz")
     back = ESKDBClassifier.load(tmp_path / "e.npz")
     assert back.get_params() == ens.get_params()
@@ -188,7 +191,8 @@ def test_check_estimator():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results = check_estimator(
-            ESKDBClassifier(n_estimators=2, k=1, n_iter=30), on_fail=None,
+            ESKDBClassifier(n_estimators=2, k=1,
+                            sampler=HDPOptions.preset("ensemble", n_iter=30)), on_fail=None,
             # a weighted fit is the fit of its rows repeated in place (test_sample_weight_...),
             # and the check repeats them in another order: on its 15 rows x 30 attributes the
             # members' cut points and orders are the same either way, but a kDB parent is not:
@@ -203,7 +207,9 @@ def test_check_estimator():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results = check_estimator(
-            ESKDBClassifier(n_estimators=2, k=1, n_iter=30, stochastic_discretization=False),
+            ESKDBClassifier(n_estimators=2, k=1,
+                            sampler=HDPOptions.preset("ensemble", n_iter=30),
+                            stochastic_discretization=False),
             on_fail=None)
     assert [r["status"] for r in results
             if r["check_name"] == "check_sample_weight_equivalence_on_dense_data"] == ["passed"]
@@ -219,23 +225,23 @@ def test_the_ensemble_samples_like_a_single_model_and_its_advice_works(credit):
     preset = HDPOptions.preset("ensemble")
     assert ens.hdp_options() == dataclasses.replace(
         preset, mcse_tolerance=preset.mcse_tolerance * np.sqrt(2))
-    assert ESKDBClassifier(n_estimators=2, mcse_tolerance=0.01).hdp_options() == (
-        dataclasses.replace(preset, mcse_tolerance=0.01))
+    # options given as an HDPOptions are the members' own: no scaling
+    given = HDPOptions.preset("ensemble", mcse_tolerance=0.01)
+    assert ESKDBClassifier(n_estimators=2, sampler=given).hdp_options() == given
     assert single.hdp_options() == HDPOptions.preset("adaptive")
     assert (ESKDBClassifier(n_estimators=1, sampler="adaptive").hdp_options()
             == single.hdp_options())
     assert set(ESKDBClassifier().get_params()) >= set(single.get_params()) - {"structure"}
-    kw = dict(n_estimators=2, random_state=0, mcse_tolerance=0.0003, min_iter=200, max_iter=200)
+    options = HDPOptions.preset("ensemble", mcse_tolerance=0.0003, min_iter=200, max_iter=200)
     with pytest.warns(UnconvergedWarning) as record:
-        ESKDBClassifier(**kw).fit(X, y)
+        clf = ESKDBClassifier(n_estimators=2, random_state=0, sampler=options).fit(X, y)
     message = str(record[0].message)
-    assert "member " in message and "max_iter=" in message  # its own parameters
+    # its own parameters: the sampler's options with max_iter changed
+    assert "member " in message and "sampler=clf.hdp_options().replace(max_iter=" in message
     suggested = int(re.search(r"max_iter=(\d+)", message).group(1))
-    for name in ("max_iter", "mcse_tolerance", "sampler"):
-        assert name in ESKDBClassifier().get_params()
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnconvergedWarning)
-        fitted = ESKDBClassifier(**{**kw, "max_iter": suggested}).fit(X, y)
+        fitted = clf.set_params(sampler=clf.hdp_options().replace(max_iter=suggested)).fit(X, y)
     assert fitted.n_iter_ <= suggested and fitted.diagnostics_.converged
 
 
@@ -249,7 +255,8 @@ def test_numeric_array_input(credit):
 
 def test_members_share_identical_trees_and_their_hdp_fit(credit):
     X, y = credit
-    ens = ESKDBClassifier(4, 2, "hdp", stochastic_discretization=False, n_iter=100,
+    ens = ESKDBClassifier(4, 2, "hdp", stochastic_discretization=False,
+                          sampler=HDPOptions.preset("ensemble", n_iter=100),
                           random_state=3).fit(X, y)
     keys = {}
     for member in ens.members_:
@@ -272,7 +279,8 @@ def _chunks(frame: pd.DataFrame, size: int):
 ])
 def test_streamed_ensemble_equals_the_in_memory_one(credit, estimator, stochastic, m):
     X, y = credit
-    params = dict(n_estimators=4, estimator=estimator, m=m, n_iter=60,
+    params = dict(n_estimators=4, estimator=estimator, m=m,
+                  sampler=HDPOptions.preset("ensemble", n_iter=60),
                   stochastic_discretization=stochastic, random_state=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 60 iterations: unconverged on purpose

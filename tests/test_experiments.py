@@ -614,8 +614,9 @@ def test_hdpr_is_hdp_with_the_reference_samplers_shortcuts():
     assert (spec.estimator, spec.reference_sampler) == ("hdp", True)
     assert spec.cache_tag(1000) == "tan-hdpr-it1000" and spec.label == "TAN-HDP (reference sampler)"
     model = make_classifier(spec, iterations=300)
-    assert (model.update, model.root, model.n_iter) == ("window", "reference", 300)
-    plain = make_classifier(parse_classifier("tan-hdp"))
+    options = model.hdp_options()
+    assert (options.update, options.root, options.n_iter) == ("window", "reference", 300)
+    plain = make_classifier(parse_classifier("tan-hdp")).hdp_options()
     assert (plain.update, plain.root) == ("exact", "exact")
 
 

@@ -14,6 +14,7 @@ from sklearn.linear_model import LogisticRegression
 from fastpath import BayesNetClassifier, ESKDBClassifier
 from fastpath.cli import main
 from fastpath.counts import ContextTree
+from fastpath.estimate import HLSOptions
 from fastpath.estimate._hls import _loss_grad, hls_fit, hls_table
 from fastpath.pipeline import FitConfig
 from validation.experiments.classifiers import make_classifier, parse_classifier
@@ -129,15 +130,19 @@ def test_every_row_is_a_distribution_without_an_exact_zero(tree):
     assert (table > 0).all()
 
 
-def test_hls_C_is_checked_and_reaches_the_fit():
-    with pytest.raises(ValueError, match="hls_C"):
-        BayesNetClassifier(estimator="hls", hls_C=0).fit_config()
+def test_the_penalty_is_checked_and_reaches_the_fit():
+    with pytest.raises(ValueError, match=r"^C must be"):
+        HLSOptions(C=0)
     with pytest.raises(ValueError, match="estimator"):
         BayesNetClassifier(estimator="hlss").fit_config()
-    assert BayesNetClassifier(estimator="hls", hls_C=0.5).fit_config().hls_C == 0.5
-    params = BayesNetClassifier(estimator="hls").get_params()
-    del params["hls_C"]  # a model file written before the parameter existed
-    assert FitConfig.from_params(params).hls_C == 1.0
+    config = BayesNetClassifier(estimator=HLSOptions(C=0.5)).fit_config()
+    assert (config.estimator, config.hls_C) == ("hls", 0.5)
+    assert BayesNetClassifier(estimator="hls").fit_config().hls_C == 1.0 == HLSOptions().C
+    # the former parameter: an error naming its replacement, never ignored
+    with pytest.raises(TypeError, match=r"hls_C is no longer a parameter.*HLSOptions\(C=0.5\)"):
+        BayesNetClassifier(estimator="hls", hls_C=0.5)
+    with pytest.raises(ValueError, match="hls_C is no longer a parameter"):
+        FitConfig.from_params({**BayesNetClassifier(estimator="hls").get_params(), "hls_C": 2})
 
 
 @pytest.mark.parametrize("make", [
@@ -151,14 +156,23 @@ def test_the_classifiers_fit_in_memory_and_streamed_alike(fits_in_memory_and_str
     path = tmp_path / "model.npz"
     memory.save(path)
     loaded = type(memory).load(path)
-    assert loaded.estimator == "hls" and loaded.hls_C == 1.0
+    assert loaded.estimator == "hls"
     np.testing.assert_array_equal(loaded.predict_proba(X), proba)
+
+
+def test_a_penalty_of_its_own_is_saved_and_loaded(car, tmp_path):
+    X, y = car
+    clf = BayesNetClassifier("kdb", 2, HLSOptions(C=0.3), n_jobs=1).fit(X, y)
+    clf.save(tmp_path / "c.npz")
+    loaded = BayesNetClassifier.load(tmp_path / "c.npz")
+    assert loaded.get_params() == clf.get_params() and loaded.estimator == HLSOptions(C=0.3)
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
 
 
 def test_a_larger_C_fits_the_training_rows_closer(car):
     X, y = car
-    loose = BayesNetClassifier("kdb", 2, "hls", hls_C=0.01, n_jobs=1).fit(X, y)
-    tight = BayesNetClassifier("kdb", 2, "hls", hls_C=100.0, n_jobs=1).fit(X, y)
+    loose = BayesNetClassifier("kdb", 2, HLSOptions(C=0.01), n_jobs=1).fit(X, y)
+    tight = BayesNetClassifier("kdb", 2, HLSOptions(C=100.0), n_jobs=1).fit(X, y)
     rows = np.arange(y.size)
     codes = {c: i for i, c in enumerate(loose.classes_)}
     truth = np.array([codes[v] for v in y])
@@ -185,10 +199,12 @@ def test_the_command_line_fits_them(credit_csv, tmp_path, capsys, estimator):
                  estimator, "--hls-c", "0.5", "--model", str(model), "--seed", "1",
                  "--quiet"]) == 0
     clf = BayesNetClassifier.load(model)
-    assert (clf.estimator, clf.hls_C) == (estimator, 0.5)
+    # --hls-c is HLS's penalty; the other estimators have none
+    expected = HLSOptions(C=0.5) if estimator == "hls" else estimator
+    assert clf.estimator == expected
     frame = pd.read_csv(credit_csv)
     X, y = frame.drop(columns="class"), frame["class"]
-    again = BayesNetClassifier("kdb", 2, estimator, hls_C=0.5, random_state=1).fit(X, y)
+    again = BayesNetClassifier("kdb", 2, expected, random_state=1).fit(X, y)
     np.testing.assert_array_equal(clf.predict_proba(X), again.predict_proba(X))
     assert main(["fit", str(credit_csv), "--estimator", "hls", "--hls-c", "-1", "--model",
                  str(tmp_path / "bad.npz"), "--quiet"]) == 2

@@ -30,7 +30,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fastpath import BayesNetClassifier, ESKDBClassifier, read_table
+from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions, read_table
 from fastpath.classifier import ModelFileError, _model_io, load_classifier
 from fastpath.cli import main
 from fastpath.io import load_dataset
@@ -66,7 +66,8 @@ def models(tmp_path_factory):
         eskdb = ESKDBClassifier(2, 1, "m", m=1.0, random_state=0).fit(
             credit_X.iloc[::4], credit_y[::4])
         # HDP estimates and a selection: the diagnostics and the selection record are saved
-        skdb = BayesNetClassifier("skdb", k=1, estimator="hdp", n_iter=20,
+        skdb = BayesNetClassifier("skdb", k=1, estimator="hdp",
+                                  sampler=HDPOptions.preset("adaptive", n_iter=20),
                                   random_state=0).fit(credit_X.iloc[::4], credit_y[::4])
     return {"kdb": Valid(kdb, car_X, folder / "kdb.npz"),
             "eskdb": Valid(eskdb, credit_X, folder / "eskdb.npz"),

@@ -20,13 +20,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fastpath import BayesNetClassifier, ESKDBClassifier
+from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions
 from fastpath.classifier import load_classifier
 from fastpath.classifier._model_io import FORMAT_VERSION, read_model, read_model_meta, save_model
 from fastpath.io import load_dataset
 from fastpath.pipeline import FittedModel
+from fastpath.pipeline._config import HDP_PARAMETERS
 
 OLD_MODELS = os.path.join(os.path.dirname(__file__), "data", "models-2b1c588")
+#: version 2 files saved while the sampler's options were keywords of the classifiers
+KEYWORD_MODELS = os.path.join(os.path.dirname(__file__), "data", "models-20d5344")
 
 TREE_ARRAYS = ("level_offsets", "parent", "branch_value", "counts", "child_offsets",
                "lookup_offsets", "child_lookup")
@@ -83,7 +86,8 @@ def assert_same_fitted(a: FittedModel, b: FittedModel) -> None:
 @pytest.mark.parametrize("structure,k", [("nb", 0), ("tan", 1), ("kdb", 2), ("skdb", 2)])
 def test_save_load_round_trip_is_exact(credit, tmp_path, structure, k, estimator):
     X, y = credit
-    clf = BayesNetClassifier(structure, k=k, estimator=estimator, n_iter=20,
+    clf = BayesNetClassifier(structure, k=k, estimator=estimator,
+                             sampler=HDPOptions.preset("adaptive", n_iter=20),
                              random_state=0).fit(X, y)
     path = tmp_path / "model.npz"
     clf.save(path)
@@ -179,6 +183,61 @@ def _forced_cuts_added(loaded, refit, X) -> bool:
             else:
                 assert a == b
     return added
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # short runs
+@pytest.mark.parametrize("name", ["kdb-hdp", "skdb-hdp-paper", "tan-m", "eskdb-hdp"])
+def test_files_saved_with_the_sampler_keywords_load_and_predict_identically(credit, name):
+    """Saved by main at 20d5344 (the sampler's options as keywords of the classifiers, some
+    given, on every third row of credit-a), with the predictions it made: the loaded model
+    predicts them, and a fit with the loaded parameters predicts them bit for bit."""
+    X, y = credit
+    X, y = X.iloc[::3].reset_index(drop=True), y[::3]
+    path = os.path.join(KEYWORD_MODELS, f"{name}.npz")
+    assert read_model_meta(path)["version"] == 2
+    expected = np.load(os.path.join(KEYWORD_MODELS, f"{name}-proba.npy"))
+    expected_log = np.load(os.path.join(KEYWORD_MODELS, f"{name}-log-proba.npy"))
+    loaded = load_classifier(path)
+    assert isinstance(loaded, ESKDBClassifier if name.startswith("eskdb") else
+                      BayesNetClassifier)
+    # another machine's exp may round the last place differently (see the test above)
+    np.testing.assert_allclose(loaded.predict_proba(X), expected, rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(loaded.predict_log_proba(X), expected_log, rtol=1e-14,
+                               atol=1e-15)
+    refit = type(loaded)(**loaded.get_params()).fit(X, y)
+    np.testing.assert_array_equal(refit.predict_proba(X), loaded.predict_proba(X))
+    np.testing.assert_array_equal(refit.predict_log_proba(X), loaded.predict_log_proba(X))
+    assert not set(HDP_PARAMETERS) & set(loaded.get_params())  # read as the sampler
+
+
+#: the parameters of make_models.py's cases, written with today's sampler parameter
+KEYWORD_CASES_TODAY = {
+    "kdb-hdp": lambda: BayesNetClassifier("kdb", 2, sampler=HDPOptions.preset(
+        "adaptive", min_iter=60, max_iter=400, burn_in=20, mcse_tolerance=0.02, n_chains=2),
+        random_state=0),
+    "skdb-hdp-paper": lambda: BayesNetClassifier("skdb", 2, sampler=HDPOptions.preset(
+        "paper", n_iter=150, concentration_every=1, tying="same-parent", alpha0=3.0),
+        random_state=1),
+    # the ensemble's preset with its tolerance scaled, as the keywords scaled it
+    "eskdb-hdp": lambda: ESKDBClassifier(3, 2, random_state=0).set_params(
+        sampler=ESKDBClassifier(3).hdp_options().replace(max_iter=300)),
+}
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # short runs
+@pytest.mark.parametrize("name", sorted(KEYWORD_CASES_TODAY))
+def test_the_former_keywords_written_as_hdp_options_predict_bit_for_bit(credit, name):
+    """The same parameters, written today, give the same predictions as the model saved with
+    the former keywords, bit for bit (and the stored ones up to another machine's exp)."""
+    X, y = credit
+    X, y = X.iloc[::3].reset_index(drop=True), y[::3]
+    loaded = load_classifier(os.path.join(KEYWORD_MODELS, f"{name}.npz"))
+    clf = KEYWORD_CASES_TODAY[name]()
+    assert clf.get_params() == loaded.get_params()
+    proba = clf.fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(proba, loaded.predict_proba(X))
+    np.testing.assert_allclose(proba, np.load(os.path.join(KEYWORD_MODELS, f"{name}-proba.npy")),
+                               rtol=1e-14, atol=1e-300)
 
 
 def test_a_file_loads_only_into_the_estimator_that_saved_it(credit, tmp_path):

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fastpath import BayesNetClassifier
+from fastpath import BayesNetClassifier, HDPOptions
 from fastpath.counts import CountAccumulator, TreeSpec
 from fastpath.estimate import M_GRID
 from fastpath.io import load_dataset
@@ -54,9 +54,9 @@ def _params(**changes):
         ({"n_jobs": 1.5}, "n_jobs"),
         ({"random_state": -3}, "random_state"),
         ({"random_state": "seed"}, "random_state"),
-        ({"estimator": "hdp", "n_iter": 0}, "n_iter"),
-        ({"estimator": "hdp", "tying": "levels"}, "tying"),
-        ({"estimator": "hdp", "alpha0": -1.0}, "alpha0"),
+        ({"estimator": "hdp", "sampler": "slow"}, "sampler"),
+        ({"estimator": "hdp", "sampler": {"n_iter": 50}}, "sampler"),
+        ({"estimator": "hdp", "n_iter": 50}, "n_iter"),  # a former keyword: refused
         ({"m_backoff": "literal"}, "m_backoff"),
         ({"m_backoff": None}, "m_backoff"),
     ],
@@ -73,7 +73,8 @@ def test_from_params_accepts_good_values_and_keeps_them():
     assert (config.structure, config.k, config.m) == ("tan", 2, 0.0)
     assert type(config.k) is int
     assert config.random_state is rng and config.hdp is None and config.m_rule is None
-    hdp = FitConfig.from_params(_params(estimator="hdp", n_iter=50))
+    hdp = FitConfig.from_params(_params(estimator="hdp",
+                                        sampler=HDPOptions.preset("adaptive", n_iter=50)))
     assert hdp.hdp.n_iter == 50 and hdp.m_rule is None
     assert FitConfig.from_params(_params()).m_rule == "loo"
     assert FitConfig.from_params(_params(m="holdout")).m_rule == "holdout"
@@ -321,7 +322,8 @@ def credit():
 @pytest.mark.parametrize(
     "params",
     [dict(structure="nb"), dict(structure="tan", m=0.2), dict(structure="kdb", k=2),
-     dict(structure="skdb", k=2), dict(structure="kdb", k=1, estimator="hdp", n_iter=30)],
+     dict(structure="skdb", k=2), dict(structure="kdb", k=1, estimator="hdp",
+                                            sampler=HDPOptions.preset("adaptive", n_iter=30))],
     ids=["nb", "tan", "kdb", "skdb", "kdb-hdp"],
 )
 def test_fit_in_memory_is_what_fit_assigns(credit, params):

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from sklearn.model_selection import cross_val_score
 
-from fastpath import BayesNetClassifier, ESKDBClassifier
+from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions
 from fastpath.cli import main
 from fastpath.evaluation import cross_validate
 from fastpath.io import read_table
@@ -176,7 +176,8 @@ def test_an_identifier_and_a_date_are_left_out_and_the_model_says_so(tmp_path):
     table = mixed_table()
     X, y = table.drop(columns="label"), table["label"]
     with pytest.warns(UserWarning) as caught:
-        model = BayesNetClassifier(random_state=0, n_iter=20).fit(X, y)
+        model = BayesNetClassifier(random_state=0,
+                                   sampler=HDPOptions.preset("adaptive", n_iter=20)).fit(X, y)
     said = " ".join(str(w.message) for w in caught)
     assert "'customer_id'" in said and "identifier" in said and "exclude_features=None" in said
     assert "'signup'" in said and "dates" in said
@@ -186,7 +187,8 @@ def test_an_identifier_and_a_date_are_left_out_and_the_model_says_so(tmp_path):
     fraud = (y == "fraud").to_numpy()
     assert (model.predict(X) == y).mean() < 1.0
     assert proba[fraud, list(model.classes_).index("fraud")].max() < 0.5
-    without = _quiet(BayesNetClassifier(random_state=0, n_iter=20).fit,
+    without = _quiet(BayesNetClassifier(random_state=0,
+                                        sampler=HDPOptions.preset("adaptive", n_iter=20)).fit,
                      X.drop(columns=["customer_id", "signup"]), y)
     np.testing.assert_array_equal(proba, without.predict_proba(X.drop(columns=["customer_id",
                                                                               "signup"])))
@@ -197,7 +199,9 @@ def test_an_identifier_and_a_date_are_left_out_and_the_model_says_so(tmp_path):
     loaded = BayesNetClassifier.load(tmp_path / "m.npz")
     assert loaded.excluded_features_ == model.excluded_features_
     np.testing.assert_array_equal(loaded.predict_proba(X), proba)
-    kept = _quiet(BayesNetClassifier(random_state=0, n_iter=20, exclude_features=None).fit, X, y)
+    kept = _quiet(BayesNetClassifier(random_state=0,
+                                     sampler=HDPOptions.preset("adaptive", n_iter=20),
+                                     exclude_features=None).fit, X, y)
     assert kept.excluded_features_ == ()
     assert (kept.predict(X) == y).mean() == 1.0  # what leaving it out prevents
 

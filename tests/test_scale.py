@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastpath import BayesNetClassifier
+from fastpath import BayesNetClassifier, HDPOptions
 from fastpath.classifier import NotFittedError
 from fastpath.counts import CountAccumulator
 from fastpath.encode import ClassHistogram, TableEncoder, mdl_cut_points, mdl_cut_points_from_counts
@@ -280,7 +280,8 @@ def test_one_shot_iterator_is_spilled_and_cleaned_up():
 
 def test_hdp_stream_equals_in_memory():
     X, y, df = _frame("car")
-    params = dict(estimator="hdp", n_iter=60, random_state=3, n_jobs=1)
+    params = dict(estimator="hdp", sampler=HDPOptions.preset("adaptive", n_iter=60),
+                  random_state=3, n_jobs=1)
     a = _m_classifier("kdb", 1, **params).fit(X, y)
     b = _m_classifier("kdb", 1, **params).fit(_chunks(df, 500), "class")
     for ta, tb in zip(a.probability_tables_, b.probability_tables_, strict=True):

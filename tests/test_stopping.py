@@ -169,8 +169,9 @@ def test_paper_sampler_reproduces_the_estimates_before_presets_bit_for_bit():
     X, y = load_dataset("credit-a")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnconvergedWarning)
-        clf = BayesNetClassifier(structure="kdb", k=2, estimator="hdp", sampler="paper",
-                                 n_iter=300, random_state=0, n_jobs=1).fit(X, y)
+        clf = BayesNetClassifier(structure="kdb", k=2, estimator="hdp",
+                                 sampler=HDPOptions.preset("paper", n_iter=300),
+                                 random_state=0, n_jobs=1).fit(X, y)
     expected = [3.0469192570183951e-01, 1.4832597969436981e-04, 5.4118834453430235e-02,
                 6.3338030522105807e-02, 1.8236590932103075e-01]
     np.testing.assert_array_equal(clf.predict_proba(X.iloc[:5])[:, 1], expected)
@@ -185,7 +186,8 @@ def test_the_classifier_takes_a_preset_and_options_override_it():
     clf = BayesNetClassifier(structure="nb", estimator="hdp", sampler="strict", random_state=0)
     assert clf.hdp_options() == HDPOptions.preset("strict")
     assert SAMPLER_PRESETS["strict"]["n_iter"] == "auto"
-    over = BayesNetClassifier(estimator="hdp", sampler="strict", n_iter=700, overrelax=False)
+    over = BayesNetClassifier(estimator="hdp",
+                              sampler=HDPOptions.preset("strict", n_iter=700, overrelax=False))
     assert over.hdp_options().n_iter == 700 and not over.hdp_options().overrelax
     assert over.hdp_options().concentration_every == 1  # the rest from the preset
     with pytest.raises(ValueError, match="sampler must be one of"):
@@ -353,11 +355,12 @@ def test_the_default_fit_stops_by_the_rows_rule_and_does_not_warn():
 
 def test_the_warning_names_the_trees_and_an_option_that_fixes_them():
     X, y = load_dataset("credit-a")
-    kw = dict(structure="nb", random_state=0, mcse_tolerance=0.0003, min_iter=200, max_iter=200)
+    options = HDPOptions.preset("adaptive", mcse_tolerance=0.0003, min_iter=200, max_iter=200)
     with pytest.warns(UnconvergedWarning) as caught:
-        BayesNetClassifier(**kw).fit(X, y)
+        clf = BayesNetClassifier(structure="nb", random_state=0, sampler=options).fit(X, y)
     message = str(caught[0].message)
-    assert "P(" in message and "max_iter=" in message and "(now 200)" in message
+    assert "P(" in message and "(now 200)" in message
+    assert "sampler=clf.hdp_options().replace(max_iter=" in message
     assert caught[0].filename == __file__  # pointed at the caller, not at fastpath
     # the advice, followed, certifies the fit
     import re
@@ -365,7 +368,7 @@ def test_the_warning_names_the_trees_and_an_option_that_fixes_them():
     suggested = int(re.search(r"max_iter=(\d+)", message).group(1))
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnconvergedWarning)
-        clf = BayesNetClassifier(**{**kw, "max_iter": suggested}).fit(X, y)
+        clf.set_params(sampler=clf.hdp_options().replace(max_iter=suggested)).fit(X, y)
     assert clf.diagnostics_.converged
 
 

@@ -38,8 +38,9 @@ def fit_predict(n):
     # ensemble's members; nothing else limits the threads in this process
     X, y = fastpath.load_dataset("car")
     warnings.simplefilter("ignore")  # 40 iterations certify nothing
+    short = fastpath.HDPOptions.preset("adaptive", n_iter=40)
     for clf in (fastpath.BayesNetClassifier("skdb", 2, "m", n_jobs=n),
-                fastpath.BayesNetClassifier("kdb", 2, n_iter=40, random_state=0, n_jobs=n),
+                fastpath.BayesNetClassifier("kdb", 2, sampler=short, random_state=0, n_jobs=n),
                 fastpath.ESKDBClassifier(3, 2, "m", random_state=0, n_jobs=n)):
         clf.fit(X, y).predict_proba(X)
 

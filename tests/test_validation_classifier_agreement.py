@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from fastpath.classifier import BayesNetClassifier
+from fastpath.estimate import HDPOptions
 from fastpath.evaluation import align_proba, label_codes, take_rows
 from validation import classifier_agreement as ca
 
@@ -24,7 +25,8 @@ def _data(n=120, seed=0):
 @pytest.mark.parametrize("estimator", ["m", "hdp"])
 def test_own_tables_reproduce_predict_proba(estimator):
     X, y = _data()
-    clf = BayesNetClassifier(structure="tan", estimator=estimator, n_iter=300, random_state=1)
+    clf = BayesNetClassifier(structure="tan", estimator=estimator,
+                             sampler=HDPOptions.preset("adaptive", n_iter=300), random_state=1)
     clf.fit(X, y)
     before = [t.copy() for t in clf.probability_tables_]
     got = ca.predict_with_tables(clf, list(clf.probability_tables_), X)

@@ -23,7 +23,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
 
 import fastpath
-from fastpath import BayesNetClassifier, ESKDBClassifier, UnconvergedWarning, read_table
+from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions, UnconvergedWarning, read_table
 from fastpath.io import load_dataset
 
 PACKAGE = Path(fastpath.__file__).parent
@@ -102,14 +102,18 @@ def case_first_partial_chunk_lacks_classes(car, tmp_path):
     clf.partial_fit(X[one].iloc[:50], y[one][:50], classes=np.unique(y))  # <- warns here
 
 
+#: a run too short to converge
+SHORT = HDPOptions.preset("adaptive", n_iter=20)
+
+
 def case_unconverged(car, tmp_path):
     X, y = car
-    BayesNetClassifier("nb", n_iter=20, random_state=0).fit(X, y)  # <- warns here
+    BayesNetClassifier("nb", sampler=SHORT, random_state=0).fit(X, y)  # <- warns here
 
 
 def case_unconverged_at_partial_fit(car, tmp_path):
     X, y = car
-    BayesNetClassifier("nb", n_iter=20).partial_fit(X, y)  # <- warns here
+    BayesNetClassifier("nb", sampler=SHORT).partial_fit(X, y)  # <- warns here
 
 
 def case_renamed_sampler(car, tmp_path):

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from fastpath.classifier import BayesNetClassifier
+from fastpath.estimate import HDPOptions
 from fastpath.estimate.hdp import PAPER_ITERATIONS
 from fastpath.evaluation import (
     align_proba,
@@ -102,17 +103,18 @@ def nuts_tables(classifier: Any, *, chains: int = 4, warmup: int = 1000, samples
     from hdpbn_ppl.infer import RETRIES
     from hdpbn_ppl.infer import fit as nuts_fit
 
-    if classifier.estimator != "hdp" or classifier.root != "exact":
+    options = classifier.hdp_options()
+    if classifier.estimator != "hdp" or options.root != "exact":
         raise ValueError("nuts_tables needs a classifier fitted with estimator='hdp' and "
                          f"root='exact' (got estimator={classifier.estimator!r}, "
-                         f"root={classifier.root!r}): NUTS runs the exact model")
+                         f"root={options.root!r}): NUTS runs the exact model")
     tables, diagnostics = [], []
     for i, tree in enumerate(classifier.trees_):
         tree_seed = int(np.random.SeedSequence(seed, spawn_key=(i,)).generate_state(1)[0])
-        res = nuts_fit(tree, tying=classifier.tying, chains=chains, warmup=warmup,
-                       samples=samples, seed=tree_seed, alpha0=classifier.alpha0,
-                       prior_shape=classifier.concentration_shape,
-                       prior_rate=classifier.concentration_rate, retries=RETRIES, warn=False)
+        res = nuts_fit(tree, tying=options.tying, chains=chains, warmup=warmup,
+                       samples=samples, seed=tree_seed, alpha0=options.alpha0,
+                       prior_shape=options.concentration_shape,
+                       prior_rate=options.concentration_rate, retries=RETRIES, warn=False)
         tables.append(np.array(res.probabilities, dtype=np.float64))
         diagnostics.append(res.diagnostics)
     return tables, diagnostics
@@ -158,7 +160,10 @@ def run_classifier_agreement(
         m_clf = BayesNetClassifier(estimator="m", **common).fit(X_train, y_train)
         proba["m"] = align_proba(m_clf.predict_proba(X_test), m_clf.classes_, classes)
         t1 = time.perf_counter()
-        hdp_clf = BayesNetClassifier(estimator="hdp", n_iter=n_iter, tying=tying,
+        hdp_clf = BayesNetClassifier(estimator="hdp",
+                                     sampler=HDPOptions.preset("adaptive", n_iter=n_iter,
+                                                               tying=tying),
+
                                      **common).fit(X_train, y_train)
         proba["gibbs"] = align_proba(hdp_clf.predict_proba(X_test), hdp_clf.classes_, classes)
         t2 = time.perf_counter()

@@ -25,7 +25,7 @@ import re
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 import pandas as pd
@@ -33,9 +33,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
 from ..encode._encoder import as_frame, column_labels
-from ..estimate._hls import HLS_C
-from ..estimate.hdp._options import DEFAULT_SAMPLER, HDPOptions
-from ..pipeline._config import FitConfig, hdp_options
+from ..estimate.hdp._options import HDPOptions
+from ..pipeline._config import HDP_PARAMETERS, FitConfig, hdp_options
 from ..pipeline._fitted import FittedModel
 from ..pipeline._members import kept_columns, members_log_proba, members_proba
 from ..pipeline._memory import fit_in_memory
@@ -70,46 +69,33 @@ if TYPE_CHECKING:  # the result of a Dask DataFrame's prediction (the dask extra
 # Attributes that are neither parameters nor in FittedModel but belong to a fit.
 _PRIVATE_STATE = ("_partial_state",)
 
-_SAMPLER_DEFAULTS = {f.name: f.default for f in dataclasses.fields(HDPOptions)}
-
-
-def _keyword(name: str, default: Any, annotation: str) -> inspect.Parameter:
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                             annotation=annotation)
-
-
-#: The keyword-only parameters every classifier has, declared once so that the classifiers
-#: cannot drift apart (documented in ``BayesNetClassifier``'s docstring). ``None`` for a
-#: sampler option means the preset's value; the others are :class:`HDPOptions`' defaults.
-SHARED_PARAMETERS: tuple[inspect.Parameter, ...] = (
-    _keyword("m", "auto", "float | str"),
-    _keyword("m_backoff", "path", "str"),
-    _keyword("categorical_features", "auto", "Any"),
-    _keyword("na_values", None, "str | Sequence[str] | None"),
-    _keyword("numeric_errors", "coerce", "str"),
-    _keyword("exclude_features", "auto", "str | Sequence[str | int] | None"),
-    _keyword("class_weight", None, "dict | str | None"),
-    _keyword("hls_C", HLS_C, "float"),
-    _keyword("sampler", DEFAULT_SAMPLER, "str"),
-    _keyword("n_iter", None, "int | str | None"),
-    _keyword("min_iter", None, "int | None"),
-    _keyword("max_iter", None, "int | None"),
-    _keyword("burn_in", None, "int | None"),
-    *(_keyword(name, _SAMPLER_DEFAULTS[name], kind) for name, kind in (
-        ("tying", "str"), ("update", "str"), ("root", "str"), ("n_chains", "int"),
-        ("concentration_shape", "float"), ("concentration_rate", "float"),
-    )),
-    _keyword("concentration_every", None, "int | None"),
-    _keyword("alpha0", _SAMPLER_DEFAULTS["alpha0"], "float"),
-    _keyword("overrelax", None, "bool | None"),
-    _keyword("mcse_tolerance", None, "float | None"),
-    _keyword("mcse_weighting", None, "str | None"),
-    _keyword("convergence_checks", None, "bool | None"),
-    _keyword("selection_rows", None, "int | str | None"),
-    _keyword("n_jobs", None, "int | None"),
-    _keyword("random_state", None, "Any"),
-    _keyword("verbose", 0, "int"),
+#: The keyword-only parameters every classifier has, in this order after its own (each class
+#: writes its ``__init__`` out; ``tests/test_base.py`` checks that they agree, and
+#: ``BayesNetClassifier``'s docstring documents them).
+SHARED_PARAMETERS: tuple[str, ...] = (
+    "m", "m_backoff", "categorical_features", "na_values", "numeric_errors", "exclude_features",
+    "class_weight", "sampler", "selection_rows", "n_jobs", "random_state", "verbose",
 )
+
+
+def _removed_keywords(cls: type, params: dict[str, Any]) -> str | None:
+    """What to write instead of the former keywords among ``params`` (None when there are
+    none): the :class:`HDPOptions` the sampler's now are, the ``HLSOptions`` ``hls_C`` is."""
+    if "hls_C" in params:
+        return (f"{cls.__name__}: hls_C is no longer a parameter; HLS's penalty is an option of "
+                f"its estimator: pass estimator=HLSOptions(C={params['hls_C']!r}) (from "
+                "fastpath.estimate import HLSOptions)")
+    removed = [name for name in params if name in HDP_PARAMETERS]
+    if not removed:
+        return None
+    sampler = params.get("sampler", inspect.signature(cls).parameters["sampler"].default)
+    given = ", ".join(f"{name}={params[name]!r}" for name in removed)
+    instead = (f"HDPOptions.preset({sampler!r}, {given})" if isinstance(sampler, str)
+               else f"<the HDPOptions>.replace({given})")
+    what = "is no longer a parameter" if len(removed) == 1 else "are no longer parameters"
+    return (f"{cls.__name__}: {', '.join(removed)} {what}; the sampler's options are one "
+            f"parameter, an HDPOptions: pass sampler={instead} (from fastpath import "
+            "HDPOptions)")
 
 
 def _class_counts(members: Any) -> np.ndarray:
@@ -145,21 +131,6 @@ def _no_chunksize(chunksize: int | None) -> None:
                          "iterator of DataFrames); iter_predict_proba also slices a table")
 
 
-def _init_with(signature: inspect.Signature, qualname: str):
-    """An ``__init__`` that only stores the parameters of ``signature`` (scikit-learn reads
-    them back from ``signature`` in ``get_params``)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        bound = signature.bind(self, *args, **kwargs)
-        bound.apply_defaults()
-        for name, value in list(bound.arguments.items())[1:]:
-            setattr(self, name, value)
-
-    __init__.__signature__ = signature
-    __init__.__qualname__ = f"{qualname}.__init__"
-    return __init__
-
-
 #: the warnings of :meth:`BaseBayesNet._match_columns` about names, given once per call for a
 #: Dask DataFrame (on its metadata), not again per partition
 _NAME_WARNINGS = r"X (does not have valid feature names|has feature names)"
@@ -179,31 +150,54 @@ def _predict_partition(partition: pd.DataFrame, model: BaseBayesNet, method: str
 class BaseBayesNet(ClassifierMixin, BaseEstimator):
     """Base of the classifiers: fit, ``partial_fit``, predict, save and load (module doc).
 
-    A subclass declares its own parameters in ``_own_parameters`` (they come first, the
-    positional ones before the keyword-only ones) and the defaults of the shared parameters it
-    sets apart (``sampler``, ``selection_rows``) in ``_shared_defaults``; its ``__init__``
-    takes those, then :data:`SHARED_PARAMETERS`, and only stores them, as scikit-learn asks.
-    It may override :meth:`_fit_params` (the parameters of
-    :class:`~fastpath.pipeline._config.FitConfig` those give).
+    A subclass writes out its typed ``__init__``: its own parameters first (the positional
+    ones before the keyword-only ones), then :data:`SHARED_PARAMETERS`, and only stores them
+    (:meth:`_store_parameters`), as scikit-learn asks; it annotates its own parameters as
+    attributes, as this class does the shared ones. It may override :meth:`_fit_params` (the
+    parameters of :class:`~fastpath.pipeline._config.FitConfig` those give).
     """
 
-    _own_parameters: tuple[inspect.Parameter, ...] = ()
-    #: the shared parameters whose default this classifier sets (name -> default)
-    _shared_defaults: ClassVar[dict[str, Any]] = {"sampler": DEFAULT_SAMPLER}
+    # the shared parameters, as every subclass's __init__ stores them (_store_parameters)
+    m: float | str
+    m_backoff: str
+    categorical_features: Any
+    na_values: str | Sequence[str] | None
+    numeric_errors: str
+    exclude_features: str | Sequence[str | int] | None
+    class_weight: dict[Any, float] | str | None
+    sampler: str | HDPOptions
+    selection_rows: int | str | None
+    n_jobs: int | None
+    random_state: int | np.random.Generator | None
+    verbose: int
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        shared = [p.replace(default=cls._shared_defaults[p.name])
-                  if p.name in cls._shared_defaults else p for p in SHARED_PARAMETERS]
-        self_ = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        signature = inspect.Signature([self_, *cls._own_parameters, *shared],
-                                      return_annotation=None)
-        cls.__init__ = _init_with(signature, cls.__qualname__)
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        # a former keyword of the sampler is refused here, naming its replacement, rather than
+        # by __init__'s bare "unexpected keyword argument" (type checkers read __init__)
+        message = _removed_keywords(cls, kwargs)
+        if message is not None:
+            raise TypeError(message)
+        return super().__new__(cls)
+
+    def _store_parameters(self, arguments: dict[str, Any]) -> None:
+        """Store every parameter of the class's ``__init__`` from ``arguments`` (that
+        ``__init__``'s ``locals()``) as it was passed, and nothing else, as scikit-learn asks
+        of an ``__init__`` (the attributes' types are the classes' annotations)."""
+        for name in self._get_param_names():
+            setattr(self, name, arguments[name])
 
     # ------------------------------------------------------------------ parameters
     def _fit_params(self) -> dict[str, Any]:
         """The parameters of the fit's :class:`~fastpath.pipeline._config.FitConfig`."""
         return self.get_params()
+
+    def set_params(self, **params: Any) -> Self:
+        """Set parameters, as scikit-learn's ``set_params`` (a former sampler keyword raises
+        ``ValueError`` naming its replacement)."""
+        message = _removed_keywords(type(self), params)
+        if message is not None:
+            raise ValueError(message)
+        return super().set_params(**params)
 
     def fit_config(self) -> FitConfig:
         """The checked parameters (``ValueError`` naming a bad one, before any work)."""
@@ -211,8 +205,10 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         return FitConfig.from_params(self._fit_params())
 
     def hdp_options(self) -> HDPOptions:
-        """The sampler options these parameters give (``ValueError`` naming a bad one)."""
-        return hdp_options(self.get_params())
+        """The sampler options these parameters give (``ValueError`` naming a bad one): the
+        ``sampler`` when it is an :class:`HDPOptions`, else its preset's options (an
+        ensemble's tolerance scaled to its members, :func:`~fastpath.pipeline.hdp_options`)."""
+        return hdp_options(self._fit_params())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -12,10 +12,13 @@ member, and the model file is the single classifier's format with more members.
 
 from __future__ import annotations
 
-import inspect
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import Any
 
-from ..estimate.hdp._options import DEFAULT_ENSEMBLE_SAMPLER
+import numpy as np
+
+from ..estimate._hls_options import HLSOptions
+from ..estimate.hdp._options import DEFAULT_ENSEMBLE_SAMPLER, HDPOptions
 from ..structure._selective import ENSEMBLE_SELECTION_ROWS
 from ._base import BaseBayesNet
 
@@ -29,32 +32,33 @@ class ESKDBClassifier(BaseBayesNet):
         Members (the authors' scripts use 20).
     k : int, default=5
         ``K`` of every member's selective kDB (the authors' default).
-    estimator : {"hdp", "m", "hgs", "hls"}, default="hdp"
+    estimator : {"hdp", "m", "hgs", "hls"} or HLSOptions, default="hdp"
         How the members' tables are estimated (``"m"``: the ablation without HDP smoothing;
-        ``"hgs"``, ``"hls"``: HDP's successors, as for :class:`~fastpath.BayesNetClassifier`).
+        ``"hgs"``, ``"hls"`` or an ``HLSOptions``: HDP's successors, as for
+        :class:`~fastpath.BayesNetClassifier`).
     stochastic_discretization : bool, default=True
         Each member cuts numeric columns with its own stochastic MDL
         (:func:`~fastpath.encode.stochastic_mdl_cut_points`), with the authors' forced cut: a
         column of two or more distinct values that no cut passing the MDL criterion splits
         still gets one cut, drawn in proportion to information gain, so no member leaves a
         numeric attribute as one bin; ``False``: every member uses Weka's MDL cut points.
-    m, m_backoff, categorical_features, na_values, numeric_errors, exclude_features, hls_C
+    m, m_backoff, categorical_features, na_values, numeric_errors, exclude_features
         As for :class:`~fastpath.BayesNetClassifier` (``m`` is chosen per member, with the
         back-off ``m_backoff`` the members' m-estimates use).
-    sampler, n_iter, min_iter, max_iter, burn_in, tying, update, root, n_chains, \
-concentration_shape, concentration_rate, concentration_every, alpha0, overrelax, \
-mcse_tolerance, mcse_weighting, convergence_checks
-        The members' HDP sampler, with the presets and options of
-        :class:`~fastpath.BayesNetClassifier` and the same rule: each tree sampled until the
-        Monte-Carlo error of what its rows read is at most ``mcse_tolerance``. The default
-        preset, ``"ensemble"``, makes the table-count moves the paper's plain ones, re-samples
-        the concentrations at every iteration and makes the chains at least 60 iterations long
-        (burn-in 10), and an ensemble's tolerance (unless given) is the preset's times
-        ``sqrt(n_estimators)``: the average of the members divides their Monte-Carlo errors,
-        and the overrelaxed moves of ``"adaptive"`` (the single classifier's default) or longer
-        chains gave the same accuracy for more sampling time (docs/performance.md, "The
-        ensemble's sampler"). The authors ran
-        ``sampler="paper", n_iter=1000``.
+    sampler : str or HDPOptions, default="ensemble"
+        The members' HDP sampler: a preset's name or an :class:`~fastpath.HDPOptions`, as for
+        :class:`~fastpath.BayesNetClassifier`, with the same rule: each tree sampled until the
+        Monte-Carlo error of what its rows read is at most the tolerance. The default preset,
+        ``"ensemble"``, makes the table-count moves the paper's plain ones, re-samples the
+        concentrations at every iteration and makes the chains at least 60 iterations long
+        (burn-in 10). A preset's tolerance is scaled to the ensemble: the members' is the
+        preset's times ``sqrt(n_estimators)``, since the average of the members divides their
+        Monte-Carlo errors (the overrelaxed moves of ``"adaptive"``, the single classifier's
+        default, or longer chains gave the same accuracy for more sampling time;
+        docs/performance.md, "The ensemble's sampler"). An ``HDPOptions`` is the members' own,
+        its ``mcse_tolerance`` included (:meth:`hdp_options` gives the options of a preset
+        scaled, ``clf.hdp_options().replace(max_iter=...)`` changes one of them). The authors
+        ran ``sampler=HDPOptions.preset("paper", n_iter=1000)``.
     selection_rows : int, "auto" or None, default="auto"
         Each member scores its candidate (n*, k*) by leave-one-out on a sample of this many
         training rows when there are more (drawn by a seeded hash of the rows' positions, so
@@ -92,18 +96,24 @@ mcse_tolerance, mcse_weighting, convergence_checks
         The columns the fit left out (``exclude_features``), the same for every member.
     """
 
-    _own_parameters = (
-        inspect.Parameter("n_estimators", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=20,
-                          annotation="int"),
-        inspect.Parameter("k", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=5,
-                          annotation="int"),
-        inspect.Parameter("estimator", inspect.Parameter.POSITIONAL_OR_KEYWORD, default="hdp",
-                          annotation="str"),
-        inspect.Parameter("stochastic_discretization", inspect.Parameter.KEYWORD_ONLY,
-                          default=True, annotation="bool"),
-    )
-    _shared_defaults: ClassVar[dict[str, Any]] = {"sampler": DEFAULT_ENSEMBLE_SAMPLER,
-                                                  "selection_rows": ENSEMBLE_SELECTION_ROWS}
+    n_estimators: int
+    k: int
+    estimator: str | HLSOptions
+    stochastic_discretization: bool
+
+    def __init__(
+        self, n_estimators: int = 20, k: int = 5, estimator: str | HLSOptions = "hdp", *,
+        stochastic_discretization: bool = True,
+        m: float | str = "auto", m_backoff: str = "path", categorical_features: Any = "auto",
+        na_values: str | Sequence[str] | None = None, numeric_errors: str = "coerce",
+        exclude_features: str | Sequence[str | int] | None = "auto",
+        class_weight: dict[Any, float] | str | None = None,
+        sampler: str | HDPOptions = DEFAULT_ENSEMBLE_SAMPLER,
+        selection_rows: int | str | None = ENSEMBLE_SELECTION_ROWS,
+        n_jobs: int | None = None, random_state: int | np.random.Generator | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self._store_parameters(locals())
 
     def _fit_params(self) -> dict[str, Any]:
         """The members' parameters: selective kDB-``k`` each, ``n_estimators`` of them."""

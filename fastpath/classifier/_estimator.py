@@ -7,11 +7,13 @@ prediction and model files.
 
 from __future__ import annotations
 
-import inspect
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ..estimate._hls_options import HLSOptions
+from ..estimate.hdp._options import DEFAULT_SAMPLER, HDPOptions
 from ..pipeline._fitted import Member
 from ..pipeline._stages import pack
 from ..predict._inference import joint_log_likelihood, posterior_from_joint
@@ -46,16 +48,20 @@ class BayesNetClassifier(BaseBayesNet):
         the leave-one-out RMSE, see :mod:`fastpath.structure._selective`).
     k : int, default=1
         Maximum number of attribute parents for ``"kdb"`` and ``"skdb"`` (ignored otherwise).
-    estimator : {"hdp", "m", "hgs", "hls"}, default="hdp"
+    estimator : {"hdp", "m", "hgs", "hls"} or HLSOptions, default="hdp"
         How conditional probability tables are estimated: the hierarchical Dirichlet process
         (the paper's method, sampled as ``sampler`` says), m-estimates with back-off (the
         paper's baseline; no sampling, so the fastest fit), hierarchical gradient smoothing
         (Zhang, Petitjean & Buntine 2020: every node smoothed towards all its ancestors, one
         weight per level fitted by the leave-one-out log loss; :mod:`fastpath.estimate._hgs`)
         or hierarchical linear smoothing (Cooper, Webb & Schmidt 2025: a multinomial logistic
-        regression on the indicators of the nodes of a row's path, L2 penalty ``hls_C``;
-        :mod:`fastpath.estimate._hls`). HGS and HLS are fitted on the context trees' counts,
-        so they give the same tables in memory and out of core (docs/model.md, section 10).
+        regression on the indicators of the nodes of a row's path; :mod:`fastpath.estimate._hls`).
+        ``"hls"`` has the authors' L2 penalty; :class:`fastpath.estimate.HLSOptions` sets
+        another (``estimator=HLSOptions(C=0.5)``: ``C`` times the log loss of the training rows
+        plus half the squared norm of the node coefficients, scikit-learn's convention; this
+        was formerly the parameter ``hls_C``, which now raises ``TypeError`` naming it). HGS
+        and HLS are fitted on the context trees' counts, so they give the same tables in memory
+        and out of core (docs/model.md, section 10).
     m : float, "auto" or "holdout", default="auto"
         m-estimate mass. ``"auto"`` chooses it from ``{0.05, 0.2, 1, 5, 20}`` by the
         leave-one-out RMSE of the whole model over every training row (each row predicted from
@@ -107,53 +113,40 @@ class BayesNetClassifier(BaseBayesNet):
         columns (at least 500 values, fewer than 20 rows a value) and dates, each with a
         warning; ``None``: none; a list: exactly those. Recorded in ``excluded_features_`` and
         ignored at predict time.
-    hls_C : float, default=1.0
-        ``estimator="hls"``: the inverse strength of the L2 penalty of every table's regression
-        (scikit-learn's convention: ``C`` times the log loss of the training rows plus half the
-        squared norm of the node coefficients; the intercept is not penalised). 1 is the
-        authors' setting.
-    sampler : {"adaptive", "adaptive-plain", "ensemble", "strict", "paper"}, \
+    sampler : {"adaptive", "adaptive-plain", "ensemble", "strict", "paper"} or HDPOptions, \
 default="adaptive"
-        The HDP sampler's preset (``estimator="hdp"``; :data:`fastpath.estimate.hdp._options.
-        SAMPLER_PRESETS`). ``"adaptive"``: exact overrelaxed moves, concentrations every
-        iteration, each tree sampled until the Monte-Carlo standard error of what the training
-        rows read is at most ``mcse_tolerance`` (root mean square over the rows; with
-        ``n_chains >= 2`` including how far the chains disagree): at least ``min_iter`` = 500
-        and at most ``max_iter`` = 5,000 iterations. Over 41 datasets it gives the paper
-        sampler's accuracy at a fraction of its time (docs/performance.md, "The default
-        sampler"). ``"adaptive-plain"``: the same rule with the paper's plain moves (faster per
-        tree, less precise). ``"ensemble"``: the paper's moves with the concentrations sampled at
-        every iteration and chains of at least 60 iterations
-        (:class:`~fastpath.ESKDBClassifier`'s default). ``"strict"`` (formerly
-        ``"fast"``): overrelaxed moves, every
-        probability of every node within the tolerance, and the concentrations and log joint
-        past R-hat <= 1.01 and bulk ESS >= 100 per chain -- slower than ``"paper"``.
-        ``"paper"``: the paper's and the reference's sampler, 5,000 plain Gibbs iterations
-        (what the experiments run). The sampler options below override the preset.
-    n_iter : int, "auto" or None, default=None
-        Iterations per chain; ``"auto"``: the adaptive length above. ``None``: the preset's.
-    min_iter, max_iter : int or None, default=None
-        The fewest and the most iterations per chain of an adaptive length (``None``: 500 and
-        5,000).
-    burn_in, tying, update, root, n_chains
-        Options of the HDP sampler (``estimator="hdp"``); see
-        :class:`fastpath.estimate.HDPOptions` (:meth:`hdp_options` builds it).
-    concentration_shape, concentration_rate, concentration_every, alpha0
-        The sampler's Gamma prior of the concentrations, how often they are re-sampled
-        (``None``: the preset's; ``5`` is the reference's schedule, ``1`` mixes them faster
-        per second, docs/validation.md, "Efficiency"), and the root concentration.
-    overrelax : bool or None, default=None
-        Overrelaxed table-count and concentration updates (``update="exact"`` only; see
-        :class:`fastpath.estimate.HDPOptions`): still exact, several times the ESS per
-        iteration for a little more time (docs/sampler.md, "Overrelaxed updates"). ``None``:
-        the preset's.
-    mcse_tolerance, mcse_weighting, convergence_checks : default None
-        The rule (:class:`fastpath.estimate.HDPOptions`): the MCSE tolerance (0.01), what it
-        applies to (``"rows"``: the root mean square over the training rows of what each
-        reads; ``"max"``: every probability), and whether the concentrations' and log joint's
-        R-hat/ESS checks must also pass. ``None``: the preset's. A fit whose estimates end
-        above the tolerance (or whose chains disagree) warns; the warning names the trees and
-        the option to change.
+        The HDP sampler (``estimator="hdp"``): a preset's name
+        (:data:`fastpath.estimate.hdp._options.SAMPLER_PRESETS`) or every option at once, a
+        :class:`fastpath.HDPOptions` (``HDPOptions.preset("paper", n_iter=50_000)``: a preset
+        with some options changed; :meth:`hdp_options` gives the options a fit runs).
+        ``"adaptive"``: exact overrelaxed moves, concentrations every iteration, each tree
+        sampled until the Monte-Carlo standard error of what the training rows read is at most
+        ``mcse_tolerance`` = 0.01 (root mean square over the rows; with ``n_chains >= 2``
+        including how far the chains disagree): at least ``min_iter`` = 500 and at most
+        ``max_iter`` = 5,000 iterations. Over 41 datasets it gives the paper sampler's accuracy
+        at a fraction of its time (docs/performance.md, "The default sampler").
+        ``"adaptive-plain"``: the same rule with the paper's plain moves (faster per tree, less
+        precise). ``"ensemble"``: the paper's moves with the concentrations sampled at every
+        iteration and chains of at least 60 iterations (:class:`~fastpath.ESKDBClassifier`'s
+        default). ``"strict"`` (formerly ``"fast"``): overrelaxed moves, every probability of
+        every node within the tolerance, and the concentrations and log joint past
+        R-hat <= 1.01 and bulk ESS >= 100 per chain -- slower than ``"paper"``. ``"paper"``:
+        the paper's and the reference's sampler, 5,000 plain Gibbs iterations (what the
+        experiments run). The options (:class:`fastpath.estimate.HDPOptions`): the run's length
+        (``n_iter``, ``"auto"`` for the adaptive one, ``min_iter``, ``max_iter``,
+        ``burn_in``), the rule (``mcse_tolerance``, ``mcse_weighting``: ``"rows"``, what the
+        training rows read, or ``"max"``, every probability; ``convergence_checks``: whether
+        the concentrations' and log joint's R-hat/ESS checks must also pass), the moves
+        (``tying``, ``update``, ``root``, ``overrelax``: still exact, several times the ESS
+        per iteration, docs/sampler.md, "Overrelaxed updates"), the concentrations' Gamma
+        prior (``concentration_shape``, ``concentration_rate``), how often they are
+        re-sampled (``concentration_every``: 5 is the reference's schedule, 1 mixes them
+        faster per second, docs/validation.md, "Efficiency"), the root concentration
+        (``alpha0``) and ``n_chains``. A fit whose estimates end above the tolerance (or whose
+        chains disagree) warns; the warning names the trees and the option to change. These
+        options were formerly sixteen parameters of their own (``n_iter=...``): such a keyword
+        now raises ``TypeError`` naming the ``HDPOptions`` to pass, and model files that hold
+        them load with the options they meant.
     selection_rows : int, "auto" or None, default=None
         ``structure="skdb"``: score the candidate (n*, k*) by leave-one-out on a sample of
         this many training rows when there are more (a seeded hash of the rows' positions, the
@@ -162,8 +155,11 @@ default="adaptive"
         default. ``None``: every row.
     n_jobs : int or None, default=None
         Threads of every stage: the HDP sampler's, numba's kernels' (structure scores,
-        leave-one-out selection, prediction) and BLAS's (``None`` or ``-1``: all cores).
-        Results do not depend on it.
+        leave-one-out selection, prediction) and the library's pools (no stage calls BLAS, so
+        it limits none: :mod:`fastpath.utils._threads`). ``None`` or ``-1``: all cores, as in
+        LightGBM and XGBoost -- not scikit-learn's convention, where ``None`` means one job
+        (inside a parallel ``GridSearchCV`` or ``cross_val_score``, pass ``n_jobs=1`` to
+        avoid more threads than cores); ``-2``: all but one. Results do not depend on it.
     random_state : int, numpy Generator or None, default=None
         Seed of the m holdout split and of the sampler. An int gives identical results.
     verbose : int, default=0
@@ -213,14 +209,21 @@ default="adaptive"
         without names); prediction ignores their values.
     """
 
-    _own_parameters = (
-        inspect.Parameter("structure", inspect.Parameter.POSITIONAL_OR_KEYWORD, default="kdb",
-                          annotation="str"),
-        inspect.Parameter("k", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=1,
-                          annotation="int"),
-        inspect.Parameter("estimator", inspect.Parameter.POSITIONAL_OR_KEYWORD, default="hdp",
-                          annotation="str"),
-    )
+    structure: str
+    k: int
+    estimator: str | HLSOptions
+
+    def __init__(
+        self, structure: str = "kdb", k: int = 1, estimator: str | HLSOptions = "hdp", *,
+        m: float | str = "auto", m_backoff: str = "path", categorical_features: Any = "auto",
+        na_values: str | Sequence[str] | None = None, numeric_errors: str = "coerce",
+        exclude_features: str | Sequence[str | int] | None = "auto",
+        class_weight: dict[Any, float] | str | None = None,
+        sampler: str | HDPOptions = DEFAULT_SAMPLER, selection_rows: int | str | None = None,
+        n_jobs: int | None = None, random_state: int | np.random.Generator | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self._store_parameters(locals())
 
     encoder_ = _member_attribute("encoder_", "encoder", "The coding of the columns.")
     structure_ = _member_attribute("structure_", "structure", "The parents of every attribute.")

@@ -119,7 +119,12 @@ class Checker:
         document itself for a version 1 single classifier)."""
         params = self.dict(meta.get("params"), "params")
         for key, value in params.items():
-            if isinstance(value, list):
+            if key == "sampler" and isinstance(value, dict):  # an HDPOptions' fields
+                for name, v in value.items():
+                    for i, x in enumerate(v if isinstance(v, list) else [v]):
+                        self.scalar(x, f"params['sampler'][{name!r}]"
+                                    + (f"[{i}]" if isinstance(v, list) else ""))
+            elif isinstance(value, list):
                 for i, v in enumerate(value):
                     self.scalar(v, f"params[{key!r}][{i}]")
             else:

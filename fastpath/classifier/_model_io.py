@@ -9,7 +9,15 @@ and category labels must be JSON values (str, int, float, bool); others are refu
 rather than silently changed.
 
 Version 1 files (a single classifier's ``hdpbn-model`` and an ensemble's ``hdpbn-ensemble``,
-written before the classifiers shared one format) still load, into the same members.
+written before the classifiers shared one format) still load, into the same members. Version 2
+files (written while the sampler's options were sixteen parameters of the classifiers, ``n_iter``
+to ``convergence_checks``) load with those keywords read as the ``sampler`` they meant
+(:func:`~fastpath.pipeline._config.sampler_from_keywords`): the same options, so the same
+predictions and the same refit. Version 3 stores a ``sampler`` that is an
+:class:`~fastpath.estimate.HDPOptions` as a mapping of its fields, and an ``estimator`` that is
+an :class:`~fastpath.estimate.HLSOptions` as ``"hls"`` and ``hls_C`` (version 2's parameter:
+such a file loads ``estimator="hls"`` with the authors' penalty, another as an
+``HLSOptions``).
 
 Untrusted files
 ---------------
@@ -44,6 +52,7 @@ So a crafted file fails when it is loaded, never later in a prediction kernel.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -60,8 +69,9 @@ from ..counts._context_tree import ContextTree
 from ..counts._counting import TreeSpec
 from ..encode._encoder import TableEncoder
 from ..estimate._diagnostics import FitDiagnostics
-from ..estimate.hdp._options import RENAMED_PRESETS
-from ..pipeline._config import LEGACY_SAMPLER, hdp_options
+from ..estimate._hls_options import HLS_C, HLSOptions
+from ..estimate.hdp._options import RENAMED_PRESETS, HDPOptions
+from ..pipeline._config import HDP_PARAMETERS, LEGACY_SAMPLER, hdp_options, sampler_from_keywords
 from ..pipeline._fitted import FittedModel, Member
 from ..structure._graphs import Structure
 from ..structure._selective import SelectedStructure
@@ -70,7 +80,7 @@ from ._model_checks import Checker, ModelFileError
 
 __all__ = ["ModelFileError", "model_class_name", "read_model", "read_model_meta", "save_model"]
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: the ``format`` of every model file
 MODEL = "hdpbn-model"
 #: the ``format`` of an ensemble's version 1 file
@@ -117,6 +127,13 @@ def _jsonable_params(params: dict[str, Any]) -> dict[str, Any]:
             value = [_label(v) for v in value]
         elif key == "class_weight" and isinstance(value, dict):  # label, weight, label, ...
             value = [_label(v) for pair in value.items() for v in pair]
+        elif key == "sampler" and isinstance(value, HDPOptions):  # field -> value (or values)
+            out[key] = {name: list(v) if isinstance(v, tuple) else _label(v)
+                        for name, v in dataclasses.asdict(value).items()}
+            continue
+        elif key == "estimator" and isinstance(value, HLSOptions):  # "hls" and its penalty
+            out["hls_C"] = float(value.C)
+            value = "hls"
         out[key] = _label(value) if not isinstance(value, list) else value
     return out
 
@@ -454,8 +471,20 @@ def _params(meta: dict) -> dict[str, Any]:
         if len(weights) % 2:
             raise ValueError("class_weight must list labels and weights in pairs")
         params["class_weight"] = dict(zip(weights[::2], weights[1::2], strict=True))
-    # a preset saved under its former name is the same options (no FutureWarning per load)
-    params["sampler"] = RENAMED_PRESETS.get(params["sampler"], params["sampler"])
+    sampler = params["sampler"]
+    if isinstance(sampler, dict):  # version 3: the fields of an HDPOptions
+        params["sampler"] = HDPOptions(**sampler)
+    else:
+        # a preset saved under its former name is the same options (no FutureWarning per load)
+        params["sampler"] = RENAMED_PRESETS.get(sampler, sampler)
+    if "hls_C" in params:  # HLS's penalty: an HLSOptions (version 2: a parameter of its own)
+        C = params.pop("hls_C")
+        if params.get("estimator") == "hls" and (meta.get("version", 0) >= 3 or C != HLS_C):
+            params["estimator"] = HLSOptions(C=C)
+    if any(name in params for name in HDP_PARAMETERS):  # version 2: the sampler's keywords
+        params["sampler"] = sampler_from_keywords(params)
+        for name in HDP_PARAMETERS:
+            params.pop(name, None)
     return params
 
 

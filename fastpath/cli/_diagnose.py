@@ -42,12 +42,12 @@ def add_diagnose_parser(subparsers) -> None:
 
 def _rerun(path: str, chains: int | None) -> tuple[FitDiagnostics, str]:
     model = load_classifier(path)
-    p = model.get_params()
-    n_chains = int(chains) if chains is not None else int(p["n_chains"])
+    fitted = model.hdp_options()
+    n_chains = int(chains) if chains is not None else fitted.n_chains
     if n_chains < 1:
         raise ValueError(f"--chains must be >= 1, got {n_chains}")
-    options = dataclasses.replace(model.hdp_options(), n_chains=n_chains)
-    seed = p["random_state"]
+    options = dataclasses.replace(fitted, n_chains=n_chains)
+    seed = model.random_state
     # the fit's trees in the fit's order (an ensemble's shared trees once), so a seed gives
     # the fit's own chains
     trees, names, _ = distinct_trees(model.members_)

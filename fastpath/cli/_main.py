@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from ..classifier._estimator import BayesNetClassifier
     from ..classifier._loading import load_classifier
     from ..estimate._diagnostics import CLI_NAMES, PYTHON_NAMES, UnconvergedWarning
+    from ..estimate._hls_options import HLS_C, HLSOptions
     from ..estimate.hdp._options import (
         DEFAULT_ENSEMBLE_SAMPLER,
         DEFAULT_SAMPLER,
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from ..evaluation._cross_validation import cross_validate, summarise
     from ..io._datasets import dataset_path, list_datasets, load_dataset
     from ..io._tables import decompression_error, read_table
+    from ..pipeline._config import sampler_from_keywords
     from ..scale._predict import EncodingError
     from ..utils._files import atomic_write, compressed_writer, refuse_overwriting_inputs
     from ..utils._progress import Progress
@@ -74,9 +76,10 @@ _LAZY_NAMES = frozenset(
     "np pd ESKDBClassifier BayesNetClassifier load_classifier CLI_NAMES PYTHON_NAMES "
     "UnconvergedWarning cross_validate summarise dataset_path list_datasets load_dataset "
     "decompression_error read_table EncodingError atomic_write compressed_writer "
-    "refuse_overwriting_inputs Progress recording warn DEFAULT_ENSEMBLE_SAMPLER "
+    "refuse_overwriting_inputs Progress recording warn sampler_from_keywords "
+    "DEFAULT_ENSEMBLE_SAMPLER "
     "DEFAULT_SAMPLER PAPER_CONCENTRATION_EVERY PAPER_ITERATIONS RENAMED_PRESETS "
-    "SAMPLER_PRESETS HDPOptions add_adaptive_length_options add_burn_in_option "
+    "SAMPLER_PRESETS HDPOptions HLS_C HLSOptions add_adaptive_length_options add_burn_in_option "
     "parse_iterations".split())
 
 
@@ -92,6 +95,7 @@ def _import_commands() -> None:
     global PYTHON_NAMES, UnconvergedWarning, cross_validate, summarise, dataset_path
     global list_datasets, load_dataset, decompression_error, read_table, EncodingError
     global atomic_write, compressed_writer, refuse_overwriting_inputs, Progress, recording, warn
+    global sampler_from_keywords
     import numpy as np
     import pandas as pd
 
@@ -102,6 +106,7 @@ def _import_commands() -> None:
     from ..evaluation._cross_validation import cross_validate, summarise
     from ..io._datasets import dataset_path, list_datasets, load_dataset
     from ..io._tables import decompression_error, read_table
+    from ..pipeline._config import sampler_from_keywords
     from ..scale._predict import EncodingError
     from ..utils._files import atomic_write, compressed_writer, refuse_overwriting_inputs
     from ..utils._progress import Progress
@@ -118,8 +123,9 @@ def _import_option_names() -> None:
     _IMPORTED.add("options")
     kept = {name: value for name, value in globals().items() if name in _LAZY_NAMES}
     global DEFAULT_ENSEMBLE_SAMPLER, DEFAULT_SAMPLER, PAPER_CONCENTRATION_EVERY
-    global PAPER_ITERATIONS, RENAMED_PRESETS, SAMPLER_PRESETS, HDPOptions
+    global PAPER_ITERATIONS, RENAMED_PRESETS, SAMPLER_PRESETS, HDPOptions, HLS_C, HLSOptions
     global add_adaptive_length_options, add_burn_in_option, parse_iterations
+    from ..estimate._hls_options import HLS_C, HLSOptions
     from ..estimate.hdp._options import (
         DEFAULT_ENSEMBLE_SAMPLER,
         DEFAULT_SAMPLER,
@@ -278,9 +284,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help="HDP estimates (the paper's method), m-estimates with back-off, "
                    "hierarchical gradient smoothing (hgs) or hierarchical linear smoothing "
                    f"(hls) (default: {_BNC['estimator']})")
-    g.add_argument("--hls-c", type=float, default=_BNC["hls_C"], metavar="C",
+    g.add_argument("--hls-c", type=float, default=HLS_C, metavar="C",
                    help="--estimator hls: inverse strength of the L2 penalty of each table's "
-                   f"logistic regression (default: {_BNC['hls_C']:g}, the authors')")
+                   f"logistic regression (default: {HLS_C:g}, the authors')")
     g.add_argument("--m", default=_BNC["m"],
                    help="m-estimate mass; 'auto' chooses it by leave-one-out RMSE among 0.05, "
                    "0.2, 1, 5, 20; 'holdout' by the paper's rule, RMSE on a holdout of N/10 "
@@ -329,11 +335,11 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help="Gibbs iterations, or 'auto' (default: the sampler's)")
     add_adaptive_length_options(h)
     add_burn_in_option(h)
-    h.add_argument("--tying", default=_BNC["tying"],
+    h.add_argument("--tying", default=HDPOptions.tying,
                    choices=["level", "same-parent", "single", "none"],
-                   help=f"concentration tying (default: {_BNC['tying']})")
-    h.add_argument("--chains", type=int, default=_BNC["n_chains"],
-                   help=f"independent chains (default: {_BNC['n_chains']})")
+                   help=f"concentration tying (default: {HDPOptions.tying})")
+    h.add_argument("--chains", type=int, default=HDPOptions.n_chains,
+                   help=f"independent chains (default: {HDPOptions.n_chains})")
     h.add_argument("--concentration-every", type=int, default=None, metavar="N",
                    help="re-sample the concentrations every N-th iteration (default: the "
                    "sampler's, 1 for the overrelaxed ones, adaptive and strict, "
@@ -390,39 +396,43 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
         exclude = _tokens(exclude)
     common: dict[str, Any] = dict(
         class_weight=_class_weight(args.class_weight),
-        estimator=args.estimator,
         m=m,
         m_backoff=args.m_backoff,
         categorical_features=categorical,
         na_values=_tokens(args.na_values),
         numeric_errors=args.numeric_errors,
         exclude_features=exclude,
-        hls_C=args.hls_c,
-        burn_in=args.burn_in,
-        tying=args.tying,
-        n_chains=args.chains,
         n_jobs=args.threads,
         random_state=args.seed,
         verbose=verbose,
     )
-    # sampler options given on the command line override the preset (or the ensemble's own
-    # defaults); those left out are not passed at all
-    common.update({name: value for name, value in (
+    cls: Any = ESKDBClassifier if args.structure == "eskdb" else BayesNetClassifier
+    # the sampler flags given on the command line override the preset (each classifier's own
+    # when --sampler is left out); those left out are not passed at all
+    flags = {name: value for name, value in (
         ("n_iter", args.iterations), ("concentration_every", args.concentration_every),
         ("overrelax", args.overrelax), ("min_iter", args.min_iter),
-        ("max_iter", args.max_iter), ("mcse_tolerance", args.mcse_tolerance))
-        if value is not None})
-    if args.sampler is not None:  # else each classifier's own default
-        common["sampler"] = args.sampler
-    if args.structure == "eskdb":
-        model: Any = ESKDBClassifier(
-            n_estimators=args.n_estimators, k=_ESKDB["k"] if args.k is None else args.k,
-            stochastic_discretization=not args.mdl_cuts, **common,
-        )
-    else:
-        model = BayesNetClassifier(structure=args.structure,
-                                   k=_BNC["k"] if args.k is None else args.k, **common)
+        ("max_iter", args.max_iter), ("mcse_tolerance", args.mcse_tolerance),
+        ("burn_in", args.burn_in), ("tying", args.tying), ("n_chains", args.chains))
+        if value is not None}
+    preset = args.sampler if args.sampler is not None else (
+        (_ESKDB if args.structure == "eskdb" else _BNC)["sampler"])
     try:  # every parameter is checked here, before any work
+        if args.structure == "eskdb":
+            own: dict[str, Any] = dict(
+                n_estimators=args.n_estimators, k=_ESKDB["k"] if args.k is None else args.k,
+                stochastic_discretization=not args.mdl_cuts)
+        else:
+            own = dict(structure=args.structure, k=_BNC["k"] if args.k is None else args.k)
+        # the flags' options, as the classifier's former keywords meant them (an ensemble's
+        # tolerance, unless given, the preset's times sqrt(n_estimators))
+        sampler = sampler_from_keywords({**flags, "sampler": preset,
+                                         "n_estimators": own.get("n_estimators", 1)})
+        # --hls-c: the penalty of --estimator hls (the authors' is plain "hls")
+        estimator: Any = args.estimator
+        if estimator == "hls" and args.hls_c != HLS_C:
+            estimator = HLSOptions(C=args.hls_c)
+        model = cls(**own, **common, estimator=estimator, sampler=sampler)
         model.fit_config()
     except ValueError as exc:  # name the command-line flag, not the Python parameter
         msg = str(exc)
@@ -432,6 +442,8 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
                 break
         for param, flag in _FLAG_NAMES.items():
             msg = re.sub(rf"\b{param}\b", flag, msg)
+        if msg.startswith("C must"):  # HLSOptions' penalty
+            msg = "--hls-c" + msg[1:]
         raise ValueError(msg) from None
     return model
 
@@ -616,8 +628,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f"hdpbn demo: {args.dataset} ({len(X)} rows, {X.shape[1]} attributes, "
           f"{y.nunique()} classes), {args.folds}-fold cross-validation x {args.repeats}, "
           f"seed {args.seed}")
+    # the default sampler, or its preset with --iterations
+    sampler: Any = DEFAULT_SAMPLER if args.iterations is None else (
+        HDPOptions.preset(DEFAULT_SAMPLER, n_iter=args.iterations))
     if "hdp" in estimators:
-        opt = BayesNetClassifier(estimator="hdp", n_iter=args.iterations).hdp_options()
+        opt = BayesNetClassifier(estimator="hdp", sampler=sampler).hdp_options()
         if opt.adaptive:
             print(f"HDP: the {DEFAULT_SAMPLER} sampler ({opt.min_iter} to {opt.max_iter} Gibbs "
                   "iterations per tree, until the Monte-Carlo error of what the rows read is "
@@ -632,7 +647,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     with warnings.catch_warnings():  # 20 iterations compile the kernels; they certify nothing
         warnings.simplefilter("ignore", UnconvergedWarning)
         for est in estimators:
-            BayesNetClassifier(structure="kdb", k=2, estimator=est, n_iter=20,
+            BayesNetClassifier(structure="kdb", k=2, estimator=est,
+                               sampler=HDPOptions.preset(DEFAULT_SAMPLER, n_iter=20),
                                random_state=args.seed).fit(X.iloc[rows], y.iloc[rows])
     print(f"{time.perf_counter() - t0:.1f} s")
     print()
@@ -646,7 +662,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         for est in estimators:
             def make(structure=structure, k=k, est=est):
                 return BayesNetClassifier(structure=structure, k=k, estimator=est,
-                                          n_iter=args.iterations, random_state=args.seed)
+                                          sampler=sampler, random_state=args.seed)
 
             with warnings.catch_warnings(record=True) as fold_warnings:
                 warnings.simplefilter("always", UnconvergedWarning)

@@ -11,7 +11,8 @@ from a data file, for ``hdpbn estimate``).
 from ._convergence import ESS_PER_CHAIN_MIN, RHAT_MAX, effective_sample_size, mcse_mean, split_rhat
 from ._diagnostics import FitDiagnostics, TreeDiagnostics, UnconvergedWarning, summarise_fit
 from ._hgs import HGSFit, hgs_fit, hgs_loo_loss, hgs_table
-from ._hls import HLS_C, HLSFit, hls_fit, hls_table
+from ._hls import HLSFit, hls_fit, hls_table
+from ._hls_options import HLS_C, HLSOptions
 from ._mestimate import M_GRID, M_GRID_POSITIVE, m_estimate_table
 from ._table_io import CodedTree, node_frame, read_estimate_table, tree_from_frame
 from .hdp import HDPOptions, HDPResult, estimate_tree, estimate_trees
@@ -28,6 +29,7 @@ __all__ = [
     "HDPResult",
     "HGSFit",
     "HLSFit",
+    "HLSOptions",
     "TreeDiagnostics",
     "UnconvergedWarning",
     "effective_sample_size",

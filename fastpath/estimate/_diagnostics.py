@@ -51,10 +51,14 @@ from ._convergence import ESS_PER_CHAIN_MIN, RHAT_MAX, split_rhat_ess
 from .hdp._options import AUTO_BATCH, HDPOptions
 from .hdp._results import HDPResult
 
-#: How :func:`remedy` writes an option in Python (the classifiers' parameters).
+#: How :func:`remedy` writes an option in Python: the classifiers' ``sampler`` parameter, the
+#: options the fit ran (``hdp_options()``) with one field changed.
 PYTHON_NAMES: dict[str, str] = {
-    "max_iter": "max_iter={}", "mcse_tolerance": "mcse_tolerance={}", "n_iter": "n_iter={}",
-    "sampler": "sampler={!r}", "n_chains": "n_chains={}", "auto_length": "n_iter='auto'",
+    "max_iter": "sampler=clf.hdp_options().replace(max_iter={})",
+    "mcse_tolerance": "sampler=clf.hdp_options().replace(mcse_tolerance={})",
+    "n_iter": "sampler=clf.hdp_options().replace(n_iter={})",
+    "sampler": "sampler={!r}", "n_chains": "sampler=clf.hdp_options().replace(n_chains={})",
+    "auto_length": "sampler=clf.hdp_options().replace(n_iter='auto')",
     "inspect": "see diagnostics_ (hdpbn diagnose MODEL)",
 }
 #: How :func:`remedy` writes an option on the command line (``hdpbn fit/evaluate/estimate``).

@@ -19,7 +19,8 @@ score of node ``v`` is the sum along its path and its estimate the softmax::
     p_{v,k} = exp(s_{v,k}) / sum_j exp(s_{v,j})
 
 Fitted on the counts as weights (a (leaf, value) pair's rows are identical, so no row is
-expanded; out of core it is the in-memory fit), by minimising, with ``C = hls_C``::
+expanded; out of core it is the in-memory fit), by minimising, with ``C`` the penalty
+(:class:`~fastpath.estimate.HLSOptions`)::
 
     C * sum_L sum_k n_{L,k} (-log p_{L,k})  +  0.5 * sum_{v != root} ||w_v||^2
 
@@ -63,10 +64,9 @@ from scipy.special import softmax
 
 from ..counts._context_tree import ContextTree
 from ..utils._validation import check_float
+from ._hls_options import HLS_C
 from ._lbfgs import lbfgs_minimizer
 
-#: the authors' penalty (``hls_C`` of the classifiers)
-HLS_C: float = 1.0
 #: the most iterations of L-BFGS per tree
 HLS_MAX_ITER: int = 1000
 #: stop when every component of the gradient of the objective per row is below (1e-8: the

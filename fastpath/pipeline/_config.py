@@ -12,13 +12,18 @@ import numpy as np
 
 from ..encode._encoder import TableEncoder, check_numeric_errors
 from ..encode._exclusion import check_exclude_features
-from ..estimate._hls import HLS_C
+from ..estimate._hls_options import HLS_C, HLSOptions
 from ..estimate._mestimate import M_BACKOFFS
-from ..estimate.hdp._options import HDPOptions, ensemble_tolerance
+from ..estimate.hdp._options import (
+    SAMPLER_PRESETS,
+    HDPOptions,
+    ensemble_tolerance,
+    resolve_preset,
+)
 from ..structure._selective import auto_selection_rows
 from ..utils._dtypes import check_na_values
 from ..utils._progress import FitLog
-from ..utils._validation import as_generator, check_float, check_int, n_threads
+from ..utils._validation import as_generator, check_int, n_threads
 
 STRUCTURES: tuple[str, ...] = ("nb", "tan", "kdb", "skdb")
 #: the names ``m`` accepts for a rule that chooses it, and the rule each names
@@ -27,7 +32,9 @@ M_RULES: dict[str, str] = {"auto": "loo", "holdout": "holdout"}
 ESTIMATORS: tuple[str, ...] = ("m", "hdp", "hgs", "hls")
 #: how the members cut numeric columns: Weka's MDL cut points, or each member its own draw
 DISCRETIZATIONS: tuple[str, ...] = ("mdl", "stochastic")
-#: the estimator's parameters that are sampler options (same names as :class:`HDPOptions`)
+#: the classifiers' former keywords of the sampler, now fields of the ``sampler`` parameter's
+#: :class:`HDPOptions` (same names): model files written before keep them, and
+#: :func:`sampler_from_keywords` reads them
 HDP_PARAMETERS: tuple[str, ...] = (
     "n_iter", "burn_in", "tying", "update", "root", "n_chains", "concentration_shape",
     "concentration_rate", "concentration_every", "alpha0", "overrelax",
@@ -38,26 +45,66 @@ HDP_PARAMETERS: tuple[str, ...] = (
 LEGACY_SAMPLER = "paper"
 
 
-def hdp_options(params: Mapping[str, Any]) -> HDPOptions:
-    """The sampler options among ``params`` (``ValueError`` naming a bad one).
+def check_sampler(sampler: Any) -> str | HDPOptions:
+    """``sampler`` when it is a preset's name or an :class:`HDPOptions` (a former preset name
+    warns and gives its new name); ``ValueError`` otherwise."""
+    if isinstance(sampler, HDPOptions):
+        return sampler
+    if isinstance(sampler, str):
+        return resolve_preset(sampler)  # ValueError naming the presets
+    raise ValueError(f"sampler must be one of {tuple(SAMPLER_PRESETS)} or an HDPOptions, got "
+                     f"{sampler!r}")
 
-    ``params["sampler"]`` names the preset (:data:`~fastpath.estimate.hdp._options.
-    SAMPLER_PRESETS`; :data:`LEGACY_SAMPLER`, the paper's, when absent, as for model files
-    written before the classifiers had a ``sampler`` parameter, whose fits were the paper's
-    sampler); every other sampler option that is not None overrides it. An ensemble
-    (``n_estimators`` above 1) whose ``mcse_tolerance`` is not given takes the preset's times
-    ``sqrt(n_estimators)`` (:func:`~fastpath.estimate.hdp._options.ensemble_tolerance`).
+
+def hdp_options(params: Mapping[str, Any]) -> HDPOptions:
+    """The sampler options of the estimator parameters ``params`` (``ValueError`` naming a bad
+    one).
+
+    ``params["sampler"]`` is an :class:`HDPOptions`, used as it is, or the name of a preset
+    (:data:`~fastpath.estimate.hdp._options.SAMPLER_PRESETS`; :data:`LEGACY_SAMPLER`, the
+    paper's, when absent, as for model files written before the classifiers had a ``sampler``
+    parameter, whose fits were the paper's sampler). An ensemble (``n_estimators`` above 1)
+    given a preset's name takes the preset's ``mcse_tolerance`` times ``sqrt(n_estimators)``
+    (:func:`~fastpath.estimate.hdp._options.ensemble_tolerance`): the members' tolerance when
+    their average must be within the preset's.
     """
-    sampler = params.get("sampler", LEGACY_SAMPLER)  # HDPOptions.preset names a bad one
-    overrides = {name: params[name] for name in HDP_PARAMETERS
-                 if name in params and params[name] is not None}
-    options = HDPOptions.preset(sampler, **overrides)
-    n_members = params.get("n_estimators", 1)
-    if "mcse_tolerance" not in overrides and isinstance(n_members, numbers.Integral) and (
-            n_members > 1):
-        options = dataclasses.replace(
-            options, mcse_tolerance=ensemble_tolerance(options.mcse_tolerance, n_members))
+    former = [name for name in HDP_PARAMETERS if params.get(name) is not None]
+    if former:  # never silently ignored (sampler_from_keywords reads them)
+        raise ValueError(f"{former[0]} is no longer a parameter: the sampler's options are "
+                         "one, sampler=HDPOptions(...)")
+    sampler = check_sampler(params.get("sampler", LEGACY_SAMPLER))
+    if isinstance(sampler, HDPOptions):
+        return sampler
+    return _scaled(HDPOptions.preset(sampler), params.get("n_estimators", 1))
+
+
+def _scaled(options: HDPOptions, n_members: Any) -> HDPOptions:
+    """``options`` with the tolerance of each of ``n_members`` averaged members."""
+    if isinstance(n_members, numbers.Integral) and int(n_members) > 1:
+        return dataclasses.replace(
+            options, mcse_tolerance=ensemble_tolerance(options.mcse_tolerance, int(n_members)))
     return options
+
+
+def sampler_from_keywords(params: Mapping[str, Any]) -> str | HDPOptions:
+    """The ``sampler`` parameter that the former keywords among ``params``
+    (:data:`HDP_PARAMETERS`, with the preset ``params["sampler"]``) meant: the preset's name
+    when they changed nothing, else the :class:`HDPOptions` they gave, as they gave it then.
+
+    Every keyword that was not None overrode the preset, and an ensemble whose
+    ``mcse_tolerance`` was None took the preset's times ``sqrt(n_estimators)``; the options
+    returned are exactly those, so a fit with them is the fit the keywords asked for.
+    """
+    sampler = check_sampler(params.get("sampler", LEGACY_SAMPLER))
+    if isinstance(sampler, HDPOptions):
+        return sampler
+    overrides = {name: params[name] for name in HDP_PARAMETERS
+                 if params.get(name) is not None}
+    options = HDPOptions.preset(sampler, **overrides)
+    if "mcse_tolerance" not in overrides:
+        options = _scaled(options, params.get("n_estimators", 1))
+    plain = hdp_options({"sampler": sampler, "n_estimators": params.get("n_estimators", 1)})
+    return sampler if options == plain else options
 
 
 @dataclass(frozen=True)
@@ -67,8 +114,9 @@ class FitConfig:
     Build it with :meth:`from_params` from an estimator's ``get_params()``; every bad value
     raises ``ValueError`` naming the parameter before any data is read. ``m_backoff`` (the
     m-estimates' back-off rule, :func:`fastpath.estimate.m_estimate_table`) defaults to
-    ``"path"``, ``hls_C`` (HLS's penalty, :mod:`fastpath.estimate._hls`) to 1 and ``verbose``
-    to 0 when ``params`` lacks them.
+    ``"path"`` and ``verbose`` to 0 when ``params`` lacks them; ``hls_C`` (HLS's penalty,
+    :mod:`fastpath.estimate._hls`) is that of an ``estimator`` that is an
+    :class:`~fastpath.estimate.HLSOptions`, else 1.
 
     A fit learns ``n_members`` members (``n_estimators``; 1 for a single classifier) that
     differ in how they are drawn (:mod:`fastpath.pipeline._members`): member 0 orders the
@@ -105,6 +153,13 @@ class FitConfig:
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> FitConfig:
         structure, estimator, k, m = (params[n] for n in ("structure", "estimator", "k", "m"))
+        if params.get("hls_C") is not None:  # never silently ignored (model files map it)
+            raise ValueError("hls_C is no longer a parameter: HLS's penalty is "
+                             "estimator=HLSOptions(C=...)")
+        hls_C = HLS_C
+        if isinstance(estimator, HLSOptions):
+            hls_C = estimator.C
+            estimator = "hls"
         if structure not in STRUCTURES:
             raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
         if estimator not in ESTIMATORS:
@@ -154,7 +209,7 @@ class FitConfig:
             na_values=check_na_values(params.get("na_values")),
             numeric_errors=check_numeric_errors(params.get("numeric_errors", "coerce")),
             exclude_features=check_exclude_features(params.get("exclude_features", "auto")),
-            hls_C=check_float("hls_C", params.get("hls_C", HLS_C), positive=True),
+            hls_C=hls_C,
         )
 
     def log(self) -> FitLog:

@@ -66,8 +66,9 @@ def seed_int(seed: Any, name: str = "random_state") -> int:
 
 
 def n_threads(n_jobs: Any, name: str = "n_jobs") -> int:
-    """Threads for ``n_jobs`` in scikit-learn's convention: ``None`` or ``-1`` all cores,
-    ``-2`` all but one, a positive int that many."""
+    """Threads for ``n_jobs``: ``None`` or ``-1`` all cores (LightGBM's and XGBoost's
+    default; in scikit-learn ``None`` means one job), ``-2`` all but one (scikit-learn's
+    negative counts), a positive int that many."""
     if n_jobs is None:
         return os.cpu_count() or 1
     if isinstance(n_jobs, bool | np.bool_) or not isinstance(n_jobs, numbers.Integral) or (

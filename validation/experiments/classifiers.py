@@ -34,7 +34,7 @@ Names
 ``tan-hgs``, ``kdb3-hls``, ``skdb5-hgs``, ``eskdb-hgs``, ``eskdb-hls``, ...
     ``<structure>-hgs``: hierarchical gradient smoothing (Zhang, Petitjean & Buntine 2020;
     :mod:`fastpath.estimate._hgs`), ``-hls``: hierarchical linear smoothing (Cooper, Webb &
-    Schmidt 2025, ``hls_C=1``; :mod:`fastpath.estimate._hls`), each with its defaults.
+    Schmidt 2025, ``C=1``; :mod:`fastpath.estimate._hls`), each with its defaults.
 ``rf``
     scikit-learn random forest with the paper's (Weka default) settings: 100 trees,
     ``max_features = int(log2(n_attributes) + 1)``, no minimum leaf size (``min_samples_leaf=1``,
@@ -97,7 +97,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 from fastpath.classifier import BayesNetClassifier, ESKDBClassifier
 from fastpath.encode import TableEncoder, as_frame
-from fastpath.estimate.hdp import PAPER_ITERATIONS
+from fastpath.estimate.hdp import PAPER_ITERATIONS, HDPOptions
 from fastpath.structure import ENSEMBLE_SELECTION_ROWS
 
 from .weka import WekaForest
@@ -509,13 +509,16 @@ def make_classifier(
     if spec.family == "rf-weka":
         return WekaForest(categorical_features=categorical_features, seed=seed, n_jobs=n_jobs)
     if spec.family == "eskdb":
-        sampling: dict[str, Any] = (dict(sampler=spec.adaptive_preset) if spec.adaptive_sampler
-                                    else dict(sampler="paper", n_iter=iterations))
-        return ESKDBClassifier(
+        ensemble = ESKDBClassifier(
             n_estimators=spec.n_members, k=spec.k, estimator=spec.estimator,
             stochastic_discretization=spec.stochastic, categorical_features=categorical_features,
-            n_jobs=n_jobs, random_state=seed, exclude_features=_PAPER_COLUMNS, **sampling,
+            n_jobs=n_jobs, random_state=seed, exclude_features=_PAPER_COLUMNS,
+            sampler=spec.adaptive_preset if spec.adaptive_sampler else "paper",
         )
+        if not spec.adaptive_sampler:  # the paper's sampler for --iterations iterations (its
+            # tolerance, which only warns, the preset's scaled to the ensemble)
+            ensemble.set_params(sampler=ensemble.hdp_options().replace(n_iter=iterations))
+        return ensemble
     kwargs: dict[str, Any] = dict(
         estimator=spec.estimator,
         categorical_features=categorical_features,
@@ -528,9 +531,8 @@ def make_classifier(
     elif spec.estimator == "hdp" and spec.adaptive_sampler:
         kwargs.update(sampler=spec.adaptive_preset)
     elif spec.estimator == "hdp":
-        kwargs.update(sampler="paper", n_iter=iterations)
-        if spec.reference_sampler:
-            kwargs.update(update="window", root="reference")
+        reference = dict(update="window", root="reference") if spec.reference_sampler else {}
+        kwargs.update(sampler=HDPOptions.preset("paper", n_iter=iterations, **reference))
     elif spec.estimator in ("hgs", "hls"):
         pass  # no option: HGS fits its weights by leave-one-out, HLS has the authors' C = 1
     else:

@@ -1,0 +1,81 @@
+"""The classifiers' constructors are written out and typed (issue 44): a type checker completes
+and checks their keywords, the sampler's options are one parameter (an ``HDPOptions`` or a
+preset's name), and a former sampler keyword raises an error naming what to write instead.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import typing
+
+import pytest
+from sklearn.base import clone
+
+from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions
+from fastpath.pipeline._config import HDP_PARAMETERS
+
+CLASSIFIERS = [BayesNetClassifier, ESKDBClassifier]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS, ids=lambda c: c.__name__)
+def test_the_constructor_is_the_class_own_and_typed(cls):
+    assert "__init__" in vars(cls)  # written out, not generated
+    hints = typing.get_type_hints(cls.__init__)
+    assert set(hints) == {*cls().get_params(), "return"}
+    assert hints["sampler"] == str | HDPOptions
+    assert not set(HDP_PARAMETERS) & set(hints)
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS, ids=lambda c: c.__name__)
+def test_a_former_sampler_keyword_names_its_replacement(cls):
+    preset = cls().sampler
+    with pytest.raises(TypeError, match=(
+            rf"n_iter, max_iter are no longer parameters.*sampler=HDPOptions\.preset\("
+            rf"'{preset}', n_iter=200, max_iter=900\)")):
+        cls(n_iter=200, max_iter=900)
+    with pytest.raises(TypeError, match=r"sampler=HDPOptions\.preset\('paper', tying='none'\)"):
+        cls(sampler="paper", tying="none")
+    with pytest.raises(ValueError, match=r"burn_in is no longer a parameter.*HDPOptions"):
+        cls().set_params(burn_in=5)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'n_estimater'"):
+        cls(n_estimater=3)  # any other unknown keyword: Python's own error
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS, ids=lambda c: c.__name__)
+def test_an_hdp_options_sampler_is_a_parameter_like_any_other(cls):
+    options = HDPOptions.preset("paper", n_iter=300, tying="single")
+    clf = cls(sampler=options)
+    assert clf.hdp_options() is options  # used as given (an ensemble's tolerance included)
+    twin = clone(clf)
+    assert twin.get_params() == clf.get_params() and twin.sampler == options
+    assert clf.set_params(sampler="strict").hdp_options().mcse_weighting == "max"
+    with pytest.raises(ValueError, match=r"sampler must be one of .* or an HDPOptions"):
+        cls(sampler={"n_iter": 300}).hdp_options()
+
+
+def test_mypy_flags_a_misspelt_or_removed_keyword(tmp_path):
+    pytest.importorskip("mypy")
+    script = tmp_path / "use.py"
+    script.write_text(textwrap.dedent("""
+        from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions
+
+        BayesNetClassifier("kdb", 2, sampler=HDPOptions.preset("paper", n_iter=100))
+        ESKDBClassifier(10, sampler="ensemble", n_jobs=2, random_state=0)
+        ESKDBClassifier(n_estimater=5)
+        BayesNetClassifier("kdb", 2, n_iter=100)
+        BayesNetClassifier(k="2")
+    """))
+    run = subprocess.run(
+        [sys.executable, "-m", "mypy", "--follow-imports=silent", "--no-error-summary",
+         "--cache-dir", str(tmp_path / "cache"), str(script)],
+        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "MYPYPATH": ROOT})
+    errors = [line for line in run.stdout.splitlines() if ": error: " in line]
+    assert [line.split(":")[1] for line in errors] == ["6", "7", "8"], run.stdout + run.stderr
+    assert 'Unexpected keyword argument "n_estimater"' in errors[0]
+    assert 'did you mean "n_estimators"' in errors[0]
+    assert 'Unexpected keyword argument "n_iter"' in errors[1]
+    assert 'Argument "k" to "BayesNetClassifier" has incompatible type "str"' in errors[2]
