@@ -37,10 +37,11 @@ from typing import TYPE_CHECKING, Any
 from ..version import __version__
 
 # `hdpbn --help` and `hdpbn predict --help` import none of numpy, pandas, numba and
-# scikit-learn (2 to 4 s): the modules the commands run on are imported once a command has been
-# chosen (_import_commands, as module names, so every function reads them as before), and those
-# a command's help texts quote (the sampler presets, the classifiers' defaults) when that
-# command's options are added (_import_option_names, _ClassifierDefaults).
+# scikit-learn (importing them is most of a command's start-up): the modules the commands run
+# on are imported once a command has been chosen (_import_commands, as module names, so every
+# function reads them as before), and those a command's help texts quote (the sampler presets,
+# the classifiers' defaults) when that command's options are added (_import_option_names,
+# _ClassifierDefaults).
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
