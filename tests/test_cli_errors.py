@@ -130,3 +130,16 @@ def test_a_header_only_table_and_a_bad_option_are_plain_errors(credit_csv, tmp_p
     assert "k must be >= 0, got -1" in capsys.readouterr().err
     assert main(["evaluate", str(credit_csv), "--k", "-1"]) == 2
     assert "k must be >= 0, got -1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["fit", "evaluate", "estimate"])
+def test_the_former_preset_name_is_refused_naming_the_new_one(credit_csv, child_first_csv,
+                                                                tmp_path, capsys, command):
+    data = child_first_csv if command == "estimate" else credit_csv
+    args = [command, str(data), "--sampler", "fast"]
+    if command == "fit":
+        args += ["--model", str(tmp_path / "m.npz")]
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    assert exc.value.code == 2
+    assert "argument --sampler: 'fast' was renamed 'strict'" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -238,6 +239,26 @@ def test_the_former_keywords_written_as_hdp_options_predict_bit_for_bit(credit, 
     np.testing.assert_array_equal(proba, loaded.predict_proba(X))
     np.testing.assert_allclose(proba, np.load(os.path.join(KEYWORD_MODELS, f"{name}-proba.npy")),
                                rtol=1e-14, atol=1e-300)
+
+
+def test_a_preset_saved_under_its_former_name_loads_as_the_new_one(credit, tmp_path):
+    # "strict" was called "fast" when format versions 1 and 2 were written: such a file loads,
+    # silently, though a user can no longer pass the name
+    X, y = credit
+    clf = BayesNetClassifier("nb", sampler="strict", random_state=0).fit(X, y)
+    clf.save(tmp_path / "strict.npz")
+    with np.load(tmp_path / "strict.npz", allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    meta = json.loads(bytes(arrays.pop("meta")).decode("utf-8"))
+    assert meta["params"]["sampler"] == "strict"
+    meta["params"]["sampler"] = "fast"
+    _write_meta(tmp_path / "fast.npz", json.dumps(meta).encode(), **arrays)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded = BayesNetClassifier.load(tmp_path / "fast.npz")
+    assert loaded.get_params()["sampler"] == "strict"
+    assert loaded.hdp_options() == HDPOptions.preset("strict")
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
 
 
 def test_a_file_loads_only_into_the_estimator_that_saved_it(credit, tmp_path):

@@ -294,8 +294,11 @@ def test_the_presets_and_the_former_name():
     assert not plain.overrelax and plain.concentration_every == 5 and plain.mcse_weighting == "rows"
     strict = HDPOptions.preset("strict")
     assert strict.mcse_weighting == "max" and strict.convergence_checks and strict.overrelax
-    with pytest.warns(FutureWarning, match="sampler='fast' is now called sampler='strict'"):
-        assert HDPOptions.preset("fast") == strict
+    # the former name of "strict" (renamed before any release) is refused, naming the new one
+    with pytest.raises(ValueError, match="sampler='fast' was renamed sampler='strict'"):
+        HDPOptions.preset("fast")
+    with pytest.raises(ValueError, match="sampler='fast' was renamed sampler='strict'"):
+        BayesNetClassifier(sampler="fast").hdp_options()
     # the ensemble's: plain moves, the concentrations every iteration, drawn from uniforms where
     # they can be, chains of at least 60 iterations after a burn-in of 10
     ensemble = HDPOptions.preset("ensemble")

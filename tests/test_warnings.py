@@ -116,10 +116,6 @@ def case_unconverged_at_partial_fit(car, tmp_path):
     BayesNetClassifier("nb", sampler=SHORT).partial_fit(X, y)  # <- warns here
 
 
-def case_renamed_sampler(car, tmp_path):
-    BayesNetClassifier(sampler="fast").hdp_options()  # <- warns here
-
-
 def case_stray_tokens_in_a_file(car, tmp_path):
     X, _ = _stray_frame(200)
     X.to_csv(tmp_path / "stray.csv", index=False)
@@ -144,7 +140,6 @@ CASES = {
     "first_partial_chunk_lacks_classes": UserWarning,
     "unconverged": UnconvergedWarning,
     "unconverged_at_partial_fit": UnconvergedWarning,
-    "renamed_sampler": FutureWarning,
     "stray_tokens_in_a_file": UserWarning,
     "another_separator": UserWarning,
 }

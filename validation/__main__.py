@@ -158,10 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--overrelax", action="store_true",
                    help="run fastpath with overrelaxed updates (HDPOptions(overrelax=True))")
     a.add_argument("--sampler", default="paper",
-                   choices=["paper", "adaptive", "adaptive-plain", "strict", "fast"],
+                   choices=["paper", "adaptive", "adaptive-plain", "strict"],
                    help="fastpath's sampler: the paper's at fixed lengths (default), or a preset "
                    "with its adaptive length (adaptive: the library's default; strict, "
-                   "formerly fast)")
+                   "formerly fast, a name no longer accepted)")
     a.add_argument("--nuts-from", metavar="DIR",
                    help="take the NUTS side from the JSON results of an earlier run in DIR "
                    "(same configuration) instead of running NUTS")

@@ -456,7 +456,10 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         """``log w`` of each class under ``class_weight`` (None: no weighting), added to the
         members' joint log likelihoods: the class prior times ``w``, renormalised
         (``"balanced"`` from the class counts of the fit, :func:`_class_counts`)."""
-        class_weight = getattr(self, "class_weight", None)  # not get_params: ~20 us a call
+        # an attribute read, not get_params (scikit-learn's reads the constructor's signature
+        # and every parameter on each call, a visible share of a small prediction;
+        # docs/performance.md, "The members' forced cut")
+        class_weight = getattr(self, "class_weight", None)
         if class_weight is None:
             return None
         return class_log_weights(class_weight, self.classes_, _class_counts(self.members_))

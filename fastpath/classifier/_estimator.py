@@ -128,7 +128,7 @@ default="adaptive"
         ``"adaptive-plain"``: the same rule with the paper's plain moves (faster per tree, less
         precise). ``"ensemble"``: the paper's moves with the concentrations sampled at every
         iteration and chains of at least 60 iterations (:class:`~fastpath.ESKDBClassifier`'s
-        default). ``"strict"`` (formerly ``"fast"``): overrelaxed moves, every probability of
+        default). ``"strict"``: overrelaxed moves, every probability of
         every node within the tolerance, and the concentrations and log joint past
         R-hat <= 1.01 and bulk ESS >= 100 per chain -- slower than ``"paper"``. ``"paper"``:
         the paper's and the reference's sampler, 5,000 plain Gibbs iterations (what the

@@ -475,7 +475,8 @@ def _params(meta: dict) -> dict[str, Any]:
     if isinstance(sampler, dict):  # version 3: the fields of an HDPOptions
         params["sampler"] = HDPOptions(**sampler)
     else:
-        # a preset saved under its former name is the same options (no FutureWarning per load)
+        # a preset saved under its former name ("fast", format versions 1 and 2) is the same
+        # options: the one use of RENAMED_PRESETS, which users can no longer pass
         params["sampler"] = RENAMED_PRESETS.get(sampler, sampler)
     if "hls_C" in params:  # HLS's penalty: an HLSOptions (version 2: a parameter of its own)
         C = params.pop("hls_C")

@@ -55,12 +55,12 @@ def add_estimate_parser(subparsers) -> None:
         "p_<value> (posterior mean) and, with --chains >= 2, mcse_<value>.",
     )
     p.add_argument("data", metavar="DATA", help="child-first table")
-    p.add_argument("--sampler", default=None, choices=[*SAMPLER_PRESETS, *RENAMED_PRESETS],
+    p.add_argument("--sampler", default=None, type=sampler_name, choices=[*SAMPLER_PRESETS],
                    help=f"paper: the paper's sampler, {PAPER_ITERATIONS} plain Gibbs iterations; "
                    "adaptive: exact overrelaxed moves until the Monte-Carlo error of what the "
                    f"table's rows read is <= {_DEFAULT.mcse_tolerance} ({_DEFAULT.min_iter} to "
                    f"{_DEFAULT.max_iter} iterations); adaptive-plain: the same with the paper's "
-                   "plain moves; strict (formerly fast): overrelaxed, every probability within "
+                   "plain moves; strict: overrelaxed, every probability within "
                    f"{_DEFAULT.mcse_tolerance} and the concentrations past R-hat and ESS checks. "
                    f"The flags below override it (default: {ESTIMATE_SAMPLER}, the reference's "
                    "sampler)")
@@ -132,6 +132,15 @@ def parse_iterations(text: str) -> int | str:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer or 'auto', got {text!r}") from None
+
+
+def sampler_name(text: str) -> str:
+    """``--sampler``: a preset's name; a former name is refused naming its new one (the list of
+    choices alone would not say which it became)."""
+    if text in RENAMED_PRESETS:
+        raise argparse.ArgumentTypeError(f"{text!r} was renamed {RENAMED_PRESETS[text]!r} "
+                                         "(the same options)")
+    return text
 
 
 # the warning's advice in this command's flags (it writes no model to diagnose)

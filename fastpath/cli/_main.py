@@ -37,10 +37,11 @@ from typing import TYPE_CHECKING, Any
 from ..version import __version__
 
 # `hdpbn --help` and `hdpbn predict --help` import none of numpy, pandas, numba and
-# scikit-learn (2 to 4 s): the modules the commands run on are imported once a command has been
-# chosen (_import_commands, as module names, so every function reads them as before), and those
-# a command's help texts quote (the sampler presets, the classifiers' defaults) when that
-# command's options are added (_import_option_names, _ClassifierDefaults).
+# scikit-learn (importing them is most of a command's start-up): the modules the commands run
+# on are imported once a command has been chosen (_import_commands, as module names, so every
+# function reads them as before), and those a command's help texts quote (the sampler presets,
+# the classifiers' defaults) when that command's options are added (_import_option_names,
+# _ClassifierDefaults).
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
         DEFAULT_SAMPLER,
         PAPER_CONCENTRATION_EVERY,
         PAPER_ITERATIONS,
-        RENAMED_PRESETS,
         SAMPLER_PRESETS,
         HDPOptions,
     )
@@ -67,7 +67,12 @@ if TYPE_CHECKING:
     from ..utils._files import atomic_write, compressed_writer, refuse_overwriting_inputs
     from ..utils._progress import Progress
     from ..utils._warn import recording, warn
-    from ._estimate import add_adaptive_length_options, add_burn_in_option, parse_iterations
+    from ._estimate import (
+        add_adaptive_length_options,
+        add_burn_in_option,
+        parse_iterations,
+        sampler_name,
+    )
 
 
 _IMPORTED: set[str] = set()  # which of the two groups below has been imported
@@ -78,9 +83,9 @@ _LAZY_NAMES = frozenset(
     "decompression_error read_table EncodingError atomic_write compressed_writer "
     "refuse_overwriting_inputs Progress recording warn sampler_from_keywords "
     "DEFAULT_ENSEMBLE_SAMPLER "
-    "DEFAULT_SAMPLER PAPER_CONCENTRATION_EVERY PAPER_ITERATIONS RENAMED_PRESETS "
+    "DEFAULT_SAMPLER PAPER_CONCENTRATION_EVERY PAPER_ITERATIONS "
     "SAMPLER_PRESETS HDPOptions HLS_C HLSOptions add_adaptive_length_options add_burn_in_option "
-    "parse_iterations".split())
+    "parse_iterations sampler_name".split())
 
 
 def _import_commands() -> None:
@@ -123,19 +128,23 @@ def _import_option_names() -> None:
     _IMPORTED.add("options")
     kept = {name: value for name, value in globals().items() if name in _LAZY_NAMES}
     global DEFAULT_ENSEMBLE_SAMPLER, DEFAULT_SAMPLER, PAPER_CONCENTRATION_EVERY
-    global PAPER_ITERATIONS, RENAMED_PRESETS, SAMPLER_PRESETS, HDPOptions, HLS_C, HLSOptions
-    global add_adaptive_length_options, add_burn_in_option, parse_iterations
+    global PAPER_ITERATIONS, SAMPLER_PRESETS, HDPOptions, HLS_C, HLSOptions
+    global add_adaptive_length_options, add_burn_in_option, parse_iterations, sampler_name
     from ..estimate._hls_options import HLS_C, HLSOptions
     from ..estimate.hdp._options import (
         DEFAULT_ENSEMBLE_SAMPLER,
         DEFAULT_SAMPLER,
         PAPER_CONCENTRATION_EVERY,
         PAPER_ITERATIONS,
-        RENAMED_PRESETS,
         SAMPLER_PRESETS,
         HDPOptions,
     )
-    from ._estimate import add_adaptive_length_options, add_burn_in_option, parse_iterations
+    from ._estimate import (
+        add_adaptive_length_options,
+        add_burn_in_option,
+        parse_iterations,
+        sampler_name,
+    )
 
     globals().update(kept)
 
@@ -317,15 +326,14 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    "list of columns (default: auto)")
     h = p.add_argument_group("HDP sampler (--estimator hdp)")
     h.add_argument("--sampler", default=None,
-                   choices=[*SAMPLER_PRESETS, *RENAMED_PRESETS],
+                   type=sampler_name, choices=[*SAMPLER_PRESETS],
                    help="adaptive: exact overrelaxed moves, each tree sampled until the "
                    "Monte-Carlo error of what the training rows read is at most "
                    f"--mcse-tolerance ({HDPOptions.min_iter} to {HDPOptions.max_iter} "
                    "iterations); adaptive-plain: the same rule, "
                    "the paper's plain moves (faster, less precise); ensemble (the ensemble's "
                    "default): the paper's moves, the concentrations every iteration, chains of at "
-                   "least 60 iterations; strict "
-                   "(formerly fast): "
+                   "least 60 iterations; strict: "
                    "overrelaxed, every probability within the tolerance and the concentrations "
                    "past R-hat and ESS checks (slow); paper: "
                    f"the paper's sampler, {PAPER_ITERATIONS} plain Gibbs iterations. The flags "

@@ -579,7 +579,8 @@ def stochastic_mdl_cut_points(
     forced_cut : bool, default=True
         The authors' rule (Zhang et al.'s ``MDLR.cutPointsForSubset``): a column whose every
         candidate fails the criterion still gets one cut, drawn in proportion to its gain.
-        ``False``: such a column is one bin (this library's members before 2026-11-28).
+        ``False``: such a column is one bin, as the MDL criterion alone leaves it (the
+        members' former rule: CHANGELOG, issue 43).
 
     Returns
     -------

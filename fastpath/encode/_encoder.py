@@ -189,8 +189,9 @@ class AttributeCoding:
 
 def column_labels(columns: pd.Index) -> tuple:
     """``columns.tolist()`` as a tuple, remembered per Index object: a pandas Index cannot be
-    changed in place, a prediction's batches sliced from one frame share it, and converting
-    one of strings costs ~9 us (a prediction asks three times)."""
+    changed in place, a prediction's batches sliced from one frame share it, and a prediction
+    asks three times, so the conversion is done once (docs/performance.md, "The ninth
+    session")."""
     hit = _LABELS.get(id(columns))
     # the entry holds the Index, so that its id cannot be reused while it is kept
     if hit is not None and hit[0] is columns:
@@ -329,8 +330,9 @@ class TableEncoder:
     @staticmethod
     def is_nominal(frame: pd.DataFrame, j: int, dtype: Any, listed: np.ndarray | None) -> bool:
         """Whether column ``j`` (of ``dtype``) is nominal (:meth:`nominal_mask`), ``listed``
-        being :meth:`listed_mask`: only a text column's values are read (a Series each costs
-        ~40 us, and the numbers' rule parses them)."""
+        being :meth:`listed_mask`: only a text column's values are read (each read builds a
+        pandas Series, dear next to a small batch's coding, and the numbers' rule parses
+        them)."""
         if listed is not None and listed[j]:
             return True
         if listed is not None and pd.api.types.is_bool_dtype(dtype):
@@ -718,9 +720,10 @@ def _numeric_column(frame: pd.DataFrame, j: int, coding: AttributeCoding,
 
 class _Column:
     """A column of the frame being coded: its values as pandas stores them (read without
-    building a Series: pandas 3 spends ~40 us a column on one, more than coding a prediction's
-    batch), its missing mask (computed when first asked for: a categorical's codes carry it),
-    and the Series when a slower path needs it."""
+    building a Series: pandas 3's Series construction costs more than coding a small
+    prediction batch; docs/performance.md, "The ensemble's cost"), its missing mask (computed
+    when first asked for: a categorical's codes carry it), and the Series when a slower path
+    needs it."""
 
     __slots__ = ("_frame", "_j", "_missing", "_series", "array")
 
@@ -749,8 +752,8 @@ class _Column:
 
 
 #: the most rows a nominal column may have for the dict lookup of :func:`_nominal_codes_by_lookup`
-#: (a Python call per row; pandas' factorisation costs a fixed ~0.5 ms a column but is faster
-#: per row)
+#: (a Python call per row; pandas' factorisation has a fixed cost per column but is faster
+#: per row, so it wins only on longer columns)
 SMALL_BATCH = 2048
 
 
@@ -794,8 +797,8 @@ def _categories_lookup(categories: tuple, dtype: pd.CategoricalDtype,
     """The fitted code of each of ``dtype``'s categories (``UNKNOWN`` for one not fitted), then
     ``missing`` (where a missing value's -1 lands). Kept per (fitted categories, dtype) object
     pair and ``missing``: a prediction's batches sliced from one frame share their dtype
-    objects (equal dtypes are not compared: pandas compares two categoricals' dtypes in
-    ~50 us)."""
+    objects (equal dtypes are not compared: pandas' comparison of two categoricals' dtypes
+    costs more than the lookup it would save; docs/performance.md, "The ensemble's cost")."""
     key = (id(categories), id(dtype), missing)
     hit = _LOOKUPS.get(key)
     # the entry holds both objects, so their ids cannot be reused while it is kept

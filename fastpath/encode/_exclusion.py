@@ -28,11 +28,10 @@ So ``exclude_features="auto"`` (the default) leaves out:
   ``31/01/2024``, ``31.01.2024``, ``Jan 31, 2024``, ``31 January 2024``: see
   :data:`DATE_PATTERN`).
 
-The thresholds were measured on the 41 datasets of the experiments (docs/validation.md): no
-attribute of theirs is left out, on all their rows or on the half a 2-fold cross-validation
-trains on (the most distinct nominal attribute, cylinder-bands' ``cylinder_number``, has 429
-values; the most distinct integer attribute with 1,000 rows or more, adult's ``fnlwgt``, 58 %
-distinct values).
+The thresholds are set so that no attribute of the 41 datasets of the experiments
+(docs/validation.md) is left out, on all their rows or on the half a 2-fold cross-validation
+trains on: genuine attributes of those tables stay clear of them (docs/usage.md, "Identifiers
+and dates", names the most distinct ones).
 
 The fit warns once per column, naming it, the reason and how to keep it; the exclusion is
 recorded in the model (``excluded_features_``) and applied at predict time, where the column
@@ -57,7 +56,8 @@ IDENTIFIER_SHARE = 0.95
 #: and at least this many non-missing values (fewer rows cannot tell an identifier)
 IDENTIFIER_MIN_ROWS = 20
 #: a numeric identifier has at least this many non-missing values (fewer: a genuine integer
-#: attribute may be all distinct, autos' ``price`` is 93 % distinct over 201 rows)
+#: attribute of a small table may be nearly all distinct; docs/usage.md, "Identifiers and
+#: dates", has an example)
 NUMERIC_IDENTIFIER_MIN_ROWS = 1000
 #: a nominal column with at least this many distinct values ...
 HIGH_CARDINALITY_MIN = 500
@@ -249,8 +249,8 @@ def excluded_columns(frame: pd.DataFrame, is_nominal: Callable[[int], bool],
     for ``spec=None``). ``is_nominal(j)``: whether column ``j`` is nominal
     (:meth:`TableEncoder.is_nominal`), asked only of a column of other than categorical or date
     dtype whose values are nearly all distinct (a text column's answer parses its values, which
-    the fit does again). Reads each column's array without a Series (a few microseconds a
-    column: a fit of a wide table of few rows pays this for every column)."""
+    the fit does again). Reads each column's array without a Series (a Series per column is
+    a fixed cost that a fit of a wide table of few rows would pay for every column)."""
     names = [str(c) for c in frame.columns]
     if spec is None:
         return {}
@@ -262,7 +262,8 @@ def excluded_columns(frame: pd.DataFrame, is_nominal: Callable[[int], bool],
         if isinstance(array, pd.Categorical):
             codes = array.codes
             present = codes[codes >= 0]
-            # one category read before them all (indexing categories costs ~0.2 ms a call)
+            # one category read before them all (indexing the categories is the dear part,
+            # and one category that is not a date settles the column)
             if _is_date_dtype(dtype.categories.dtype) or (
                     len(present) and _reads_as_dates([dtype.categories[present[0]]])
                     and _reads_as_dates(dtype.categories[np.unique(present)])):

@@ -597,9 +597,10 @@ def summarise_fit(
         When no result asks for R-hat and ESS checks (``convergence_checks``) and every
         tree's Monte-Carlo error certifies its estimates, return a summary whose trees are
         computed when first read (the same numbers): a fit that does not warn then spends
-        nothing on statistics that only a reader of ``diagnostics_`` looks at (the
-        ensemble's fits: a few milliseconds of a small dataset's 20 members' hundreds of
-        trees). The checks are still made now; the arguments too.
+        nothing on statistics that only a reader of ``diagnostics_`` looks at (every
+        ensemble fit, whose members' hundreds of trees make them a visible share of a small
+        dataset's fit; docs/performance.md, "The tenth session"). The checks are still made
+        now; the arguments too.
     """
     results = list(results)
     for r in results:

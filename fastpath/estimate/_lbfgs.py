@@ -1,8 +1,8 @@
 """A compiled L-BFGS minimiser with simple bounds, for the many small problems of HGS and HLS.
 
 An ensemble fits hundreds of context trees, each a smooth problem of a few to a few hundred
-parameters solved in about a hundred iterations; scipy's L-BFGS-B costs tens of microseconds of
-Python per iteration there, many times the arithmetic. This is the same method compiled with
+parameters solved in about a hundred iterations; the Python of scipy's L-BFGS-B costs many
+times the arithmetic per iteration there. This is the same method compiled with
 numba, called once per tree.
 
 Method
@@ -32,7 +32,7 @@ travel as a tuple. :func:`lbfgs_minimizer` compiles the method for one objective
 as a global of its own copy of :func:`_minimize`: numba types a function passed as an
 *argument* by its dispatcher object, so a minimiser taking the objective as an argument could
 not be cached (numba refuses a compiled function that holds a function value: "dynamic
-globals"), compiled again in every process (seconds per process) and, cached, grew its cache
+globals"), compiled again in every process and, cached, grew its cache
 index by an entry per process until saving an entry whose dispatcher was gone raised
 ``ReferenceError``.
 """

@@ -46,8 +46,8 @@ LEGACY_SAMPLER = "paper"
 
 
 def check_sampler(sampler: Any) -> str | HDPOptions:
-    """``sampler`` when it is a preset's name or an :class:`HDPOptions` (a former preset name
-    warns and gives its new name); ``ValueError`` otherwise."""
+    """``sampler`` when it is a preset's name or an :class:`HDPOptions`; ``ValueError``
+    otherwise (for a former preset name, one that names the new name)."""
     if isinstance(sampler, HDPOptions):
         return sampler
     if isinstance(sampler, str):

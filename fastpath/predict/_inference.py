@@ -447,8 +447,8 @@ def _member_block(codes, columns, pm, e, first, last, out):
     descended once per row; a tree without a table, and the rows a table cannot serve (an
     unknown parent value), once per row and class, after the tree's other rows. Every row
     still gets the trees' terms in tree order, so the sums are the same floats. (The
-    descents are written inline: through a helper, even one numba inlines, KDD Cup's trees
-    descended per class were markedly slower.)"""
+    descents are written inline: through a helper, even one numba inlines, the trees
+    descended per class were slower; docs/performance.md, "The tenth session".)"""
     n_classes = pm.class_log_prior.shape[1]
     n = last - first
     n_attributes = columns.shape[1]

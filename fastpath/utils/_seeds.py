@@ -2,9 +2,10 @@
 
 ``np.random.SeedSequence(entropy, spawn_key=key).generate_state(4, np.uint64)`` is the state a
 sampler's stream starts from (:mod:`fastpath.estimate.hdp`: one per tree, chain and purpose).
-Built in Python, one costs about 25 us -- as much as sampling a small tree -- and an ensemble
-fit needs two per tree. :func:`seed_states` computes the same states for a whole array of keys
-in one numba call, with numpy's algorithm (O'Neill's ``seed_seq_fe``, as numpy's
+Built in Python, one costs about as much as sampling a small tree, and an ensemble fit needs
+two per tree (docs/performance.md, "Per-tree and per-member Python, counting,
+normalisation"). :func:`seed_states` computes the same states for a whole array of keys in one
+numba call, with numpy's algorithm (O'Neill's ``seed_seq_fe``, as numpy's
 ``bit_generator.pyx`` implements it: the entropy and the key hashed into a pool of four 32-bit
 words, then the pool hashed into the output words); tests compare it with numpy itself, word
 for word.

@@ -75,7 +75,9 @@ def n_threads(n_jobs: Any, name: str = "n_jobs") -> int:
         n_jobs == 0
     ):
         raise ValueError(f"{name} must be None or a non-zero integer, got {n_jobs!r}")
-    if n_jobs < 0:  # the cores are counted only here (os.cpu_count costs ~8 us a call)
+    # the cores are counted only here: os.cpu_count asks the operating system, and every
+    # prediction resolves n_jobs
+    if n_jobs < 0:
         return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
     return int(n_jobs)
 

@@ -11,7 +11,6 @@ import numpy as np
 
 from ...counts._context_tree import TYING_STRATEGIES
 from ...utils._validation import check_float, check_int
-from ...utils._warn import warn
 
 UPDATES: tuple[str, ...] = ("exact", "window")
 ROOT_TREATMENTS: tuple[str, ...] = ("exact", "reference")
@@ -43,8 +42,8 @@ BURN_IN_CAP = 1000
 #: loss on kDB-3 -- hence not the default (measurements: docs/performance.md, "The default
 #: sampler").
 #: ``"strict"``: the overrelaxed moves, every probability of every node within the tolerance
-#: and the concentrations and log joint past R-hat <= 1.01 and bulk ESS >= 100 per chain (the
-#: rule of the former ``"fast"`` preset; slower than ``"paper"``).
+#: and the concentrations and log joint past R-hat <= 1.01 and bulk ESS >= 100 per chain
+#: (slower than ``"paper"``).
 #: ``"ensemble"`` (``ESKDBClassifier``'s default): the paper's plain table-count moves with the
 #: concentrations re-sampled at every iteration, chains of at least 60 iterations (burn-in 10)
 #: instead of 500: an ensemble averages its members' estimates, whose Monte-Carlo errors then
@@ -89,7 +88,10 @@ def ensemble_tolerance(tolerance: float, n_members: int) -> float:
 #: (its output is compared with the reference's), so it keeps the paper's sampler where the
 #: classifiers default to :data:`DEFAULT_SAMPLER`.
 ESTIMATE_SAMPLER = "paper"
-#: Former preset names, still accepted with a ``FutureWarning``: name -> preset.
+#: Former preset names: name -> preset. Kept for model files only: a file of format version 1
+#: or 2 written while ``"strict"`` was called ``"fast"`` stores that name and loads as
+#: ``"strict"`` (:func:`fastpath.classifier._model_io._params`). Passed by a user, a former
+#: name is refused with its new name (:func:`resolve_preset`; the CLI's ``--sampler``).
 RENAMED_PRESETS: dict[str, str] = {"fast": "strict"}
 
 
@@ -334,7 +336,7 @@ class HDPOptions:
     @classmethod
     def preset(cls, name: str, **overrides) -> HDPOptions:
         """The options of a named sampler (:data:`SAMPLER_PRESETS`), ``overrides`` applied on
-        top (``ValueError`` for an unknown name; a former name warns and maps to its preset)."""
+        top (``ValueError`` for an unknown name, and for a former name, naming its new one)."""
         return cls(**{**SAMPLER_PRESETS[resolve_preset(name)], **overrides})
 
     def replace(self, **changes) -> HDPOptions:
@@ -342,13 +344,11 @@ class HDPOptions:
 
 
 def resolve_preset(name: str) -> str:
-    """The preset ``name`` names: itself, or for a former name (:data:`RENAMED_PRESETS`) its new
-    name with a ``FutureWarning``; ``ValueError`` for an unknown one."""
+    """``name`` when it names a preset; ``ValueError`` for an unknown one, and for a former
+    name (:data:`RENAMED_PRESETS`) one that names the new name."""
     if isinstance(name, str) and name in RENAMED_PRESETS:
-        new = RENAMED_PRESETS[name]
-        warn(f"sampler={name!r} is now called sampler={new!r} (the same options); the old name "
-             "will be removed in a future release", FutureWarning)
-        return new
+        raise ValueError(f"sampler={name!r} was renamed sampler={RENAMED_PRESETS[name]!r} "
+                         "(the same options)")
     if not (isinstance(name, str) and name in SAMPLER_PRESETS):
         raise ValueError(f"sampler must be one of {tuple(SAMPLER_PRESETS)}, got {name!r}")
     return name
