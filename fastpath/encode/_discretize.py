@@ -294,20 +294,14 @@ def _subset_uniform(seed, first, last):
 
 
 @njit(cache=True, nogil=True)
-def _forced_candidate(running_gain, total_gain, n_candidates, u):
-    """The candidate ``i`` of the forced cut: the first whose running sum of gains exceeds
-    ``u`` times their total (drawn in proportion to gain), or candidate ``floor(u n)`` when
-    every gain is zero (uniform)."""
-    if total_gain > 0.0:
-        target = u * total_gain
-        for i in range(n_candidates):
-            if running_gain[i] > target:
-                return i
-        # rounding of u * total up to total: the last candidate with a positive gain
-        for i in range(n_candidates - 1, -1, -1):
-            if i == 0 or running_gain[i] > running_gain[i - 1]:
-                return i
-    return min(int(u * n_candidates), n_candidates - 1)
+def _draw_index(running, last_positive, target):
+    """The first ``i`` whose running sum of weights exceeds ``target`` (``u`` times their
+    total): a draw in proportion to the weights, since the sum rises only at positive ones;
+    rounding of ``u`` times the total up to the total falls to ``last_positive``."""
+    for i in range(last_positive):
+        if running[i] > target:
+            return i
+    return last_positive
 
 
 @njit(cache=True, nogil=True)
@@ -379,6 +373,7 @@ def stochastic_mdl_kernel(lo, hi, counts, seed, forced_cut=True):
         last_admissible = -1
         whole_column = first == 0 and last == n_bins
         total_gain = 0.0
+        last_gain = -1
         for i in range(first, last - 1):
             for j in range(k):
                 c = counts[i, j]
@@ -404,6 +399,7 @@ def stochastic_mdl_kernel(lo, hi, counts, seed, forced_cut=True):
             if whole_column:
                 if gain > 0.0:
                     total_gain += gain
+                    last_gain = i
                 running_gain[i] = total_gain
             if gain > 0.0:
                 # _mdl_threshold: Ent(S1), Ent(S2) as _entropy sums them (-(a + b) = -a - b)
@@ -422,18 +418,17 @@ def stochastic_mdl_kernel(lo, hi, counts, seed, forced_cut=True):
             running[i - first] = total
         if last_admissible < 0:
             if whole_column and forced_cut and last - first >= 2:
-                cuts[n_cuts] = _midpoint(hi, lo, _forced_candidate(
-                    running_gain, total_gain, last - 1, _subset_uniform(seed, first, last)))
+                u = _subset_uniform(seed, first, last)
+                if total_gain > 0.0:  # in proportion to gain
+                    forced = _draw_index(running_gain, last_gain, u * total_gain)
+                else:  # every gain zero: uniformly among the candidates
+                    forced = min(int(u * (last - 1)), last - 2)
+                cuts[n_cuts] = _midpoint(hi, lo, forced)
                 n_cuts += 1
             continue
-        target = _subset_uniform(seed, first, last) * total
-        # the running sum only rises at admissible candidates, so the first index where it
-        # exceeds the target is admissible; rounding of u * total up to total falls to the last
-        chosen = last_admissible
-        for i in range(first, last_admissible):
-            if running[i - first] > target:
-                chosen = i
-                break
+        # in proportion to gain - threshold over the admissible candidates
+        chosen = first + _draw_index(running, last_admissible - first,
+                                     _subset_uniform(seed, first, last) * total)
         cuts[n_cuts] = _midpoint(hi, lo, chosen)
         n_cuts += 1
         stack[top, 0] = first
