@@ -42,17 +42,18 @@ def member_cuts(X, y_codes: np.ndarray, n_classes: int, n_members: int, seed: in
 
     encoder = TableEncoder().fit(X, y_codes, n_classes)
     numeric = [j for j, c in enumerate(encoder.codings_) if c.kind == "numeric"]
-    columns = [np.asarray(X.iloc[:, j], dtype=float) for j in numeric]
-    children = np.random.SeedSequence(seed).spawn(n_members)
+    columns = []  # each column's non-missing values and classes, and whether it has >= 2
+    for j in numeric:
+        x = np.asarray(X.iloc[:, j], dtype=float)
+        ok = ~np.isnan(x)
+        columns.append((x[ok], y_codes[ok], np.unique(x[ok]).size >= 2))
     bins = []
-    for child in children:
+    for child in np.random.SeedSequence(seed).spawn(n_members):
         rng = np.random.default_rng(child)
         row = []
-        for x in columns:
-            ok = ~np.isnan(x)
-            cuts = stochastic_mdl_cut_points(x[ok], y_codes[ok], n_classes, rng,
-                                             forced_cut=forced_cut)
-            if np.unique(x[ok]).size >= 2:
+        for x, y, counted in columns:  # one draw per numeric column, as the members draw
+            cuts = stochastic_mdl_cut_points(x, y, n_classes, rng, forced_cut=forced_cut)
+            if counted:
                 row.append(cuts.size + 1)
         bins.append(row)
     return bins
