@@ -50,11 +50,11 @@ from ..scale._predict import (
     relabel_rows,
 )
 from ..scale._sources import check_chunksize, is_dask_frame, is_stream_source
-from ..utils._dtypes import python_scalar
 from ..utils._threads import limit_threads
 from ..utils._validation import (
     check_class_weight,
     check_labels,
+    check_two_classes,
     class_log_weights,
     multiplicity_rows,
     n_threads,
@@ -138,10 +138,7 @@ _NAME_WARNINGS = r"X (does not have valid feature names|has feature names)"
 
 def _predict_partition(partition: pd.DataFrame, model: BaseBayesNet, method: str) -> np.ndarray:
     """One partition's ``method`` (:meth:`BaseBayesNet._dask_predict`); an empty partition
-    gives an empty block."""
-    if partition.shape[0] == 0:
-        shape = (0,) if method == "predict" else (0, len(model.classes_))
-        return np.empty(shape, dtype=model.classes_.dtype if method == "predict" else float)
+    gives an empty block, as an empty frame does."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=_NAME_WARNINGS)
         return getattr(model, method)(partition)
@@ -201,8 +198,9 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
 
     def fit_config(self) -> FitConfig:
         """The checked parameters (``ValueError`` naming a bad one, before any work)."""
-        check_class_weight(self.get_params().get("class_weight"))
-        return FitConfig.from_params(self._fit_params())
+        params = self._fit_params()
+        check_class_weight(params.get("class_weight"))
+        return FitConfig.from_params(params)
 
     def hdp_options(self) -> HDPOptions:
         """The sampler options these parameters give (``ValueError`` naming a bad one): the
@@ -393,11 +391,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             frame, y_codes = frame.iloc[rows].reset_index(drop=True), y_codes[rows]
             present = np.unique(y_codes)  # a class whose rows all weigh 0 is not a class
             classes, y_codes = classes[present], np.searchsorted(present, y_codes)
-        if classes.size < 2:
-            raise ValueError(
-                f"the target has only 1 class ({python_scalar(classes[0])!r}); a classifier needs "
-                "at least 2"
-            )
+        check_two_classes(classes)
         return frame, has_names, classes, y_codes
 
     def _validate_X(self, X: Any) -> pd.DataFrame:

@@ -369,9 +369,10 @@ _FLAG_ERRORS = {
     "random_state": "--seed must be a non-negative integer, got {seed}",
     "n_jobs": "--threads must be a non-zero integer (-1: all cores), got {threads}",
 }
-# the options whose messages name the Python parameter (the sampler's, HLS's), and their flags
+# the options whose messages name the Python parameter (the sampler's), and their flags
+# (HLSOptions' "C" is renamed below: a plain word substitution would reach other words)
 _FLAG_NAMES = {"n_iter": "--iterations", "min_iter": "--min-iter", "max_iter": "--max-iter",
-               "mcse_tolerance": "--mcse-tolerance", "burn_in": "--burn-in", "hls_C": "--hls-c",
+               "mcse_tolerance": "--mcse-tolerance", "burn_in": "--burn-in",
                "class_weight": "--class-weight"}
 
 

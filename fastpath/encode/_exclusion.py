@@ -182,8 +182,10 @@ def estimated_distinct(sketch: np.ndarray) -> int:
     return round((DISTINCT_SKETCH - 1) / ((float(sketch[-1]) + 1.0) / 2.0 ** 64))
 
 
-def is_numeric_identifier(integral: bool, n_distinct: int, n_present: int) -> bool:
-    return (integral and n_present >= NUMERIC_IDENTIFIER_MIN_ROWS
+def is_numeric_identifier(n_distinct: int, n_present: int) -> bool:
+    """Whether an integer column of ``n_present`` values, ``n_distinct`` of them distinct, is
+    left out as an identifier."""
+    return (n_present >= NUMERIC_IDENTIFIER_MIN_ROWS
             and n_distinct >= IDENTIFIER_SHARE * n_present)
 
 
@@ -195,7 +197,7 @@ def numeric_exclusion(name: Any, values: np.ndarray) -> str | None:
     if len(values) < NUMERIC_IDENTIFIER_MIN_ROWS or not np.all(values == np.round(values)):
         return None
     n_distinct = estimated_distinct(distinct_sketch(values))
-    if is_numeric_identifier(True, n_distinct, len(values)):
+    if is_numeric_identifier(n_distinct, len(values)):
         return numeric_identifier_message(name, n_distinct, len(values))
     return None
 

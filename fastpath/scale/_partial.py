@@ -41,8 +41,7 @@ from ..pipeline._members import (
     member_streams,
 )
 from ..pipeline._stages import LearnedStructure, choose_m, name_trees, plan_m
-from ..utils._dtypes import python_scalar
-from ..utils._validation import as_generator, check_labels
+from ..utils._validation import as_generator, check_labels, check_two_classes
 from ..utils._warn import warn
 from ._errors import StreamError, first_true
 from ._schema import declare_schema
@@ -259,11 +258,8 @@ def _first_call_classes(frame: pd.DataFrame, y: Any, classes: Any) -> tuple[np.n
         class_labels, _ = check_labels(declared, declared.shape[0])
     else:
         class_labels, _ = check_labels(y, frame.shape[0])
-    if class_labels.size < 2:
-        raise ValueError(
-            f"the target has only 1 class ({python_scalar(class_labels[0])!r}); a classifier "
-            "needs at least 2 (pass every class with classes= on the first partial_fit call)"
-        )
+    check_two_classes(class_labels,
+                      " (pass every class with classes= on the first partial_fit call)")
     return class_labels, _class_codes(class_labels, y, frame.shape[0], 0)
 
 

@@ -99,9 +99,8 @@ from ..pipeline._stages import (
 from ..structure._orders import sample_order
 from ..structure._selective import DEFAULT_LOO_M, SelectedStructure, full_depth, full_model_rmse
 from ..structure._specs import tree_specs
-from ..utils._dtypes import python_scalar
 from ..utils._progress import FitLog
-from ..utils._validation import as_generator
+from ..utils._validation import as_generator, check_two_classes
 from ._errors import Where
 from ._schema import Coder, MemberCoder, SchemaStats, first_stats
 from ._sources import Restart, Source, as_frame_chunk, check_chunksize, open_source, target_name
@@ -328,11 +327,7 @@ def schema_pass(config: FitConfig, runner: Runner, y: Any, max_bins: int, log: F
     if stats.n_rows == 0:
         raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
     classes, class_order = stats.classes()
-    if classes.size < 2:
-        raise ValueError(
-            f"the target has only 1 class ({python_scalar(classes[0])!r}); a classifier needs "
-            "at least 2"
-        )
+    check_two_classes(classes)
     return stats, classes, class_order
 
 

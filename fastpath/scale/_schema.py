@@ -205,9 +205,9 @@ class SchemaStats:
                         counts[t] = counts.get(t, 0) + c
                 finite = ~np.isnan(values)
                 self.n_missing[j] += int(n - finite.sum())
-                self.hists[j].update(values[finite], y_ids[finite])
+                present = values[finite]
+                self.hists[j].update(present, y_ids[finite])
                 if self.integral[j]:
-                    present = values[finite]
                     if np.all(present == np.round(present)):
                         self.sketches[j] = distinct_sketch(present, self.sketches[j])
                     else:
@@ -246,10 +246,10 @@ class SchemaStats:
             n_present = self.n_rows - int(self.n_missing[j])
             if not self.nominal[j]:
                 sketch = self.sketches[j]
-                if self.integral[j] and sketch is not None and is_numeric_identifier(
-                        True, estimated_distinct(sketch), n_present):
-                    out[j] = numeric_identifier_message(name, estimated_distinct(sketch),
-                                                        n_present)
+                if self.integral[j] and sketch is not None:
+                    n_distinct = estimated_distinct(sketch)
+                    if is_numeric_identifier(n_distinct, n_present):
+                        out[j] = numeric_identifier_message(name, n_distinct, n_present)
                 continue
             n_distinct = len(self.values[j])
             if self.dates[j]:

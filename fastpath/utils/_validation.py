@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import DataConversionWarning
 
+from ._dtypes import python_scalar
 from ._warn import warn
 
 
@@ -87,6 +88,14 @@ def readonly(a: Any) -> np.ndarray:
     out = np.array(a, copy=True)
     out.flags.writeable = False
     return out
+
+
+def check_two_classes(classes: np.ndarray, hint: str = "") -> None:
+    """``ValueError`` naming the one class when ``classes`` (a fit's labels) has fewer than 2
+    (``hint``: what to do, appended to the message)."""
+    if classes.size < 2:
+        raise ValueError(f"the target has only 1 class ({python_scalar(classes[0])!r}); a "
+                         f"classifier needs at least 2{hint}")
 
 
 def check_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -252,19 +261,14 @@ def class_log_weights(class_weight: Any, classes: np.ndarray, counts: np.ndarray
             weights = counts.sum() / (len(classes) * counts)
         weights[~np.isfinite(weights)] = 1.0  # a class never seen: nothing to balance
     else:
-        known = {python_label(c): i for i, c in enumerate(classes)}
-        unknown = [k for k in class_weight if python_label(k) not in known]
+        known = {python_scalar(c): i for i, c in enumerate(classes)}
+        unknown = [k for k in class_weight if python_scalar(k) not in known]
         if unknown:
             raise ValueError(f"class_weight names labels that are not classes: {unknown}; "
-                             f"the classes are {[python_label(c) for c in classes]}")
+                             f"the classes are {[python_scalar(c) for c in classes]}")
         weights = np.ones(len(classes))
         for label, weight in class_weight.items():
-            weights[known[python_label(label)]] = float(weight)
+            weights[known[python_scalar(label)]] = float(weight)
     if np.all(weights == 1.0):
         return None
     return np.log(weights)
-
-
-def python_label(v: Any) -> Any:
-    """A class label as a plain Python value (``np.int64(1)`` is ``1``)."""
-    return v.item() if isinstance(v, np.generic) else v
