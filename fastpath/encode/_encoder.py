@@ -968,9 +968,9 @@ def _interval_codes(values, missing, cuts, below, missing_codes, targets, out):
     """``out[:, targets[i]]``: the interval of every value among coding ``i``'s cut points,
     ``np.searchsorted(coding_cuts, values, side="left")`` (a NaN past every cut), or the
     coding's missing code where ``missing``: :func:`_column_codes` for several codings in one
-    call. Row by row (a row's codes sit together in ``out``): one bisection of the value among
-    every coding's cuts (``cuts``, sorted, distinct) gives the number of them below it, whose
-    row of ``below`` holds every coding's code (:class:`MembersLayout`)."""
+    call. Row by row (each coding's column of ``out`` written in order): one bisection of the
+    value among every coding's cuts (``cuts``, sorted, distinct) gives the number of them below
+    it, whose row of ``below`` holds every coding's code (:class:`MembersLayout`)."""
     n_cuts = cuts.shape[0]
     for r in range(values.shape[0]):
         if missing[r]:
@@ -997,8 +997,8 @@ def _interval_codes(values, missing, cuts, below, missing_codes, targets, out):
 def code_members(encoders: Sequence[TableEncoder], X: Any,
                  layout: MembersLayout | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``X`` coded for several encoders at once (an ensemble's members), each distinct column
-    coding once: ``codes`` of shape (n_rows, n_distinct) and ``columns`` of shape
-    (n_encoders, n_attributes), where member ``e``'s column ``j`` is
+    coding once: ``codes`` of shape (n_rows, n_distinct), in Fortran order, and ``columns`` of
+    shape (n_encoders, n_attributes), where member ``e``'s column ``j`` is
     ``codes[:, columns[e, j]]`` -- exactly ``encoders[e].transform(X)[:, j]``. ``layout``:
     :func:`members_layout` of ``encoders``, when the caller keeps it."""
     frame, _ = as_frame(X)
@@ -1010,7 +1010,8 @@ def code_members(encoders: Sequence[TableEncoder], X: Any,
     errors = encoders[0].errors
     parsed = _columns_parsed(frame)
     _check_cell_types(frame, [parsed[j].array for j in range(frame.shape[1])])
-    codes = np.empty((frame.shape[0], layout.n_codes), dtype=np.int64)
+    # column by column: each column is written, and the members' kernel reads it, as one run
+    codes = np.empty((frame.shape[0], layout.n_codes), dtype=np.int64, order="F")
     try:
         categorical = []  # (destination, the column's categorical codes, its lookup)
         for d, j, coding in layout.nominal:

@@ -316,7 +316,7 @@ def _merged_branches(cards, tree_lookup, tree_children, n_values):
 
 def joint_log_likelihood(model: PackedModel, codes: np.ndarray) -> np.ndarray:
     """log P(y, x) for every row and class, shape (n_rows, n_classes)."""
-    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    codes = np.asarray(codes)
     columns = np.arange(codes.shape[1], dtype=np.int64)[None, :]
     return members_joint_log_likelihood([model], codes, columns)[0]
 
@@ -426,44 +426,47 @@ def pack_members(models: Sequence[PackedModel]) -> PackedMembers:
 
 
 #: rows a kernel reads every tree for before it moves on to the next rows: a block's codes
-#: (ROW_BLOCK x attributes) and the tree at hand stay in the caches
+#: and the tree at hand stay in the caches
 ROW_BLOCK = 256
 
 
 @njit(cache=True, nogil=True)
-def _member_block(codes, columns, pm, e, first, last, out):
+def _member_block(codes_t, columns, pm, e, first, last, out):
     """Member ``e``'s log P(y, x) of rows ``first:last`` into ``out[e]``: the class prior, then
     each tree's log-probability of the row's value (none for an unknown value) tree by tree,
     read from its table of every parent combination, its merged branches or a descent per
     class -- the same number each way.
 
-    The block's codes of the member's columns are gathered first, attribute by attribute
-    (``own``: attributes x block rows, small enough to stay in the cache), so that a tree
-    reads its column of the block as one contiguous run: a table's index is built for
-    the whole block, a parent at a time, in a loop the compiler vectorises, and a tree
-    without attribute parents (the commonest: most members select k* = 0 or 1) adds its
-    entries without an index at all. The block's sums are kept in a small matrix
-    (block rows x classes) and written to ``out`` once. A tree with merged class branches is
-    descended once per row; a tree without a table, and the rows a table cannot serve (an
-    unknown parent value), once per row and class, after the tree's other rows. Every row
-    still gets the trees' terms in tree order, so the sums are the same floats. (The
-    descents are written inline: through a helper, even one numba inlines, the trees
-    descended per class were slower; docs/performance.md, "The tenth session".)"""
+    ``codes_t`` holds the codes column by column (shared codes x rows), so that a tree reads
+    each of its columns over the block as one contiguous run (member ``e``'s attribute ``j`` is
+    row ``columns[e, j]``): a table's index is built for the whole block, a parent at a time,
+    in a loop the compiler vectorises, and a tree without attribute parents (the commonest:
+    most members select k* = 0 or 1) adds its entries without an index at all. The block's
+    sums are kept in a small matrix (block rows x classes) and written to ``out`` once.
+
+    A tree is descended a level at a time for every row of the block, not a row at a time:
+    each row's next node depends on its last, but the rows' steps do not depend on each other,
+    so the processor has many of them in flight instead of waiting for one memory read after
+    another. A tree with merged class branches is descended once for all classes; a tree
+    without a table, and the rows a table cannot serve (an unknown parent value), once per
+    class, after the tree's other rows. The class loops index with unsigned integers: with a
+    signed index numba's wrap-around of negative indices made the compiler gather the
+    contiguous entries one by one. Every row still gets the trees' terms in tree order, so the
+    sums are the same floats. (The descents are written inline: through a helper, even one
+    numba inlines, the trees descended per class were slower; docs/performance.md, "The
+    tenth session".)"""
     n_classes = pm.class_log_prior.shape[1]
     n = last - first
-    n_attributes = columns.shape[1]
-    # rows padded by a cache line: a power-of-two stride would map every attribute's run of
-    # the block to the same few cache sets
-    own = np.empty((n_attributes, n + 8), np.int64)
-    for i in range(n):
-        for j in range(n_attributes):
-            own[j, i] = codes[first + i, columns[e, j]]
+    mine = columns[e]
     acc = np.empty((n, n_classes))
     index = np.empty(n, np.int64)
     descended = np.empty(n, np.int64)
+    node_of = np.empty(n, np.int64)
+    slots_of = np.empty(n, np.int64)
     cond_cols = pm.cond_cols
     cond_cards = pm.cond_cards
     dense_log_prob = pm.dense_log_prob
+    log_prob = pm.log_prob
     for i in range(n):
         for c in range(n_classes):
             acc[i, c] = pm.class_log_prior[e, c]
@@ -471,40 +474,49 @@ def _member_block(codes, columns, pm, e, first, last, out):
         kv = pm.n_values[a]
         lo, hi = pm.cond_ptr[a], pm.cond_ptr[a + 1]
         dense = pm.dense_offset[a]
-        xs = own[pm.child_col[a], :n]
+        xs = codes_t[mine[pm.child_col[a]], first:last]
         if dense >= 0 and hi - lo == 1:
             # no attribute parent: the table of the value given the class
             for i in range(n):
                 x = xs[i]
                 if x >= 0:  # an unknown value's factor is marginalised out
-                    base = dense + x * n_classes
+                    base = np.uint64(dense + x * n_classes)
                     for c in range(n_classes):
-                        acc[i, c] += dense_log_prob[base + c]
+                        acc[i, c] += dense_log_prob[base + np.uint64(c)]
             continue
         if dense < 0 and pm.merged_node_offset[a] >= 0:
             # merged class branches (never a tree with a table): one descent per row serves
-            # every class
+            # every class; node_of: the merged node reached, slots_of: its children's slots
+            # (-1 once the descent has stopped)
             merged, merged_slots = pm.merged_node_offset[a], pm.merged_lookup_base[a]
+            root_slots = pm.merged_lookup_offsets[merged]
+            for i in range(n):
+                node_of[i] = 0
+                slots_of[i] = root_slots
+            for j in range(lo + 1, hi):
+                vs = codes_t[mine[cond_cols[j]], first:last]
+                for i in range(n):
+                    slots = slots_of[i]
+                    v = vs[i]
+                    # an unknown parent value, a leaf, or a path no class has: every class
+                    # backs off to the node reached
+                    if slots >= 0 and v >= 0:
+                        child = pm.merged_child_lookup[merged_slots + slots + v]
+                        if child >= 0:
+                            node_of[i] = child
+                            slots_of[i] = pm.merged_lookup_offsets[merged + child]
+                        else:
+                            slots_of[i] = -1
+                    else:
+                        slots_of[i] = -1
             logp = pm.logp_offset[a]
             for i in range(n):
                 x = xs[i]
                 if x < 0:
                     continue
-                t = 0
-                for j in range(lo + 1, hi):
-                    v = own[cond_cols[j], i]
-                    if v < 0:
-                        break  # unknown parent value: every class backs off here
-                    slots = pm.merged_lookup_offsets[merged + t]
-                    if slots < 0:
-                        break
-                    child = pm.merged_child_lookup[merged_slots + slots + v]
-                    if child < 0:
-                        break  # no class has the path: every class backs off here
-                    t = child
-                base = (merged + t) * n_classes
+                base = np.uint64((merged + node_of[i]) * n_classes)
                 for c in range(n_classes):
-                    acc[i, c] += pm.log_prob[logp + pm.merged_rows[base + c] + x]
+                    acc[i, c] += log_prob[logp + pm.merged_rows[base + np.uint64(c)] + x]
             continue
         # the rows descended once per class: a tree without a table, or the rows whose
         # parent value its table does not hold (unknown)
@@ -514,7 +526,7 @@ def _member_block(codes, columns, pm, e, first, last, out):
             for i in range(n):
                 index[i] = 0
             for j in range(lo + 1, hi):
-                vs = own[cond_cols[j], :n]
+                vs = codes_t[mine[cond_cols[j]], first:last]
                 card = cond_cards[j]
                 for i in range(n):
                     v = vs[i]
@@ -526,9 +538,9 @@ def _member_block(codes, columns, pm, e, first, last, out):
                     continue
                 idx = index[i]
                 if idx >= 0:
-                    base = dense + (idx * kv + x) * n_classes
+                    base = np.uint64(dense + (idx * kv + x) * n_classes)
                     for c in range(n_classes):
-                        acc[i, c] += dense_log_prob[base + c]
+                        acc[i, c] += dense_log_prob[base + np.uint64(c)]
                 else:  # an unknown parent value backs off: descend instead
                     descended[n_descended] = i
                     n_descended += 1
@@ -537,41 +549,49 @@ def _member_block(codes, columns, pm, e, first, last, out):
                 if xs[i] >= 0:
                     descended[n_descended] = i
                     n_descended += 1
+        if n_descended == 0:
+            continue
         nodes, slots_base, logp = pm.node_offset[a], pm.lookup_base[a], pm.logp_offset[a]
-        for d in range(n_descended):
-            i = descended[d]
-            x = xs[i]
-            for c in range(n_classes):
-                node = 0
-                for j in range(lo, hi):
-                    col = cond_cols[j]
-                    v = c if col < 0 else own[col, i]
-                    if v < 0:
-                        break  # unknown parent value: back off to this node
-                    slots = pm.lookup_offsets[nodes + node]
-                    if slots < 0:
-                        break
-                    child = pm.child_lookup[slots_base + slots + v]
-                    if child < 0:
-                        break  # path never observed: back off
-                    node = child
-                acc[i, c] += pm.log_prob[logp + node * kv + x]
+        root_slots = pm.lookup_offsets[nodes]
+        for c in range(n_classes):
+            for d in range(n_descended):
+                node_of[d] = 0
+                slots_of[d] = root_slots
+            for j in range(lo, hi):
+                col = cond_cols[j]
+                row = mine[col] if col >= 0 else 0
+                for d in range(n_descended):
+                    slots = slots_of[d]
+                    v = c if col < 0 else codes_t[row, first + descended[d]]
+                    # an unknown parent value, a leaf or a path never observed: back off
+                    if slots >= 0 and v >= 0:
+                        child = pm.child_lookup[slots_base + slots + v]
+                        if child >= 0:
+                            node_of[d] = child
+                            slots_of[d] = pm.lookup_offsets[nodes + child]
+                        else:
+                            slots_of[d] = -1
+                    else:
+                        slots_of[d] = -1
+            for d in range(n_descended):
+                i = descended[d]
+                acc[i, c] += log_prob[logp + node_of[d] * kv + xs[i]]
     for i in range(n):
         for c in range(n_classes):
             out[e, first + i, c] = acc[i, c]
 
 
 @threaded_kernel
-def _members_kernel(codes, columns, pm, out):
+def _members_kernel(codes_t, columns, pm, out):
     """Every member's log P(y, x) in one call: member by member, its rows in blocks of
-    :data:`ROW_BLOCK` (:func:`_member_block`, which gathers the block's codes of the member's
-    columns), the blocks in parallel."""
-    n_rows = codes.shape[0]
+    :data:`ROW_BLOCK` (:func:`_member_block`), the blocks in parallel. ``codes_t``: the shared
+    codes column by column (shared codes x rows)."""
+    n_rows = codes_t.shape[1]
     n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
     for e in range(columns.shape[0]):
         for b in prange(n_blocks):
-            _member_block(codes, columns, pm, e, b * ROW_BLOCK, min(n_rows, (b + 1) * ROW_BLOCK),
-                          out)
+            _member_block(codes_t, columns, pm, e, b * ROW_BLOCK,
+                          min(n_rows, (b + 1) * ROW_BLOCK), out)
 
 
 def members_joint_log_likelihood(models: Sequence[PackedModel], codes: np.ndarray,
@@ -580,12 +600,15 @@ def members_joint_log_likelihood(models: Sequence[PackedModel], codes: np.ndarra
     """Every member's log P(y, x) for every row and class, shape (n_members, n_rows, n_classes),
     from the shared codes and the members' columns in them (member ``e``'s attribute ``j`` is
     ``codes[:, columns[e, j]]``, :func:`fastpath.encode._encoder.code_members`), in one kernel
-    call (``packed``: :func:`pack_members` of ``models``, when the caller keeps it).
+    call (``packed``: :func:`pack_members` of ``models``, when the caller keeps it). The kernel
+    reads the codes column by column: codes stored so (Fortran order, as
+    :func:`~fastpath.encode._encoder.code_members` returns them) are read in place, others
+    copied once.
     """
     out = np.empty((len(models), codes.shape[0], models[0].n_classes), dtype=np.float64)
     if codes.shape[0]:
         packed = pack_members(models) if packed is None else packed
-        _members_kernel(np.ascontiguousarray(codes, dtype=np.int64),
+        _members_kernel(np.ascontiguousarray(codes.T, dtype=np.int64),
                         np.ascontiguousarray(columns, dtype=np.int64), packed, out)
     return out
 
