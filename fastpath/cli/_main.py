@@ -271,8 +271,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=CLI_SEED,
                    help=f"random seed (default: {CLI_SEED})")
     p.add_argument("--threads", type=int, default=None,
-                   help="threads for the HDP sampler (default: all cores; -1: all cores, "
-                   "-2: all but one); results do not depend on it")
+                   help="threads of every stage: the HDP sampler, numba's kernels, the "
+                   "library's pools, not BLAS, which no stage calls (default: all cores; -1: "
+                   "all cores, -2: all but one); results do not depend on it")
 
 
 # the classifier's parameters that a flag of this command line sets, with the flag's message
