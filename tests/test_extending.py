@@ -9,21 +9,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from fastpath import BayesNetClassifier, ESKDBClassifier
+from fastpath import BayesNetClassifier, ESKDBClassifier, pipeline
 from fastpath.cli import main
 from fastpath.estimate import HDPOptions, estimate_trees, summarise_fit
 from fastpath.io import load_dataset
-from fastpath.pipeline import (
-    ESTIMATORS,
-    STRUCTURES,
-    EstimatedTables,
-    StructureLearner,
-    TableEstimator,
-    register_estimator,
-    register_structure,
-    unregister_estimator,
-    unregister_structure,
-)
+from fastpath.pipeline import EstimatedTables, StructureLearner, TableEstimator
 from fastpath.structure import Structure
 
 
@@ -44,9 +34,9 @@ def _laplace(config, trees, m, tree_names, log):
 
 @pytest.fixture
 def laplace():
-    register_estimator(TableEstimator("laplace", _laplace))
+    pipeline.register_estimator(TableEstimator("laplace", _laplace))
     yield
-    unregister_estimator("laplace")
+    pipeline.unregister_estimator("laplace")
 
 
 def test_an_estimator_is_added_at_one_point(car, laplace, tmp_path, capsys):
@@ -67,17 +57,17 @@ def test_an_estimator_is_added_at_one_point(car, laplace, tmp_path, capsys):
 
 def test_registration_refuses_built_in_and_taken_names():
     with pytest.raises(ValueError, match="built-in"):
-        register_estimator(TableEstimator("hdp", _laplace))
-    register_estimator(TableEstimator("toy", _laplace))
+        pipeline.register_estimator(TableEstimator("hdp", _laplace))
+    pipeline.register_estimator(TableEstimator("toy", _laplace))
     try:
         with pytest.raises(ValueError, match="already registered"):
-            register_estimator(TableEstimator("toy", _laplace))
-        register_estimator(TableEstimator("toy", _laplace), replace=True)
+            pipeline.register_estimator(TableEstimator("toy", _laplace))
+        pipeline.register_estimator(TableEstimator("toy", _laplace), replace=True)
     finally:
-        unregister_estimator("toy")
+        pipeline.unregister_estimator("toy")
     with pytest.raises(ValueError, match="built-in"):
-        unregister_structure("kdb")
-    assert "toy" not in ESTIMATORS
+        pipeline.unregister_structure("kdb")
+    assert "toy" not in pipeline.ESTIMATORS
     with pytest.raises(ValueError, match="estimator must be one of"):
         BayesNetClassifier(estimator="toy").fit([[0], [1]], [0, 1])
 
@@ -92,9 +82,9 @@ def _chain(codes, y_codes, cardinalities, n_classes, k, order, scores):
 
 @pytest.fixture
 def chain():
-    register_structure(StructureLearner("chain", _chain))
+    pipeline.register_structure(StructureLearner("chain", _chain))
     yield
-    unregister_structure("chain")
+    pipeline.unregister_structure("chain")
 
 
 def test_a_structure_learner_is_added_at_one_point(car, chain):
@@ -106,7 +96,7 @@ def test_a_structure_learner_is_added_at_one_point(car, chain):
     with pytest.raises(ValueError, match="in memory only"):
         BayesNetClassifier("chain", estimator="m").fit(
             iter([X.assign(**{"class": y})]), "class")
-    assert "chain" in STRUCTURES
+    assert "chain" in pipeline.STRUCTURES
 
 
 # ---------------------------------------------------------------------- the sampler
@@ -122,9 +112,9 @@ def _short_sampler(config, trees, m, tree_names, log):
 
 @pytest.fixture
 def short_sampler():
-    register_estimator(TableEstimator("hdp-short", _short_sampler, sampler=True))
+    pipeline.register_estimator(TableEstimator("hdp-short", _short_sampler, sampler=True))
     yield
-    unregister_estimator("hdp-short")
+    pipeline.unregister_estimator("hdp-short")
 
 
 def test_a_changed_sampler_is_an_estimator_with_the_sampler(car, short_sampler):

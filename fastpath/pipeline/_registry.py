@@ -143,7 +143,8 @@ ScoresFunction = Callable[["np.ndarray | None", "np.ndarray | None", int, int,
 
 @dataclass(frozen=True)
 class StructureLearner:
-    """How one ``structure`` name learns a member's graph.
+    """How one ``structure`` name learns a member's graph (:func:`register_structure` adds
+    one; the built-in ones are :data:`STRUCTURES`' first four).
 
     Attributes
     ----------
@@ -220,61 +221,50 @@ STRUCTURES: dict[str, StructureLearner] = {
     )
 }
 
-#: the parts this package defines, which cannot be unregistered
-_BUILT_IN = {"estimator": frozenset(ESTIMATORS), "structure": frozenset(STRUCTURES)}
+#: the parts this package defines, which cannot be replaced or unregistered
+_BUILT_IN = frozenset(ESTIMATORS) | frozenset(STRUCTURES)
 
 
-def _register(kind: str, table: dict[str, Any], record: Any, replace: bool) -> None:
+def _register(table: dict[str, Any], record: Any, kind: type, replace: bool) -> None:
+    if not isinstance(record, kind):
+        raise ValueError(f"expected a {kind.__name__}, got {record!r:.80}")
     if not isinstance(record.name, str) or not record.name:
-        raise ValueError(f"a {kind}'s name must be a non-empty string, got {record.name!r}")
-    if record.name in _BUILT_IN[kind]:
-        raise ValueError(f"{record.name!r} is a built-in {kind}; register yours under another "
-                         "name")
+        raise ValueError(f"a {kind.__name__}'s name must be a non-empty string, got "
+                         f"{record.name!r}")
+    if record.name in _BUILT_IN:
+        raise ValueError(f"{record.name!r} is a built-in name; register yours under another")
     if record.name in table and not replace:
-        raise ValueError(f"a {kind} named {record.name!r} is already registered (pass "
-                         "replace=True to replace it)")
+        raise ValueError(f"{record.name!r} is already registered (pass replace=True to "
+                         "replace it)")
     table[record.name] = record
 
 
-def _unregister(kind: str, table: dict[str, Any], name: str) -> None:
-    if name in _BUILT_IN[kind]:
-        raise ValueError(f"{name!r} is a built-in {kind} and cannot be unregistered")
+def _unregister(table: dict[str, Any], name: str) -> None:
+    if name in _BUILT_IN:
+        raise ValueError(f"{name!r} is a built-in name and cannot be unregistered")
     if name not in table:
-        raise ValueError(f"no {kind} named {name!r} is registered")
+        raise ValueError(f"{name!r} is not registered")
     del table[name]
 
 
 def register_estimator(estimator: TableEstimator, *, replace: bool = False) -> None:
-    """Make ``estimator.name`` a value of the classifiers' ``estimator`` (and of
-    ``hdpbn --estimator``).
-
-    ``ValueError`` for a built-in name, or a name already registered unless ``replace``.
-    """
-    if not isinstance(estimator, TableEstimator):
-        raise ValueError(f"estimator must be a TableEstimator, got {estimator!r:.80}")
-    _register("estimator", ESTIMATORS, estimator, replace)
+    """Make ``estimator.name`` a value of ``estimator`` (``ValueError``: a taken name)."""
+    _register(ESTIMATORS, estimator, TableEstimator, replace)
 
 
 def unregister_estimator(name: str) -> None:
-    """Remove an estimator :func:`register_estimator` added (``ValueError`` otherwise)."""
-    _unregister("estimator", ESTIMATORS, name)
+    """Remove an estimator :func:`register_estimator` added."""
+    _unregister(ESTIMATORS, name)
 
 
 def register_structure(learner: StructureLearner, *, replace: bool = False) -> None:
-    """Make ``learner.name`` a value of the classifiers' ``structure`` (and of
-    ``hdpbn --structure``).
-
-    ``ValueError`` for a built-in name, or a name already registered unless ``replace``.
-    """
-    if not isinstance(learner, StructureLearner):
-        raise ValueError(f"learner must be a StructureLearner, got {learner!r:.80}")
-    _register("structure", STRUCTURES, learner, replace)
+    """Make ``learner.name`` a value of ``structure`` (``ValueError``: a taken name)."""
+    _register(STRUCTURES, learner, StructureLearner, replace)
 
 
 def unregister_structure(name: str) -> None:
-    """Remove a structure learner :func:`register_structure` added (``ValueError``
-    otherwise)."""
-    _unregister("structure", STRUCTURES, name)
+    """Remove a structure learner :func:`register_structure` added."""
+    _unregister(STRUCTURES, name)
 
 
 def estimator_of(estimator: Any) -> tuple[TableEstimator, Any]:
