@@ -42,11 +42,11 @@ sys.path.insert(0, str(ROOT))
 
 from fastpath.counts import CountAccumulator  # noqa: E402
 from fastpath.encode import TableEncoder  # noqa: E402
+from fastpath.estimate._m_choice import _loo_model_kernel  # noqa: E402
 from fastpath.io import load_dataset  # noqa: E402
 from fastpath.structure import kdb, tree_specs  # noqa: E402
 from fastpath.structure._selective import (  # noqa: E402
     _loo_kernel,
-    _loo_model_kernel,
     loo_chunk_starts,
     loo_model,
     loo_settings,

@@ -3,7 +3,7 @@
     python benchmarks/loo_m_choice.py DATASETS/thyroid.csv.gz DATASETS/connect-4.csv.gz
 
 ``m="auto"`` scores each candidate m by the leave-one-out RMSE of the whole model
-(:func:`fastpath.structure._selective.loo_m_scores`). It used to run the selection kernel, which
+(:func:`fastpath.estimate._m_choice.loo_m_scores`). It used to run the selection kernel, which
 computes a softmax for every (n*, k*) of every row, and read its last entry; it now runs a
 kernel for the whole model only. For every dataset (class column last; ``--typing manifest``
 as in the experiments) this script codes the whole table (Weka's MDL), selects a SkDB-5
@@ -29,12 +29,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fastpath.counts import CountAccumulator
 from fastpath.encode import TableEncoder
 from fastpath.estimate import M_GRID_POSITIVE
+from fastpath.estimate._m_choice import loo_m_scores
 from fastpath.structure import select_skdb, tree_specs
 from fastpath.structure._selective import (
     full_depth,
     full_model_rmse,
     loo_chunk_starts,
-    loo_m_scores,
     loo_model,
     loo_row_errors,
     loo_row_scratch,

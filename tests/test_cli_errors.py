@@ -11,7 +11,10 @@ from fastpath.cli import main
 from fastpath.scale import StreamError
 
 # the modules themselves (fastpath.cli._main is also the name of the function main)
-cli_main = importlib.import_module("fastpath.cli._main")
+# the command line imports these when a command runs: patching the modules reaches it
+_cross_validation = importlib.import_module("fastpath.evaluation._cross_validation")
+_tables = importlib.import_module("fastpath.io._tables")
+_loading = importlib.import_module("fastpath.classifier._loading")
 cli_estimate = importlib.import_module("fastpath.cli._estimate")
 cli_diagnose = importlib.import_module("fastpath.cli._diagnose")
 
@@ -51,14 +54,14 @@ def test_bad_values_and_missing_files_are_one_line_with_exit_2(credit_csv, tmp_p
 
 def test_the_librarys_own_input_errors_are_one_line(credit_csv, monkeypatch, capsys):
     # a streamed table's bad chunk (StreamError, a ValueError naming chunk, row and column)
-    monkeypatch.setattr(cli_main, "cross_validate",
+    monkeypatch.setattr(_cross_validation, "cross_validate",
                         _raiser(StreamError("chunk 3, row 7, column 'A1': not a number")))
     assert main(["evaluate", str(credit_csv), "--structure", "nb"]) == 2
     assert "column 'A1'" in _one_error_line(capsys.readouterr().err, "evaluate")
 
 
 def test_a_missing_optional_extra_is_one_line(credit_csv, monkeypatch, capsys):
-    monkeypatch.setattr(cli_main, "cross_validate",
+    monkeypatch.setattr(_cross_validation, "cross_validate",
                         _raiser(ImportError("this needs dask: pip install 'hdpbn[dask]'")))
     assert main(["evaluate", str(credit_csv), "--structure", "nb"]) == 2
     assert "pip install" in _one_error_line(capsys.readouterr().err, "evaluate")
@@ -70,7 +73,7 @@ def test_a_missing_optional_extra_is_one_line(credit_csv, monkeypatch, capsys):
                                  IndexError("index 3 is out of bounds"),
                                  NotImplementedError("a missing method")])
 def test_an_internal_error_of_a_subcommand_propagates(credit_csv, monkeypatch, capsys, exc):
-    monkeypatch.setattr(cli_main, "cross_validate", _raiser(exc))
+    monkeypatch.setattr(_cross_validation, "cross_validate", _raiser(exc))
     with pytest.raises(type(exc)):
         main(["evaluate", str(credit_csv), "--structure", "nb"])
     assert "error:" not in capsys.readouterr().err
@@ -78,10 +81,10 @@ def test_an_internal_error_of_a_subcommand_propagates(credit_csv, monkeypatch, c
 
 def test_internal_errors_of_every_command_propagate(credit_csv, child_first_csv, tmp_path,
                                                     monkeypatch):
-    monkeypatch.setattr(cli_main, "read_table", _raiser(KeyError("class")))
+    monkeypatch.setattr(_tables, "read_table", _raiser(KeyError("class")))
     with pytest.raises(KeyError):
         main(["fit", str(credit_csv), "--model", str(tmp_path / "m.npz"), "--quiet"])
-    monkeypatch.setattr(cli_main, "load_classifier", _raiser(TypeError("bad operand")))
+    monkeypatch.setattr(_loading, "load_classifier", _raiser(TypeError("bad operand")))
     with pytest.raises(TypeError):
         main(["predict", str(credit_csv), "--model", str(tmp_path / "m.npz")])
     # estimate re-raises what is not a damaged compressed file
@@ -99,9 +102,10 @@ def test_a_bug_prints_its_traceback_and_not_exit_2(credit_csv):
         "import sys\n"
         "import importlib\n"
         "m = importlib.import_module('fastpath.cli._main')\n"
+        "cv = importlib.import_module('fastpath.evaluation._cross_validation')\n"
         "def boom(*a, **k):\n"
         "    raise TypeError('an internal bug')\n"
-        "m.cross_validate = boom\n"
+        "cv.cross_validate = boom\n"
         f"sys.exit(m.main(['evaluate', {str(credit_csv)!r}, '--structure', 'nb']))\n"
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
@@ -125,7 +129,7 @@ def test_a_header_only_table_and_a_bad_option_are_plain_errors(credit_csv, tmp_p
     def no_read(*args, **kwargs):
         raise AssertionError("the data was read before the options were checked")
 
-    monkeypatch.setattr(cli_main, "read_table", no_read)
+    monkeypatch.setattr(_tables, "read_table", no_read)
     assert main(["fit", str(credit_csv), "--model", str(tmp_path / "m.npz"), "--k", "-1"]) == 2
     assert "k must be >= 0, got -1" in capsys.readouterr().err
     assert main(["evaluate", str(credit_csv), "--k", "-1"]) == 2

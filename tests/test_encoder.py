@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastpath.encode import UNKNOWN, TableEncoder, as_frame, mdl_cut_points
-from fastpath.encode._encoder import AttributeCoding
+from fastpath.encode._encoder import AttributeCoding, code_members, members_layout
 
 
 def _mixed_frame(n=120, seed=0):
@@ -549,12 +549,30 @@ def test_members_code_categoricals_of_every_code_width_as_transform_does():
             np.testing.assert_array_equal(codes[:, columns[e]], encoder.transform(table))
 
 
-def test_column_labels_are_remembered_per_index_object():
+def test_column_labels_follow_the_frame():
     from fastpath.encode._encoder import column_labels
 
     frame = pd.DataFrame({"a": [1], "b": [2]})
     assert column_labels(frame.columns) == ("a", "b")
     assert column_labels(frame.iloc[:1].columns) == ("a", "b")
-    frame.columns = ["c", "d"]  # a new Index object: read afresh
+    frame.columns = ["c", "d"]
     assert column_labels(frame.columns) == ("c", "d")
     assert as_frame(frame.rename(columns={"c": "e"}))[0].columns.tolist() == ["e", "d"]
+
+
+def test_categorical_lookups_are_kept_on_the_layout_not_in_the_module():
+    # issue 44, point 5: the lookup of a prediction's categorical dtypes is the model's state
+    import fastpath.encode._encoder as encoder_module
+
+    frame = pd.DataFrame({"a": pd.Categorical(list("xyzx")), "b": pd.Categorical(list("ppqq"))})
+    y = np.array([0, 1, 0, 1])
+    encoders = [TableEncoder().fit(frame, y, 2), TableEncoder().fit(frame, y, 2)]
+    layout = members_layout(encoders)
+    first, _ = code_members(encoders, frame, layout)
+    kept = dict(layout._lookups)
+    assert len(kept) == 2  # one per distinct nominal coding and dtype
+    again, _ = code_members(encoders, frame.iloc[:2], layout)  # the same dtype objects
+    assert layout._lookups == kept
+    np.testing.assert_array_equal(again, first[:2])
+    assert not [name for name, value in vars(encoder_module).items()
+                if isinstance(value, dict) and name.startswith("_") and name.isupper()]

@@ -314,8 +314,8 @@ def _brute_force_model_rmse(codes, y, specs, m, backoff):
 @pytest.mark.parametrize("backoff", ["path", "value"])
 @pytest.mark.parametrize("kind", ["nb", "tan", "kdb2"])
 def test_loo_m_scores_equal_brute_force_refits(kind, backoff):
+    from fastpath.estimate._m_choice import loo_m_scores
     from fastpath.structure import tree_specs
-    from fastpath.structure._selective import loo_m_scores
 
     cards, n_classes = (3, 2, 4, 3, 2), 3
     codes, y = _random_data(3, 35, cards, n_classes)

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 from ..encode._encoder import as_frame, column_labels
 from ..estimate.hdp._options import HDPOptions
@@ -361,7 +362,12 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
     def _frame(X: Any, *, rows_needed: bool = True) -> tuple[pd.DataFrame, bool]:
         """``X`` as a DataFrame, and whether its columns are names; refuses data without
         columns, and without rows unless ``rows_needed`` is false (a prediction of zero rows is
-        zero rows: a header-only file)."""
+        zero rows: a header-only file).
+
+        Not scikit-learn's ``validate_data``: it makes ``X`` one numeric array, where a table
+        here keeps each column's type (strings, categories, numbers) and a prediction's
+        columns are matched to fit's by name (:meth:`_match_columns`); the messages are
+        scikit-learn's."""
         frame, has_names = as_frame(X)
         if frame.shape[0] == 0 and rows_needed:
             raise ValueError(
@@ -459,16 +465,12 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         return class_log_weights(class_weight, self.classes_, _class_counts(self.members_))
 
     def _check_fitted(self) -> None:
-        if "members_" not in self.__dict__:
-            if "_partial_state" in self.__dict__:
-                raise NotFittedError(
-                    f"This {type(self).__name__} has partial_fit counts but no tables yet: "
-                    "call refresh_tables() (or partial_fit with refresh=True) first"
-                )
+        if "members_" not in self.__dict__ and "_partial_state" in self.__dict__:
             raise NotFittedError(
-                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
-                "appropriate arguments before using this estimator."
+                f"This {type(self).__name__} has partial_fit counts but no tables yet: "
+                "call refresh_tables() (or partial_fit with refresh=True) first"
             )
+        check_is_fitted(self, "members_")  # scikit-learn's check and message
 
     # ------------------------------------------------------------------ predict
     def predict_proba(self, X: Any, *, chunksize: int | None = None

@@ -23,7 +23,7 @@ import math
 import sys
 import time
 
-from ..estimate._diagnostics import CLI_NAMES, summarise_fit, tree_label
+from ..estimate._diagnostics import summarise_fit, tree_label
 from ..estimate._table_io import DEFAULT_CHUNKSIZE, count_estimate_table, node_frame
 from ..estimate.hdp import HDPOptions, estimate_tree
 from ..estimate.hdp._options import (
@@ -141,6 +141,15 @@ def sampler_name(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r} was renamed {RENAMED_PRESETS[text]!r} "
                                          "(the same options)")
     return text
+
+
+#: How :func:`fastpath.estimate._diagnostics.remedy` writes an option on the command line
+#: (``hdpbn fit/evaluate/estimate``): the command line's flags live with the command line
+CLI_NAMES: dict[str, str] = {
+    "max_iter": "--max-iter {}", "mcse_tolerance": "--mcse-tolerance {}",
+    "n_iter": "--iterations {}", "sampler": "--sampler {}", "n_chains": "--chains {}",
+    "auto_length": "--iterations auto", "inspect": "see hdpbn diagnose MODEL",
+}
 
 
 # the warning's advice in this command's flags (it writes no model to diagnose)

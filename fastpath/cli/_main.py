@@ -37,125 +37,12 @@ from typing import TYPE_CHECKING, Any
 from ..version import __version__
 
 # `hdpbn --help` and `hdpbn predict --help` import none of numpy, pandas, numba and
-# scikit-learn (importing them is most of a command's start-up): the modules the commands run
-# on are imported once a command has been chosen (_import_commands, as module names, so every
-# function reads them as before), and those a command's help texts quote (the sampler presets,
-# the classifiers' defaults) when that command's options are added (_import_option_names,
-# _ClassifierDefaults).
+# scikit-learn (importing them is most of a command's start-up): each function imports what it
+# runs on, and a command's help texts what they quote (the sampler presets, the classifiers'
+# defaults) when that command's options are added; Python keeps a module once imported, so
+# the imports after the first cost a dictionary look-up.
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
-
-    from ..classifier._ensemble import ESKDBClassifier
-    from ..classifier._estimator import BayesNetClassifier
-    from ..classifier._loading import load_classifier
-    from ..estimate._diagnostics import CLI_NAMES, PYTHON_NAMES, UnconvergedWarning
-    from ..estimate._hls_options import HLS_C, HLSOptions
-    from ..estimate.hdp._options import (
-        DEFAULT_ENSEMBLE_SAMPLER,
-        DEFAULT_SAMPLER,
-        PAPER_CONCENTRATION_EVERY,
-        PAPER_ITERATIONS,
-        SAMPLER_PRESETS,
-        HDPOptions,
-    )
-    from ..evaluation._cross_validation import cross_validate, summarise
-    from ..io._datasets import dataset_path, list_datasets, load_dataset
-    from ..io._tables import decompression_error, read_table
-    from ..pipeline._config import sampler_from_keywords
-    from ..scale._predict import EncodingError
-    from ..utils._files import atomic_write, compressed_writer, refuse_overwriting_inputs
-    from ..utils._progress import Progress
-    from ..utils._warn import recording, warn
-    from ._estimate import (
-        add_adaptive_length_options,
-        add_burn_in_option,
-        parse_iterations,
-        sampler_name,
-    )
-
-
-_IMPORTED: set[str] = set()  # which of the two groups below has been imported
-#: the names the two groups import
-_LAZY_NAMES = frozenset(
-    "np pd ESKDBClassifier BayesNetClassifier load_classifier CLI_NAMES PYTHON_NAMES "
-    "UnconvergedWarning cross_validate summarise dataset_path list_datasets load_dataset "
-    "decompression_error read_table EncodingError atomic_write compressed_writer "
-    "refuse_overwriting_inputs Progress recording warn sampler_from_keywords "
-    "DEFAULT_ENSEMBLE_SAMPLER "
-    "DEFAULT_SAMPLER PAPER_CONCENTRATION_EVERY PAPER_ITERATIONS "
-    "SAMPLER_PRESETS HDPOptions HLS_C HLSOptions add_adaptive_length_options add_burn_in_option "
-    "parse_iterations sampler_name".split())
-
-
-def _import_commands() -> None:
-    """Import what the commands run on, as this module's names (once a command is chosen;
-    once: a name replaced since, e.g. by a test's monkeypatch, stays replaced)."""
-    if "commands" in _IMPORTED:
-        return
-    _IMPORTED.add("commands")
-    # a name set before the first import (a test's stand-in) stays as it was set
-    kept = {name: value for name, value in globals().items() if name in _LAZY_NAMES}
-    global np, pd, ESKDBClassifier, BayesNetClassifier, load_classifier, CLI_NAMES
-    global PYTHON_NAMES, UnconvergedWarning, cross_validate, summarise, dataset_path
-    global list_datasets, load_dataset, decompression_error, read_table, EncodingError
-    global atomic_write, compressed_writer, refuse_overwriting_inputs, Progress, recording, warn
-    global sampler_from_keywords
-    import numpy as np
-    import pandas as pd
-
-    from ..classifier._ensemble import ESKDBClassifier
-    from ..classifier._estimator import BayesNetClassifier
-    from ..classifier._loading import load_classifier
-    from ..estimate._diagnostics import CLI_NAMES, PYTHON_NAMES, UnconvergedWarning
-    from ..evaluation._cross_validation import cross_validate, summarise
-    from ..io._datasets import dataset_path, list_datasets, load_dataset
-    from ..io._tables import decompression_error, read_table
-    from ..pipeline._config import sampler_from_keywords
-    from ..scale._predict import EncodingError
-    from ..utils._files import atomic_write, compressed_writer, refuse_overwriting_inputs
-    from ..utils._progress import Progress
-    from ..utils._warn import recording, warn
-
-    globals().update(kept)
-    _import_option_names()
-
-
-def _import_option_names() -> None:
-    """Import what the model and sampler options' help texts quote, as this module's names."""
-    if "options" in _IMPORTED:
-        return
-    _IMPORTED.add("options")
-    kept = {name: value for name, value in globals().items() if name in _LAZY_NAMES}
-    global DEFAULT_ENSEMBLE_SAMPLER, DEFAULT_SAMPLER, PAPER_CONCENTRATION_EVERY
-    global PAPER_ITERATIONS, SAMPLER_PRESETS, HDPOptions, HLS_C, HLSOptions
-    global add_adaptive_length_options, add_burn_in_option, parse_iterations, sampler_name
-    from ..estimate._hls_options import HLS_C, HLSOptions
-    from ..estimate.hdp._options import (
-        DEFAULT_ENSEMBLE_SAMPLER,
-        DEFAULT_SAMPLER,
-        PAPER_CONCENTRATION_EVERY,
-        PAPER_ITERATIONS,
-        SAMPLER_PRESETS,
-        HDPOptions,
-    )
-    from ._estimate import (
-        add_adaptive_length_options,
-        add_burn_in_option,
-        parse_iterations,
-        sampler_name,
-    )
-
-    globals().update(kept)
-
-
-def __getattr__(name: str) -> Any:
-    """A name of the two groups above read from outside (``cli_main.read_table``) before any
-    command ran: imported then."""
-    if name in _LAZY_NAMES:
-        _import_commands()
-        return globals()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _ClassifierDefaults(Mapping):
@@ -167,8 +54,9 @@ class _ClassifierDefaults(Mapping):
 
     def _read(self) -> dict[str, Any]:
         if self._defaults is None:
-            _import_commands()
-            cls = globals()[self.name]
+            from .. import classifier
+
+            cls = getattr(classifier, self.name)
             self._defaults = {n: p.default
                               for n, p in inspect.signature(cls).parameters.items()}
         return self._defaults
@@ -194,6 +82,8 @@ CLI_SEED = 0
 
 # ---------------------------------------------------------------------- helpers
 def _read(path: str, sep: str | None = None) -> pd.DataFrame:
+    from ..io._tables import read_table
+
     return read_table(path, sep=sep).frame
 
 
@@ -212,6 +102,8 @@ def _read_labelled(path: str, target: str | None,
     ``na_values`` are missing; ``sep``: a CSV's separator; ``keep_stray_tokens``: a numeric
     column's stray tokens stay strings, for a model that keeps them (fit), or are missing
     values said once in a warning (evaluate, whose folds' models are not kept)."""
+    from ..io._tables import read_table
+
     if target is not None and target not in read_table(path, nrows=0, sep=sep).frame.columns:
         return _read(path, sep)  # _split_target names the missing column
     # a numeric column's stray tokens stay strings: the model learns them as missing (so
@@ -227,6 +119,8 @@ def _read_labelled(path: str, target: str | None,
 def _data_path(data: str) -> str:
     """DATA of fit and evaluate: a file, or, when no such file exists, a bundled dataset's name
     (``car``, ``credit-a``, ...: its bundled ``.csv.gz``, class column last)."""
+    from ..io._datasets import dataset_path, list_datasets
+
     if not Path(data).exists() and data in list_datasets():
         return str(dataset_path(data))
     return data
@@ -275,9 +169,26 @@ def _split_target(frame: pd.DataFrame, target: str | None) -> tuple[pd.DataFrame
 
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
+    from ..estimate._hls_options import HLS_C
+    from ..estimate.hdp._options import (
+        DEFAULT_ENSEMBLE_SAMPLER,
+        DEFAULT_SAMPLER,
+        PAPER_CONCENTRATION_EVERY,
+        PAPER_ITERATIONS,
+        SAMPLER_PRESETS,
+        HDPOptions,
+    )
+    from ..pipeline._registry import ESTIMATORS, STRUCTURES
+    from ._estimate import (
+        add_adaptive_length_options,
+        add_burn_in_option,
+        parse_iterations,
+        sampler_name,
+    )
+
     g = p.add_argument_group("model")
     g.add_argument("--structure", default=_BNC["structure"],
-                   choices=["nb", "tan", "kdb", "skdb", "eskdb"],
+                   choices=[*STRUCTURES, "eskdb"],
                    help="naive Bayes, tree-augmented naive Bayes, kDB-k, selective kDB, or an "
                    "ensemble of selective kDB members (ESKDB) "
                    f"(default: {_BNC['structure']})")
@@ -289,7 +200,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mdl-cuts", action="store_true",
                    help="eskdb: every member cuts numeric columns at Weka's MDL cut points "
                    "(default: each member draws its own, the stochastic MDL)")
-    g.add_argument("--estimator", default=_BNC["estimator"], choices=["hdp", "m", "hgs", "hls"],
+    g.add_argument("--estimator", default=_BNC["estimator"], choices=[*ESTIMATORS],
                    help="HDP estimates (the paper's method), m-estimates with back-off, "
                    "hierarchical gradient smoothing (hgs) or hierarchical linear smoothing "
                    f"(hls) (default: {_BNC['estimator']})")
@@ -360,8 +271,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=CLI_SEED,
                    help=f"random seed (default: {CLI_SEED})")
     p.add_argument("--threads", type=int, default=None,
-                   help="threads for the HDP sampler (default: all cores; -1: all cores, "
-                   "-2: all but one); results do not depend on it")
+                   help="threads of every stage: the HDP sampler, numba's kernels, the "
+                   "library's pools, not BLAS, which no stage calls (default: all cores; -1: "
+                   "all cores, -2: all but one); results do not depend on it")
 
 
 # the classifier's parameters that a flag of this command line sets, with the flag's message
@@ -378,6 +290,13 @@ _FLAG_NAMES = {"n_iter": "--iterations", "min_iter": "--min-iter", "max_iter": "
 
 def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
                 verbose: int = 0):
+    import pandas as pd
+
+    from ..classifier._ensemble import ESKDBClassifier
+    from ..classifier._estimator import BayesNetClassifier
+    from ..estimate._hls_options import HLS_C, HLSOptions
+    from ..pipeline._config import sampler_from_keywords
+
     m: Any = args.m
     if m not in ("auto", "holdout"):
         try:
@@ -479,6 +398,10 @@ def _class_weight(text: str | None) -> Any:
 
 # ---------------------------------------------------------------------- subcommands
 def _cmd_fit(args: argparse.Namespace) -> int:
+    from ..io._tables import decompression_error
+    from ..utils._files import refuse_overwriting_inputs
+    from ..utils._warn import recording
+
     t0 = time.perf_counter()
     data = _data_path(args.data)
     refuse_overwriting_inputs(args.model, [data], option="--model")
@@ -527,6 +450,13 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
 def _cmd_predict(args: argparse.Namespace) -> int:
     # streamed: the table is read and written a chunk at a time (memory follows --chunksize)
+    import numpy as np
+    import pandas as pd
+
+    from ..classifier._loading import load_classifier
+    from ..scale._predict import EncodingError
+    from ..utils._files import atomic_write, compressed_writer, refuse_overwriting_inputs
+
     stdin = args.data == "-"
     data = args.data if stdin else _data_path(args.data)
     refuse_overwriting_inputs(args.out, [data, args.model])
@@ -574,6 +504,10 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from ..estimate._diagnostics import UnconvergedWarning
+    from ..evaluation._cross_validation import cross_validate, summarise
+    from ..utils._progress import Progress
+
     _make_model(args).fit_config()  # a bad option is refused before the data is read
     frame = _read_labelled(_data_path(args.data), args.target, _tokens(args.na_values),
                            args.sep, keep_stray_tokens=False)
@@ -605,6 +539,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 def _cli_text(message: Any) -> Any:
     """A warning's text with the command line's flags: an :class:`UnconvergedWarning` of a fit
     advises ``--max-iter`` where Python would say ``max_iter``."""
+    from ..estimate._diagnostics import PYTHON_NAMES, UnconvergedWarning
+    from ._estimate import CLI_NAMES
+
     diagnostics = getattr(message, "diagnostics", None)
     if (isinstance(message, UnconvergedWarning) and diagnostics is not None
             and message.names is PYTHON_NAMES):  # a command's own text is left as it is
@@ -616,6 +553,9 @@ def _warn_once_per_kind(caught: list[warnings.WarningMessage], n_fits: int,
                         what: str = "folds") -> None:
     """Re-emit the warnings of many fits: the HDP convergence warnings as one line (how many
     fits, the first fit's message), any other warning once."""
+    from ..estimate._diagnostics import UnconvergedWarning
+    from ..utils._warn import warn
+
     unconverged = [w for w in caught if issubclass(w.category, UnconvergedWarning)]
     if unconverged:
         warn(
@@ -631,6 +571,12 @@ def _warn_once_per_kind(caught: list[warnings.WarningMessage], n_fits: int,
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from ..classifier._estimator import BayesNetClassifier
+    from ..estimate._diagnostics import UnconvergedWarning
+    from ..estimate.hdp._options import DEFAULT_SAMPLER, HDPOptions
+    from ..evaluation._cross_validation import cross_validate, summarise
+    from ..io._datasets import load_dataset
+
     X, y = load_dataset(args.dataset)
     estimators = ["m", "hdp"]
     configs = [("nb", 0), ("tan", 1), ("kdb", 1), ("kdb", 2)]
@@ -703,8 +649,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     that command's options only (the others listed by their one-line help), so that parsing a
     command imports only what its help texts quote (``""``: no command's, for ``hdpbn
     --help``; main passes the command it is given)."""
-    if command is None:
-        _import_commands()
 
     def wanted(name: str) -> bool:
         return command is None or name == command
@@ -723,7 +667,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        "from DATA (CSV, CSV.gz, Parquet or ARFF, or a bundled dataset's name) "
                        "and save the model.")
     if wanted("fit"):
-        _import_option_names()
         p.add_argument("data", metavar="DATA",
                        help="training table, " + _BUNDLED_HELP.format(", ".join(_bundled_names())))
         p.add_argument("--target", default=None, help="class column (default: the last column)")
@@ -763,7 +706,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        "(sqrt(mean (1 - P(true class))^2)) and log loss, mean and sd over folds, "
                        "and fit/predict seconds per fold.")
     if wanted("evaluate"):
-        _import_option_names()
         p.add_argument("data", metavar="DATA",
                        help="table with the class column, "
                        + _BUNDLED_HELP.format(", ".join(_bundled_names())))
@@ -801,7 +743,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        description="Cross-validated comparison of NB, TAN, kDB-1 and kDB-2 with "
                        "m-estimates and HDP estimates on a small bundled UCI dataset.")
     if wanted("demo"):
-        _import_option_names()
+        from ..estimate.hdp._options import HDPOptions
+        from ._estimate import parse_iterations
+
         p.add_argument("--dataset", default="car", help="bundled dataset (default: car)")
         p.add_argument("--folds", type=int, default=2)
         p.add_argument("--repeats", type=int, default=5)
@@ -911,7 +855,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["experiments"]:
         # the runner has its own parser (and --help): hand it every remaining argument
         def experiments() -> int:
-            _import_commands()
             return _cmd_experiments(argparse.Namespace(rest=argv[1:]))
 
         return _run("experiments", experiments)
@@ -920,7 +863,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def work() -> Any:
-        _import_commands()
         if args.command in _OUTPUTS:
             attr, flag = _OUTPUTS[args.command]
             if getattr(args, attr, None) is not None:

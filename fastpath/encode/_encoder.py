@@ -29,7 +29,7 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -188,23 +188,8 @@ class AttributeCoding:
 
 
 def column_labels(columns: pd.Index) -> tuple:
-    """``columns.tolist()`` as a tuple, remembered per Index object: a pandas Index cannot be
-    changed in place, a prediction's batches sliced from one frame share it, and a prediction
-    asks three times, so the conversion is done once (docs/performance.md, "The ninth
-    session")."""
-    hit = _LABELS.get(id(columns))
-    # the entry holds the Index, so that its id cannot be reused while it is kept
-    if hit is not None and hit[0] is columns:
-        return hit[1]
-    labels = tuple(columns.tolist())
-    if len(_LABELS) >= 256:
-        _LABELS.clear()
-    _LABELS[id(columns)] = (columns, labels)
-    return labels
-
-
-#: :func:`column_labels`' entries: id of an Index -> (the Index, its labels)
-_LABELS: dict[int, tuple[pd.Index, tuple]] = {}
+    """``columns.tolist()`` as a tuple (iterating an Index label by label is slower)."""
+    return tuple(columns.tolist())
 
 
 def as_frame(X: Any) -> tuple[pd.DataFrame, bool]:
@@ -795,27 +780,11 @@ def _category_lookup(categories: tuple) -> Callable[[Any], int]:
 def _categories_lookup(categories: tuple, dtype: pd.CategoricalDtype,
                        missing: int = UNKNOWN) -> np.ndarray:
     """The fitted code of each of ``dtype``'s categories (``UNKNOWN`` for one not fitted), then
-    ``missing`` (where a missing value's -1 lands). Kept per (fitted categories, dtype) object
-    pair and ``missing``: a prediction's batches sliced from one frame share their dtype
-    objects (equal dtypes are not compared: pandas' comparison of two categoricals' dtypes
-    costs more than the lookup it would save; docs/performance.md, "The ensemble's cost")."""
-    key = (id(categories), id(dtype), missing)
-    hit = _LOOKUPS.get(key)
-    # the entry holds both objects, so their ids cannot be reused while it is kept
-    if hit is not None and hit[0] is categories and hit[1] is dtype:
-        return hit[2]
+    ``missing`` (where a missing value's -1 lands), read-only."""
     lookup = _uniques_lookup(categories, tuple(type(c) for c in categories), dtype.categories)
     lookup[-1] = missing
     lookup.flags.writeable = False
-    if len(_LOOKUPS) >= 4096:
-        _LOOKUPS.clear()
-    _LOOKUPS[key] = (categories, dtype, lookup)
     return lookup
-
-
-#: :func:`_categories_lookup`'s entries: (id of categories, id of dtype, missing code) ->
-#: (categories, dtype, lookup)
-_LOOKUPS: dict[tuple[int, int, int], tuple[tuple, Any, np.ndarray]] = {}
 
 
 def _uniques_lookup(categories: tuple, types: tuple, uniques: Any) -> np.ndarray:
@@ -898,6 +867,26 @@ class MembersLayout:
     columns: np.ndarray
     nominal: tuple
     numeric: tuple
+    #: :meth:`categories_lookup`'s entries: (shared column, id of a dtype) -> (the dtype, its
+    #: lookup); the entry holds the dtype, so that its id cannot be reused while it is kept
+    _lookups: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def categories_lookup(self, column: int, coding: AttributeCoding,
+                          dtype: pd.CategoricalDtype) -> np.ndarray:
+        """:func:`_categories_lookup` of the nominal ``coding`` filling the shared ``column``,
+        kept per dtype object: a prediction's batches sliced from one frame share their dtype
+        objects, and an ensemble's members map each of them once per distinct coding (equal
+        dtypes are not compared: pandas' comparison of two categoricals' dtypes costs more
+        than the lookup it would save; docs/performance.md, "The ensemble's cost")."""
+        key = (column, id(dtype))
+        hit = self._lookups.get(key)
+        if hit is not None and hit[0] is dtype:
+            return hit[1]
+        lookup = _categories_lookup(coding.categories, dtype, coding.code_of_missing)
+        if len(self._lookups) >= 4096:  # bounded: a caller may predict on ever new frames
+            self._lookups.clear()
+        self._lookups[key] = (dtype, lookup)
+        return lookup
 
 
 def members_layout(encoders: Sequence[TableEncoder]) -> MembersLayout:
@@ -1017,8 +1006,8 @@ def code_members(encoders: Sequence[TableEncoder], X: Any,
         for d, j, coding in layout.nominal:
             entry = _entry(frame, j, parsed)
             if isinstance(entry.array, pd.Categorical):
-                categorical.append((d, entry.array.codes, _categories_lookup(
-                    coding.categories, entry.array.dtype, coding.code_of_missing)))
+                categorical.append((d, entry.array.codes, layout.categories_lookup(
+                    d, coding, entry.array.dtype)))
             else:
                 codes[:, d] = _nominal_column_codes(frame, j, coding, parsed)
         _categorical_columns_codes(categorical, codes)

@@ -61,12 +61,6 @@ PYTHON_NAMES: dict[str, str] = {
     "auto_length": "sampler=clf.hdp_options().replace(n_iter='auto')",
     "inspect": "see diagnostics_ (hdpbn diagnose MODEL)",
 }
-#: How :func:`remedy` writes an option on the command line (``hdpbn fit/evaluate/estimate``).
-CLI_NAMES: dict[str, str] = {
-    "max_iter": "--max-iter {}", "mcse_tolerance": "--mcse-tolerance {}",
-    "n_iter": "--iterations {}", "sampler": "--sampler {}", "n_chains": "--chains {}",
-    "auto_length": "--iterations auto", "inspect": "see hdpbn diagnose MODEL",
-}
 
 
 class UnconvergedWarning(ConvergenceWarning):
@@ -78,7 +72,8 @@ class UnconvergedWarning(ConvergenceWarning):
     A subclass of scikit-learn's :class:`~sklearn.exceptions.ConvergenceWarning`, so a filter on
     that class covers it. ``diagnostics`` is the fit's :class:`FitDiagnostics` (None when the
     warning was made from text alone) and ``names`` how its advice writes options
-    (:data:`PYTHON_NAMES` or :data:`CLI_NAMES`), so a command line can say it in its flags.
+    (:data:`PYTHON_NAMES`, or a command line's flags under the same keys), so a command line
+    can say it in its flags.
     """
 
     def __init__(self, message: str, diagnostics: FitDiagnostics | None = None,
@@ -102,7 +97,8 @@ def _nice_up(x: float) -> int:
 def remedy(options: HDPOptions, trees: Sequence[TreeDiagnostics],
            names: Mapping[str, str] = PYTHON_NAMES) -> str:
     """The advice an :class:`UnconvergedWarning` ends with, for the uncertified ``trees`` of a
-    fit run with ``options``, written with ``names`` (:data:`PYTHON_NAMES`, :data:`CLI_NAMES`).
+    fit run with ``options``, written with ``names`` (:data:`PYTHON_NAMES`, or a command line's
+    flags under the same keys).
 
     The length it suggests is the one the worst tree's MCSE asks for (an MCSE falls as
     1/sqrt(iterations)), with room to spare, at least twice the length run; the tolerance, the
@@ -441,7 +437,7 @@ class FitDiagnostics:
 
     def warning_message(self, names: Mapping[str, str] = PYTHON_NAMES) -> str | None:
         """The text of the :class:`UnconvergedWarning` for this fit, its advice written with
-        ``names`` (:data:`PYTHON_NAMES` or :data:`CLI_NAMES`); None when every tree is
+        ``names`` (:data:`PYTHON_NAMES` or a command line's flags); None when every tree is
         certified."""
         bad = self.unconverged()
         if not bad:

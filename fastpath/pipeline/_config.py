@@ -24,12 +24,10 @@ from ..structure._selective import auto_selection_rows
 from ..utils._dtypes import check_na_values
 from ..utils._progress import FitLog
 from ..utils._validation import as_generator, check_int, n_threads
+from ._registry import ESTIMATORS, estimator_of, structure_learner
 
-STRUCTURES: tuple[str, ...] = ("nb", "tan", "kdb", "skdb")
 #: the names ``m`` accepts for a rule that chooses it, and the rule each names
 M_RULES: dict[str, str] = {"auto": "loo", "holdout": "holdout"}
-#: m-estimates, HDP, hierarchical gradient smoothing, hierarchical linear smoothing
-ESTIMATORS: tuple[str, ...] = ("m", "hdp", "hgs", "hls")
 #: how the members cut numeric columns: Weka's MDL cut points, or each member its own draw
 DISCRETIZATIONS: tuple[str, ...] = ("mdl", "stochastic")
 #: the classifiers' former keywords of the sampler, now fields of the ``sampler`` parameter's
@@ -114,9 +112,11 @@ class FitConfig:
     Build it with :meth:`from_params` from an estimator's ``get_params()``; every bad value
     raises ``ValueError`` naming the parameter before any data is read. ``m_backoff`` (the
     m-estimates' back-off rule, :func:`fastpath.estimate.m_estimate_table`) defaults to
-    ``"path"`` and ``verbose`` to 0 when ``params`` lacks them; ``hls_C`` (HLS's penalty,
-    :mod:`fastpath.estimate._hls`) is that of an ``estimator`` that is an
-    :class:`~fastpath.estimate.HLSOptions`, else 1.
+    ``"path"`` and ``verbose`` to 0 when ``params`` lacks them. ``estimator`` is the name of a
+    registered estimator (:data:`~fastpath.pipeline._registry.ESTIMATORS`); an ``estimator``
+    parameter that is an options object (an :class:`~fastpath.estimate.HLSOptions`) is kept as
+    ``estimator_options``, and ``hls_C`` (HLS's penalty, :mod:`fastpath.estimate._hls`) is
+    that of an ``HLSOptions``, else 1.
 
     A fit learns ``n_members`` members (``n_estimators``; 1 for a single classifier) that
     differ in how they are drawn (:mod:`fastpath.pipeline._members`): member 0 orders the
@@ -144,6 +144,7 @@ class FitConfig:
     numeric_errors: str = "coerce"
     exclude_features: Any = "auto"
     hls_C: float = HLS_C
+    estimator_options: Any = None
 
     def table_encoder(self, **kwargs: Any) -> TableEncoder:
         """An unfitted encoder with this fit's column rules (``kwargs``: its other options)."""
@@ -156,14 +157,10 @@ class FitConfig:
         if params.get("hls_C") is not None:  # never silently ignored (model files map it)
             raise ValueError("hls_C is no longer a parameter: HLS's penalty is "
                              "estimator=HLSOptions(C=...)")
-        hls_C = HLS_C
-        if isinstance(estimator, HLSOptions):
-            hls_C = estimator.C
-            estimator = "hls"
-        if structure not in STRUCTURES:
-            raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
-        if estimator not in ESTIMATORS:
-            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+        structure_learner(structure)  # ValueError naming the registered ones
+        spec, options = estimator_of(estimator)  # the same
+        estimator = spec.name
+        hls_C = options.C if isinstance(options, HLSOptions) else HLS_C
         check_int("k", k, 0)
         if not (isinstance(m, str) and m in M_RULES):
             if isinstance(m, bool) or not isinstance(m, numbers.Real) or not (
@@ -198,7 +195,7 @@ class FitConfig:
             estimator=estimator,
             m=m,
             categorical_features=params["categorical_features"],
-            hdp=hdp_options(params) if estimator == "hdp" else None,
+            hdp=hdp_options(params) if spec.sampler else None,
             n_jobs=params["n_jobs"],
             random_state=seed,
             m_backoff=m_backoff,
@@ -210,6 +207,7 @@ class FitConfig:
             numeric_errors=check_numeric_errors(params.get("numeric_errors", "coerce")),
             exclude_features=check_exclude_features(params.get("exclude_features", "auto")),
             hls_C=hls_C,
+            estimator_options=options,
         )
 
     def log(self) -> FitLog:
@@ -220,7 +218,7 @@ class FitConfig:
     def m_rule(self) -> str | None:
         """How m is chosen with m-estimates: ``"loo"`` (``m="auto"``), ``"holdout"`` (the
         paper's, ``m="holdout"``), or None (a fixed m, or HDP estimates)."""
-        if self.estimator != "m" or not isinstance(self.m, str):
+        if not ESTIMATORS[self.estimator].chooses_m or not isinstance(self.m, str):
             return None
         return M_RULES[self.m]
 

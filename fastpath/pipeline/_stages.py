@@ -9,7 +9,7 @@ matrix in memory, or statistics gathered chunk by chunk) and to return a
 
 The choice of m (``m="auto"``): the candidates :data:`~fastpath.estimate.M_GRID_POSITIVE`
 are scored by the leave-one-out RMSE of the whole model over every training row (each row
-predicted from the counts without it; :func:`fastpath.structure._selective.loo_m_scores`), and the
+predicted from the counts without it; :func:`fastpath.estimate._m_choice.loo_m_scores`), and the
 best is used on all rows. No candidate is 0, so no estimate is exactly 0 unless the user asks for
 ``m=0``. ``m="holdout"`` is the paper's rule: the candidates :data:`~fastpath.estimate.M_GRID`
 (0 included) are scored by the RMSE, on ``min(N/10, 5000)`` held-out rows
@@ -27,25 +27,16 @@ import numpy as np
 
 from ..counts._context_tree import ContextTree
 from ..counts._counting import CountAccumulator, ProjectedCounts, TreeSpec
-from ..estimate._diagnostics import FitDiagnostics, summarise_fit, tree_label
-from ..estimate._hgs import hgs_tables
-from ..estimate._hls import hls_tables
+from ..estimate._m_choice import loo_m_scores
 from ..estimate._mestimate import M_GRID, M_GRID_POSITIVE, m_estimate_table
-from ..estimate.hdp._api import estimate_trees
-from ..estimate.hdp._results import HDPResult
 from ..predict._inference import PackedModel, joint_log_likelihood, pack_model, posterior_from_joint
-from ..structure import _graphs as graphs
 from ..structure._graphs import Structure
-from ..structure._selective import (
-    CountedScores,
-    SelectedStructure,
-    counted_select_skdb,
-    loo_m_scores,
-)
+from ..structure._selective import CountedScores, SelectedStructure, counted_select_skdb
 from ..utils._progress import FitLog
 from ..utils._validation import seed_int
 from ._config import FitConfig
 from ._holdout import holdout_key, holdout_rows, holdout_size
+from ._registry import ESTIMATORS, STRUCTURES, EstimatedTables
 
 
 class TreeSource(Protocol):
@@ -94,15 +85,10 @@ def learn_structure(config: FitConfig, codes: np.ndarray, y_codes: np.ndarray,
     ``config.selection_sample(n_classes)`` rows drawn with ``sample_key``
     (:func:`selection_key`) when the data has more."""
     cards = tuple(cardinalities)
-    everything = tuple(range(len(cards)))
-    if config.structure == "nb":
-        return LearnedStructure(graphs.naive_bayes(len(cards)), everything)
-    if config.structure == "tan":
-        return LearnedStructure(graphs.tan(codes, y_codes, cards, n_classes), everything)
-    if config.structure == "kdb":
-        return LearnedStructure(
-            graphs.kdb(codes, y_codes, cards, n_classes, config.k, order) if scores is None
-            else graphs.kdb_from_scores(*scores, config.k, order), everything)
+    learner = STRUCTURES[config.structure]
+    if not learner.selective:
+        return LearnedStructure(learner.learn(codes, y_codes, cards, n_classes, config.k, order,
+                                              scores), tuple(range(len(cards))))
     selection, scored = counted_select_skdb(
         codes, y_codes, cards, n_classes, config.k, order=order,
         max_rows=config.selection_sample(n_classes), sample_key=sample_key, scores=scores)
@@ -138,12 +124,12 @@ def structure_from_scores(config: FitConfig, mutual_information: np.ndarray | No
     """The structure from precomputed scores (out of core); SkDB gets its kDB-K here.
     ``order`` (kDB and SkDB) replaces the ``I(X; Y)`` ranking of the attributes, as in
     :func:`learn_structure`."""
-    if config.structure == "nb":
-        return graphs.naive_bayes(n_attributes)
-    if config.structure == "tan":
-        return graphs.tan_from_scores(mutual_information, conditional_mutual_information)
-    return graphs.kdb_from_scores(mutual_information, conditional_mutual_information, config.k,
-                                  order)
+    learner = STRUCTURES[config.structure]
+    if learner.from_scores is None:
+        raise ValueError(f"structure={config.structure!r} is learned in memory only: fit a "
+                         "DataFrame or an array, not a file, a chunk iterator or Dask")
+    return learner.from_scores(mutual_information, conditional_mutual_information, n_attributes,
+                               config.k, order)
 
 
 def selected(selection: SelectedStructure) -> LearnedStructure:
@@ -194,7 +180,7 @@ class MPlan:
 
 def plan_m(config: FitConfig, n_rows: int, rng: np.random.Generator) -> MPlan:
     """The m plan of a fit over ``n_rows`` rows; draws the holdout key from ``rng`` if needed."""
-    if config.estimator != "m":
+    if not ESTIMATORS[config.estimator].chooses_m:
         return MPlan(None)
     if config.m_rule is None:
         return MPlan(float(config.m))
@@ -268,26 +254,19 @@ def choose_m_from_codes(config: FitConfig, specs: Sequence[TreeSpec], codes: np.
 
 
 # ---------------------------------------------------------------------- trees -> tables
-@dataclass(frozen=True)
-class EstimatedTables:
-    """Probability tables (read-only) and, for HDP estimates, the sampler's output."""
-
-    tables: list[np.ndarray]
-    hdp_results: list[HDPResult] | None = None
-    diagnostics: FitDiagnostics | None = None
-
-
 def structure_name(config: FitConfig) -> str:
     """``nb``, ``tan``, ``kdb, k=2``, ``skdb, k=5``: the structure a fit asks for, in a line."""
-    return config.structure + (f", k={config.k}" if config.structure in ("kdb", "skdb") else "")
+    return config.structure + (f", k={config.k}" if STRUCTURES[config.structure].uses_k else "")
 
 
 def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | None, *,
                     tree_names: Sequence[str] | None = None,
                     log: FitLog | None = None) -> EstimatedTables:
-    """m-estimates with the chosen ``m`` (and ``config.m_backoff``), HDP estimates with
-    ``config.hdp``, HGS estimates (:mod:`fastpath.estimate._hgs`) or HLS estimates with
-    ``config.hls_C`` (:mod:`fastpath.estimate._hls`); the last two need only the trees' counts.
+    """The tables of ``config.estimator``'s registered estimator
+    (:data:`~fastpath.pipeline._registry.ESTIMATORS`): m-estimates with the chosen ``m`` (and
+    ``config.m_backoff``), HDP estimates with ``config.hdp``, HGS estimates
+    (:mod:`fastpath.estimate._hgs`) or HLS estimates with ``config.hls_C``
+    (:mod:`fastpath.estimate._hls`); the last two need only the trees' counts.
 
     HDP fits warn (:class:`~fastpath.estimate._diagnostics.UnconvergedWarning`, pointed at the
     first line outside fastpath) when a tree's estimates are not certified
@@ -297,28 +276,7 @@ def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | 
     when verbose.
     """
     log = config.log() if log is None else log
-    if config.estimator == "m":
-        tables = [m_estimate_table(t, m, config.m_backoff) for t in trees]
-        results = diagnostics = None
-    elif config.estimator in ("hgs", "hls"):
-        log.stage(f"fitting the {config.estimator.upper()} estimates of {len(trees)} trees")
-        tables = (hgs_tables(trees) if config.estimator == "hgs"
-                  else hls_tables(trees, config.hls_C))
-        results = diagnostics = None
-    else:
-        length = (f"up to {config.hdp.max_iter} iterations (adaptive)" if config.hdp.adaptive
-                  else f"{config.hdp.n_iter} iterations")
-        log.stage(f"sampling {len(trees)} trees x {config.hdp.n_chains} chain(s) x {length}")
-        results = estimate_trees(trees, config.hdp, seed=seed_int(config.random_state),
-                                 n_threads=config.n_threads,
-                                 progress=log.progress("sampling", "tree"),
-                                 progress_unit="trees")
-        if tree_names is None:
-            tree_names = [tree_label(t, i) for i, t in enumerate(trees)]
-        # a certified fit's R-hat and ESS are computed when diagnostics_ is first read
-        diagnostics = summarise_fit(results, tree_names, deferred=True)
-        diagnostics.warn_if_unconverged()
-        tables = [np.array(r.probabilities, dtype=np.float64) for r in results]
-    for t in tables:
+    estimated = ESTIMATORS[config.estimator].estimate(config, trees, m, tree_names, log)
+    for t in estimated.tables:
         t.flags.writeable = False
-    return EstimatedTables(tables, results, diagnostics)
+    return estimated

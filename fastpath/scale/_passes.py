@@ -17,7 +17,7 @@ every statistic they need is a *count*, and counts of chunks add up. A streaming
 4. **leave-one-out** (SkDB only): the incremental leave-one-out RMSE of every ``(n*, k*)``
    (:mod:`fastpath.structure._selective`), from the kDB-K counts of pass 3;
 5. **the choice of m** (m-estimates with ``m="auto"``): the leave-one-out RMSE of the whole
-   model for every candidate m (:func:`fastpath.structure._selective.loo_m_scores`), in one pass.
+   model for every candidate m (:func:`fastpath.estimate._m_choice.loo_m_scores`), in one pass.
 
 Naive Bayes therefore reads the data twice, TAN and kDB three times, SkDB four times (the
 paper's one, two and three passes plus the discretisation pass), m-estimates with ``m="auto"``

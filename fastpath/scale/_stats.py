@@ -227,7 +227,8 @@ class LooStats:
     ``trees`` are the kDB-K attribute trees in mutual-information order, counted on all rows;
     the flat arrays are built as :func:`fastpath.structure.loo_scores` builds them.
     ``whole_model``: only the whole model's sums (``sse[:, -1, max_k]``, the m choice's score,
-    the same numbers) are gathered, as :func:`fastpath.structure.loo_m_scores` does in memory.
+    the same numbers) are gathered, as :func:`fastpath.estimate._m_choice.loo_m_scores` does in
+    memory.
     The rows are shared by the calling thread's :func:`~fastpath.utils._threads.numba_threads`
     threads.
     """

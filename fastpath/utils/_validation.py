@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.multiclass import check_classification_targets
 
 from ._dtypes import python_scalar
 from ._warn import warn
@@ -102,7 +103,8 @@ def check_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct class labels of ``y`` and every row's index into them.
 
     ``y`` must be one-dimensional (a column vector is raveled with scikit-learn's
-    ``DataConversionWarning``), have ``n_rows`` entries, no missing value and no continuous
+    ``DataConversionWarning``, named at the caller's line), have ``n_rows`` entries, no missing
+    value and, checked by scikit-learn's ``check_classification_targets``, no continuous
     value. Labels of mixed types are ordered by their text.
     """
     if y is None:
@@ -131,11 +133,8 @@ def check_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
         )
     if y_arr.dtype.kind == "f" and np.isinf(y_arr).any():
         raise ValueError("the target contains infinite values")
-    if y_arr.dtype.kind == "f" and not np.all(np.mod(y_arr, 1) == 0):
-        raise ValueError(
-            "Unknown label type: the target holds continuous values; "
-            "a classifier needs class labels"
-        )
+    if y_arr.dtype.kind == "f":  # whole numbers are labels, others a regression target
+        check_classification_targets(y_arr)
     try:
         classes, y_codes = np.unique(y_arr, return_inverse=True)
     except TypeError:  # mixed types

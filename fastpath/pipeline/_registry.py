@@ -1,0 +1,286 @@
+"""The one registration point of each kind of part a fit can be built from: the estimators of the
+probability tables (a classifier's ``estimator``) and the structure learners (its ``structure``).
+
+:data:`ESTIMATORS` and :data:`STRUCTURES` map every name those parameters accept to its
+record; the parameter checks (:class:`~fastpath.pipeline._config.FitConfig`), the stages
+(:func:`~fastpath.pipeline._stages.estimate_tables`, :func:`~fastpath.pipeline._stages.
+learn_structure`, :func:`~fastpath.pipeline._stages.structure_from_scores`) and the command
+line's choices read them, so a part added with :func:`register_estimator` or
+:func:`register_structure` is accepted everywhere at once (docs/architecture.md, "Adding an
+estimator", "Adding a structure learner"). Model files store the name, so a file names the part
+it was fitted with and loads where that part is registered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..counts._context_tree import ContextTree
+from ..estimate._diagnostics import FitDiagnostics, summarise_fit, tree_label
+from ..estimate._hgs import hgs_tables
+from ..estimate._hls import hls_tables
+from ..estimate._hls_options import HLSOptions
+from ..estimate._mestimate import m_estimate_table
+from ..estimate.hdp._api import estimate_trees
+from ..estimate.hdp._results import HDPResult
+from ..structure import _graphs as graphs
+from ..structure._graphs import Structure
+from ..utils._progress import FitLog
+from ..utils._validation import seed_int
+
+
+@dataclass(frozen=True)
+class EstimatedTables:
+    """Probability tables (read-only) and, for HDP estimates, the sampler's output."""
+
+    tables: list[np.ndarray]
+    hdp_results: list[HDPResult] | None = None
+    diagnostics: FitDiagnostics | None = None
+
+
+#: ``estimate(config, trees, m, tree_names, log)``: every tree's table, in the trees' order
+#: (``config`` a :class:`~fastpath.pipeline._config.FitConfig`, which reads this module: it is
+#: typed ``Any`` here, as importing it would be a cycle)
+TableFunction = Callable[[Any, Sequence[ContextTree], "float | None", Sequence[str] | None, FitLog],
+                         EstimatedTables]
+
+
+@dataclass(frozen=True)
+class TableEstimator:
+    """How one ``estimator`` name turns a fit's context trees into probability tables.
+
+    Attributes
+    ----------
+    name : str
+        The name the classifiers' ``estimator`` takes and model files store.
+    estimate : callable
+        ``estimate(config, trees, m, tree_names, log) -> EstimatedTables``: a table of shape
+        ``tree.counts.shape`` (rows over the parent configurations, summing to 1) for every
+        tree. ``config`` is the fit's :class:`~fastpath.pipeline._config.FitConfig`
+        (``config.estimator_options``: the options object the user passed, else None); ``m``
+        the chosen m when ``chooses_m``, else None; ``tree_names`` the trees' names for
+        diagnostics (None: ``P(child | parents)``); ``log`` the fit's stage lines.
+    options : type or None
+        A class whose instances ``estimator`` also takes, in place of the name, carrying the
+        estimator's options (:class:`~fastpath.estimate.HLSOptions` for ``"hls"``).
+    chooses_m : bool
+        The estimator reads ``m`` and ``m_backoff``: a rule named by ``m`` (``"auto"``,
+        ``"holdout"``) chooses m before the tables are estimated.
+    sampler : bool
+        The estimator reads the ``sampler`` parameter (``config.hdp``, an ``HDPOptions``).
+    """
+
+    name: str
+    estimate: TableFunction
+    options: type | None = None
+    chooses_m: bool = False
+    sampler: bool = False
+
+
+def _m_tables(config: Any, trees: Sequence[ContextTree], m: float | None,
+              tree_names: Sequence[str] | None, log: FitLog) -> EstimatedTables:
+    return EstimatedTables([m_estimate_table(t, m, config.m_backoff) for t in trees])
+
+
+def _hgs_tables(config: Any, trees: Sequence[ContextTree], m: float | None,
+                tree_names: Sequence[str] | None, log: FitLog) -> EstimatedTables:
+    log.stage(f"fitting the HGS estimates of {len(trees)} trees")
+    return EstimatedTables(hgs_tables(trees))
+
+
+def _hls_tables(config: Any, trees: Sequence[ContextTree], m: float | None,
+                tree_names: Sequence[str] | None, log: FitLog) -> EstimatedTables:
+    log.stage(f"fitting the HLS estimates of {len(trees)} trees")
+    return EstimatedTables(hls_tables(trees, config.hls_C))
+
+
+def _hdp_tables(config: Any, trees: Sequence[ContextTree], m: float | None,
+                tree_names: Sequence[str] | None, log: FitLog) -> EstimatedTables:
+    """HDP estimates with ``config.hdp``; warns
+    (:class:`~fastpath.estimate._diagnostics.UnconvergedWarning`, pointed at the first line
+    outside fastpath) when a tree's estimates are not certified, with advice in the
+    classifiers' parameters."""
+    length = (f"up to {config.hdp.max_iter} iterations (adaptive)" if config.hdp.adaptive
+              else f"{config.hdp.n_iter} iterations")
+    log.stage(f"sampling {len(trees)} trees x {config.hdp.n_chains} chain(s) x {length}")
+    results = estimate_trees(trees, config.hdp, seed=seed_int(config.random_state),
+                             n_threads=config.n_threads,
+                             progress=log.progress("sampling", "tree"),
+                             progress_unit="trees")
+    if tree_names is None:
+        tree_names = [tree_label(t, i) for i, t in enumerate(trees)]
+    # a certified fit's R-hat and ESS are computed when diagnostics_ is first read
+    diagnostics = summarise_fit(results, tree_names, deferred=True)
+    diagnostics.warn_if_unconverged()
+    tables = [np.array(r.probabilities, dtype=np.float64) for r in results]
+    return EstimatedTables(tables, results, diagnostics)
+
+
+#: every ``estimator`` name, in the order messages and ``--help`` list them: m-estimates, HDP,
+#: hierarchical gradient smoothing, hierarchical linear smoothing, then those registered since
+ESTIMATORS: dict[str, TableEstimator] = {
+    e.name: e for e in (
+        TableEstimator("m", _m_tables, chooses_m=True),
+        TableEstimator("hdp", _hdp_tables, sampler=True),
+        TableEstimator("hgs", _hgs_tables),
+        TableEstimator("hls", _hls_tables, options=HLSOptions),
+    )
+}
+
+
+#: ``learn(codes, y_codes, cardinalities, n_classes, k, order, scores) -> Structure``
+LearnFunction = Callable[[np.ndarray, np.ndarray, tuple[int, ...], int, int,
+                          "Sequence[int] | None", "tuple[np.ndarray, np.ndarray] | None"],
+                         Structure]
+#: ``from_scores(mutual_information, conditional_mutual_information, n_attributes, k, order)``
+ScoresFunction = Callable[["np.ndarray | None", "np.ndarray | None", int, int,
+                           "Sequence[int] | None"], Structure]
+
+
+@dataclass(frozen=True)
+class StructureLearner:
+    """How one ``structure`` name learns a member's graph (:func:`register_structure` adds
+    one; the built-in ones are :data:`STRUCTURES`' first four).
+
+    Attributes
+    ----------
+    name : str
+        The name the classifiers' ``structure`` takes and model files store.
+    learn : callable
+        ``learn(codes, y_codes, cardinalities, n_classes, k, order, scores) -> Structure`` from
+        an in-memory code matrix (``order``: a member's attribute order in place of the
+        ``I(X; Y)`` ranking, or None; ``scores``: the codes' ``(I(X; Y), I(X_i; X_j | Y))``
+        when the caller has them, or None). The :class:`~fastpath.structure.Structure` is one
+        of its kinds (``"nb"``, ``"tan"``, ``"kdb"``): the kind is the graph's shape, the
+        learner's name how it was found.
+    from_scores : callable or None
+        ``from_scores(mutual_information, conditional_mutual_information, n_attributes, k,
+        order) -> Structure``: the same structure from the scores an out-of-core fit gathers
+        (None for ``"nb"``, which needs none). None: the learner fits in memory only.
+    uses_k : bool
+        ``k`` bounds the parents (the fit's stage line names it).
+    selective : bool
+        Selective kDB: the structure ``learn`` gives is the kDB-K whose (n*, k*) the
+        leave-one-out search selects (:mod:`fastpath.structure._selective`).
+    """
+
+    name: str
+    learn: LearnFunction
+    from_scores: ScoresFunction | None = None
+    uses_k: bool = False
+    selective: bool = False
+
+
+def _naive_bayes(codes: np.ndarray, y_codes: np.ndarray, cards: tuple[int, ...],
+                 n_classes: int, k: int, order: Sequence[int] | None,
+                 scores: tuple[np.ndarray, np.ndarray] | None) -> Structure:
+    return graphs.naive_bayes(len(cards))
+
+
+def _naive_bayes_from_scores(mi: np.ndarray | None, cmi: np.ndarray | None, n_attributes: int,
+                             k: int, order: Sequence[int] | None) -> Structure:
+    return graphs.naive_bayes(n_attributes)
+
+
+def _tan(codes: np.ndarray, y_codes: np.ndarray, cards: tuple[int, ...], n_classes: int,
+         k: int, order: Sequence[int] | None,
+         scores: tuple[np.ndarray, np.ndarray] | None) -> Structure:
+    return graphs.tan(codes, y_codes, cards, n_classes)
+
+
+def _tan_from_scores(mi: np.ndarray | None, cmi: np.ndarray | None, n_attributes: int, k: int,
+                     order: Sequence[int] | None) -> Structure:
+    return graphs.tan_from_scores(mi, cmi)
+
+
+def _kdb(codes: np.ndarray, y_codes: np.ndarray, cards: tuple[int, ...], n_classes: int,
+         k: int, order: Sequence[int] | None,
+         scores: tuple[np.ndarray, np.ndarray] | None) -> Structure:
+    if scores is None:
+        return graphs.kdb(codes, y_codes, cards, n_classes, k, order)
+    return graphs.kdb_from_scores(*scores, k, order)
+
+
+def _kdb_from_scores(mi: np.ndarray | None, cmi: np.ndarray | None, n_attributes: int, k: int,
+                     order: Sequence[int] | None) -> Structure:
+    return graphs.kdb_from_scores(mi, cmi, k, order)
+
+
+#: every ``structure`` name, in the order messages and ``--help`` list them, then those
+#: registered since
+STRUCTURES: dict[str, StructureLearner] = {
+    s.name: s for s in (
+        StructureLearner("nb", _naive_bayes, _naive_bayes_from_scores),
+        StructureLearner("tan", _tan, _tan_from_scores),
+        StructureLearner("kdb", _kdb, _kdb_from_scores, uses_k=True),
+        StructureLearner("skdb", _kdb, _kdb_from_scores, uses_k=True, selective=True),
+    )
+}
+
+#: the parts this package defines, which cannot be replaced or unregistered
+_BUILT_IN = frozenset(ESTIMATORS) | frozenset(STRUCTURES)
+
+
+def _register(table: dict[str, Any], record: Any, kind: type, replace: bool) -> None:
+    if not isinstance(record, kind):
+        raise ValueError(f"expected a {kind.__name__}, got {record!r:.80}")
+    if not isinstance(record.name, str) or not record.name:
+        raise ValueError(f"a {kind.__name__}'s name must be a non-empty string, got "
+                         f"{record.name!r}")
+    if record.name in _BUILT_IN:
+        raise ValueError(f"{record.name!r} is a built-in name; register yours under another")
+    if record.name in table and not replace:
+        raise ValueError(f"{record.name!r} is already registered (pass replace=True to "
+                         "replace it)")
+    table[record.name] = record
+
+
+def _unregister(table: dict[str, Any], name: str) -> None:
+    if name in _BUILT_IN:
+        raise ValueError(f"{name!r} is a built-in name and cannot be unregistered")
+    if name not in table:
+        raise ValueError(f"{name!r} is not registered")
+    del table[name]
+
+
+def register_estimator(estimator: TableEstimator, *, replace: bool = False) -> None:
+    """Make ``estimator.name`` a value of ``estimator`` (``ValueError``: a taken name)."""
+    _register(ESTIMATORS, estimator, TableEstimator, replace)
+
+
+def unregister_estimator(name: str) -> None:
+    """Remove an estimator :func:`register_estimator` added."""
+    _unregister(ESTIMATORS, name)
+
+
+def register_structure(learner: StructureLearner, *, replace: bool = False) -> None:
+    """Make ``learner.name`` a value of ``structure`` (``ValueError``: a taken name)."""
+    _register(STRUCTURES, learner, StructureLearner, replace)
+
+
+def unregister_structure(name: str) -> None:
+    """Remove a structure learner :func:`register_structure` added."""
+    _unregister(STRUCTURES, name)
+
+
+def estimator_of(estimator: Any) -> tuple[TableEstimator, Any]:
+    """The record of the ``estimator`` parameter (a registered name, or an instance of a
+    registered estimator's ``options`` class) and the options it carries (None for a name);
+    ``ValueError`` listing the names otherwise."""
+    if isinstance(estimator, str) and estimator in ESTIMATORS:
+        return ESTIMATORS[estimator], None
+    for record in ESTIMATORS.values():
+        if record.options is not None and isinstance(estimator, record.options):
+            return record, estimator
+    raise ValueError(f"estimator must be one of {tuple(ESTIMATORS)}, got {estimator!r}")
+
+
+def structure_learner(structure: Any) -> StructureLearner:
+    """The record of the ``structure`` parameter; ``ValueError`` listing the names otherwise."""
+    if isinstance(structure, str) and structure in STRUCTURES:
+        return STRUCTURES[structure]
+    raise ValueError(f"structure must be one of {tuple(STRUCTURES)}, got {structure!r}")
