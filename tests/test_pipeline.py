@@ -239,6 +239,28 @@ def test_choose_m_scores_with_the_value_backoff(tictactoe):
         np.testing.assert_allclose(table, _m_table_by_hand(tree, 1.0, "value"), rtol=1e-12)
 
 
+@pytest.mark.parametrize("n_chains", [1, 2])
+def test_hdp_tables_are_the_results_estimates_and_leave_the_trees_alone(n_chains):
+    # a table is the sampler's read-only estimate itself (no second copy kept), and nothing
+    # the estimation reads (the trees' counts and structure) is written
+    X, y = load_dataset("car")
+    clf = BayesNetClassifier(structure="kdb", k=1, estimator="m", random_state=0).fit(X, y)
+    trees = clf.trees_
+    before = [(t.counts.copy(), t.parent.copy(), t.level_offsets.copy()) for t in trees]
+    config = BayesNetClassifier(
+        structure="kdb", k=1, random_state=0,
+        sampler=HDPOptions.preset("adaptive", n_chains=n_chains, min_iter=60, max_iter=60,
+                                  burn_in=10)).fit_config()
+    estimated = stages.estimate_tables(config, trees, None)
+    for table, result in zip(estimated.tables, estimated.hdp_results, strict=True):
+        assert table is result.probabilities
+        assert table.dtype == np.float64 and not table.flags.writeable
+    for tree, (counts, parent, offsets) in zip(trees, before, strict=True):
+        np.testing.assert_array_equal(tree.counts, counts)
+        np.testing.assert_array_equal(tree.parent, parent)
+        np.testing.assert_array_equal(tree.level_offsets, offsets)
+
+
 @pytest.mark.parametrize("grid", [M_GRID, tuple(reversed(M_GRID))])
 def test_choose_m_ties_go_to_the_smaller_m(monkeypatch, grid):
     monkeypatch.setattr(stages, "M_GRID", grid)

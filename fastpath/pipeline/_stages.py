@@ -318,7 +318,8 @@ def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | 
         # a certified fit's R-hat and ESS are computed when diagnostics_ is first read
         diagnostics = summarise_fit(results, tree_names, deferred=True)
         diagnostics.warn_if_unconverged()
-        tables = [np.array(r.probabilities, dtype=np.float64) for r in results]
+        # the results' read-only float64 estimates themselves: a table is not a second copy
+        tables = [r.probabilities for r in results]
     for t in tables:
         t.flags.writeable = False
     return EstimatedTables(tables, results, diagnostics)
