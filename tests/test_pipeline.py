@@ -261,6 +261,36 @@ def test_hdp_tables_are_the_results_estimates_and_leave_the_trees_alone(n_chains
         np.testing.assert_array_equal(tree.level_offsets, offsets)
 
 
+@pytest.mark.parametrize("n_chains", [1, 2])
+def test_a_fit_without_traces_keeps_the_rest_and_the_same_diagnostics(tmp_path, n_chains):
+    X, y = load_dataset("car")
+    sampler = HDPOptions.preset("adaptive", n_chains=n_chains, trace_nodes=(0,))
+    kept = BayesNetClassifier(structure="kdb", k=1, random_state=4, sampler=sampler).fit(X, y)
+    dropped = BayesNetClassifier(structure="kdb", k=1, random_state=4,
+                                 sampler=sampler.replace(keep_traces=False)).fit(X, y)
+    np.testing.assert_array_equal(kept.predict_proba(X), dropped.predict_proba(X))
+    assert kept.diagnostics_.to_dict() == dropped.diagnostics_.to_dict()
+    for a, b in zip(kept.hdp_results_, dropped.hdp_results_, strict=True):
+        for name in ("probabilities", "mcse", "chain_probabilities", "table_counts",
+                     "node_counts", "concentration_mean"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        assert a.rows_mcse == b.rows_mcse or (np.isnan(a.rows_mcse) and np.isnan(b.rows_mcse))
+        assert a.trace.log_joint.shape[1] > 0
+        tr = b.trace
+        assert tr.iterations.shape == (0,) and tr.log_joint.shape == (n_chains, 0)
+        assert tr.concentrations.shape == (n_chains, 0, a.n_groups)
+        assert tr.node_probabilities.shape == (n_chains, 0, 1, a.tree.n_values)
+        assert tr.rows_probability.shape == (n_chains, 0)
+    path = tmp_path / "m.npz"
+    dropped.save(path)
+    loaded = BayesNetClassifier.load(path)
+    assert loaded.hdp_options() == dropped.hdp_options()
+    assert not loaded.hdp_options().keep_traces
+    np.testing.assert_array_equal(loaded.predict_proba(X), dropped.predict_proba(X))
+    with pytest.raises(ValueError, match="keep_traces must be a bool"):
+        HDPOptions(keep_traces="no")
+
+
 @pytest.mark.parametrize("grid", [M_GRID, tuple(reversed(M_GRID))])
 def test_choose_m_ties_go_to_the_smaller_m(monkeypatch, grid):
     monkeypatch.setattr(stages, "M_GRID", grid)

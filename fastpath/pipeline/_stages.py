@@ -315,9 +315,13 @@ def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | 
                                  progress_unit="trees")
         if tree_names is None:
             tree_names = [tree_label(t, i) for i, t in enumerate(trees)]
-        # a certified fit's R-hat and ESS are computed when diagnostics_ is first read
-        diagnostics = summarise_fit(results, tree_names, deferred=True)
+        # a certified fit's R-hat and ESS are computed when diagnostics_ is first read, unless
+        # the traces they read are dropped now (the deferred summary would keep them alive)
+        keep = config.hdp.keep_traces
+        diagnostics = summarise_fit(results, tree_names, deferred=keep)
         diagnostics.warn_if_unconverged()
+        if not keep:
+            results = [r.without_traces() for r in results]
         # the results' read-only float64 estimates themselves: a table is not a second copy
         tables = [r.probabilities for r in results]
     for t in tables:
