@@ -284,16 +284,18 @@ def _tree_model(prep: _Prepared, stir: tuple, ratios: tuple[int, np.ndarray, np.
 
 
 def _init_chain(
-    prep: _Prepared, model: _s.TreeModel, cfg: _s.SamplerConfig, seeds: np.ndarray
+    prep: _Prepared, model: _s.TreeModel, cfg: _s.SamplerConfig, seeds: np.ndarray,
+    it_stop: int = 1,
 ) -> tuple[_s.ChainState, _s.Accumulators, _s.Traces, _s.Scratch]:
-    """A chain's records: its state initialised (Algorithm 2), zeroed sums, traces and buffers
-    (:func:`~fastpath.estimate.hdp._kernels.new_chain`).
+    """A chain's records: its state initialised (Algorithm 2), zeroed sums, traces and buffers,
+    run up to (not including) iteration ``it_stop`` (:func:`~fastpath.estimate.hdp._kernels.
+    new_chain`).
 
     ``seeds``: the chain's two stream states (:func:`_seed_states`), its sampler's and its
     posterior draws'.
     """
     return _s.new_chain(model, cfg, prep.alpha_init, seeds, prep.trace_ids, prep.draw_ids,
-                        int(prep.n_draws))
+                        int(prep.n_draws), int(it_stop))
 
 
 def _advance(
@@ -363,17 +365,18 @@ def _rows_rule(rows_value: float, opt: HDPOptions, n_chains: int) -> StopCheck:
                       np.zeros((n_chains, 0)), tolerance=opt.mcse_tolerance)
 
 
-def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -> StopCheck:
+def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int
+           ) -> tuple[StopCheck, np.ndarray]:
     """The stopping rule (:func:`check_stop`) on a tree whose chains all ran ``n_run``
-    iterations."""
-    mcse = _node_mcse(prep, opt, chains, n_run)
+    iterations, and the nodes' MCSEs it read (:func:`_node_mcse`, for the result)."""
+    node_mcse = mcse = _node_mcse(prep, opt, chains, n_run)
     n_kept = max(0, n_run - prep.layout.burn)
     if opt.mcse_weighting == "rows":  # RMS over the training rows of what each reads
         chain_p = (np.stack([(ch.accum.acc_sum + ch.accum.acc_batch) / n_kept for ch in chains])
                    if len(chains) >= 2 and n_kept > 0 else None)
         value = rows_mcse(prep.tree, mcse, chain_p)
         if not opt.convergence_checks:
-            return _rows_rule(value, opt, len(chains))
+            return _rows_rule(value, opt, len(chains)), node_mcse
         mcse = np.array([value])
     rows = None
     if opt.convergence_checks:  # the strict rule: the chains' state and rows' R-hat too
@@ -383,13 +386,16 @@ def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -
         rows = np.stack([ch.traces.rows_tr[:n_kept] for ch in chains])
     else:  # what predictions read alone decides: no trace to judge
         conc, lj = np.zeros((len(chains), 0, 0)), np.zeros((len(chains), 0))
-    return check_stop(mcse, conc, lj, tolerance=opt.mcse_tolerance, rows_probability=rows)
+    return (check_stop(mcse, conc, lj, tolerance=opt.mcse_tolerance, rows_probability=rows),
+            node_mcse)
 
 
 def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: int,
-              stop_reason: str, stop_check: StopCheck | None) -> HDPResult:
+              stop_reason: str, stop_check: StopCheck | None,
+              node_mcse: np.ndarray | None = None) -> HDPResult:
     """The tree's result from its chains: every array a read-only copy (or a read-only array
-    of ``prep``), so that the chains' working arrays can be released."""
+    of ``prep``), so that the chains' working arrays can be released. ``node_mcse``: the
+    nodes' MCSEs when the stopping rule has just computed them (:func:`_check`)."""
     layout = prep.layout
     n_run = chains[0].it - 1
     burn = layout.burn
@@ -403,7 +409,7 @@ def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: i
     chain_p = _frozen(np.stack([ch.accum.acc_sum for ch in chains]) / n_keep)
     # one chain: its probabilities are the mean, kept once (a view; the same numbers)
     probs = chain_p[0] if len(chains) == 1 else _frozen(chain_p.mean(axis=0))
-    mcse = _node_mcse(prep, opt, chains, n_run)
+    mcse = _node_mcse(prep, opt, chains, n_run) if node_mcse is None else node_mcse
     if not np.isfinite(mcse).all():  # fewer than two batches: no estimate
         mcse = np.full(probs.shape, np.nan)
     conc_mean = _chain_mean(np.stack([ch.accum.alpha_sum / n_keep for ch in chains]))
@@ -539,11 +545,16 @@ class _Scheduler:
         """Run chain ``c`` of tree ``i`` up to iteration ``stop`` (its first block initialises
         the chain, in the thread that runs it)."""
         model = self.models[i]
+        chunk = _chunk(model, self.opt)
         chain = self.chains.get((i, c))
-        if chain is None:
-            chain = self.chains[(i, c)] = _Chain(
-                *_init_chain(self.preps[i], model, self.config, self.seeds[i, c]))
-        _advance(chain, stop, model, self.config, _chunk(model, self.opt), self.on_chunk)
+        if chain is None:  # made and run through its first chunk in one compiled call
+            first = min(stop, 1 + chunk)
+            start = time.perf_counter()
+            records = _init_chain(self.preps[i], model, self.config, self.seeds[i, c], first)
+            chain = self.chains[(i, c)] = _Chain(*records, it=first,
+                                                 seconds=time.perf_counter() - start)
+            self.on_chunk(first - 1)
+        _advance(chain, stop, model, self.config, chunk, self.on_chunk)
 
     def block_done(self, i: int) -> int | None:
         """A chain of tree ``i`` finished its block: None while its other chains run or once
@@ -558,21 +569,22 @@ class _Scheduler:
         if not opt.adaptive:
             self.finish(i, "n_iter", None)
             return None
-        check = _check(self.preps[i], opt, tree_chains, n_run)
+        check, mcse = _check(self.preps[i], opt, tree_chains, n_run)
         if check.stop or n_run >= self.last:
-            self.finish(i, "tolerance" if check.stop else "max_iter", check)
+            self.finish(i, "tolerance" if check.stop else "max_iter", check, mcse)
             self.on_chunk(0, opt.n_chains * (self.last - n_run))  # the bar's total loses the rest
             return None
         return next_length(check, n_run, self.layout.burn, tolerance=opt.mcse_tolerance,
                            ess_min=ESS_PER_CHAIN_MIN * opt.n_chains, step=opt.check_every,
                            max_iter=self.last)
 
-    def finish(self, i: int, reason: str, check: StopCheck | None) -> None:
+    def finish(self, i: int, reason: str, check: StopCheck | None,
+               mcse: np.ndarray | None = None) -> None:
         """Tree ``i``'s result; its chains' working arrays and its record are released."""
         tree_chains = [self.chains.pop((i, c)) for c in range(self.opt.n_chains)]
         del self.models[i]
         self.results[i] = _assemble(self.preps[i], self.opt, tree_chains, self.entropy, reason,
-                                    check)
+                                    check, mcse)
         if self.progress is not None and self.by_tree:
             with self.lock:
                 self.trees_done += 1

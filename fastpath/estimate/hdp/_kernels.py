@@ -1257,11 +1257,13 @@ def tree_model(parent, group, leaf_start, counts, stir, r1, r2, nr):
 
 
 @njit(cache=True, nogil=True)
-def new_chain(model, cfg, alpha_init, seeds, trace_ids, draw_ids, n_draws):
+def new_chain(model, cfg, alpha_init, seeds, trace_ids, draw_ids, n_draws, it_stop):
     """A chain's records: its state initialised (:func:`init_state`, Algorithm 2) from
     ``alpha_init`` and its two streams ``seeds`` (the sampler's, the posterior draws'), zeroed
     sums, traces of ``cfg.n_iter // cfg.thin`` points (``trace_ids``' estimates, ``n_draws``
-    draws of ``draw_ids``) and its work buffers. Returns ``(state, accum, traces, scratch)``."""
+    draws of ``draw_ids``) and its work buffers, then run up to (not including) iteration
+    ``it_stop`` (:func:`run_iterations`; 1: none), in the same call so that a chain of one
+    block costs one call. Returns ``(state, accum, traces, scratch)``."""
     n_nodes, K = model.counts.shape
     G = alpha_init.shape[0]
     state = ChainState(np.zeros((n_nodes, K), dtype=np.int64),
@@ -1285,6 +1287,7 @@ def new_chain(model, cfg, alpha_init, seeds, trace_ids, draw_ids, n_draws):
     scratch = Scratch(np.empty(2 * cfg.window + 1), np.zeros(G), np.zeros(G),
                       np.zeros((n_nodes, K)), np.zeros(K), np.zeros(n_bands, dtype=np.int64),
                       np.zeros((n_bands, BAND)))
+    run_iterations(1, it_stop, model, cfg, state, accum, traces, scratch)
     return state, accum, traces, scratch
 
 
