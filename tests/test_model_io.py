@@ -198,9 +198,17 @@ def test_files_saved_with_the_sampler_keywords_load_and_predict_identically(cred
     X, y = X.iloc[::3].reset_index(drop=True), y[::3]
     path = os.path.join(KEYWORD_MODELS, f"{name}.npz")
     assert read_model_meta(path)["version"] == 2
-    expected = np.load(os.path.join(KEYWORD_MODELS, f"{name}-proba.npy"))
-    expected_log = np.load(os.path.join(KEYWORD_MODELS, f"{name}-log-proba.npy"))
-    loaded = load_classifier(path)
+    loaded, _ = _predicts_as_saved(KEYWORD_MODELS, name, X, y)
+    assert not set(HDP_PARAMETERS) & set(loaded.get_params())  # read as the sampler
+
+
+def _predicts_as_saved(folder: str, name: str, X, y):
+    """``folder``'s model ``name`` loaded, and a fit with its parameters: the loaded model
+    predicts what the old code stored, and the fit what the loaded model predicts, bit for
+    bit."""
+    expected = np.load(os.path.join(folder, f"{name}-proba.npy"))
+    expected_log = np.load(os.path.join(folder, f"{name}-log-proba.npy"))
+    loaded = load_classifier(os.path.join(folder, f"{name}.npz"))
     assert isinstance(loaded, ESKDBClassifier if name.startswith("eskdb") else
                       BayesNetClassifier)
     # another machine's exp may round the last place differently (see the test above)
@@ -210,7 +218,7 @@ def test_files_saved_with_the_sampler_keywords_load_and_predict_identically(cred
     refit = type(loaded)(**loaded.get_params()).fit(X, y)
     np.testing.assert_array_equal(refit.predict_proba(X), loaded.predict_proba(X))
     np.testing.assert_array_equal(refit.predict_log_proba(X), loaded.predict_log_proba(X))
-    assert not set(HDP_PARAMETERS) & set(loaded.get_params())  # read as the sampler
+    return loaded, refit
 
 
 #: the parameters of make_models.py's cases, written with today's sampler parameter
@@ -257,16 +265,7 @@ def test_files_saved_before_keep_traces_load_and_predict_identically(credit, nam
     assert meta["version"] == 3
     assert "keep_traces" not in (meta["params"]["sampler"]
                                  if isinstance(meta["params"]["sampler"], dict) else {})
-    expected = np.load(os.path.join(TRACES_MODELS, f"{name}-proba.npy"))
-    expected_log = np.load(os.path.join(TRACES_MODELS, f"{name}-log-proba.npy"))
-    loaded = load_classifier(path)
-    # another machine's exp may round the last place differently (see the tests above)
-    np.testing.assert_allclose(loaded.predict_proba(X), expected, rtol=1e-14, atol=1e-300)
-    np.testing.assert_allclose(loaded.predict_log_proba(X), expected_log, rtol=1e-14,
-                               atol=1e-15)
-    refit = type(loaded)(**loaded.get_params()).fit(X, y)
-    np.testing.assert_array_equal(refit.predict_proba(X), loaded.predict_proba(X))
-    np.testing.assert_array_equal(refit.predict_log_proba(X), loaded.predict_log_proba(X))
+    loaded, refit = _predicts_as_saved(TRACES_MODELS, name, X, y)
     if name != "tan-m":
         assert loaded.hdp_options().keep_traces
         assert all(r.trace.log_joint.shape[1] > 0 for r in refit.hdp_results_)
