@@ -481,13 +481,15 @@ def _entropy(seed) -> int:
 class _Scheduler:
     """One :func:`estimate_trees` call's run: a queue of (tree, chain, block) tasks.
 
-    The state, all of it here: ``models`` (each running tree's prepared part and kernel record,
-    built when its first block is queued, dropped when it is done), ``chains`` (each running
-    chain between blocks), ``waiting`` (how many of a tree's chains have finished the current
-    block), ``results``, and the progress counters ``done``/``total``/``trees_done`` (guarded
-    by ``lock``: workers report their chunks). Tasks run :meth:`step` (in a worker, or in the
-    calling thread with one thread); the calling thread alone runs :meth:`block_done`, where a
-    tree's chains meet, the stopping rule decides and a finished tree's result is assembled.
+    The state, all of it here: ``preps`` (every tree's prepared part, made, and the options
+    checked against the trees, before any chain runs), ``models`` (each running tree's
+    kernel record, built when its first block is queued, dropped when it is done),
+    ``chains`` (each running chain between blocks), ``waiting`` (how many of a tree's chains
+    have finished the current block), ``results``, and the progress counters
+    ``done``/``total``/``trees_done`` (guarded by ``lock``: workers report their chunks).
+    Tasks run :meth:`step` (in a worker, or in the calling thread with one thread); the
+    calling thread alone runs :meth:`block_done`, where a tree's chains meet, the stopping
+    rule decides and a finished tree's result is assembled.
     """
 
     def __init__(self, trees: list[ContextTree], opt: HDPOptions, layout: _Layout, entropy: int,
