@@ -31,6 +31,8 @@ from fastpath.pipeline._config import HDP_PARAMETERS
 OLD_MODELS = os.path.join(os.path.dirname(__file__), "data", "models-2b1c588")
 #: version 2 files saved while the sampler's options were keywords of the classifiers
 KEYWORD_MODELS = os.path.join(os.path.dirname(__file__), "data", "models-20d5344")
+#: version 3 files saved before HDPOptions had keep_traces
+TRACES_MODELS = os.path.join(os.path.dirname(__file__), "data", "models-23eea2b")
 
 TREE_ARRAYS = ("level_offsets", "parent", "branch_value", "counts", "child_offsets",
                "lookup_offsets", "child_lookup")
@@ -196,9 +198,17 @@ def test_files_saved_with_the_sampler_keywords_load_and_predict_identically(cred
     X, y = X.iloc[::3].reset_index(drop=True), y[::3]
     path = os.path.join(KEYWORD_MODELS, f"{name}.npz")
     assert read_model_meta(path)["version"] == 2
-    expected = np.load(os.path.join(KEYWORD_MODELS, f"{name}-proba.npy"))
-    expected_log = np.load(os.path.join(KEYWORD_MODELS, f"{name}-log-proba.npy"))
-    loaded = load_classifier(path)
+    loaded, _ = _predicts_as_saved(KEYWORD_MODELS, name, X, y)
+    assert not set(HDP_PARAMETERS) & set(loaded.get_params())  # read as the sampler
+
+
+def _predicts_as_saved(folder: str, name: str, X, y):
+    """``folder``'s model ``name`` loaded, and a fit with its parameters: the loaded model
+    predicts what the old code stored, and the fit what the loaded model predicts, bit for
+    bit."""
+    expected = np.load(os.path.join(folder, f"{name}-proba.npy"))
+    expected_log = np.load(os.path.join(folder, f"{name}-log-proba.npy"))
+    loaded = load_classifier(os.path.join(folder, f"{name}.npz"))
     assert isinstance(loaded, ESKDBClassifier if name.startswith("eskdb") else
                       BayesNetClassifier)
     # another machine's exp may round the last place differently (see the test above)
@@ -208,7 +218,7 @@ def test_files_saved_with_the_sampler_keywords_load_and_predict_identically(cred
     refit = type(loaded)(**loaded.get_params()).fit(X, y)
     np.testing.assert_array_equal(refit.predict_proba(X), loaded.predict_proba(X))
     np.testing.assert_array_equal(refit.predict_log_proba(X), loaded.predict_log_proba(X))
-    assert not set(HDP_PARAMETERS) & set(loaded.get_params())  # read as the sampler
+    return loaded, refit
 
 
 #: the parameters of make_models.py's cases, written with today's sampler parameter
@@ -239,6 +249,26 @@ def test_the_former_keywords_written_as_hdp_options_predict_bit_for_bit(credit, 
     np.testing.assert_array_equal(proba, loaded.predict_proba(X))
     np.testing.assert_allclose(proba, np.load(os.path.join(KEYWORD_MODELS, f"{name}-proba.npy")),
                                rtol=1e-14, atol=1e-300)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # short runs
+@pytest.mark.parametrize("name", ["kdb-hdp", "skdb-hdp-paper", "tan-m", "eskdb-hdp"])
+def test_files_saved_before_keep_traces_load_and_predict_identically(credit, name):
+    """Saved by main at 23eea2b (an HDPOptions without keep_traces, a traced node, posterior
+    draws, presets by name), with the predictions it made: the loaded model predicts them,
+    keeps its traces (the former behaviour), and a fit with the loaded parameters predicts
+    them bit for bit."""
+    X, y = credit
+    X, y = X.iloc[::3].reset_index(drop=True), y[::3]
+    path = os.path.join(TRACES_MODELS, f"{name}.npz")
+    meta = read_model_meta(path)
+    assert meta["version"] == 3
+    assert "keep_traces" not in (meta["params"]["sampler"]
+                                 if isinstance(meta["params"]["sampler"], dict) else {})
+    loaded, refit = _predicts_as_saved(TRACES_MODELS, name, X, y)
+    if name != "tan-m":
+        assert loaded.hdp_options().keep_traces
+        assert all(r.trace.log_joint.shape[1] > 0 for r in refit.hdp_results_)
 
 
 def test_a_preset_saved_under_its_former_name_loads_as_the_new_one(credit, tmp_path):

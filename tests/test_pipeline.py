@@ -239,6 +239,58 @@ def test_choose_m_scores_with_the_value_backoff(tictactoe):
         np.testing.assert_allclose(table, _m_table_by_hand(tree, 1.0, "value"), rtol=1e-12)
 
 
+@pytest.mark.parametrize("n_chains", [1, 2])
+def test_hdp_tables_are_the_results_estimates_and_leave_the_trees_alone(n_chains):
+    # a table is the sampler's read-only estimate itself (no second copy kept), and nothing
+    # the estimation reads (the trees' counts and structure) is written
+    X, y = load_dataset("car")
+    clf = BayesNetClassifier(structure="kdb", k=1, estimator="m", random_state=0).fit(X, y)
+    trees = clf.trees_
+    before = [(t.counts.copy(), t.parent.copy(), t.level_offsets.copy()) for t in trees]
+    config = BayesNetClassifier(
+        structure="kdb", k=1, random_state=0,
+        sampler=HDPOptions.preset("adaptive", n_chains=n_chains, min_iter=60, max_iter=60,
+                                  burn_in=10)).fit_config()
+    estimated = stages.estimate_tables(config, trees, None)
+    for table, result in zip(estimated.tables, estimated.hdp_results, strict=True):
+        assert table is result.probabilities
+        assert table.dtype == np.float64 and not table.flags.writeable
+    for tree, (counts, parent, offsets) in zip(trees, before, strict=True):
+        np.testing.assert_array_equal(tree.counts, counts)
+        np.testing.assert_array_equal(tree.parent, parent)
+        np.testing.assert_array_equal(tree.level_offsets, offsets)
+
+
+@pytest.mark.parametrize("n_chains", [1, 2])
+def test_a_fit_without_traces_keeps_the_rest_and_the_same_diagnostics(tmp_path, n_chains):
+    X, y = load_dataset("car")
+    sampler = HDPOptions.preset("adaptive", n_chains=n_chains, trace_nodes=(0,))
+    kept = BayesNetClassifier(structure="kdb", k=1, random_state=4, sampler=sampler).fit(X, y)
+    dropped = BayesNetClassifier(structure="kdb", k=1, random_state=4,
+                                 sampler=sampler.replace(keep_traces=False)).fit(X, y)
+    np.testing.assert_array_equal(kept.predict_proba(X), dropped.predict_proba(X))
+    assert kept.diagnostics_.to_dict() == dropped.diagnostics_.to_dict()
+    for a, b in zip(kept.hdp_results_, dropped.hdp_results_, strict=True):
+        for name in ("probabilities", "mcse", "chain_probabilities", "table_counts",
+                     "node_counts", "concentration_mean"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        assert a.rows_mcse == b.rows_mcse or (np.isnan(a.rows_mcse) and np.isnan(b.rows_mcse))
+        assert a.trace.log_joint.shape[1] > 0
+        tr = b.trace
+        assert tr.iterations.shape == (0,) and tr.log_joint.shape == (n_chains, 0)
+        assert tr.concentrations.shape == (n_chains, 0, a.n_groups)
+        assert tr.node_probabilities.shape == (n_chains, 0, 1, a.tree.n_values)
+        assert tr.rows_probability.shape == (n_chains, 0)
+    path = tmp_path / "m.npz"
+    dropped.save(path)
+    loaded = BayesNetClassifier.load(path)
+    assert loaded.hdp_options() == dropped.hdp_options()
+    assert not loaded.hdp_options().keep_traces
+    np.testing.assert_array_equal(loaded.predict_proba(X), dropped.predict_proba(X))
+    with pytest.raises(ValueError, match="keep_traces must be a bool"):
+        HDPOptions(keep_traces="no")
+
+
 @pytest.mark.parametrize("grid", [M_GRID, tuple(reversed(M_GRID))])
 def test_choose_m_ties_go_to_the_smaller_m(monkeypatch, grid):
     monkeypatch.setattr(stages, "M_GRID", grid)

@@ -278,6 +278,31 @@ def test_one_shot_iterator_is_spilled_and_cleaned_up():
     _assert_same_model(_m_classifier("tan", random_state=2).fit(X, y), b, X)
 
 
+@pytest.mark.parametrize("structure,k", [("kdb", 2), ("skdb", 2)])
+@pytest.mark.parametrize("m", [1.0, "auto", "holdout"])
+def test_stream_copies_the_counts_only_for_a_holdout(monkeypatch, structure, k, m):
+    # the counts of every row: without a holdout the training counts themselves (read, never
+    # updated, by the later passes: the same model as in memory), with one a copy of them
+    import copy
+
+    from fastpath.counts import CountAccumulator as Accumulator
+
+    copied = []
+    deepcopy = copy.deepcopy
+
+    def counting_deepcopy(x, memo=None):
+        if isinstance(x, Accumulator):
+            copied.append(x)
+        return deepcopy(x, memo)
+
+    monkeypatch.setattr(copy, "deepcopy", counting_deepcopy)
+    X, y, df = _frame("credit-a")
+    a = _m_classifier(structure, k, m=m, random_state=2).fit(X, y)
+    b = _m_classifier(structure, k, m=m, random_state=2).fit(_chunks(df, 97), "class")
+    _assert_same_model(a, b, X)
+    assert len(copied) == (1 if m == "holdout" else 0)
+
+
 def test_hdp_stream_equals_in_memory():
     X, y, df = _frame("car")
     params = dict(estimator="hdp", sampler=HDPOptions.preset("adaptive", n_iter=60),

@@ -113,10 +113,15 @@ def _hdp_tables(config: Any, trees: Sequence[ContextTree], m: float | None,
                              progress_unit="trees")
     if tree_names is None:
         tree_names = [tree_label(t, i) for i, t in enumerate(trees)]
-    # a certified fit's R-hat and ESS are computed when diagnostics_ is first read
-    diagnostics = summarise_fit(results, tree_names, deferred=True)
+    # a certified fit's R-hat and ESS are computed when diagnostics_ is first read, unless
+    # the traces they read are dropped now (the deferred summary would keep them alive)
+    keep = config.hdp.keep_traces
+    diagnostics = summarise_fit(results, tree_names, deferred=keep)
     diagnostics.warn_if_unconverged()
-    tables = [np.array(r.probabilities, dtype=np.float64) for r in results]
+    if not keep:
+        results = [r.without_traces() for r in results]
+    # the results' read-only float64 estimates themselves: a table is not a second copy
+    tables = [r.probabilities for r in results]
     return EstimatedTables(tables, results, diagnostics)
 
 

@@ -258,9 +258,11 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
     holdouts, trains, fulls = [], [], []
     for c in counted:
         hold_codes, hold_y = c.holdout(p)
-        full = copy.deepcopy(c.accumulator)
+        # the counts of every row: without a holdout they are the training counts themselves
+        # (read, never updated, from here on), with one a copy that adds the held-out rows
+        full = c.accumulator
         if hold_y.size:
-            full.update(hold_codes, hold_y)
+            full = copy.deepcopy(c.accumulator).update(hold_codes, hold_y)
         holdouts.append((hold_codes, hold_y))
         trains.append(c.accumulator)
         fulls.append(full)

@@ -80,10 +80,15 @@ def _ratio_tables(table: LogStirlingTable, max_count: int) -> tuple[int, np.ndar
         return nr, r1, r2
 
 
+@functools.cache
+def _level_names(n_groups: int) -> tuple[str, ...]:
+    return tuple(f"depth{d + 1}" for d in range(n_groups))
+
+
 def _group_names(tree: ContextTree, tying: str, groups: np.ndarray) -> tuple[str, ...]:
     n_groups = int(groups.max()) + 1 if groups.size else 0
     if tying == "level":
-        return tuple(f"depth{d + 1}" for d in range(n_groups))
+        return _level_names(n_groups)
     if tying == "single":
         return ("all",) * n_groups
     if tying == "none":
@@ -146,7 +151,6 @@ class _Prepared:
     batch_size: int
     n_batches: int
     leaf_start: int
-    pairs: tuple[np.ndarray, np.ndarray]
     layout: _Layout
 
 
@@ -194,9 +198,6 @@ def _prepare(index: int, tree: ContextTree, opt: HDPOptions, layout: _Layout | N
     if draw_ids is None:  # record_draws=True: every node of this tree
         draw_ids = _frozen(np.arange(tree.n_nodes, dtype=np.int64))
     n_draws = layout.n_trace - layout.burn // layout.thin if draw_ids.size else 0
-    # (node, value) pairs whose table count may need sampling, in sweep order
-    pair_node, pair_value = _s.sweep_pairs(tree.counts)
-    pairs = (_frozen(pair_node), _frozen(pair_value))
     return _Prepared(
         index=index,
         tree=tree,
@@ -210,7 +211,6 @@ def _prepare(index: int, tree: ContextTree, opt: HDPOptions, layout: _Layout | N
         batch_size=layout.batch_size,
         n_batches=layout.n_batches,
         leaf_start=int(tree.level_offsets[-2]),
-        pairs=pairs,
         layout=layout,
     )
 
@@ -276,75 +276,26 @@ def _fixed(a: np.ndarray) -> np.ndarray:
 def _tree_model(prep: _Prepared, stir: tuple, ratios: tuple[int, np.ndarray, np.ndarray]
                 ) -> _s.TreeModel:
     """The kernels' record of what stays fixed during the chains of ``prep``'s tree (built once
-    per tree and shared read-only by its chains)."""
-    tree = prep.tree
+    per tree and shared read-only by its chains): :func:`~fastpath.estimate.hdp._kernels.
+    tree_model` of its read-only arrays."""
     nr, r1, r2 = ratios
-    # band caches of log S(n, .) for leaf values whose fixed count is beyond the ratio tables
-    band_slot = _s.band_slots(tree.counts, prep.leaf_start, nr)[0]
-    pair_node, pair_value = prep.pairs
-    return _s.TreeModel(
-        parent=_fixed(tree.parent),
-        group=_fixed(prep.groups),
-        leaf_start=int(prep.leaf_start),
-        counts=_fixed(tree.counts),
-        pair_node=_fixed(pair_node),
-        pair_value=_fixed(pair_value),
-        band_slot=_frozen(band_slot),
-        stir=stir,
-        r1=r1,
-        r2=r2,
-        nr=int(nr),
-    )
+    return _s.tree_model(_fixed(prep.tree.parent), _fixed(prep.groups), int(prep.leaf_start),
+                         _fixed(prep.tree.counts), stir, r1, r2, int(nr))
 
 
 def _init_chain(
-    prep: _Prepared, model: _s.TreeModel, cfg: _s.SamplerConfig, seeds: np.ndarray
+    prep: _Prepared, model: _s.TreeModel, cfg: _s.SamplerConfig, seeds: np.ndarray,
+    it_stop: int = 1,
 ) -> tuple[_s.ChainState, _s.Accumulators, _s.Traces, _s.Scratch]:
-    """A chain's records: its state initialised (Algorithm 2), zeroed sums, traces and buffers.
+    """A chain's records: its state initialised (Algorithm 2), zeroed sums, traces and buffers,
+    run up to (not including) iteration ``it_stop`` (:func:`~fastpath.estimate.hdp._kernels.
+    new_chain`).
 
     ``seeds``: the chain's two stream states (:func:`_seed_states`), its sampler's and its
     posterior draws'.
     """
-    nn, K = prep.tree.n_nodes, prep.tree.n_values
-    G = prep.alpha_init.shape[0]
-    state = _s.ChainState(
-        n=np.zeros((nn, K), dtype=np.int64),
-        t=np.zeros((nn, K), dtype=np.int64),
-        N=np.zeros(nn, dtype=np.int64),
-        T=np.zeros(nn, dtype=np.int64),
-        alpha=prep.alpha_init.copy(),
-        rng=seeds[0].copy(),
-        rng_draw=seeds[1].copy(),
-    )
-    _s.init_state(model, cfg, state)
-    accum = _s.Accumulators(
-        phat=np.zeros((nn, K)),
-        acc_sum=np.zeros((nn, K)),
-        acc_batch=np.zeros((nn, K)),
-        bm_s1=np.zeros((nn, K)),
-        bm_s2=np.zeros((nn, K)),
-        alpha_sum=np.zeros(G),
-    )
-    traces = _s.Traces(
-        conc_tr=np.zeros((prep.n_trace, G)),
-        lj_tr=np.zeros(prep.n_trace),
-        trace_ids=prep.trace_ids,
-        node_tr=np.zeros((prep.n_trace, prep.trace_ids.size, K)),
-        draw_ids=prep.draw_ids,
-        draws=np.zeros((prep.n_draws, prep.draw_ids.size, K)),
-        rows_tr=np.zeros(cfg.n_iter - cfg.burn_in),
-    )
-    n_bands = int(np.count_nonzero(model.band_slot >= 0))
-    scratch = _s.Scratch(
-        buf=np.empty(2 * cfg.window + 1, dtype=np.float64),
-        sh=np.zeros(G),
-        rt=np.zeros(G),
-        phi=np.zeros((nn, K)),
-        conc=np.zeros(K),
-        band_b0=np.zeros(n_bands, dtype=np.int64),
-        band_vals=np.zeros((n_bands, _s.BAND)),
-    )
-    return state, accum, traces, scratch
+    return _s.new_chain(model, cfg, prep.alpha_init, seeds, prep.trace_ids, prep.draw_ids,
+                        int(prep.n_draws), int(it_stop))
 
 
 def _advance(
@@ -414,17 +365,18 @@ def _rows_rule(rows_value: float, opt: HDPOptions, n_chains: int) -> StopCheck:
                       np.zeros((n_chains, 0)), tolerance=opt.mcse_tolerance)
 
 
-def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -> StopCheck:
+def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int
+           ) -> tuple[StopCheck, np.ndarray]:
     """The stopping rule (:func:`check_stop`) on a tree whose chains all ran ``n_run``
-    iterations."""
-    mcse = _node_mcse(prep, opt, chains, n_run)
+    iterations, and the nodes' MCSEs it read (:func:`_node_mcse`, for the result)."""
+    node_mcse = mcse = _node_mcse(prep, opt, chains, n_run)
     n_kept = max(0, n_run - prep.layout.burn)
     if opt.mcse_weighting == "rows":  # RMS over the training rows of what each reads
         chain_p = (np.stack([(ch.accum.acc_sum + ch.accum.acc_batch) / n_kept for ch in chains])
                    if len(chains) >= 2 and n_kept > 0 else None)
         value = rows_mcse(prep.tree, mcse, chain_p)
         if not opt.convergence_checks:
-            return _rows_rule(value, opt, len(chains))
+            return _rows_rule(value, opt, len(chains)), node_mcse
         mcse = np.array([value])
     rows = None
     if opt.convergence_checks:  # the strict rule: the chains' state and rows' R-hat too
@@ -434,13 +386,16 @@ def _check(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], n_run: int) -
         rows = np.stack([ch.traces.rows_tr[:n_kept] for ch in chains])
     else:  # what predictions read alone decides: no trace to judge
         conc, lj = np.zeros((len(chains), 0, 0)), np.zeros((len(chains), 0))
-    return check_stop(mcse, conc, lj, tolerance=opt.mcse_tolerance, rows_probability=rows)
+    return (check_stop(mcse, conc, lj, tolerance=opt.mcse_tolerance, rows_probability=rows),
+            node_mcse)
 
 
 def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: int,
-              stop_reason: str, stop_check: StopCheck | None) -> HDPResult:
+              stop_reason: str, stop_check: StopCheck | None,
+              node_mcse: np.ndarray | None = None) -> HDPResult:
     """The tree's result from its chains: every array a read-only copy (or a read-only array
-    of ``prep``), so that the chains' working arrays can be released."""
+    of ``prep``), so that the chains' working arrays can be released. ``node_mcse``: the
+    nodes' MCSEs when the stopping rule has just computed them (:func:`_check`)."""
     layout = prep.layout
     n_run = chains[0].it - 1
     burn = layout.burn
@@ -451,16 +406,16 @@ def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: i
         if n_run < layout.n_max:
             ch.accum.acc_sum[...] += ch.accum.acc_batch
             ch.accum.acc_batch[:] = 0.0
-    chain_p = np.stack([ch.accum.acc_sum for ch in chains]) / n_keep
-    probs = _chain_mean(chain_p)
-    mcse = _node_mcse(prep, opt, chains, n_run)
+    chain_p = _frozen(np.stack([ch.accum.acc_sum for ch in chains]) / n_keep)
+    # one chain: its probabilities are the mean, kept once (a view; the same numbers)
+    probs = chain_p[0] if len(chains) == 1 else _frozen(chain_p.mean(axis=0))
+    mcse = _node_mcse(prep, opt, chains, n_run) if node_mcse is None else node_mcse
     if not np.isfinite(mcse).all():  # fewer than two batches: no estimate
         mcse = np.full(probs.shape, np.nan)
     conc_mean = _chain_mean(np.stack([ch.accum.alpha_sum / n_keep for ch in chains]))
     rows = n_run // layout.thin
-    iters = (np.arange(rows, dtype=np.int64) + 1) * layout.thin
     trace = HDPTrace(
-        iterations=_frozen(iters),
+        iterations=_trace_iterations(rows, layout.thin),
         burn_in=burn,
         concentrations=_stacked([ch.traces.conc_tr[:rows] for ch in chains]),
         log_joint=_stacked([ch.traces.lj_tr[:rows] for ch in chains]),
@@ -473,9 +428,9 @@ def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: i
     return HDPResult(
         tree=prep.tree,
         options=opt,
-        probabilities=_frozen(probs),
+        probabilities=probs,
         mcse=_frozen(mcse),
-        chain_probabilities=_frozen(chain_p),
+        chain_probabilities=chain_p,
         groups=prep.groups,  # read-only, made for this tree
         concentration_mean=_frozen(conc_mean),
         trace=trace,
@@ -493,96 +448,20 @@ def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: i
     )
 
 
-def _one_call(opt: HDPOptions, layout: _Layout) -> bool:
-    """Whether every tree's first block can run in one compiled call
-    (:func:`~fastpath.estimate.hdp._kernels.level_chain`): one chain, an adaptive length
-    whose rule reads the rows' MCSE alone, ``"level"`` tying with one initial concentration,
-    no traced node and no posterior draw -- the classifiers' presets."""
-    init = opt.concentration_init
-    return (opt.adaptive and opt.n_chains == 1 and opt.tying == "level"
-            and opt.mcse_weighting == "rows" and not opt.convergence_checks
-            and not opt.trace_nodes and not opt.record_draws
-            and (not isinstance(init, tuple) or len(init) == 1)
-            and min(opt.min_iter, layout.n_max) > layout.burn)
-
-
-@functools.cache
-def _level_names(n_groups: int) -> tuple[str, ...]:
-    return tuple(f"depth{d + 1}" for d in range(n_groups))
-
-
 @functools.cache
 def _trace_iterations(n_points: int, thin: int) -> np.ndarray:
     """The iterations of ``n_points`` trace points (read-only, shared by the results)."""
     return _frozen((np.arange(n_points, dtype=np.int64) + 1) * thin)
 
 
-def _one_call_result(i: int, tree: ContextTree, opt: HDPOptions, layout: _Layout,
-                     cfg: _s.SamplerConfig, stir: tuple, ratios: tuple, seeds: np.ndarray,
-                     entropy: int, n_run: int) -> HDPResult | None:
-    """Tree ``i``'s result from its chain's first ``n_run`` iterations run in one call
-    (:func:`_one_call` options), or None when the stopping rule asks for more: the result
-    :func:`_assemble` gives, array for array (tested)."""
-    init = opt.concentration_init
-    alpha_init = float(init[0] if isinstance(init, tuple) else init)
-    n_keep = n_run - layout.burn
-    closed = min(layout.n_batches, n_keep // layout.batch_size)
-    nr, r1, r2 = ratios
-    start = time.perf_counter()
-    (groups, t, n, probs, node_mcse, rows_value, alpha_sum, conc_tr, lj_tr,
-     rows_tr) = _s.level_chain(tree.parent, tree.counts, tree.level_offsets, alpha_init, stir,
-                               r1, r2, nr, cfg, seeds, n_run, n_keep, closed)
-    seconds = time.perf_counter() - start
-    check = _rows_rule(float(rows_value), opt, 1)
-    stop = check.stop
-    if not stop and n_run < layout.n_max:
-        return None
-    finite = bool(np.isfinite(node_mcse).all())
-    K = tree.n_values
-    rows = n_run // layout.thin
-    trace = HDPTrace(
-        iterations=_trace_iterations(rows, layout.thin),
-        burn_in=layout.burn,
-        concentrations=_frozen(conc_tr[None]),
-        log_joint=_frozen(lj_tr[None]),
-        node_ids=layout.trace_ids,
-        node_probabilities=_frozen(np.zeros((1, rows, 0, K))),
-        rows_probability=_frozen(rows_tr[None]),
-    )
-    result = HDPResult(
-        tree=tree,
-        options=opt,
-        probabilities=_frozen(probs),
-        mcse=_frozen(node_mcse if finite else np.full(probs.shape, np.nan)),
-        chain_probabilities=_frozen(probs[None]),
-        groups=_frozen(groups),
-        concentration_mean=_frozen(alpha_sum / n_keep),
-        trace=trace,
-        draws=None,
-        draw_node_ids=None,
-        table_counts=_frozen(t[None]),
-        node_counts=_frozen(n[None]),
-        seconds=seconds,
-        seed_entropy=int(entropy),
-        tree_index=i,
-        group_names=_level_names(alpha_sum.shape[0]),
-        n_iterations=int(n_run),
-        stop_reason="tolerance" if stop else "max_iter",
-        stop_check=check,
-    )
-    if finite:  # HDPResult.rows_mcse, from the same MCSEs (one chain)
-        result.__dict__["rows_mcse"] = float(rows_value)
-    return result
-
-
 class _Cancelled(Exception):
     """Raised inside workers when the caller gave up (e.g. on KeyboardInterrupt)."""
 
 
-def _chunk(prep: _Prepared, opt: HDPOptions) -> int:
+def _chunk(model: _s.TreeModel, opt: HDPOptions) -> int:
     """Iterations per kernel call: about 2e5 (node, value) updates, at least 250 iterations, so
     progress can be reported and a run interrupted between calls at negligible cost."""
-    work = prep.pairs[0].size + prep.tree.n_nodes
+    work = model.pair_node.size + model.parent.size
     return int(min(opt.iterations_max, max(250, 200_000 // max(work, 1))))
 
 
@@ -597,6 +476,168 @@ def _entropy(seed) -> int:
     if not isinstance(ent, numbers.Integral):
         raise ValueError("seed must carry integer entropy")
     return int(ent)
+
+
+class _Scheduler:
+    """One :func:`estimate_trees` call's run: a queue of (tree, chain, block) tasks.
+
+    The state, all of it here: ``preps`` (every tree's prepared part, made, and the options
+    checked against the trees, before any chain runs), ``models`` (each running tree's
+    kernel record, built when its first block is queued, dropped when it is done),
+    ``chains`` (each running chain between blocks), ``waiting`` (how many of a tree's chains
+    have finished the current block), ``results``, and the progress counters
+    ``done``/``total``/``trees_done`` (guarded by ``lock``: workers report their chunks).
+    Tasks run :meth:`step` (in a worker, or in the calling thread with one thread); the
+    calling thread alone runs :meth:`block_done`, where a tree's chains meet, the stopping
+    rule decides and a finished tree's result is assembled.
+    """
+
+    def __init__(self, trees: list[ContextTree], opt: HDPOptions, layout: _Layout, entropy: int,
+                 stirling: LogStirlingTable | None,
+                 progress: Callable[[int, int], None] | None, by_tree: bool) -> None:
+        self.trees, self.opt, self.layout, self.entropy = trees, opt, layout, entropy
+        # every tree prepared (and its options checked against it) before any chain runs
+        self.preps = [_prepare(i, tr, opt, layout) for i, tr in enumerate(trees)]
+        # Every n the sampler can reach is bounded by its node's subtree count (t <= n below it).
+        max_count = max((int(tr.counts.max()) if tr.counts.size else 0 for tr in trees),
+                        default=0)
+        table = stirling if stirling is not None else _SHARED_STIRLING
+        # calls from several threads grow the shared table one at a time
+        with _SHARED_STIRLING_LOCK if stirling is None else contextlib.nullcontext():
+            table.ensure(max_count)
+            self.ratios = _ratio_tables(table, max_count)
+            self.stir = table.kernel_args
+        self.config = _config(opt, layout)  # the same for every tree: it holds the options
+        self.seeds = _seed_states(entropy, len(trees), opt.n_chains)
+        self.models: dict[int, _s.TreeModel] = {}
+        self.chains: dict[tuple[int, int], _Chain] = {}
+        self.waiting = dict.fromkeys(range(len(trees)), 0)
+        self.results: dict[int, HDPResult] = {}
+        self.last = opt.iterations_max
+        # a fixed length is one block per chain; an adaptive one starts with min_iter
+        self.first_stop = min(opt.min_iter, self.last) if opt.adaptive else self.last
+        self.progress, self.by_tree = progress, by_tree
+        # iterations run, and the most they can come to (less what trees stopped early left)
+        self.done, self.total, self.trees_done = 0, len(trees) * opt.n_chains * self.last, 0
+        self.lock = threading.Lock()
+        self.cancel = threading.Event()
+        if progress is not None and trees:  # the bar starts now, so its first rate is true
+            progress(0, len(trees) if by_tree else self.total)
+
+    def order(self) -> list[int]:
+        """The trees, largest first (for load balance)."""
+        return sorted(range(len(self.trees)),
+                      key=lambda i: -(self.trees[i].n_nodes * self.trees[i].n_values))
+
+    def on_chunk(self, k: int, unrun: int = 0) -> None:
+        """``k`` more iterations run (``unrun``: iterations a finished tree leaves unrun)."""
+        if self.cancel.is_set():
+            raise _Cancelled
+        if self.progress is not None and not self.by_tree:
+            with self.lock:
+                self.done += k
+                self.total -= unrun
+                self.progress(self.done, self.total)
+
+    def start(self, i: int) -> None:
+        """Tree ``i``'s kernel record, built before its first block is queued."""
+        self.models[i] = _tree_model(self.preps[i], self.stir, self.ratios)
+
+    def step(self, i: int, c: int, stop: int) -> None:
+        """Run chain ``c`` of tree ``i`` up to iteration ``stop`` (its first block initialises
+        the chain, in the thread that runs it)."""
+        model = self.models[i]
+        chunk = _chunk(model, self.opt)
+        chain = self.chains.get((i, c))
+        if chain is None:  # made and run through its first chunk in one compiled call
+            first = min(stop, 1 + chunk)
+            start = time.perf_counter()
+            records = _init_chain(self.preps[i], model, self.config, self.seeds[i, c], first)
+            chain = self.chains[(i, c)] = _Chain(*records, it=first,
+                                                 seconds=time.perf_counter() - start)
+            self.on_chunk(first - 1)
+        _advance(chain, stop, model, self.config, chunk, self.on_chunk)
+
+    def block_done(self, i: int) -> int | None:
+        """A chain of tree ``i`` finished its block: None while its other chains run or once
+        the tree is done, else where its chains run next (the tree's chains meet here)."""
+        opt = self.opt
+        self.waiting[i] += 1
+        if self.waiting[i] < opt.n_chains:
+            return None
+        self.waiting[i] = 0
+        tree_chains = [self.chains[(i, c)] for c in range(opt.n_chains)]
+        n_run = tree_chains[0].it - 1
+        if not opt.adaptive:
+            self.finish(i, "n_iter", None)
+            return None
+        check, mcse = _check(self.preps[i], opt, tree_chains, n_run)
+        if check.stop or n_run >= self.last:
+            self.finish(i, "tolerance" if check.stop else "max_iter", check, mcse)
+            self.on_chunk(0, opt.n_chains * (self.last - n_run))  # the bar's total loses the rest
+            return None
+        return next_length(check, n_run, self.layout.burn, tolerance=opt.mcse_tolerance,
+                           ess_min=ESS_PER_CHAIN_MIN * opt.n_chains, step=opt.check_every,
+                           max_iter=self.last)
+
+    def finish(self, i: int, reason: str, check: StopCheck | None,
+               mcse: np.ndarray | None = None) -> None:
+        """Tree ``i``'s result; its chains' working arrays and its record are released."""
+        tree_chains = [self.chains.pop((i, c)) for c in range(self.opt.n_chains)]
+        del self.models[i]
+        self.results[i] = _assemble(self.preps[i], self.opt, tree_chains, self.entropy, reason,
+                                    check, mcse)
+        if self.progress is not None and self.by_tree:
+            with self.lock:
+                self.trees_done += 1
+                self.progress(self.trees_done, len(self.trees))
+
+    def run_serial(self) -> None:
+        """Every task in the calling thread, with no future or pool per task (their bookkeeping
+        would cost as much as a small tree's sampling): a tree's chains and blocks run one after
+        another, so it is done (and its chains released) before the next starts."""
+        for i in self.order():
+            self.start(i)
+            stop: int | None = self.first_stop
+            while stop is not None:
+                for c in range(self.opt.n_chains):
+                    self.step(i, c, stop + 1)
+                    nxt = self.block_done(i)  # None until the tree's last chain is there
+                stop = nxt
+
+    def run_pool(self, n_threads: int) -> None:
+        """The tasks on a pool of ``n_threads`` workers; a tree's next block is queued when its
+        last chain finishes the current one."""
+        ex = ThreadPoolExecutor(max_workers=n_threads)
+        pending: dict[Future, int] = {}
+        try:
+            for i in self.order():
+                self.start(i)
+                for c in range(self.opt.n_chains):
+                    pending[ex.submit(self.step, i, c, self.first_stop + 1)] = i
+            while pending:
+                finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for f in finished:
+                    i = pending.pop(f)
+                    f.result()
+                    nxt = self.block_done(i)
+                    if nxt is not None:
+                        for c in range(self.opt.n_chains):
+                            pending[ex.submit(self.step, i, c, nxt + 1)] = i
+        except BaseException:  # e.g. KeyboardInterrupt: stop the workers at their next chunk
+            self.cancel.set()
+            ex.shutdown(wait=True, cancel_futures=True)
+            raise
+        ex.shutdown(wait=True)
+
+    def run(self, n_threads: int) -> list[HDPResult]:
+        """Every tree's result, in the trees' order."""
+        n_tasks = len(self.trees) * self.opt.n_chains
+        if n_threads == 1 or n_tasks <= 1:
+            self.run_serial()
+        else:
+            self.run_pool(min(n_threads, n_tasks))
+        return [self.results[i] for i in range(len(self.trees))]
 
 
 def estimate_trees(
@@ -650,177 +691,13 @@ def estimate_trees(
         opt = opt.replace(**overrides)
     if progress_unit not in ("iterations", "trees"):
         raise ValueError(f"progress_unit must be 'iterations' or 'trees', got {progress_unit!r}")
-    by_tree = progress_unit == "trees"
-    trees = list(trees)
     if n_threads is not None:
         n_threads = check_int("n_threads", n_threads, 1)
     else:
         n_threads = numba_threads()
-    entropy = _entropy(seed)
-    layout = _layout(opt)
-    one_call = _one_call(opt, layout)
-    if one_call:  # a tree is prepared only if it goes on past its first block
-        for tr in trees:
-            if not isinstance(tr, ContextTree):
-                raise TypeError(f"expected a ContextTree, got {type(tr).__name__}")
-        preps: dict[int, _Prepared] = {}
-    else:
-        preps = {i: _prepare(i, tr, opt, layout) for i, tr in enumerate(trees)}
-    # Every n the sampler can reach is bounded by its node's subtree count (t <= n below it).
-    max_count = max((int(tr.counts.max()) if tr.counts.size else 0 for tr in trees), default=0)
-    table = stirling if stirling is not None else _SHARED_STIRLING
-    # calls from several threads grow the shared table one at a time
-    with _SHARED_STIRLING_LOCK if stirling is None else contextlib.nullcontext():
-        table.ensure(max_count)
-        ratios = _ratio_tables(table, max_count)
-        stir = table.kernel_args
-    # the kernels' records of each tree, shared read-only by its chains
-    # (every tree's config is the same: it holds the options alone)
-    config = _config(opt, layout)
-    records: dict[int, tuple[_s.TreeModel, _s.SamplerConfig]] = {}
-    seeds = _seed_states(entropy, len(trees), opt.n_chains)
-
-    def prep_of(i: int) -> _Prepared:
-        if i not in preps:
-            preps[i] = _prepare(i, trees[i], opt, layout)
-        return preps[i]
-
-    def record_of(i: int) -> tuple[_s.TreeModel, _s.SamplerConfig]:
-        if i not in records:
-            records[i] = (_tree_model(prep_of(i), stir, ratios), config)
-        return records[i]
-
-    # iterations run, and the most they can come to (less what trees stopped early left)
-    done, total = [0], [len(trees) * opt.n_chains * opt.iterations_max]
-    lock = threading.Lock()
-    cancel = threading.Event()
-
-    trees_done = [0]
-    if progress is not None and trees:  # the bar starts now, so its first rate is true
-        progress(0, len(trees) if by_tree else total[0])
-
-    def on_chunk(k: int, unrun: int = 0) -> None:
-        if cancel.is_set():
-            raise _Cancelled
-        if progress is not None and not by_tree:
-            with lock:
-                done[0] += k
-                total[0] -= unrun
-                progress(done[0], total[0])
-
-    def on_tree() -> None:
-        if progress is not None and by_tree:
-            with lock:
-                trees_done[0] += 1
-                progress(trees_done[0], len(trees))
-
-    chains: dict[tuple[int, int], _Chain] = {}
-
-    def step(i: int, c: int, stop: int) -> None:
-        prep = prep_of(i)
-        model, cfg = record_of(i)
-        if (i, c) not in chains:  # the first block initialises the chain (in its thread)
-            chains[(i, c)] = _Chain(*_init_chain(prep, model, cfg, seeds[i, c]))
-        _advance(chains[(i, c)], stop, model, cfg, _chunk(prep, opt), on_chunk)
-
-    # A fixed length is one task per chain; an adaptive one a task per chain and block, the
-    # tree's chains meeting at every boundary, where the stopping rule decides.
-    last = opt.iterations_max
-    first_stop = min(opt.min_iter, last) if opt.adaptive else last
-    results: dict[int, HDPResult] = {}
-
-    def finish(i: int, reason: str, check: StopCheck | None) -> None:
-        # the result copies what it keeps; the chains' working arrays are released at once
-        tree_chains = [chains.pop((i, c)) for c in range(opt.n_chains)]
-        results[i] = _assemble(prep_of(i), opt, tree_chains, entropy, reason, check)
-        on_tree()
-
-    waiting = dict.fromkeys(range(len(trees)), 0)
-
-    def block_done(i: int) -> int | None:
-        """A chain of tree ``i`` finished its block: None while its other chains run or once
-        the tree is done, else where its chains run next (the tree's chains meet here)."""
-        waiting[i] += 1
-        if waiting[i] < opt.n_chains:
-            return None
-        waiting[i] = 0
-        tree_chains = [chains[(i, c)] for c in range(opt.n_chains)]
-        n_run = tree_chains[0].it - 1
-        if not opt.adaptive:
-            finish(i, "n_iter", None)
-            return None
-        check = _check(prep_of(i), opt, tree_chains, n_run)
-        if check.stop or n_run >= last:
-            finish(i, "tolerance" if check.stop else "max_iter", check)
-            on_chunk(0, opt.n_chains * (last - n_run))  # the bar's total loses the unrun rest
-            return None
-        return next_length(check, n_run, layout.burn, tolerance=opt.mcse_tolerance,
-                           ess_min=ESS_PER_CHAIN_MIN * opt.n_chains, step=opt.check_every,
-                           max_iter=last)
-
-    # largest trees first for load balance
-    order = sorted(range(len(trees)), key=lambda i: -(trees[i].n_nodes * trees[i].n_values))
-    if one_call:
-        # each tree's first block in one compiled call; a tree whose rule is met there (nearly
-        # all) is done, the others start over below (their streams give the same block again)
-        def first_block(i: int) -> HDPResult | None:
-            if cancel.is_set():
-                raise _Cancelled
-            result = _one_call_result(i, trees[i], opt, layout, config, stir, ratios,
-                                      seeds[i, 0], entropy, first_stop)
-            if result is not None:  # done: its iterations run, the rest never will be
-                on_chunk(result.n_iterations, last - result.n_iterations)
-                on_tree()
-            return result
-
-        if n_threads == 1 or len(trees) <= 1:
-            finished = [(i, first_block(i)) for i in order]
-        else:
-            with ThreadPoolExecutor(max_workers=min(n_threads, len(trees))) as pool:
-                try:
-                    finished = list(zip(order, pool.map(first_block, order), strict=True))
-                except BaseException:
-                    cancel.set()
-                    raise
-        for i, result in finished:
-            if result is not None:
-                results[i] = result
-        order = [i for i in order if i not in results]
-    n_tasks = len(order) * opt.n_chains
-    if n_threads == 1 or n_tasks <= 1:
-        # one thread: the tasks run in this one, with no future or pool per task (their
-        # bookkeeping cost as much as a small tree's sampling); a tree's chains and blocks run
-        # one after another, so it is done (and its chains released) before the next starts
-        for i in order:
-            stop: int | None = first_stop
-            while stop is not None:
-                for c in range(opt.n_chains):
-                    step(i, c, stop + 1)
-                    nxt = block_done(i)  # None until the tree's last chain is there
-                stop = nxt
-        return [results[i] for i in range(len(trees))]
-
-    ex = ThreadPoolExecutor(max_workers=min(n_threads, n_tasks))
-    pending: dict[Future, int] = {}
-    try:
-        for i in order:
-            for c in range(opt.n_chains):
-                pending[ex.submit(step, i, c, first_stop + 1)] = i
-        while pending:
-            finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-            for f in finished:
-                i = pending.pop(f)
-                f.result()
-                nxt = block_done(i)
-                if nxt is not None:
-                    for c in range(opt.n_chains):
-                        pending[ex.submit(step, i, c, nxt + 1)] = i
-    except BaseException:  # e.g. KeyboardInterrupt: stop the workers at their next chunk
-        cancel.set()
-        ex.shutdown(wait=True, cancel_futures=True)
-        raise
-    ex.shutdown(wait=True)
-    return [results[i] for i in range(len(trees))]
+    scheduler = _Scheduler(list(trees), opt, _layout(opt), _entropy(seed), stirling, progress,
+                           by_tree=progress_unit == "trees")
+    return scheduler.run(n_threads)
 
 
 def estimate_tree(

@@ -72,9 +72,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ...utils import _sums
 from ...utils._numba_cache import flush_stale_cache
-from ...utils._sums import pairwise_sum
 from . import _stirling as _stirling
 from ._stirling import log_stirling
 
@@ -1210,7 +1208,7 @@ def run_iterations(it_start, it_stop, model, cfg, state, accum, traces, scratch)
                         draws[di, i, k] = phi[draw_ids[i], k]
 
 
-# ---------------------------------------------------------------------------- one-call chains
+# ---------------------------------------------------------------------------- a chain's records
 @njit(cache=True, nogil=True)
 def sweep_pairs(counts):
     """The (node, value) pairs a sweep visits (:func:`sweep`): those whose subtree count is at
@@ -1249,95 +1247,51 @@ def band_slots(counts, leaf_start, nr):
 
 
 @njit(cache=True, nogil=True)
-def level_chain(parent, counts, level_offsets, alpha_init, stir, r1, r2, nr, cfg, seeds,
-                n_run, n_keep, closed):
-    """One chain of a tree under ``"level"`` tying run for its first ``n_run`` iterations in
-    one call, from the tree's arrays to what its result keeps: what
-    :func:`fastpath.estimate.hdp._api.estimate_trees` does tree by tree in Python (the
-    tree's records, :func:`init_state`, :func:`run_iterations`, the stopping rule's MCSEs),
-    with the same arrays, draws and floating-point operations (sums in numpy's order).
-
-    ``n_keep`` kept iterations (``n_run`` minus the burn-in) and ``closed`` closed batches
-    (the batch means' count). Returns ``(groups, t, n, probabilities, node_mcse, rows_mcse,
-    alpha_sum, conc_trace, lj_trace, rows_trace)``: ``node_mcse`` before a non-finite entry
-    makes it NaN, ``rows_mcse`` the root mean square over the training rows of the leaves'
-    MCSE (:func:`~fastpath.estimate.hdp._stopping.rows_mcse` of one chain), the traces cut
-    at ``n_run``; ``probabilities`` is the mean over the kept iterations (the open batch
-    closed, as the result's assembly does before the kernel's last iteration).
-    """
-    n_nodes, K = counts.shape
-    leaf_start = level_offsets[level_offsets.shape[0] - 2]
-    # "level" tying: a node's group is its depth - 1, the root's -1
-    group = np.empty(n_nodes, dtype=np.int64)
-    G = 0
-    for d in range(level_offsets.shape[0] - 1):
-        for j in range(level_offsets[d], level_offsets[d + 1]):
-            group[j] = d - 1
-        if level_offsets[d + 1] > level_offsets[d] and d > G:
-            G = d
-    if n_nodes <= 1:
-        G = 0
+def tree_model(parent, group, leaf_start, counts, stir, r1, r2, nr):
+    """The :class:`TreeModel` of a tree: its arrays, the sweep's pairs (:func:`sweep_pairs`)
+    and the band caches' rows (:func:`band_slots`), built in one compiled call."""
     pair_node, pair_value = sweep_pairs(counts)
-    band_slot, n_bands = band_slots(counts, leaf_start, nr)
-    model = TreeModel(parent, group, leaf_start, counts, pair_node, pair_value, band_slot,
-                      stir, r1, r2, nr)
-    alpha = np.empty(G)
-    for g in range(G):
-        alpha[g] = alpha_init
+    band_slot = band_slots(counts, leaf_start, nr)[0]
+    return TreeModel(parent, group, leaf_start, counts, pair_node, pair_value, band_slot,
+                     stir, r1, r2, nr)
+
+
+@njit(cache=True, nogil=True)
+def new_chain(model, cfg, alpha_init, seeds, trace_ids, draw_ids, n_draws, it_stop):
+    """A chain's records: its state initialised (:func:`init_state`, Algorithm 2) from
+    ``alpha_init`` and its two streams ``seeds`` (the sampler's, the posterior draws'), zeroed
+    sums, traces of ``cfg.n_iter // cfg.thin`` points (``trace_ids``' estimates, ``n_draws``
+    draws of ``draw_ids``) and its work buffers, then run up to (not including) iteration
+    ``it_stop`` (:func:`run_iterations`; 1: none), in the same call so that a chain of one
+    block costs one call. Returns ``(state, accum, traces, scratch)``."""
+    n_nodes, K = model.counts.shape
+    G = alpha_init.shape[0]
     state = ChainState(np.zeros((n_nodes, K), dtype=np.int64),
                        np.zeros((n_nodes, K), dtype=np.int64),
                        np.zeros(n_nodes, dtype=np.int64), np.zeros(n_nodes, dtype=np.int64),
-                       alpha, seeds[0].copy(), seeds[1].copy())
+                       alpha_init.copy(), seeds[0].copy(), seeds[1].copy())
     init_state(model, cfg, state)
     accum = Accumulators(np.zeros((n_nodes, K)), np.zeros((n_nodes, K)),
                          np.zeros((n_nodes, K)), np.zeros((n_nodes, K)),
                          np.zeros((n_nodes, K)), np.zeros(G))
     n_trace = cfg.n_iter // cfg.thin
-    traces = Traces(np.zeros((n_trace, G)), np.zeros(n_trace), np.zeros(0, dtype=np.int64),
-                    np.zeros((n_trace, 0, K)), np.zeros(0, dtype=np.int64),
-                    np.zeros((0, 0, K)), np.zeros(cfg.n_iter - cfg.burn_in))
+    traces = Traces(np.zeros((n_trace, G)), np.zeros(n_trace), trace_ids,
+                    np.zeros((n_trace, trace_ids.shape[0], K)), draw_ids,
+                    np.zeros((n_draws, draw_ids.shape[0], K)),
+                    np.zeros(cfg.n_iter - cfg.burn_in))
+    n_bands = 0
+    for j in range(n_nodes):
+        for k in range(K):
+            if model.band_slot[j, k] >= 0:
+                n_bands += 1
     scratch = Scratch(np.empty(2 * cfg.window + 1), np.zeros(G), np.zeros(G),
                       np.zeros((n_nodes, K)), np.zeros(K), np.zeros(n_bands, dtype=np.int64),
                       np.zeros((n_bands, BAND)))
-    run_iterations(1, n_run + 1, model, cfg, state, accum, traces, scratch)
-    # the batch-means MCSE of every node (fastpath.estimate.hdp._stopping.batch_means_mcse)
-    node_mcse = np.empty((n_nodes, K))
-    for j in range(n_nodes):
-        for k in range(K):
-            if closed < 2:
-                node_mcse[j, k] = np.inf
-            else:
-                s1 = accum.bm_s1[j, k]
-                d = accum.bm_s2[j, k] - s1 * s1 / closed
-                if d < 0.0:  # np.maximum(d, 0.0): a NaN stays NaN
-                    d = 0.0
-                node_mcse[j, k] = math.sqrt(d / (closed - 1) / closed)
-    # the rows' MCSE: leaf counts as weights (fastpath.estimate.hdp._stopping.rows_mcse)
-    total = 0
-    for j in range(leaf_start, n_nodes):
-        for k in range(K):
-            total += counts[j, k]
-    weighted = np.empty((n_nodes - leaf_start) * K)
-    i = 0
-    for j in range(leaf_start, n_nodes):
-        for k in range(K):
-            m = node_mcse[j, k]
-            weighted[i] = counts[j, k] / max(total, 1) * (m * m)
-            i += 1
-    rows = math.sqrt(pairwise_sum(weighted))
-    probabilities = np.empty((n_nodes, K))
-    closing = n_run < cfg.n_iter  # the kernel closes the last batch only at n_iter
-    for j in range(n_nodes):
-        for k in range(K):
-            acc = accum.acc_sum[j, k] + accum.acc_batch[j, k] if closing else accum.acc_sum[j, k]
-            probabilities[j, k] = acc / n_keep
-    n_points = n_run // cfg.thin
-    return (group, state.t, state.n, probabilities, node_mcse, rows, accum.alpha_sum,
-            traces.conc_tr[:n_points].copy(), traces.lj_tr[:n_points].copy(),
-            traces.rows_tr[:n_keep].copy())
+    run_iterations(1, it_stop, model, cfg, state, accum, traces, scratch)
+    return state, accum, traces, scratch
 
 
 # ---------------------------------------------------------------------------- cache guard
 # The kernels compile fastpath.estimate.hdp._stirling.log_stirling into themselves: a changed
 # stirling.py must not leave them running its old code from numba's cache.
-flush_stale_cache(globals(), [_stirling, _sums])
+flush_stale_cache(globals(), [_stirling])

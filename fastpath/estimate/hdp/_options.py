@@ -192,6 +192,15 @@ class HDPOptions:
         Keep thinned posterior draws of node probability vectors after burn-in (``True``: every
         node; a sequence: those nodes). Draws are phi_root ~ Dir(n + alpha0/K), then
         phi_j ~ Dir(n_j + alpha_j phi_parent) given the current table counts and concentrations.
+    keep_traces : bool
+        Whether a classifier's ``hdp_results_`` keep their per-iteration traces
+        (:attr:`HDPResult.trace <fastpath.estimate.hdp.HDPResult>`: concentrations, log joint,
+        traced nodes, the rows' probability), which are most of their bytes for small trees.
+        ``False``: the fit computes ``diagnostics_`` from the traces at once (the same numbers
+        as when they are read later), then drops them, leaving traces of no points: the
+        estimates, MCSEs, draws and ``diagnostics_`` stay, a result's own ``diagnostics()`` and
+        ``to_arviz()`` have nothing to show. :func:`~fastpath.estimate.hdp.estimate_trees`
+        always returns the traces (the sampling is the same either way).
     """
 
     n_iter: int | str = PAPER_ITERATIONS
@@ -220,6 +229,7 @@ class HDPOptions:
     n_batches: int = 25
     trace_nodes: tuple[int, ...] = ()
     record_draws: bool | tuple[int, ...] = False
+    keep_traces: bool = True
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -294,6 +304,9 @@ class HDPOptions:
         set_(self, "n_batches", check_int("n_batches", self.n_batches, 2))
         set_(self, "trace_nodes",
              tuple(check_int("trace_nodes", v, 0) for v in np.ravel(self.trace_nodes)))
+        if not isinstance(self.keep_traces, (bool, np.bool_)):
+            raise ValueError(f"keep_traces must be a bool, got {self.keep_traces!r}")
+        set_(self, "keep_traces", bool(self.keep_traces))
         rd = self.record_draws
         if isinstance(rd, (bool, np.bool_)):
             set_(self, "record_draws", bool(rd))

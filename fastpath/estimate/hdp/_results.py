@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from ...counts._context_tree import ContextTree
+from ...counts._context_tree import ContextTree, _read_only
 from .._convergence import effective_sample_size, split_rhat
 from ._options import HDPOptions
 from ._stopping import StopCheck, rows_mcse
@@ -130,6 +131,24 @@ class HDPResult:
         if rows.shape[0] < 2 or rows.shape[1] < 4:
             return math.nan
         return split_rhat(rows)
+
+    def without_traces(self) -> HDPResult:
+        """This result with traces of no points (:attr:`HDPOptions.keep_traces`): every other
+        array shared with this one. The traces' arrays keep their other dimensions (chains,
+        groups, traced nodes), so that what reads them finds nothing rather than fails."""
+        tr = self.trace
+        n_chains = tr.log_joint.shape[0]
+        empty = HDPTrace(
+            iterations=_read_only(np.zeros(0, dtype=np.int64)),
+            burn_in=tr.burn_in,
+            concentrations=_read_only(np.zeros((n_chains, 0, *tr.concentrations.shape[2:]))),
+            log_joint=_read_only(np.zeros((n_chains, 0))),
+            node_ids=tr.node_ids,
+            node_probabilities=_read_only(
+                np.zeros((n_chains, 0, *tr.node_probabilities.shape[2:]))),
+            rows_probability=_read_only(np.zeros((n_chains, 0))),
+        )
+        return dataclasses.replace(self, trace=empty)
 
     @property
     def n_groups(self) -> int:
