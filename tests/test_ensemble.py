@@ -160,6 +160,46 @@ def test_save_and_load_give_identical_predictions(credit, tmp_path):
         ESKDBClassifier.load(tmp_path / "s.npz")
 
 
+def _state(est) -> dict:
+    """What an estimator holds, by attribute: the object and, for arrays, their bytes."""
+    return {k: (id(v), v.tobytes() if isinstance(v, np.ndarray) else None)
+            for k, v in est.__dict__.items()}
+
+
+def test_prediction_reads_a_plan_built_with_the_fit_and_holds_its_arrays_once(credit, tmp_path):
+    import pickle
+
+    X, y = credit
+    ens = ESKDBClassifier(3, 2, "hdp", sampler=HDPOptions.preset("ensemble", n_iter=100),
+                          random_state=1).fit(X, y)
+    plan = ens._prediction_plan
+    before = _state(ens)
+    members_before = [dict(vars(m)) for m in ens.members_]
+    proba = ens.predict_proba(X)
+    ens.predict_log_proba(X.iloc[:7])
+    list(ens.iter_predict_proba(X, chunksize=100))
+    # prediction wrote nothing: the estimator's and the members' attributes are the same objects
+    assert _state(ens) == before
+    assert ens._prediction_plan is plan
+    assert [dict(vars(m)) for m in ens.members_] == members_before
+    # each member's prediction arrays are views of the plan's concatenation: held once
+    for name in ("log_prob", "child_lookup", "lookup_offsets"):
+        whole = getattr(plan.packed, name)
+        for member in ens.members_:
+            part = getattr(member.packed, name)
+            assert np.shares_memory(part, whole) and not part.flags.writeable
+    # the plan is not pickled, and is rebuilt on unpickling: the same predictions
+    back = pickle.loads(pickle.dumps(ens))
+    assert back._prediction_plan.members[0] is back.members_[0]
+    assert "_prediction_plan" not in ens.__getstate__()
+    np.testing.assert_array_equal(back.predict_proba(X), proba)
+    # members replaced after the fit are predicted with a plan of their own, not kept
+    replaced = ESKDBClassifier(3, 2, "m", random_state=2).fit(X, y)
+    ens.members_ = replaced.members_
+    np.testing.assert_array_equal(ens.predict_proba(X), replaced.predict_proba(X))
+    assert ens._prediction_plan is plan
+
+
 @pytest.mark.parametrize("params, match", [
     ({"n_estimators": 0}, "n_estimators"),
     ({"stochastic_discretization": "yes"}, "stochastic_discretization"),

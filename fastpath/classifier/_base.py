@@ -37,7 +37,14 @@ from ..encode._encoder import as_frame, column_labels
 from ..estimate.hdp._options import HDPOptions
 from ..pipeline._config import HDP_PARAMETERS, FitConfig, hdp_options
 from ..pipeline._fitted import FittedModel
-from ..pipeline._members import kept_columns, members_log_proba, members_proba
+from ..pipeline._members import (
+    PredictionPlan,
+    is_plan_of,
+    kept_columns,
+    members_log_proba,
+    members_proba,
+    prediction_plan,
+)
 from ..pipeline._memory import fit_in_memory
 from ..scale._dask import fit_dask
 from ..scale._errors import StreamError
@@ -68,7 +75,7 @@ if TYPE_CHECKING:  # the result of a Dask DataFrame's prediction (the dask extra
     import dask.array
 
 # Attributes that are neither parameters nor in FittedModel but belong to a fit.
-_PRIVATE_STATE = ("_partial_state",)
+_PRIVATE_STATE = ("_partial_state", "_prediction_plan")
 
 #: The keyword-only parameters every classifier has, in this order after its own (each class
 #: writes its ``__init__`` out; ``tests/test_base.py`` checks that they agree, and
@@ -347,10 +354,29 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
                 self.__dict__.pop(name, None)
 
     def _assign(self, model: FittedModel, keep_partial: bool = False) -> None:
-        """Replace the fitted state by ``model``'s (parameters untouched)."""
+        """Replace the fitted state by ``model``'s (parameters untouched), with the plan
+        every prediction reads (built now, so that predictions only read)."""
         self._clear_fit(keep_partial)
         for name, value in model.attributes().items():
             setattr(self, name, value)
+        self._prediction_plan = prediction_plan(model.members_, share=True)
+
+    def _plan(self) -> PredictionPlan:
+        """The members' prediction plan: the one built with the fitted state, or, for
+        members replaced since, one built for this prediction (not kept)."""
+        plan = self.__dict__.get("_prediction_plan")
+        return plan if is_plan_of(plan, self.members_) else prediction_plan(self.members_)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a copy: scikit-learn's is the instance's own __dict__ outside its own modules
+        state = dict(super().__getstate__())
+        state.pop("_prediction_plan", None)  # rebuilt from the members on unpickling
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        if "members_" in self.__dict__:
+            self._prediction_plan = prediction_plan(self.members_, share=True)
 
     def _fitted_model(self) -> FittedModel:
         """The fitted state as a record (what :meth:`save` writes)."""
@@ -511,7 +537,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         self._check_fitted()
         frame = self._model_columns(self._validate_X(X))
         with self._threads():
-            return members_proba(self.members_, frame, self._class_shift())
+            return members_proba(self.members_, frame, self._class_shift(), self._plan())
 
     def predict_log_proba(self, X: Any, *, chunksize: int | None = None
                           ) -> np.ndarray | dask.array.Array:
@@ -526,7 +552,8 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         self._check_fitted()
         frame = self._model_columns(self._validate_X(X))
         with self._threads():
-            return members_log_proba(self.members_, frame, self._class_shift())
+            return members_log_proba(self.members_, frame, self._class_shift(),
+                                     self._plan())
 
     def predict(self, X: Any, *, chunksize: int | None = None
                 ) -> np.ndarray | dask.array.Array:
@@ -567,9 +594,11 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             frame = self._model_columns(self._validate_X(X))
             size = check_chunksize(chunksize)
             shift = self._class_shift()
+            plan = self._plan()
             for start in range(0, frame.shape[0], size):
                 with self._threads():
-                    yield members_proba(self.members_, frame.iloc[start:start + size], shift)
+                    yield members_proba(self.members_, frame.iloc[start:start + size], shift,
+                                        plan)
             return
         for _, proba in self._predicted_chunks(X, chunksize):
             yield proba
@@ -624,6 +653,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             excluded=[str(n) for n in self.__dict__.get("excluded_features_") or ()])
         predict = members_log_proba if log else members_proba
         shift = self._class_shift()
+        plan = self._plan()
         shown: set[tuple[type[Warning], str]] = set()
         for chunk in prediction_chunks(X, plans, chunksize=size, keep=keep, encoding=encoding,
                                        sep=sep):
@@ -632,7 +662,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
                     warnings.simplefilter("always")
                     frame = self._model_columns(self._validate_X(chunk.features))
                     with self._threads():
-                        proba = predict(self.members_, frame, shift)
+                        proba = predict(self.members_, frame, shift, plan)
             except StreamError:
                 raise
             except ValueError as exc:  # the encoder's rows are the chunk's: the stream's here

@@ -43,9 +43,6 @@ class Member:
     m: float | None = None
     m_scores: dict[float, float] | None = None
     packed: PackedModel | None = field(default=None, repr=False, compare=False)
-    #: member 0 keeps its ensemble's prediction plan (:func:`fastpath.pipeline._members.
-    #: prediction_plan`), built on the first prediction
-    prediction_plan: Any = field(default=None, repr=False, compare=False)
 
     @property
     def order(self) -> tuple[int, ...]:
@@ -64,10 +61,10 @@ class Member:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["packed"] = None  # rebuilt from the tables on unpickling
-        state["prediction_plan"] = None  # rebuilt on the first prediction
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        state.pop("prediction_plan", None)  # what pickles of earlier versions kept here
         self.__dict__.update(state)
         if self.probability_tables:
             self.pack()

@@ -46,6 +46,7 @@ from ..predict._inference import (
     members_joint_log_likelihood,
     members_posterior_mean,
     pack_members,
+    packed_views,
     posterior_from_joint,
 )
 from ..structure._orders import sample_order
@@ -198,7 +199,7 @@ def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,
         results, diagnostics = estimated.hdp_results, estimated.diagnostics
     for member in members:
         member.packed = None
-        member.pack()  # built now, so that prediction only reads
+        member.pack()  # built now: the estimator's prediction plan reads it
     return FittedModel(
         classes_=classes,
         n_features_in_=len(feature_names),
@@ -239,12 +240,14 @@ def _tree_key(spec: TreeSpec, encoder: TableEncoder) -> tuple:
 
 
 # ---------------------------------------------------------------------- prediction
-def members_joint_log_proba(members: Sequence[Member], frame: pd.DataFrame) -> np.ndarray:
+def members_joint_log_proba(members: Sequence[Member], frame: pd.DataFrame,
+                            plan: PredictionPlan | None = None) -> np.ndarray:
     """Every member's ``log P(y, x)`` of every row of ``frame`` (columns as in fit), shape
     (n_members, n_rows, n_classes): the rows coded once per distinct column coding (every
     nominal column once for all members, each numeric column parsed once), then each member's
-    kernel on its columns."""
-    plan = prediction_plan(members)
+    kernel on its columns. ``plan``: the members' :func:`prediction_plan`, which a fitted
+    estimator keeps (built for this call otherwise)."""
+    plan = prediction_plan(members) if plan is None else plan
     codes, columns = code_members(plan.encoders, frame, plan.layout)
     return members_joint_log_likelihood(plan.models, codes, columns, plan.packed)
 
@@ -262,27 +265,37 @@ class PredictionPlan(NamedTuple):
     packed: PackedMembers
 
 
-def prediction_plan(members: Sequence[Member]) -> PredictionPlan:
-    """The members' :class:`PredictionPlan`, kept by member 0 and rebuilt when the members or
-    their packed models are not those it was built from."""
+def prediction_plan(members: Sequence[Member], share: bool = False) -> PredictionPlan:
+    """The members' :class:`PredictionPlan`. A fitted estimator builds it once, when it is
+    fitted or loaded, and passes it to every prediction, so that predictions only read.
+    ``share``: the members' packed models are then replaced by views of the concatenation
+    (:func:`~fastpath.predict._inference.packed_views`; the same values), so that the
+    prediction arrays are held once."""
     models = tuple(member.pack() for member in members)
-    plan = members[0].prediction_plan
-    if (plan is None or len(plan.members) != len(members)
-            or any(a is not b for a, b in zip(plan.members, members, strict=True))
-            or any(a is not b for a, b in zip(plan.models, models, strict=True))):
-        encoders = [member.encoder for member in members]
-        plan = PredictionPlan(tuple(members), encoders, models, members_layout(encoders),
-                              pack_members(models))
-        members[0].prediction_plan = plan
-    return plan
+    packed = pack_members(models)
+    if share and len(models) > 1:
+        models = packed_views(models, packed)
+        for member, model in zip(members, models, strict=True):
+            member.packed = model
+    encoders = [member.encoder for member in members]
+    return PredictionPlan(tuple(members), encoders, models, members_layout(encoders), packed)
+
+
+def is_plan_of(plan: PredictionPlan | None, members: Sequence[Member]) -> bool:
+    """Whether ``plan`` was built for these very members (a model's members replaced since
+    are predicted with a plan of their own)."""
+    return (plan is not None and len(plan.members) == len(members)
+            and all(a is b for a, b in zip(plan.members, members, strict=True)))
 
 
 def members_proba(members: Sequence[Member], frame: pd.DataFrame,
-                  class_shift: np.ndarray | None = None) -> np.ndarray:
+                  class_shift: np.ndarray | None = None,
+                  plan: PredictionPlan | None = None) -> np.ndarray:
     """The mean of the members' posteriors ``P(y | x)`` (for one member: its posterior);
     ``class_shift``: ``log w`` of each class, added to every member's joint log likelihood
-    (``class_weight``: the class prior times ``w``, renormalised)."""
-    joint = members_joint_log_proba(members, frame)
+    (``class_weight``: the class prior times ``w``, renormalised); ``plan`` as for
+    :func:`members_joint_log_proba`."""
+    joint = members_joint_log_proba(members, frame, plan)
     if class_shift is not None:
         joint = joint + class_shift
     if joint.shape[0] == 1:
@@ -292,10 +305,11 @@ def members_proba(members: Sequence[Member], frame: pd.DataFrame,
 
 
 def members_log_proba(members: Sequence[Member], frame: pd.DataFrame,
-                      class_shift: np.ndarray | None = None) -> np.ndarray:
+                      class_shift: np.ndarray | None = None,
+                      plan: PredictionPlan | None = None) -> np.ndarray:
     """log of :func:`members_proba`, from the members' joint log likelihoods (finite where a
     posterior underflows)."""
-    joint = members_joint_log_proba(members, frame)
+    joint = members_joint_log_proba(members, frame, plan)
     if class_shift is not None:
         joint = joint + class_shift
     with np.errstate(invalid="ignore"):

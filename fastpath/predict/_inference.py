@@ -362,7 +362,8 @@ def pack_members(models: Sequence[PackedModel]) -> PackedMembers:
     def cat(parts: list, dtype) -> np.ndarray:
         if len(parts) == 1:
             return np.asarray(parts[0], dtype)
-        return np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype)
+        # one copy: concatenating then casting copied the largest arrays twice
+        return np.concatenate(parts, dtype=dtype) if parts else np.empty(0, dtype)
 
     def shifted(name: str, shift: list[int], drop_last: bool = False) -> np.ndarray:
         parts = [getattr(m, name)[:-1] if drop_last else getattr(m, name) for m in models]
@@ -370,7 +371,7 @@ def pack_members(models: Sequence[PackedModel]) -> PackedMembers:
             return np.asarray(getattr(models[0], name), np.int64)
         return np.concatenate([p + s for p, s in zip(parts, shift, strict=True)]
                               + ([np.asarray([getattr(models[-1], name)[-1] + shift[-1]])]
-                                 if drop_last else [])).astype(np.int64)
+                                 if drop_last else []), dtype=np.int64)
 
     def starts(sizes: list[int]) -> list[int]:
         return [0, *np.cumsum(sizes)[:-1].tolist()] if sizes else []
@@ -423,6 +424,35 @@ def pack_members(models: Sequence[PackedModel]) -> PackedMembers:
                                  if m.merged_child_lookup is not None], np.int64),
         merged_rows=cat([m.merged_rows for m in models if m.merged_rows is not None], np.int64),
     )
+
+
+#: the fields of a :class:`PackedModel` that :func:`pack_members` concatenates as they are
+#: (numbered within a tree, or plain values): a member's can be read from the concatenation
+_CONCATENATED_AS_THEY_ARE = ("child_col", "cond_cols", "lookup_offsets", "child_lookup",
+                             "n_values", "log_prob", "cond_cards", "dense_log_prob",
+                             "merged_lookup_offsets", "merged_child_lookup", "merged_rows")
+
+
+def packed_views(models: Sequence[PackedModel], packed: PackedMembers
+                 ) -> tuple[PackedModel, ...]:
+    """``models`` with the arrays :func:`pack_members` concatenated as they are replaced by
+    read-only views of ``packed``'s (the same values), so that a fitted ensemble holds its
+    prediction arrays once, not once per member and again end to end."""
+    at = dict.fromkeys(_CONCATENATED_AS_THEY_ARE, 0)
+    views = []
+    for model in models:
+        changes = {}
+        for name in _CONCATENATED_AS_THEY_ARE:
+            own = getattr(model, name)
+            if own is None:  # none concatenated, but zeros in place of a missing cond_cards
+                at[name] += model.cond_cols.size if name == "cond_cards" else 0
+                continue
+            view = getattr(packed, name)[at[name]:at[name] + own.size]
+            view.flags.writeable = False
+            changes[name] = view
+            at[name] += own.size
+        views.append(dataclasses.replace(model, **changes))
+    return tuple(views)
 
 
 #: rows a kernel reads every tree for before it moves on to the next rows: a block's codes
