@@ -5,6 +5,7 @@ through the one point of its kind, fits and predicts with it, and removes it."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import numpy as np
 import pytest
@@ -74,15 +75,18 @@ def test_registration_refuses_built_in_and_taken_names():
 
 # ---------------------------------------------------------------------- a structure learner
 def _chain(codes, y_codes, cardinalities, n_classes, k, order, scores):
-    """Every attribute's parent is the column before it (a kDB-1 in column order)."""
-    n = len(cardinalities)
-    return Structure(kind="kdb", parents=((), *tuple((j - 1,) for j in range(1, n))),
-                     order=tuple(range(n)), k=1)
+    """Every attribute's parent is the one before it in ``order`` (column order when none is
+    given): a kDB-1."""
+    order = tuple(range(len(cardinalities))) if order is None else tuple(order)
+    parents = [()] * len(order)
+    for before, j in itertools.pairwise(order):
+        parents[j] = (before,)
+    return Structure(kind="kdb", parents=tuple(parents), order=order, k=1)
 
 
 @pytest.fixture
 def chain():
-    pipeline.register_structure(StructureLearner("chain", _chain))
+    pipeline.register_structure(StructureLearner("chain", _chain, ordered=True))
     yield
     pipeline.unregister_structure("chain")
 
@@ -97,6 +101,23 @@ def test_a_structure_learner_is_added_at_one_point(car, chain):
         BayesNetClassifier("chain", estimator="m").fit(
             iter([X.assign(**{"class": y})]), "class")
     assert "chain" in pipeline.STRUCTURES
+
+
+class _ChainEnsemble(ESKDBClassifier):
+    """An ensemble of chain members (what ESKDBClassifier does with selective kDB)."""
+
+    def _fit_params(self):
+        return {**super()._fit_params(), "structure": "chain"}
+
+
+def test_an_ordered_structure_learner_follows_each_members_drawn_order(car, chain):
+    X, y = car
+    ens = _ChainEnsemble(4, estimator="m", random_state=0).fit(X, y)
+    orders = [member.structure.order for member in ens.members_]
+    assert orders[0] == tuple(range(X.shape[1]))  # member 0: no order drawn
+    assert len(set(orders[1:])) > 1  # the others: the orders drawn from I(X; Y)
+    for member, order in zip(ens.members_, orders, strict=True):
+        assert all(member.structure.parents[j] == (i,) for i, j in itertools.pairwise(order))
 
 
 # ---------------------------------------------------------------------- the sampler

@@ -56,6 +56,7 @@ from ..utils._progress import FitLog
 from ..utils._validation import seed_int
 from ._config import FitConfig
 from ._fitted import FittedModel, Member
+from ._registry import STRUCTURES
 from ._stages import (
     LearnedStructure,
     estimate_tables,
@@ -149,10 +150,11 @@ def learn_member(config: FitConfig, index: int, rng: np.random.Generator | None,
              else encoder.transform_shared(frame, columns))
     cards = encoder.cardinalities_
     order = mi_cmi = None
-    if config.structure in ("kdb", "skdb") and scores is not None:
+    ordered = STRUCTURES[config.structure].ordered
+    if ordered and scores is not None:
         cache, keys = scores
         mi_cmi = cache.scores(codes, y_codes, cards, n_classes, keys)
-    if index > 0 and config.structure in ("kdb", "skdb"):
+    if index > 0 and ordered:
         mi = (mi_cmi[0] if mi_cmi is not None
               else mutual_information(codes, y_codes, cards, n_classes))
         order = sample_order(mi, rng)

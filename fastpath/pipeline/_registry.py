@@ -171,6 +171,11 @@ class StructureLearner:
     selective : bool
         Selective kDB: the structure ``learn`` gives is the kDB-K whose (n*, k*) the
         leave-one-out search selects (:mod:`fastpath.structure._selective`).
+    ordered : bool
+        The learner follows an attribute ``order`` and reads the ``scores``: an ensemble's
+        members after the first draw their orders from ``I(X; Y)`` (ESKDB's diversity), and
+        members coding columns alike share their mutual informations. A learner that is not
+        gets ``order=None`` and ``scores=None``.
     """
 
     name: str
@@ -178,6 +183,7 @@ class StructureLearner:
     from_scores: ScoresFunction | None = None
     uses_k: bool = False
     selective: bool = False
+    ordered: bool = False
 
 
 def _naive_bayes(codes: np.ndarray, y_codes: np.ndarray, cards: tuple[int, ...],
@@ -221,8 +227,9 @@ STRUCTURES: dict[str, StructureLearner] = {
     s.name: s for s in (
         StructureLearner("nb", _naive_bayes, _naive_bayes_from_scores),
         StructureLearner("tan", _tan, _tan_from_scores),
-        StructureLearner("kdb", _kdb, _kdb_from_scores, uses_k=True),
-        StructureLearner("skdb", _kdb, _kdb_from_scores, uses_k=True, selective=True),
+        StructureLearner("kdb", _kdb, _kdb_from_scores, uses_k=True, ordered=True),
+        StructureLearner("skdb", _kdb, _kdb_from_scores, uses_k=True, selective=True,
+                         ordered=True),
     )
 }
 

@@ -86,6 +86,7 @@ from ..pipeline._config import FitConfig
 from ..pipeline._fitted import FittedModel, Member
 from ..pipeline._holdout import holdout_threshold
 from ..pipeline._members import finish_fit, member_streams
+from ..pipeline._registry import STRUCTURES
 from ..pipeline._stages import (
     choose_m,
     name_trees,
@@ -236,7 +237,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
     structures = []
     for e, rng in enumerate(streams):
         order = None
-        if e > 0 and config.structure in ("kdb", "skdb"):
+        if e > 0 and STRUCTURES[config.structure].ordered:
             order = sample_order(mi[e], rng)
         structures.append(structure_from_scores(config, mi[e], cmi[e], p, order))
 
@@ -246,7 +247,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
         # member 0 holds out the rows a single classifier holds out (the same generator)
         plan = plan_m(config, n, as_generator(config.random_state) if e == 0 else rng)
         threshold = holdout_threshold(n, plan.n_hold, plan.key) if plan.needs_holdout else None
-        attributes = structures[e].order if config.structure == "skdb" else range(p)
+        attributes = structures[e].order if STRUCTURES[config.structure].selective else range(p)
         specs = tree_specs(structures[e], cards[e], n_classes, attributes)
         plans.append(plan)
         all_specs.append(specs)
