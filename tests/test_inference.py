@@ -359,3 +359,26 @@ def test_the_posterior_is_numpys_log_sum_exp_bit_for_bit(n_classes):
     np.testing.assert_allclose(mean, total / len(proba), rtol=2e-15, atol=1e-300)
     exact = (total == 1.0 / n_classes * len(proba)) | (total == 0.0) | (total == len(proba))
     np.testing.assert_array_equal(mean[exact], (total / len(proba))[exact])
+
+
+@pytest.mark.parametrize("shifted", [False, True])
+def test_the_members_posterior_by_blocks_is_the_mean_of_the_whole_joint_bit_for_bit(shifted):
+    """members_proba_of_codes (joint log-likelihoods a block of rows at a time, then their
+    mean posterior) is members_posterior_mean of the whole joint (plus the class shift), bit
+    for bit, over several blocks of rows, unknown values included."""
+    import fastpath.predict._inference as inference
+
+    X, y = load_dataset("credit-a")
+    ens = ESKDBClassifier(3, 2, "m", random_state=0).fit(X, y)
+    plan = ens._prediction_plan
+    rng = np.random.default_rng(3)
+    rows = X.iloc[rng.integers(0, len(X), 2 * inference.ROW_BLOCK + 45)].reset_index(drop=True)
+    rows = rows.mask(rng.random(rows.shape) < 0.1)  # missing values: unknown codes
+    codes, columns = code_members(plan.encoders, rows, plan.layout)
+    assert (codes < 0).any()
+    shift = np.log([0.3, 2.5]) if shifted else None
+    joint = members_joint_log_likelihood(plan.models, codes, columns, plan.packed)
+    want = members_posterior_mean(joint if shift is None else joint + shift)
+    got = inference.members_proba_of_codes(plan.packed, codes, columns, shift)
+    np.testing.assert_array_equal(got, want)
+    assert inference.members_proba_of_codes(plan.packed, codes[:0], columns).shape == (0, 2)

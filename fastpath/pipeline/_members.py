@@ -44,7 +44,7 @@ from ..predict._inference import (
     PackedMembers,
     PackedModel,
     members_joint_log_likelihood,
-    members_posterior_mean,
+    members_proba_of_codes,
     pack_members,
     packed_views,
     posterior_from_joint,
@@ -297,13 +297,14 @@ def members_proba(members: Sequence[Member], frame: pd.DataFrame,
     ``class_shift``: ``log w`` of each class, added to every member's joint log likelihood
     (``class_weight``: the class prior times ``w``, renormalised); ``plan`` as for
     :func:`members_joint_log_proba`."""
-    joint = members_joint_log_proba(members, frame, plan)
-    if class_shift is not None:
-        joint = joint + class_shift
-    if joint.shape[0] == 1:
-        return posterior_from_joint(joint[0])
-    # normalised and added in the members' order row by row, as the mean always was
-    return members_posterior_mean(joint)
+    if len(members) == 1:
+        joint = members_joint_log_proba(members, frame, plan)[0]
+        return posterior_from_joint(joint if class_shift is None else joint + class_shift)
+    # normalised and added in the members' order row by row, as the mean always was, a block
+    # of rows at a time (members_posterior_mean of the whole joint, without it in memory)
+    plan = prediction_plan(members) if plan is None else plan
+    codes, columns = code_members(plan.encoders, frame, plan.layout)
+    return members_proba_of_codes(plan.packed, codes, columns, class_shift)
 
 
 def members_log_proba(members: Sequence[Member], frame: pd.DataFrame,

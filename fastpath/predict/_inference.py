@@ -461,8 +461,9 @@ ROW_BLOCK = 256
 
 
 @njit(cache=True, nogil=True)
-def _member_block(codes_t, columns, pm, e, first, last, out):
-    """Member ``e``'s log P(y, x) of rows ``first:last`` into ``out[e]``: the class prior, then
+def _member_block(codes_t, columns, pm, e, first, last, out, out_first):
+    """Member ``e``'s log P(y, x) of rows ``first:last`` into ``out[e]`` from its row
+    ``out_first`` on: the class prior, then
     each tree's log-probability of the row's value (none for an unknown value) tree by tree,
     read from its table of every parent combination, its merged branches or a descent per
     class -- the same number each way.
@@ -608,7 +609,7 @@ def _member_block(codes_t, columns, pm, e, first, last, out):
                 acc[i, c] += log_prob[logp + node_of[d] * kv + xs[i]]
     for i in range(n):
         for c in range(n_classes):
-            out[e, first + i, c] = acc[i, c]
+            out[e, out_first + i, c] = acc[i, c]
 
 
 @threaded_kernel
@@ -620,8 +621,9 @@ def _members_kernel(codes_t, columns, pm, out):
     n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
     for e in range(columns.shape[0]):
         for b in prange(n_blocks):
-            _member_block(codes_t, columns, pm, e, b * ROW_BLOCK,
-                          min(n_rows, (b + 1) * ROW_BLOCK), out)
+            first = b * ROW_BLOCK
+            _member_block(codes_t, columns, pm, e, first, min(n_rows, first + ROW_BLOCK), out,
+                          first)
 
 
 def members_joint_log_likelihood(models: Sequence[PackedModel], codes: np.ndarray,
@@ -717,63 +719,121 @@ def members_posterior_mean(joint: np.ndarray) -> np.ndarray:
 POSTERIOR_BLOCK_ROWS = 128
 
 
+@njit(cache=True, nogil=True)
+def _posterior_mean_rows(joint, j0, out, r0, r1, shifted, bits, p):
+    """Rows ``r0:r1`` of ``out`` (rows, classes): the mean of the members' posteriors of
+    ``joint``'s rows ``j0:j0 + r1 - r0`` (members, rows, classes). Per member, each row is
+    shifted by its largest value, the rows' values exponentiated by one vectorised call, then
+    each row divided by its sum and added to the members' sum. ``shifted`` and ``bits``
+    (at least ``(r1 - r0) x classes``) and ``p`` (classes) are scratch."""
+    n_members = joint.shape[0]
+    n_classes = joint.shape[2]
+    width = (r1 - r0) * n_classes
+    uniform = 1.0 / n_classes
+    for r in range(r0, r1):
+        for c in range(n_classes):
+            out[r, c] = 0.0  # 0 + p is p: the first member's rows as they are
+    for e in range(n_members):
+        i = 0
+        for r in range(r0, r1):
+            jr = j0 + r - r0
+            top = joint[e, jr, 0]
+            nan = top != top
+            for c in range(1, n_classes):
+                x = joint[e, jr, c]
+                nan |= x != x
+                if x > top:
+                    top = x
+            if nan:  # np.maximum's: a NaN wins, wherever it is
+                top = np.nan
+            if not np.isfinite(top):
+                top = 0.0  # a row without information comes out uniform
+            for c in range(n_classes):
+                shifted[i + c] = joint[e, jr, c] - top
+            i += n_classes
+        exp_in_place(shifted, width, bits)
+        i = 0
+        for r in range(r0, r1):
+            if n_classes < 8:  # numpy's order below 8 values: one by one from -0.0
+                total = -0.0
+                for c in range(n_classes):
+                    total += shifted[i + c]
+            else:
+                for c in range(n_classes):
+                    p[c] = shifted[i + c]
+                total = pairwise_sum(p)
+            if not (total > 0) or not np.isfinite(total):
+                for c in range(n_classes):
+                    out[r, c] += uniform
+            else:
+                for c in range(n_classes):
+                    out[r, c] += shifted[i + c] / total
+            i += n_classes
+    for r in range(r0, r1):
+        for c in range(n_classes):
+            out[r, c] /= n_members
+
+
 @threaded_kernel(nogil=True)
 def _members_posterior_mean(joint, out):
-    """:func:`members_posterior_mean` into ``out`` (rows, classes), blocks of rows in
-    parallel: per member and block, each row shifted by its largest value, the block's
-    values exponentiated by one vectorised call, then each row divided by its sum and added
-    to the members' sum."""
-    n_members, n_rows, n_classes = joint.shape
+    """:func:`members_posterior_mean` into ``out`` (rows, classes), blocks of
+    :data:`POSTERIOR_BLOCK_ROWS` rows in parallel (:func:`_posterior_mean_rows`)."""
+    n_rows, n_classes = out.shape
     n_blocks = (n_rows + POSTERIOR_BLOCK_ROWS - 1) // POSTERIOR_BLOCK_ROWS
-    uniform = 1.0 / n_classes
     for b in prange(n_blocks):
         r0 = b * POSTERIOR_BLOCK_ROWS
         r1 = min(r0 + POSTERIOR_BLOCK_ROWS, n_rows)
-        width = (r1 - r0) * n_classes
-        shifted = np.empty(width)
-        bits = np.empty(width, dtype=np.int64)
+        shifted = np.empty(POSTERIOR_BLOCK_ROWS * n_classes)
+        bits = np.empty(POSTERIOR_BLOCK_ROWS * n_classes, dtype=np.int64)
         p = np.empty(n_classes)
-        for r in range(r0, r1):
-            for c in range(n_classes):
-                out[r, c] = 0.0  # 0 + p is p: the first member's rows as they are
+        _posterior_mean_rows(joint, r0, out, r0, r1, shifted, bits, p)
+
+
+def members_proba_of_codes(packed: PackedMembers, codes: np.ndarray, columns: np.ndarray,
+                           class_shift: np.ndarray | None = None) -> np.ndarray:
+    """:func:`members_posterior_mean` of :func:`members_joint_log_likelihood` (plus
+    ``class_shift``, ``log w`` of each class, when given) -- the same numbers, bit for bit --
+    without the (members x rows x classes) joint log-likelihoods in memory: every block of
+    :data:`ROW_BLOCK` rows gets its members' joint log-likelihoods, then their mean posterior,
+    in one compiled pass (the blocks in parallel), so that a prediction holds its result and
+    a block's scratch, whatever the number of rows and members."""
+    n_classes = packed.class_log_prior.shape[1]
+    out = np.empty((codes.shape[0], n_classes))
+    if codes.shape[0]:
+        shift = (np.zeros(0) if class_shift is None
+                 else np.ascontiguousarray(class_shift, dtype=np.float64).reshape(n_classes))
+        _members_proba_kernel(np.ascontiguousarray(codes.T, dtype=np.int64),
+                              np.ascontiguousarray(columns, dtype=np.int64), packed, shift, out)
+    return out
+
+
+@threaded_kernel(nogil=True)
+def _members_proba_kernel(codes_t, columns, pm, shift, out):
+    """:func:`members_proba_of_codes` into ``out`` (rows, classes): per block of
+    :data:`ROW_BLOCK` rows, every member's :func:`_member_block` into the block's joint
+    log-likelihoods (members x block rows x classes), ``shift`` added when it is not empty,
+    then :func:`_posterior_mean_rows` over the block in runs of :data:`POSTERIOR_BLOCK_ROWS`
+    (each row's numbers do not depend on the runs)."""
+    n_rows, n_classes = out.shape
+    n_members = columns.shape[0]
+    n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
+    for b in prange(n_blocks):
+        first = b * ROW_BLOCK
+        last = min(n_rows, first + ROW_BLOCK)
+        joint = np.empty((n_members, last - first, n_classes))
         for e in range(n_members):
-            i = 0
-            for r in range(r0, r1):
-                top = joint[e, r, 0]
-                nan = top != top
-                for c in range(1, n_classes):
-                    x = joint[e, r, c]
-                    nan |= x != x
-                    if x > top:
-                        top = x
-                if nan:  # np.maximum's: a NaN wins, wherever it is
-                    top = np.nan
-                if not np.isfinite(top):
-                    top = 0.0  # a row without information comes out uniform
-                for c in range(n_classes):
-                    shifted[i + c] = joint[e, r, c] - top
-                i += n_classes
-            exp_in_place(shifted, width, bits)
-            i = 0
-            for r in range(r0, r1):
-                if n_classes < 8:  # numpy's order below 8 values: one by one from -0.0
-                    total = -0.0
+            _member_block(codes_t, columns, pm, e, first, last, joint, 0)
+        if shift.shape[0] > 0:
+            for e in range(n_members):
+                for i in range(last - first):
                     for c in range(n_classes):
-                        total += shifted[i + c]
-                else:
-                    for c in range(n_classes):
-                        p[c] = shifted[i + c]
-                    total = pairwise_sum(p)
-                if not (total > 0) or not np.isfinite(total):
-                    for c in range(n_classes):
-                        out[r, c] += uniform
-                else:
-                    for c in range(n_classes):
-                        out[r, c] += shifted[i + c] / total
-                i += n_classes
-        for r in range(r0, r1):
-            for c in range(n_classes):
-                out[r, c] /= n_members
+                        joint[e, i, c] = joint[e, i, c] + shift[c]
+        shifted = np.empty(POSTERIOR_BLOCK_ROWS * n_classes)
+        bits = np.empty(POSTERIOR_BLOCK_ROWS * n_classes, dtype=np.int64)
+        p = np.empty(n_classes)
+        for r0 in range(first, last, POSTERIOR_BLOCK_ROWS):
+            r1 = min(r0 + POSTERIOR_BLOCK_ROWS, last)
+            _posterior_mean_rows(joint, r0 - first, out, r0, r1, shifted, bits, p)
 
 
 # the kernels compile fastpath.utils._sums' pairwise_sum into their own cache entries
