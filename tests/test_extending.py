@@ -33,11 +33,17 @@ def _laplace(config, trees, m, tree_names, log):
     return EstimatedTables(tables)
 
 
+def _registered(record):
+    """Register ``record`` (an estimator or a structure learner) for one test, then remove it."""
+    estimator = isinstance(record, TableEstimator)
+    (pipeline.register_estimator if estimator else pipeline.register_structure)(record)
+    yield
+    (pipeline.unregister_estimator if estimator else pipeline.unregister_structure)(record.name)
+
+
 @pytest.fixture
 def laplace():
-    pipeline.register_estimator(TableEstimator("laplace", _laplace))
-    yield
-    pipeline.unregister_estimator("laplace")
+    yield from _registered(TableEstimator("laplace", _laplace))
 
 
 def test_an_estimator_is_added_at_one_point(car, laplace, tmp_path, capsys):
@@ -86,9 +92,7 @@ def _chain(codes, y_codes, cardinalities, n_classes, k, order, scores):
 
 @pytest.fixture
 def chain():
-    pipeline.register_structure(StructureLearner("chain", _chain, ordered=True))
-    yield
-    pipeline.unregister_structure("chain")
+    yield from _registered(StructureLearner("chain", _chain, ordered=True))
 
 
 def test_a_structure_learner_is_added_at_one_point(car, chain):
@@ -133,9 +137,7 @@ def _short_sampler(config, trees, m, tree_names, log):
 
 @pytest.fixture
 def short_sampler():
-    pipeline.register_estimator(TableEstimator("hdp-short", _short_sampler, sampler=True))
-    yield
-    pipeline.unregister_estimator("hdp-short")
+    yield from _registered(TableEstimator("hdp-short", _short_sampler, sampler=True))
 
 
 def test_a_changed_sampler_is_an_estimator_with_the_sampler(car, short_sampler):
