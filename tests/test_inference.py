@@ -362,11 +362,16 @@ def test_the_posterior_is_numpys_log_sum_exp_bit_for_bit(n_classes):
 
 
 @pytest.mark.parametrize("shifted", [False, True])
-def test_the_members_posterior_by_blocks_is_the_mean_of_the_whole_joint_bit_for_bit(shifted):
+@pytest.mark.parametrize("block_bytes", [1, None])
+def test_the_members_posterior_by_blocks_is_the_mean_of_the_whole_joint_bit_for_bit(
+        shifted, block_bytes, monkeypatch):
     """members_proba_of_codes (joint log-likelihoods a block of rows at a time, then their
     mean posterior) is members_posterior_mean of the whole joint (plus the class shift), bit
-    for bit, over several blocks of rows, unknown values included."""
+    for bit, in one block or several (blocks of ROW_BLOCK rows), unknown values included."""
     import fastpath.predict._inference as inference
+
+    if block_bytes is not None:
+        monkeypatch.setattr(inference, "FUSED_BLOCK_BYTES", block_bytes)
 
     X, y = load_dataset("credit-a")
     ens = ESKDBClassifier(3, 2, "m", random_state=0).fit(X, y)
@@ -377,7 +382,9 @@ def test_the_members_posterior_by_blocks_is_the_mean_of_the_whole_joint_bit_for_
     codes, columns = code_members(plan.encoders, rows, plan.layout)
     assert (codes < 0).any()
     shift = np.log([0.3, 2.5]) if shifted else None
-    joint = members_joint_log_likelihood(plan.models, codes, columns, plan.packed)
+    rows_of_a_block = inference.fused_block_rows(len(rows), 3, 2, 1)
+    assert (rows_of_a_block == inference.ROW_BLOCK) == (block_bytes is not None)
+    joint = inference.packed_joint_log_likelihood(plan.packed, codes, columns)
     want = members_posterior_mean(joint if shift is None else joint + shift)
     got = inference.members_proba_of_codes(plan.packed, codes, columns, shift)
     np.testing.assert_array_equal(got, want)

@@ -359,7 +359,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         self._clear_fit(keep_partial)
         for name, value in model.attributes().items():
             setattr(self, name, value)
-        self._prediction_plan = prediction_plan(model.members_, share=True)
+        self._prediction_plan = prediction_plan(model.members_)
 
     def _plan(self) -> PredictionPlan:
         """The members' prediction plan: the one built with the fitted state, or, for
@@ -376,7 +376,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
         if "members_" in self.__dict__:
-            self._prediction_plan = prediction_plan(self.members_, share=True)
+            self._prediction_plan = prediction_plan(self.members_)
 
     def _fitted_model(self) -> FittedModel:
         """The fitted state as a record (what :meth:`save` writes)."""

@@ -554,10 +554,8 @@ def read_model(path: str | os.PathLike,
         specs, trees, tables = _read_trees(prefix, entry["trees"], arrays, check)
         encoder = check.built(f"members[{e}].encoder",
                               lambda entry=entry: TableEncoder.from_dict(entry["encoder"]))
-        member = Member(encoder, structure, specs, trees, tables, selection, entry.get("m"),
-                        _m_scores(entry))
-        member.pack()
-        members.append(member)
+        members.append(Member(encoder, structure, specs, trees, tables, selection,
+                              entry.get("m"), _m_scores(entry)))
     params = check.built("params", lambda: _params(meta))
     model = FittedModel(
         classes_=_classes(meta),

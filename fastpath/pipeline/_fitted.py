@@ -30,8 +30,9 @@ class Member:
 
     ``selection`` is the selective kDB record (``None`` for NB, TAN and kDB); ``m`` the m of
     m-estimates (``None`` for HDP estimates) and ``m_scores`` every candidate's RMSE when it was
-    chosen. :meth:`pack` builds the prediction arrays once the tables are set; the fit's driver
-    calls it, so prediction only reads the member.
+    chosen. :meth:`pack` builds (once) a single model's prediction arrays, which the
+    estimator's prediction plan reads; an ensemble's plan packs its members' trees itself
+    (:func:`fastpath.pipeline._members.prediction_plan`), so its members keep no copy.
     """
 
     encoder: TableEncoder
@@ -65,9 +66,7 @@ class Member:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         state.pop("prediction_plan", None)  # what pickles of earlier versions kept here
-        self.__dict__.update(state)
-        if self.probability_tables:
-            self.pack()
+        self.__dict__.update(state)  # packed when needed: an ensemble's plan packs its trees
 
 
 @dataclass

@@ -42,11 +42,10 @@ from ..encode._exclusion import excluded_columns, say_excluded
 from ..estimate._diagnostics import tree_label
 from ..predict._inference import (
     PackedMembers,
-    PackedModel,
-    members_joint_log_likelihood,
     members_proba_of_codes,
+    pack_ensemble,
     pack_members,
-    packed_views,
+    packed_joint_log_likelihood,
     posterior_from_joint,
 )
 from ..structure._orders import sample_order
@@ -200,8 +199,7 @@ def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,
             member.probability_tables = [estimated.tables[j] for j in slot]
         results, diagnostics = estimated.hdp_results, estimated.diagnostics
     for member in members:
-        member.packed = None
-        member.pack()  # built now: the estimator's prediction plan reads it
+        member.packed = None  # the tables are new: the estimator's prediction plan packs them
     return FittedModel(
         classes_=classes,
         n_features_in_=len(feature_names),
@@ -251,36 +249,35 @@ def members_joint_log_proba(members: Sequence[Member], frame: pd.DataFrame,
     estimator keeps (built for this call otherwise)."""
     plan = prediction_plan(members) if plan is None else plan
     codes, columns = code_members(plan.encoders, frame, plan.layout)
-    return members_joint_log_likelihood(plan.models, codes, columns, plan.packed)
+    return packed_joint_log_likelihood(plan.packed, codes, columns)
 
 
 class PredictionPlan(NamedTuple):
     """What every prediction of a fitted model reuses: the members (to check it is theirs),
-    their encoders and packed models, where their codes go (:func:`~fastpath.encode._encoder.
-    members_layout`) and the packed models end to end (:func:`~fastpath.predict._inference.
-    pack_members`)."""
+    their encoders, where their codes go (:func:`~fastpath.encode._encoder.members_layout`)
+    and their packed trees end to end (:class:`~fastpath.predict._inference.PackedMembers`)."""
 
     members: tuple[Member, ...]
     encoders: list[TableEncoder]
-    models: tuple[PackedModel, ...]
     layout: MembersLayout
     packed: PackedMembers
 
 
-def prediction_plan(members: Sequence[Member], share: bool = False) -> PredictionPlan:
+def prediction_plan(members: Sequence[Member]) -> PredictionPlan:
     """The members' :class:`PredictionPlan`. A fitted estimator builds it once, when it is
-    fitted or loaded, and passes it to every prediction, so that predictions only read.
-    ``share``: the members' packed models are then replaced by views of the concatenation
-    (:func:`~fastpath.predict._inference.packed_views`; the same values), so that the
-    prediction arrays are held once."""
-    models = tuple(member.pack() for member in members)
-    packed = pack_members(models)
-    if share and len(models) > 1:
-        models = packed_views(models, packed)
-        for member, model in zip(members, models, strict=True):
-            member.packed = model
+    fitted or loaded, and passes it to every prediction, so that predictions only read. An
+    ensemble's trees are packed straight into the plan (:func:`~fastpath.predict._inference.
+    pack_ensemble`: its members keep no packed copy of their own); a single model's are its
+    member's :meth:`~fastpath.pipeline._fitted.Member.pack`."""
+    if len(members) == 1:
+        packed = pack_members([members[0].pack()])
+    else:
+        packed = pack_ensemble([m.probability_tables[0][0] for m in members],
+                               [m.tree_specs[1:] for m in members],
+                               [m.trees[1:] for m in members],
+                               [m.probability_tables[1:] for m in members])
     encoders = [member.encoder for member in members]
-    return PredictionPlan(tuple(members), encoders, models, members_layout(encoders), packed)
+    return PredictionPlan(tuple(members), encoders, members_layout(encoders), packed)
 
 
 def is_plan_of(plan: PredictionPlan | None, members: Sequence[Member]) -> bool:

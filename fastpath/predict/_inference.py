@@ -36,7 +36,7 @@ from ..utils import _exp, _sums
 from ..utils._exp import exp_in_place
 from ..utils._numba_cache import flush_stale_cache
 from ..utils._sums import pairwise_sum
-from ..utils._threads import threaded_kernel
+from ..utils._threads import numba_threads, threaded_kernel
 
 
 @dataclass(frozen=True)
@@ -426,33 +426,41 @@ def pack_members(models: Sequence[PackedModel]) -> PackedMembers:
     )
 
 
-#: the fields of a :class:`PackedModel` that :func:`pack_members` concatenates as they are
-#: (numbered within a tree, or plain values): a member's can be read from the concatenation
-_CONCATENATED_AS_THEY_ARE = ("child_col", "cond_cols", "lookup_offsets", "child_lookup",
-                             "n_values", "log_prob", "cond_cards", "dense_log_prob",
-                             "merged_lookup_offsets", "merged_child_lookup", "merged_rows")
+def pack_ensemble(class_priors: Sequence[np.ndarray], specs: Sequence[Sequence[TreeSpec]],
+                  trees: Sequence[Sequence[ContextTree]],
+                  tables: Sequence[Sequence[np.ndarray]]) -> PackedMembers:
+    """:class:`PackedMembers` straight from every member's class prior and attribute trees
+    (``specs[e]``, ``trees[e]``, ``tables[e]``): the same arrays as :func:`pack_members` of
+    the members' :func:`pack_model`, each written once (the members' trees packed as one
+    model's, then split by member) instead of once per member and again end to end."""
+    whole = pack_model(class_priors[0], [s for part in specs for s in part],
+                       [t for part in trees for t in part],
+                       [t for part in tables for t in part])
+    tree_ptr = np.zeros(len(specs) + 1, np.int64)
+    tree_ptr[1:] = np.cumsum([len(part) for part in specs])
+    n_trees = whole.child_col.size
+    with np.errstate(divide="ignore"):
+        priors = np.stack([np.log(np.asarray(p, dtype=np.float64)) for p in class_priors])
 
+    def or_none(values: np.ndarray | None, none: np.ndarray) -> np.ndarray:
+        return none if values is None else values
 
-def packed_views(models: Sequence[PackedModel], packed: PackedMembers
-                 ) -> tuple[PackedModel, ...]:
-    """``models`` with the arrays :func:`pack_members` concatenated as they are replaced by
-    read-only views of ``packed``'s (the same values), so that a fitted ensemble holds its
-    prediction arrays once, not once per member and again end to end."""
-    at = dict.fromkeys(_CONCATENATED_AS_THEY_ARE, 0)
-    views = []
-    for model in models:
-        changes = {}
-        for name in _CONCATENATED_AS_THEY_ARE:
-            own = getattr(model, name)
-            if own is None:  # none concatenated, but zeros in place of a missing cond_cards
-                at[name] += model.cond_cols.size if name == "cond_cards" else 0
-                continue
-            view = getattr(packed, name)[at[name]:at[name] + own.size]
-            view.flags.writeable = False
-            changes[name] = view
-            at[name] += own.size
-        views.append(dataclasses.replace(model, **changes))
-    return tuple(views)
+    empty_int, empty_float = np.empty(0, np.int64), np.empty(0, np.float64)
+    return PackedMembers(
+        tree_ptr=tree_ptr, class_log_prior=priors, child_col=whole.child_col,
+        cond_ptr=whole.cond_ptr, cond_cols=whole.cond_cols, node_offset=whole.node_offset,
+        lookup_offsets=whole.lookup_offsets, lookup_base=whole.lookup_base,
+        child_lookup=whole.child_lookup, n_values=whole.n_values,
+        logp_offset=whole.logp_offset, log_prob=whole.log_prob,
+        dense_offset=or_none(whole.dense_offset, np.full(n_trees, -1, np.int64)),
+        cond_cards=or_none(whole.cond_cards, np.zeros(whole.cond_cols.size, np.int64)),
+        dense_log_prob=or_none(whole.dense_log_prob, empty_float),
+        merged_node_offset=or_none(whole.merged_node_offset, np.full(n_trees, -1, np.int64)),
+        merged_lookup_base=or_none(whole.merged_lookup_base, np.zeros(n_trees, np.int64)),
+        merged_lookup_offsets=or_none(whole.merged_lookup_offsets, empty_int),
+        merged_child_lookup=or_none(whole.merged_child_lookup, empty_int),
+        merged_rows=or_none(whole.merged_rows, empty_int),
+    )
 
 
 #: rows a kernel reads every tree for before it moves on to the next rows: a block's codes
@@ -483,9 +491,9 @@ def _member_block(codes_t, columns, pm, e, first, last, out, out_first):
     class, after the tree's other rows. The class loops index with unsigned integers: with a
     signed index numba's wrap-around of negative indices made the compiler gather the
     contiguous entries one by one. Every row still gets the trees' terms in tree order, so the
-    sums are the same floats. (The descents are written inline: through a helper, even one
-    numba inlines, the trees descended per class were slower; docs/performance.md, "The
-    tenth session".)"""
+    sums are the same floats. (The two level-by-level descents, merged and per class, are
+    written out alike on purpose: one numba function for a level's steps, called by both, made
+    predictions 4-20 % slower; docs/performance.md, "Prediction at real size".)"""
     n_classes = pm.class_log_prior.shape[1]
     n = last - first
     mine = columns[e]
@@ -632,14 +640,21 @@ def members_joint_log_likelihood(models: Sequence[PackedModel], codes: np.ndarra
     """Every member's log P(y, x) for every row and class, shape (n_members, n_rows, n_classes),
     from the shared codes and the members' columns in them (member ``e``'s attribute ``j`` is
     ``codes[:, columns[e, j]]``, :func:`fastpath.encode._encoder.code_members`), in one kernel
-    call (``packed``: :func:`pack_members` of ``models``, when the caller keeps it). The kernel
-    reads the codes column by column: codes stored so (Fortran order, as
-    :func:`~fastpath.encode._encoder.code_members` returns them) are read in place, others
-    copied once.
+    call (``packed``: :func:`pack_members` of ``models``, when the caller keeps it).
     """
-    out = np.empty((len(models), codes.shape[0], models[0].n_classes), dtype=np.float64)
+    return packed_joint_log_likelihood(pack_members(models) if packed is None else packed,
+                                       codes, columns)
+
+
+def packed_joint_log_likelihood(packed: PackedMembers, codes: np.ndarray, columns: np.ndarray
+                                ) -> np.ndarray:
+    """:func:`members_joint_log_likelihood` of the packed members. The kernel reads the codes
+    column by column: codes stored so (Fortran order, as
+    :func:`~fastpath.encode._encoder.code_members` returns them) are read in place, others
+    copied once."""
+    n_members = packed.tree_ptr.size - 1
+    out = np.empty((n_members, codes.shape[0], packed.class_log_prior.shape[1]))
     if codes.shape[0]:
-        packed = pack_members(models) if packed is None else packed
         _members_kernel(np.ascontiguousarray(codes.T, dtype=np.int64),
                         np.ascontiguousarray(columns, dtype=np.int64), packed, out)
     return out
@@ -789,40 +804,61 @@ def _members_posterior_mean(joint, out):
         _posterior_mean_rows(joint, r0, out, r0, r1, shifted, bits, p)
 
 
+#: the most bytes of joint log-likelihoods (members x rows x classes) one block of
+#: :func:`members_proba_of_codes` holds: a block's rows are read member by member, so each
+#: member's tables serve many rows from the caches before the next member's are read
+FUSED_BLOCK_BYTES = 32 << 20
+
+
+def fused_block_rows(n_rows: int, n_members: int, n_classes: int, n_threads: int) -> int:
+    """Rows of a block of :func:`members_proba_of_codes`: as many as
+    :data:`FUSED_BLOCK_BYTES` allow, a multiple of :data:`ROW_BLOCK`, and no more than a
+    thread's share of the rows (each thread takes whole blocks)."""
+    most = FUSED_BLOCK_BYTES // (8 * n_members * n_classes) // ROW_BLOCK * ROW_BLOCK
+    share = -(-n_rows // max(1, n_threads))
+    return max(ROW_BLOCK, min(most, -(-share // ROW_BLOCK) * ROW_BLOCK))
+
+
 def members_proba_of_codes(packed: PackedMembers, codes: np.ndarray, columns: np.ndarray,
                            class_shift: np.ndarray | None = None) -> np.ndarray:
     """:func:`members_posterior_mean` of :func:`members_joint_log_likelihood` (plus
     ``class_shift``, ``log w`` of each class, when given) -- the same numbers, bit for bit --
-    without the (members x rows x classes) joint log-likelihoods in memory: every block of
-    :data:`ROW_BLOCK` rows gets its members' joint log-likelihoods, then their mean posterior,
-    in one compiled pass (the blocks in parallel), so that a prediction holds its result and
-    a block's scratch, whatever the number of rows and members."""
-    n_classes = packed.class_log_prior.shape[1]
+    without the (members x rows x classes) joint log-likelihoods in memory: each block of
+    :func:`fused_block_rows` rows gets its members' joint log-likelihoods, then their mean
+    posterior, in one compiled pass (the blocks in parallel), so that a prediction holds its
+    result and a block's scratch (at most :data:`FUSED_BLOCK_BYTES` a thread), whatever the
+    number of rows."""
+    n_members, n_classes = packed.class_log_prior.shape
     out = np.empty((codes.shape[0], n_classes))
     if codes.shape[0]:
         shift = (np.zeros(0) if class_shift is None
                  else np.ascontiguousarray(class_shift, dtype=np.float64).reshape(n_classes))
+        rows = fused_block_rows(codes.shape[0], n_members, n_classes, numba_threads())
         _members_proba_kernel(np.ascontiguousarray(codes.T, dtype=np.int64),
-                              np.ascontiguousarray(columns, dtype=np.int64), packed, shift, out)
+                              np.ascontiguousarray(columns, dtype=np.int64), packed, shift,
+                              rows, out)
     return out
 
 
 @threaded_kernel(nogil=True)
-def _members_proba_kernel(codes_t, columns, pm, shift, out):
+def _members_proba_kernel(codes_t, columns, pm, shift, block_rows, out):
     """:func:`members_proba_of_codes` into ``out`` (rows, classes): per block of
-    :data:`ROW_BLOCK` rows, every member's :func:`_member_block` into the block's joint
-    log-likelihoods (members x block rows x classes), ``shift`` added when it is not empty,
-    then :func:`_posterior_mean_rows` over the block in runs of :data:`POSTERIOR_BLOCK_ROWS`
-    (each row's numbers do not depend on the runs)."""
+    ``block_rows`` rows, every member's :func:`_member_block` over the block's runs of
+    :data:`ROW_BLOCK` rows into the block's joint log-likelihoods (members x block rows x
+    classes), ``shift`` added when it is not empty, then :func:`_posterior_mean_rows` over
+    the block in runs of :data:`POSTERIOR_BLOCK_ROWS` (each row's numbers do not depend on
+    the blocks or the runs)."""
     n_rows, n_classes = out.shape
     n_members = columns.shape[0]
-    n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
+    n_blocks = (n_rows + block_rows - 1) // block_rows
     for b in prange(n_blocks):
-        first = b * ROW_BLOCK
-        last = min(n_rows, first + ROW_BLOCK)
+        first = b * block_rows
+        last = min(n_rows, first + block_rows)
         joint = np.empty((n_members, last - first, n_classes))
         for e in range(n_members):
-            _member_block(codes_t, columns, pm, e, first, last, joint, 0)
+            for run in range(first, last, ROW_BLOCK):
+                _member_block(codes_t, columns, pm, e, run, min(last, run + ROW_BLOCK), joint,
+                              run - first)
         if shift.shape[0] > 0:
             for e in range(n_members):
                 for i in range(last - first):
