@@ -986,8 +986,8 @@ def _interval_codes(values, missing, cuts, below, missing_codes, targets, out):
 def code_members(encoders: Sequence[TableEncoder], X: Any,
                  layout: MembersLayout | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``X`` coded for several encoders at once (an ensemble's members), each distinct column
-    coding once: ``codes`` of shape (n_rows, n_distinct), in Fortran order, and ``columns`` of
-    shape (n_encoders, n_attributes), where member ``e``'s column ``j`` is
+    coding once: ``codes`` of shape (n_rows, n_distinct), int32 in Fortran order, and
+    ``columns`` of shape (n_encoders, n_attributes), where member ``e``'s column ``j`` is
     ``codes[:, columns[e, j]]`` -- exactly ``encoders[e].transform(X)[:, j]``. ``layout``:
     :func:`members_layout` of ``encoders``, when the caller keeps it."""
     frame, _ = as_frame(X)
@@ -999,8 +999,10 @@ def code_members(encoders: Sequence[TableEncoder], X: Any,
     errors = encoders[0].errors
     parsed = _columns_parsed(frame)
     _check_cell_types(frame, [parsed[j].array for j in range(frame.shape[1])])
-    # column by column: each column is written, and the members' kernel reads it, as one run
-    codes = np.empty((frame.shape[0], layout.n_codes), dtype=np.int64, order="F")
+    # column by column: each column is written, and the members' kernel reads it, as one run;
+    # 32-bit (a code is below a column's number of values): half the bytes of a prediction's
+    # largest array
+    codes = np.empty((frame.shape[0], layout.n_codes), dtype=np.int32, order="F")
     try:
         categorical = []  # (destination, the column's categorical codes, its lookup)
         for d, j, coding in layout.nominal:

@@ -649,13 +649,13 @@ def members_joint_log_likelihood(models: Sequence[PackedModel], codes: np.ndarra
 def packed_joint_log_likelihood(packed: PackedMembers, codes: np.ndarray, columns: np.ndarray
                                 ) -> np.ndarray:
     """:func:`members_joint_log_likelihood` of the packed members. The kernel reads the codes
-    column by column: codes stored so (Fortran order, as
+    column by column, as 32-bit integers: codes stored so (int32 in Fortran order, as
     :func:`~fastpath.encode._encoder.code_members` returns them) are read in place, others
     copied once."""
     n_members = packed.tree_ptr.size - 1
     out = np.empty((n_members, codes.shape[0], packed.class_log_prior.shape[1]))
     if codes.shape[0]:
-        _members_kernel(np.ascontiguousarray(codes.T, dtype=np.int64),
+        _members_kernel(np.ascontiguousarray(codes.T, dtype=np.int32),
                         np.ascontiguousarray(columns, dtype=np.int64), packed, out)
     return out
 
@@ -834,7 +834,7 @@ def members_proba_of_codes(packed: PackedMembers, codes: np.ndarray, columns: np
         shift = (np.zeros(0) if class_shift is None
                  else np.ascontiguousarray(class_shift, dtype=np.float64).reshape(n_classes))
         rows = fused_block_rows(codes.shape[0], n_members, n_classes, numba_threads())
-        _members_proba_kernel(np.ascontiguousarray(codes.T, dtype=np.int64),
+        _members_proba_kernel(np.ascontiguousarray(codes.T, dtype=np.int32),
                               np.ascontiguousarray(columns, dtype=np.int64), packed, shift,
                               rows, out)
     return out
