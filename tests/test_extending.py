@@ -46,6 +46,18 @@ def laplace():
     yield from _registered(TableEstimator("laplace", _laplace))
 
 
+@pytest.fixture
+def chain():
+    """The chain-shaped structure learner below, registered for a test."""
+    yield from _registered(StructureLearner("chain", _chain, ordered=True))
+
+
+@pytest.fixture
+def short_sampler():
+    """The short sampler below, registered for a test."""
+    yield from _registered(TableEstimator("hdp-short", _short_sampler, sampler=True))
+
+
 def test_an_estimator_is_added_at_one_point(car, laplace, tmp_path, capsys):
     X, y = car
     clf = BayesNetClassifier("kdb", k=1, estimator="laplace", random_state=0).fit(X, y)
@@ -90,11 +102,6 @@ def _chain(codes, y_codes, cardinalities, n_classes, k, order, scores):
     return Structure(kind="kdb", parents=tuple(parents), order=order, k=1)
 
 
-@pytest.fixture
-def chain():
-    yield from _registered(StructureLearner("chain", _chain, ordered=True))
-
-
 def test_a_structure_learner_is_added_at_one_point(car, chain):
     X, y = car
     clf = BayesNetClassifier("chain", estimator="m", random_state=0).fit(X, y)
@@ -133,11 +140,6 @@ def _short_sampler(config, trees, m, tree_names, log):
     names = tree_names or [f"tree{i}" for i in range(len(trees))]
     tables = [np.array(r.probabilities, dtype=np.float64) for r in results]
     return EstimatedTables(tables, results, summarise_fit(results, names, deferred=True))
-
-
-@pytest.fixture
-def short_sampler():
-    yield from _registered(TableEstimator("hdp-short", _short_sampler, sampler=True))
 
 
 def test_a_changed_sampler_is_an_estimator_with_the_sampler(car, short_sampler):
