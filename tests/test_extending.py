@@ -4,6 +4,7 @@ through the one point of its kind, fits and predicts with it, and removes it."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 
@@ -33,29 +34,37 @@ def _laplace(config, trees, m, tree_names, log):
     return EstimatedTables(tables)
 
 
+@contextlib.contextmanager
 def _registered(record):
-    """Register ``record`` (an estimator or a structure learner) for one test, then remove it."""
+    """Register ``record`` (an estimator or a structure learner) for a block, then remove it,
+    whatever the block raised."""
     estimator = isinstance(record, TableEstimator)
     (pipeline.register_estimator if estimator else pipeline.register_structure)(record)
-    yield
-    (pipeline.unregister_estimator if estimator else pipeline.unregister_structure)(record.name)
+    try:
+        yield
+    finally:
+        (pipeline.unregister_estimator if estimator
+         else pipeline.unregister_structure)(record.name)
 
 
 @pytest.fixture
 def laplace():
-    yield from _registered(TableEstimator("laplace", _laplace))
+    with _registered(TableEstimator("laplace", _laplace)):
+        yield
 
 
 @pytest.fixture
 def chain():
     """The chain-shaped structure learner below, registered for a test."""
-    yield from _registered(StructureLearner("chain", _chain, ordered=True))
+    with _registered(StructureLearner("chain", _chain, ordered=True)):
+        yield
 
 
 @pytest.fixture
 def short_sampler():
     """The short sampler below, registered for a test."""
-    yield from _registered(TableEstimator("hdp-short", _short_sampler, sampler=True))
+    with _registered(TableEstimator("hdp-short", _short_sampler, sampler=True)):
+        yield
 
 
 def test_an_estimator_is_added_at_one_point(car, laplace, tmp_path, capsys):
@@ -86,7 +95,11 @@ def test_registration_refuses_built_in_and_taken_names():
         pipeline.unregister_estimator("toy")
     with pytest.raises(ValueError, match="built-in"):
         pipeline.unregister_structure("kdb")
-    assert "toy" not in pipeline.ESTIMATORS
+    with pytest.raises(ValueError, match="selective=True is the built-in 'skdb'"):
+        pipeline.register_structure(StructureLearner("mine", _chain, selective=True))
+    with pytest.raises(TypeError, match="expected a StructureLearner"):
+        pipeline.register_structure(TableEstimator("mine", _laplace))
+    assert "toy" not in pipeline.ESTIMATORS and "mine" not in pipeline.STRUCTURES
     with pytest.raises(ValueError, match="estimator must be one of"):
         BayesNetClassifier(estimator="toy").fit([[0], [1]], [0, 1])
 
@@ -148,3 +161,84 @@ def test_a_changed_sampler_is_an_estimator_with_the_sampler(car, short_sampler):
     assert isinstance(clf.hdp_options(), HDPOptions)
     assert all((r.options.n_iter, r.options.n_chains) == (200, 1) for r in clf.hdp_results_)
     assert (clf.predict(X) == y.to_numpy()).mean() > 0.7
+
+
+# ---------------------------------------------------------------------- what the points check
+def _m_rule(config, trees, m, tree_names, log):
+    """m-estimates with the chosen m, every tree (a toy that reads m)."""
+    from fastpath.estimate import m_estimate_table
+
+    seen_m.append(m)
+    return EstimatedTables([m_estimate_table(t, m) for t in trees])
+
+
+seen_m: list = []
+
+
+def test_an_estimator_that_chooses_m_gets_each_members_m(car):
+    X, y = car
+    seen_m.clear()
+    with _registered(TableEstimator("m-toy", _m_rule, chooses_m=True)):
+        ens = ESKDBClassifier(n_estimators=3, estimator="m-toy", m="auto",
+                              random_state=0).fit(X, y)
+        ref = ESKDBClassifier(n_estimators=3, estimator="m", m="auto", random_state=0).fit(X, y)
+    assert seen_m == [member.m for member in ens.members_]
+    assert all(isinstance(m, float) for m in seen_m)
+    assert [member.m_scores for member in ens.members_] == [
+        member.m_scores for member in ref.members_]
+    np.testing.assert_array_equal(ens.predict_proba(X), ref.predict_proba(X))
+
+
+def _wrong_shape(config, trees, m, tree_names, log):
+    return EstimatedTables([np.full((1, t.counts.shape[1]), 0.5) for t in trees])
+
+
+def _too_few(config, trees, m, tree_names, log):
+    return EstimatedTables([])
+
+
+@pytest.mark.parametrize("estimate, match", [
+    (_wrong_shape, r"'bad': table \d+ must be a float64 array of shape"),
+    (_too_few, r"'bad' returned 0 tables for \d+ trees"),
+])
+def test_an_estimators_tables_are_checked(car, estimate, match):
+    X, y = car
+    with _registered(TableEstimator("bad", estimate)):
+        with pytest.raises(ValueError, match=match):
+            BayesNetClassifier("nb", estimator="bad").fit(X, y)
+
+
+@dataclasses.dataclass(frozen=True)
+class _LaplaceOptions:
+    """Options of a toy estimator, given as ``estimator=_LaplaceOptions()``."""
+
+    prior: float = 1.0
+
+
+def test_an_estimators_own_options_are_refused_by_model_files_by_name(car, tmp_path):
+    X, y = car
+    with _registered(TableEstimator("laplace-opts", _laplace, options=_LaplaceOptions)):
+        clf = BayesNetClassifier("nb", estimator=_LaplaceOptions(), random_state=0).fit(X, y)
+        with pytest.raises(ValueError, match="_LaplaceOptions cannot be saved"):
+            clf.save(tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_a_registered_sampler_is_diagnosed_from_its_model_file(car, short_sampler, tmp_path,
+                                                                capsys):
+    X, y = car
+    clf = BayesNetClassifier("nb", estimator="hdp-short", random_state=0).fit(X, y)
+    clf.save(tmp_path / "m.npz")
+    # exit status 1: the short chains are not certified, which is what diagnose reports
+    assert main(["diagnose", str(tmp_path / "m.npz")]) == (0 if clf.diagnostics_.converged
+                                                          else 1)
+    assert "7 trees, 1 chain(s)" in capsys.readouterr().out
+
+
+def test_a_learner_in_memory_only_is_refused_before_a_stream_is_read(car, chain):
+    def chunks():
+        raise AssertionError("the stream was read")
+        yield  # a generator
+
+    with pytest.raises(ValueError, match="in memory only"):
+        BayesNetClassifier("chain", estimator="m").fit(chunks(), "class")

@@ -73,6 +73,7 @@ from ..estimate._hls_options import HLS_C, HLSOptions
 from ..estimate.hdp._options import RENAMED_PRESETS, HDPOptions
 from ..pipeline._config import HDP_PARAMETERS, LEGACY_SAMPLER, hdp_options, sampler_from_keywords
 from ..pipeline._fitted import FittedModel, Member
+from ..pipeline._registry import uses_sampler
 from ..structure._graphs import Structure
 from ..structure._selective import SelectedStructure
 from ..utils._files import atomic_write
@@ -134,6 +135,10 @@ def _jsonable_params(params: dict[str, Any]) -> dict[str, Any]:
         elif key == "estimator" and isinstance(value, HLSOptions):  # "hls" and its penalty
             out["hls_C"] = float(value.C)
             value = "hls"
+        elif key == "estimator" and not isinstance(value, str):
+            raise ValueError(f"estimator={value!r:.80}: a model file stores an estimator by its "
+                             "name (or HLSOptions); options of type "
+                             f"{type(value).__name__} cannot be saved")
         out[key] = _label(value) if not isinstance(value, list) else value
     return out
 
@@ -494,7 +499,7 @@ def _diagnostics(meta: dict) -> FitDiagnostics | None:
     if stored is None:
         return None
     params = _params(meta)
-    options = hdp_options(params) if params.get("estimator") == "hdp" else None
+    options = hdp_options(params) if uses_sampler(params.get("estimator")) else None
     return FitDiagnostics.from_dict(stored, options)
 
 

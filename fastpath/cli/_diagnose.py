@@ -14,6 +14,7 @@ from ..classifier._model_io import read_model_meta
 from ..estimate._diagnostics import FitDiagnostics, summarise_fit
 from ..estimate.hdp import estimate_trees
 from ..pipeline._members import distinct_trees
+from ..pipeline._registry import uses_sampler
 
 
 def add_diagnose_parser(subparsers) -> None:
@@ -72,7 +73,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
         for message in warned:
             print(f"  - {message}")
         sys.stdout.flush()
-    if params.get("estimator") != "hdp":
+    if not uses_sampler(params.get("estimator")):
         raise ValueError(f"{args.model!r} was fitted with estimator={params.get('estimator')!r}: "
                          "only HDP fits have samplers to diagnose")
     if args.top < 1:

@@ -215,10 +215,16 @@ class FitConfig:
         return FitLog(self.verbose)
 
     @property
+    def chooses_m(self) -> bool:
+        """Whether the estimator reads an m (each member's own: m-estimates, or a registered
+        estimator with ``chooses_m``), so that members' tables are estimated one by one."""
+        return ESTIMATORS[self.estimator].chooses_m
+
+    @property
     def m_rule(self) -> str | None:
         """How m is chosen with m-estimates: ``"loo"`` (``m="auto"``), ``"holdout"`` (the
         paper's, ``m="holdout"``), or None (a fixed m, or HDP estimates)."""
-        if not ESTIMATORS[self.estimator].chooses_m or not isinstance(self.m, str):
+        if not self.chooses_m or not isinstance(self.m, str):
             return None
         return M_RULES[self.m]
 

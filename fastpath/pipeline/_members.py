@@ -189,7 +189,7 @@ def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,
     """
     log = config.log() if log is None else log
     results = diagnostics = None
-    if config.estimator == "m":
+    if config.chooses_m:
         for member in members:
             member.probability_tables = estimate_tables(config, member.trees, member.m).tables
     else:
@@ -282,7 +282,8 @@ def prediction_plan(members: Sequence[Member]) -> PredictionPlan:
 
 def is_plan_of(plan: PredictionPlan | None, members: Sequence[Member]) -> bool:
     """Whether ``plan`` was built for these very members (a model's members replaced since
-    are predicted with a plan of their own)."""
+    are predicted with a plan of their own). A member's tables changed in place are not seen:
+    the estimators change them only through a fit, which builds a new plan."""
     return (plan is not None and len(plan.members) == len(members)
             and all(a is b for a, b in zip(plan.members, members, strict=True)))
 

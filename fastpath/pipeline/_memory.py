@@ -57,7 +57,7 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
         )
         trees = name_trees(counts, specs, encoder.feature_names_)
         return Member(encoder, learned.structure, specs, trees, [], learned.selection, m,
-                      scores if config.estimator == "m" else None)
+                      scores if config.chooses_m else None)
 
     def fit_member_alone(e: int, rng: np.random.Generator | None) -> Member:
         with limit_threads(1):  # a worker thread: its kernels serial, never a nested pool

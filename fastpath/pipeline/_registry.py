@@ -169,8 +169,9 @@ class StructureLearner:
     uses_k : bool
         ``k`` bounds the parents (the fit's stage line names it).
     selective : bool
-        Selective kDB: the structure ``learn`` gives is the kDB-K whose (n*, k*) the
-        leave-one-out search selects (:mod:`fastpath.structure._selective`).
+        Selective kDB: a kDB-K whose (n*, k*) the leave-one-out search selects
+        (:mod:`fastpath.structure._selective`, which learns that kDB-K itself). The built-in
+        ``"skdb"`` only: :func:`register_structure` refuses it.
     ordered : bool
         The learner follows an attribute ``order`` and reads the ``scores``: an ensemble's
         members after the first draw their orders from ``I(X; Y)`` (ESKDB's diversity), and
@@ -239,7 +240,7 @@ _BUILT_IN = frozenset(ESTIMATORS) | frozenset(STRUCTURES)
 
 def _register(table: dict[str, Any], record: Any, kind: type, replace: bool) -> None:
     if not isinstance(record, kind):
-        raise ValueError(f"expected a {kind.__name__}, got {record!r:.80}")
+        raise TypeError(f"expected a {kind.__name__}, got {record!r:.80}")
     if not isinstance(record.name, str) or not record.name:
         raise ValueError(f"a {kind.__name__}'s name must be a non-empty string, got "
                          f"{record.name!r}")
@@ -270,13 +271,26 @@ def unregister_estimator(name: str) -> None:
 
 
 def register_structure(learner: StructureLearner, *, replace: bool = False) -> None:
-    """Make ``learner.name`` a value of ``structure`` (``ValueError``: a taken name)."""
+    """Make ``learner.name`` a value of ``structure`` (``ValueError``: a taken name, or
+    ``selective=True``: selective kDB's leave-one-out selection learns its own kDB-K, in memory
+    and out of core, and is the built-in ``"skdb"`` only)."""
+    if isinstance(learner, StructureLearner) and learner.selective:
+        raise ValueError(f"structure {learner.name!r}: selective=True is the built-in 'skdb' "
+                         "learner's (its leave-one-out selection learns its own kDB-K); "
+                         "register a learner without it")
     _register(STRUCTURES, learner, StructureLearner, replace)
 
 
 def unregister_structure(name: str) -> None:
     """Remove a structure learner :func:`register_structure` added."""
     _unregister(STRUCTURES, name)
+
+
+def uses_sampler(estimator: Any) -> bool:
+    """Whether ``estimator`` (a stored name) is a registered estimator with the HDP sampler
+    (whose fits have sampler options and diagnostics)."""
+    record = ESTIMATORS.get(estimator) if isinstance(estimator, str) else None
+    return record is not None and record.sampler
 
 
 def estimator_of(estimator: Any) -> tuple[TableEstimator, Any]:

@@ -109,13 +109,21 @@ def selection_key(config: FitConfig, rng: np.random.Generator | None, n_rows: in
     classifier with MDL cut points) takes ``config.random_state``'s integer seed.
     """
     sample = config.selection_sample(n_classes)
-    if config.structure != "skdb" or sample is None or n_rows <= sample:
+    if not STRUCTURES[config.structure].selective or sample is None or n_rows <= sample:
         return 0
     if rng is None:
         return seed_int(config.random_state)
     seq = rng.bit_generator.seed_seq
     child = np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, _SELECTION_STREAM))
     return int(child.generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def check_learned_from_scores(config: FitConfig) -> None:
+    """Refuse, before any data is read, an out-of-core fit of a structure learner that fits in
+    memory only (no ``from_scores``)."""
+    if STRUCTURES[config.structure].from_scores is None:
+        raise ValueError(f"structure={config.structure!r} is learned in memory only: fit a "
+                         "DataFrame or an array, not a file, a chunk iterator or Dask")
 
 
 def structure_from_scores(config: FitConfig, mutual_information: np.ndarray | None,
@@ -125,9 +133,7 @@ def structure_from_scores(config: FitConfig, mutual_information: np.ndarray | No
     ``order`` (kDB and SkDB) replaces the ``I(X; Y)`` ranking of the attributes, as in
     :func:`learn_structure`."""
     learner = STRUCTURES[config.structure]
-    if learner.from_scores is None:
-        raise ValueError(f"structure={config.structure!r} is learned in memory only: fit a "
-                         "DataFrame or an array, not a file, a chunk iterator or Dask")
+    check_learned_from_scores(config)
     return learner.from_scores(mutual_information, conditional_mutual_information, n_attributes,
                                config.k, order)
 
@@ -277,6 +283,26 @@ def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | 
     """
     log = config.log() if log is None else log
     estimated = ESTIMATORS[config.estimator].estimate(config, trees, m, tree_names, log)
+    _check_tables(config.estimator, trees, estimated.tables)
     for t in estimated.tables:
         t.flags.writeable = False
     return estimated
+
+
+def _check_tables(estimator: str, trees: Sequence[ContextTree], tables: Sequence[Any]) -> None:
+    """Refuse an estimator's tables that prediction could not read: one float64 table per
+    tree, of the tree's shape (nodes x values), with probabilities in [0, 1] (a registered
+    estimator's output, checked as a model file's tables are)."""
+    if len(tables) != len(trees):
+        raise ValueError(f"estimator {estimator!r} returned {len(tables)} tables for "
+                         f"{len(trees)} trees")
+    for i, (tree, table) in enumerate(zip(trees, tables, strict=True)):
+        if (not isinstance(table, np.ndarray) or table.dtype != np.float64
+                or table.shape != tree.counts.shape):
+            raise ValueError(f"estimator {estimator!r}: table {i} must be a float64 array of "
+                             f"shape {tree.counts.shape} (the tree's nodes x values), got "
+                             f"{getattr(table, 'dtype', type(table).__name__)} "
+                             f"{getattr(table, 'shape', '')}")
+        if not ((table >= 0) & (table <= 1)).all():
+            raise ValueError(f"estimator {estimator!r}: table {i} holds values outside [0, 1] "
+                             "(or not finite)")

@@ -493,7 +493,7 @@ def _member_block(codes_t, columns, pm, e, first, last, out, out_first):
     contiguous entries one by one. Every row still gets the trees' terms in tree order, so the
     sums are the same floats. (The two level-by-level descents, merged and per class, are
     written out alike on purpose: one numba function for a level's steps, called by both, made
-    predictions 4-20 % slower; docs/performance.md, "Prediction at real size".)"""
+    predictions slower; docs/performance.md, "Prediction at real size".)"""
     n_classes = pm.class_log_prior.shape[1]
     n = last - first
     mine = columns[e]

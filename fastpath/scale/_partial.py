@@ -171,7 +171,7 @@ class PartialFit:
             m, scores, trees = partial.trees_and_m(self.config)
             members.append(Member(partial.encoder, partial.learned.structure, partial.specs,
                                   trees, [], partial.learned.selection, m,
-                                  scores if self.config.estimator == "m" else None))
+                                  scores if self.config.chooses_m else None))
         fitted = finish_fit(self.config, members, classes=self.classes,
                             feature_names=self.feature_names, has_names=self.has_names,
                             excluded=self.excluded)

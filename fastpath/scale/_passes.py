@@ -88,6 +88,7 @@ from ..pipeline._holdout import holdout_threshold
 from ..pipeline._members import finish_fit, member_streams
 from ..pipeline._registry import STRUCTURES
 from ..pipeline._stages import (
+    check_learned_from_scores,
     choose_m,
     name_trees,
     pick_m,
@@ -188,6 +189,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
     reads the data as often as one member does. Memory: per member, its pair tables (bounded
     by ``pair_memory / n_members``), its count trees and at most 5,000 held-out rows.
     """
+    check_learned_from_scores(config)
     log = config.log()
     n_members = config.n_members
     of_members = f", {n_members} members" if n_members > 1 else ""
@@ -195,7 +197,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
     stats, classes, class_order = schema_pass(config, runner, y, max_bins, log)
     n = stats.n_rows
     n_classes = classes.size
-    if config.structure == "skdb" and n < 2:
+    if STRUCTURES[config.structure].selective and n < 2:
         raise ValueError(f"leave-one-out needs at least 2 rows, got {n}")
     streams = member_streams(config)
     # identifiers and dates (by default) are left out, as in memory
@@ -271,7 +273,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
     # pass 4 (SkDB): every member's leave-one-out selection of n* and k*
     selections: list[SelectedStructure | None] = [None] * n_members
     final_specs = all_specs
-    if config.structure == "skdb":
+    if STRUCTURES[config.structure].selective:
         log.stage(f"pass {runner.n_passes + 1}: leave-one-out selection of attributes and "
                   f"k{of_members}")
         loo = runner.run(coder, MemberStats([
@@ -313,7 +315,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
         members.append(Member(
             encoders[e], structures[e], final_specs[e],
             name_trees(fulls[e], final_specs[e], encoders[e].feature_names_), [], selections[e],
-            m, scores if config.estimator == "m" else None,
+            m, scores if config.chooses_m else None,
         ))
     fitted = finish_fit(config, members, classes=classes, feature_names=stats.features,
                         has_names=stats.has_names, log=log, n_passes=runner.n_passes,

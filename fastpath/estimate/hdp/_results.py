@@ -56,7 +56,8 @@ class HDPTrace:
 
 @dataclass(frozen=True, eq=False)
 class HDPResult:
-    """HDP estimate of one context tree (all arrays are read-only copies).
+    """HDP estimate of one context tree (all arrays read-only; with one chain,
+    ``probabilities`` is a view of ``chain_probabilities``).
 
     Attributes
     ----------
