@@ -130,7 +130,10 @@ def _jsonable_params(params: dict[str, Any]) -> dict[str, Any]:
             value = [_label(v) for pair in value.items() for v in pair]
         elif key == "sampler" and isinstance(value, HDPOptions):  # field -> value (or values)
             out[key] = {name: list(v) if isinstance(v, tuple) else _label(v)
-                        for name, v in dataclasses.asdict(value).items()}
+                        for name, v in dataclasses.asdict(value).items()
+                        # its default left out: files that do not drop traces stay readable
+                        # by the versions before the option
+                        if not (name == "keep_traces" and v)}
             continue
         elif key == "estimator" and isinstance(value, HLSOptions):  # "hls" and its penalty
             out["hls_C"] = float(value.C)
