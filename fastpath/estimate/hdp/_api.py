@@ -484,9 +484,12 @@ class _Scheduler:
     The state, all of it here: ``preps`` (every tree's prepared part, made, and the options
     checked against the trees, before any chain runs), ``models`` (each running tree's
     kernel record, built when its first block is queued, dropped when it is done),
-    ``chains`` (each running chain between blocks), ``waiting`` (how many of a tree's chains
+    ``chains`` (each running chain between blocks), ``arrived`` (how many of a tree's chains
     have finished the current block), ``results``, and the progress counters
-    ``done``/``total``/``trees_done`` (guarded by ``lock``: workers report their chunks).
+    ``done``/``total``/``trees_done`` (guarded by ``lock``: workers report their chunks); and,
+    fixed for the run, the kernels' ``config``, the chains' ``seeds``, the Stirling tables
+    (``stir``, ``ratios``), ``iterations_max`` and ``first_stop`` (where the stopping rule
+    first looks), and ``cancel`` (set when a task fails).
     Tasks run :meth:`step` (in a worker, or in the calling thread with one thread); the
     calling thread alone runs :meth:`block_done`, where a tree's chains meet, the stopping
     rule decides and a finished tree's result is assembled.
@@ -511,14 +514,15 @@ class _Scheduler:
         self.seeds = _seed_states(entropy, len(trees), opt.n_chains)
         self.models: dict[int, _s.TreeModel] = {}
         self.chains: dict[tuple[int, int], _Chain] = {}
-        self.waiting = dict.fromkeys(range(len(trees)), 0)
+        self.arrived = dict.fromkeys(range(len(trees)), 0)
         self.results: dict[int, HDPResult] = {}
-        self.last = opt.iterations_max
+        self.iterations_max = opt.iterations_max
         # a fixed length is one block per chain; an adaptive one starts with min_iter
-        self.first_stop = min(opt.min_iter, self.last) if opt.adaptive else self.last
+        most = self.iterations_max
+        self.first_stop = min(opt.min_iter, most) if opt.adaptive else most
         self.progress, self.by_tree = progress, by_tree
         # iterations run, and the most they can come to (less what trees stopped early left)
-        self.done, self.total, self.trees_done = 0, len(trees) * opt.n_chains * self.last, 0
+        self.done, self.total, self.trees_done = 0, len(trees) * opt.n_chains * most, 0
         self.lock = threading.Lock()
         self.cancel = threading.Event()
         if progress is not None and trees:  # the bar starts now, so its first rate is true
@@ -562,23 +566,24 @@ class _Scheduler:
         """A chain of tree ``i`` finished its block: None while its other chains run or once
         the tree is done, else where its chains run next (the tree's chains meet here)."""
         opt = self.opt
-        self.waiting[i] += 1
-        if self.waiting[i] < opt.n_chains:
+        self.arrived[i] += 1
+        if self.arrived[i] < opt.n_chains:
             return None
-        self.waiting[i] = 0
+        self.arrived[i] = 0
         tree_chains = [self.chains[(i, c)] for c in range(opt.n_chains)]
         n_run = tree_chains[0].it - 1
         if not opt.adaptive:
             self.finish(i, "n_iter", None)
             return None
         check, mcse = _check(self.preps[i], opt, tree_chains, n_run)
-        if check.stop or n_run >= self.last:
+        if check.stop or n_run >= self.iterations_max:
             self.finish(i, "tolerance" if check.stop else "max_iter", check, mcse)
-            self.on_chunk(0, opt.n_chains * (self.last - n_run))  # the bar's total loses the rest
+            # the bar's total loses the rest
+            self.on_chunk(0, opt.n_chains * (self.iterations_max - n_run))
             return None
         return next_length(check, n_run, self.layout.burn, tolerance=opt.mcse_tolerance,
                            ess_min=ESS_PER_CHAIN_MIN * opt.n_chains, step=opt.check_every,
-                           max_iter=self.last)
+                           max_iter=self.iterations_max)
 
     def finish(self, i: int, reason: str, check: StopCheck | None,
                mcse: np.ndarray | None = None) -> None:
