@@ -2,11 +2,12 @@
 ``n_jobs=None`` (the default, all cores) against ``n_jobs=1`` (scikit-learn's default).
 
     python benchmarks/n_jobs_default.py [DATASET ...]
+    python benchmarks/n_jobs_default.py credit-a kr-vs-kp DATASETS/adult.csv.gz \
+        DATASETS/connect-4.csv.gz
 
 DATASET is a bundled name (``credit-a``, ``kr-vs-kp``) or the path of a ``.csv.gz`` whose last
-column is the class (default: the bundled two, then ``adult`` and ``connect-4`` from
-``../shared/datasets`` when present). Prints one JSON line per (dataset, model, n_jobs): the
-median wall-clock seconds of ``fit`` and of ``predict_proba`` on the training rows over
+column is the class (default: the two bundled ones). Prints one JSON line per (dataset, model,
+n_jobs): the median wall-clock seconds of ``fit`` and of ``predict_proba`` on the training rows over
 ``--repeats`` runs, which alternate the two settings so that both see the same machine load.
 A first fit of each setting compiles or loads numba's kernels and is not timed.
 """
@@ -23,8 +24,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
-
 
 def _load(name: str):
     import pandas as pd
@@ -33,8 +32,10 @@ def _load(name: str):
 
     if name in list_datasets():
         return load_dataset(name)
-    path = Path(name) if name.endswith(".csv.gz") else SHARED / f"{name}.csv.gz"
-    frame = pd.read_csv(path)
+    if not name.endswith(".csv.gz"):
+        raise SystemExit(f"{name!r} is neither a bundled dataset ({', '.join(list_datasets())}) "
+                         "nor the path of a .csv.gz")
+    frame = pd.read_csv(name)
     return frame.iloc[:, :-1], frame.iloc[:, -1]
 
 
@@ -54,8 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("datasets", nargs="*")
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args(argv)
-    names = args.datasets or ["credit-a", "kr-vs-kp"] + [
-        n for n in ("adult", "connect-4") if (SHARED / f"{n}.csv.gz").exists()]
+    names = args.datasets or ["credit-a", "kr-vs-kp"]
     models = _models()
     X0, y0 = _load("credit-a")
     for make in models.values():  # compile or load every kernel, serial and parallel
