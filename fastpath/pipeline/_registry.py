@@ -235,7 +235,7 @@ STRUCTURES: dict[str, StructureLearner] = {
 }
 
 #: the parts this package defines, which cannot be replaced or unregistered
-_BUILT_IN = frozenset(ESTIMATORS) | frozenset(STRUCTURES)
+BUILT_IN = frozenset(ESTIMATORS) | frozenset(STRUCTURES)
 
 
 def _register(table: dict[str, Any], record: Any, kind: type, replace: bool) -> None:
@@ -244,7 +244,7 @@ def _register(table: dict[str, Any], record: Any, kind: type, replace: bool) -> 
     if not isinstance(record.name, str) or not record.name:
         raise ValueError(f"a {kind.__name__}'s name must be a non-empty string, got "
                          f"{record.name!r}")
-    if record.name in _BUILT_IN:
+    if record.name in BUILT_IN:
         raise ValueError(f"{record.name!r} is a built-in name; register yours under another")
     if record.name in table and not replace:
         raise ValueError(f"{record.name!r} is already registered (pass replace=True to "
@@ -253,7 +253,7 @@ def _register(table: dict[str, Any], record: Any, kind: type, replace: bool) -> 
 
 
 def _unregister(table: dict[str, Any], name: str) -> None:
-    if name in _BUILT_IN:
+    if name in BUILT_IN:
         raise ValueError(f"{name!r} is a built-in name and cannot be unregistered")
     if name not in table:
         raise ValueError(f"{name!r} is not registered")
