@@ -7,6 +7,7 @@
     python benchmarks/eskdb_cost.py DATASETS --ensemble eskdb4-hdpe # 4 members, else defaults
     python benchmarks/eskdb_cost.py DATASETS --largest 10           # the ten largest only
     python benchmarks/eskdb_cost.py DATASETS --n-jobs -1            # every core, every model
+    python benchmarks/eskdb_cost.py DATASETS --also eskdb4-hdpe     # and 4 members, same rounds
 
 For every dataset (class column last, ``--typing manifest`` as in the experiments) and the first
 split of the experiments' protocol (stratified 2-fold, seed 0): ``ESKDBClassifier()`` with its
@@ -37,7 +38,15 @@ split's training half; every dataset is read once to count them), measured small
 ``--million NAME``: that dataset's fitted models also predict 10^6 rows (its rows repeated, in
 batches of 10^5), a throughput figure for large inputs. ``--ensemble NAME``: another ensemble of
 the runner's (``eskdb4-hdpe``: 4 members, ``eskdb-m``: m-estimates; the rest as the defaults) in
-place of ``eskdb-hdpe``, e.g. to price a cheaper configuration.
+place of ``eskdb-hdpe``, e.g. to price a cheaper configuration. ``--also NAMES``: more of the
+runner's ensembles (comma-separated), measured as further sides of the same rounds, so that a
+cheaper configuration is priced against the same forests' timings as the default; each
+dataset's line gets their fit seconds, test rows per second and ratios to the faster forest
+(under ``also``), and the medians are printed for each.
+
+Last, for every ensemble measured, whether issue 45's targets hold over these datasets (against
+the faster forest: test rows per second a median >= 5x and >= 2x on each dataset; fit a median
+<= 1.5 forest fits and <= 3 on each), with the datasets that miss them.
 """
 
 from __future__ import annotations
@@ -213,7 +222,13 @@ def main(argv=None) -> int:
     ap.add_argument("--typing", default="manifest")
     ap.add_argument("--ensemble", default=ENSEMBLE,
                     help=f"the runner's name of the ensemble measured (default {ENSEMBLE})")
+    ap.add_argument("--also", default="",
+                    help="more of the runner's ensembles measured in the same rounds "
+                         "(comma-separated, e.g. eskdb4-hdpe)")
     args = ap.parse_args(argv)
+    also = [n for n in args.also.split(",") if n]
+    if args.no_raw_forest and also:
+        ap.error("--also compares with the faster of both forests: drop --no-raw-forest")
 
     excluded = {n for n in args.exclude.split(",") if n}
     refs = [r for r in discover_datasets(args.data) if r.name not in excluded]
@@ -226,7 +241,7 @@ def main(argv=None) -> int:
     numba.set_num_threads(threads)
     forests = {"forest": FOREST} if args.no_raw_forest else {"forest": FOREST,
                                                               "forest_raw": RAW_FOREST}
-    _warm_up([args.ensemble, *forests.values()], 50, args.n_jobs)
+    _warm_up([args.ensemble, *also, *forests.values()], 50, args.n_jobs)
     before = Before(args.before, str(refs[0].path), threads) if args.before else None
     rows = []
     try:
@@ -240,7 +255,8 @@ def main(argv=None) -> int:
             # the machine's speed drifts, and a round spreads the drift over the sides; the
             # order turns by one each round, so that no side always follows the same one (a
             # side can leave the machine busier or its caches colder)
-            sides = (["before"] if before is not None else []) + ["ensemble", *forests]
+            sides = ((["before"] if before is not None else []) + ["ensemble", *forests]
+                     + [f"also:{name}" for name in also])
             best = {side: [math.inf, math.inf] for side in sides}
             models = {}
             for r in range(args.rounds):
@@ -250,7 +266,8 @@ def main(argv=None) -> int:
                                              args.repeat)
                         fit, pred = old["fit_s"], old["predict_s"]
                     else:
-                        name = args.ensemble if side == "ensemble" else forests[side]
+                        name = (args.ensemble if side == "ensemble" else
+                                side[5:] if side.startswith("also:") else forests[side])
                         models[side], fit, pred = _fit_and_predict(
                             name, X, labels, train, test, args.n_jobs, args.repeat)
                     best[side] = [min(best[side][0], fit), min(best[side][1], pred)]
@@ -272,6 +289,13 @@ def main(argv=None) -> int:
                               raw_predict_ratio=round(pred_r / pred_e, 3),
                               best_fit_ratio=round(fit_e / min(fit_f, fit_r), 3),
                               best_predict_ratio=round(min(pred_f, pred_r) / pred_e, 3))
+            if also:
+                fastest_fit, fastest_pred = min(fit_f, fit_r), min(pred_f, pred_r)
+                record["also"] = {
+                    name: {"fit_s": round(fit, 4), "rows_per_s": round(test.size / pred),
+                           "best_fit_ratio": round(fit / fastest_fit, 3),
+                           "best_predict_ratio": round(fastest_pred / pred, 3)}
+                    for name, (fit, pred) in ((n, best[f"also:{n}"]) for n in also)}
             if before is not None:
                 record.update(before_fit_ratio=round(record["before_fit_s"] / fit_f, 3),
                               before_predict_ratio=round(
@@ -305,10 +329,38 @@ def main(argv=None) -> int:
         print(f"  before ({args.before}): median fit / forest fit "
               f"{frame.before_fit_ratio.median():.2f}, median test rows per second / forest's "
               f"{frame.before_predict_ratio.median():.2f}")
+    for name in also:
+        fit = frame["also"].map(lambda a, n=name: a[n]["best_fit_ratio"])
+        pred = frame["also"].map(lambda a, n=name: a[n]["best_predict_ratio"])
+        print(f"  {name} against the faster forest: median fit / forest fit {fit.median():.2f} "
+              f"(max {fit.max():.2f}), median test rows per second / forest's "
+              f"{pred.median():.2f} (min {pred.min():.2f})")
+    if "best_fit_ratio" in frame:
+        ratios = {args.ensemble: (frame.best_fit_ratio, frame.best_predict_ratio)}
+        for name in also:
+            ratios[name] = (frame["also"].map(lambda a, n=name: a[n]["best_fit_ratio"]),
+                            frame["also"].map(lambda a, n=name: a[n]["best_predict_ratio"]))
+        for name, (fit, pred) in ratios.items():
+            print(f"  issue 45's targets, {name}: " + _targets_said(frame.dataset, fit, pred))
     largest = frame.nlargest(5, "train_rows")
     print("  five largest training sets: " + ", ".join(
         f"{r.dataset} {r.fit_ratio:.2f}" for r in largest.itertuples()))
     return 0
+
+
+def _targets_said(names: pd.Series, fit: pd.Series, pred: pd.Series) -> str:
+    """Issue 45's four targets against the faster forest, each met or not, in words."""
+    parts = []
+    for label, ok, misses in (
+            ("prediction median >= 5x", pred.median() >= 5, None),
+            (">= 2x on each", (pred >= 2).all(), names[pred < 2]),
+            ("fit median <= 1.5", fit.median() <= 1.5, None),
+            ("<= 3 on each", (fit <= 3).all(), names[fit > 3])):
+        said = "met" if ok else "NOT met"
+        if misses is not None and len(misses):
+            said += f" ({', '.join(misses)})"
+        parts.append(f"{label} {said}")
+    return "; ".join(parts)
 
 
 def _threads_said(n_jobs: int, threads: int, forests: list[str]) -> str:
