@@ -9,6 +9,7 @@
     python benchmarks/scale.py mdl                 # streaming vs in-memory MDL cut points
     python benchmarks/scale.py splice              # 141-attribute SkDB-5 probe -> 5 x 10^7 plan
     python benchmarks/scale.py predict             # hdpbn predict, 10^6 vs 10^7 rows: peak RSS
+    python benchmarks/scale.py predict --structure eskdb   # the same, ESKDBClassifier()
 
 Synthetic data (``generate``): a binary class (30 % positive) and 20 attributes: 15 nominal
 (2 to 8 values, strings "a".."h"), each drawn from a random table P(x_j | y, x_{j-1}), and 5
@@ -430,9 +431,10 @@ def _predict_child(args) -> int:
 
     t0, c0 = time.perf_counter(), _cpu()
     if args.whole:
-        from fastpath import BayesNetClassifier, read_table
+        from fastpath import read_table
+        from fastpath.classifier._loading import load_classifier
 
-        clf = BayesNetClassifier.load(args.model)
+        clf = load_classifier(args.model)
         frame = read_table(args.path).frame
         proba = clf.predict_proba(frame[list(clf.feature_names_in_)])
         out = pd.DataFrame({"prediction": clf.classes_[np.argmax(proba, axis=1)]})
@@ -454,16 +456,22 @@ def _predict_child(args) -> int:
 
 
 def study_predict(directory: Path, sizes=(1_000_000, 10_000_000), fmt="csv",
-                  whole=(1_000_000,)) -> list[dict]:
+                  whole=(1_000_000,), structure: str = "kdb") -> list[dict]:
     """Peak RSS and seconds of ``hdpbn predict`` (streamed, chunks of 10^5 rows) per size,
-    and of the whole-table prediction at the sizes ``whole``. The model: kDB-2, m-estimates,
-    one thread (``n_jobs=1``, ``NUMBA_NUM_THREADS=1``), fitted on the 20,000-row file."""
-    from fastpath import BayesNetClassifier
+    and of the whole-table prediction at the sizes ``whole``. The model, fitted on the
+    20,000-row file with one thread (``n_jobs=1``, ``NUMBA_NUM_THREADS=1``): kDB-2 with
+    m-estimates, or with ``structure="eskdb"`` ``ESKDBClassifier()`` with its defaults."""
+    from fastpath import BayesNetClassifier, ESKDBClassifier, read_table
 
     warm = generate(20_000, directory)[fmt]
-    model = directory / "predict_model.npz"
-    BayesNetClassifier("kdb", k=2, estimator="m", n_jobs=1, random_state=0).fit(
-        warm, chunksize=100_000).save(model)
+    model = directory / f"predict_model_{structure}.npz"
+    if structure == "eskdb":
+        table = read_table(warm).frame
+        ESKDBClassifier(n_jobs=1, random_state=0).fit(
+            table.drop(columns="class"), table["class"]).save(model)
+    else:
+        BayesNetClassifier("kdb", k=2, estimator="m", n_jobs=1, random_state=0).fit(
+            warm, chunksize=100_000).save(model)
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
     out = directory / "predictions.csv"
     # compile and load the kernels' cache once, outside the measured runs
@@ -513,6 +521,8 @@ def main(argv=None) -> int:
             p.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
             p.add_argument("--whole", type=int, nargs="*", default=[1_000_000],
                            help="sizes also predicted as a whole table (as before streaming)")
+            p.add_argument("--structure", choices=["kdb", "eskdb"], default="kdb",
+                           help="the model: kDB-2 with m-estimates (default) or ESKDBClassifier()")
     g.add_argument("--dir", type=Path, default=Path("/tmp/hdpbn-scale"))
     c = sub.add_parser("count")
     c.add_argument("--rows", type=int, default=4_000_000)
@@ -560,7 +570,8 @@ def main(argv=None) -> int:
     elif args.cmd == "splice":
         study_splice(args.dir, args.rows)
     elif args.cmd == "predict":
-        study_predict(args.dir, tuple(args.sizes), args.format, tuple(args.whole))
+        study_predict(args.dir, tuple(args.sizes), args.format, tuple(args.whole),
+                      args.structure)
     else:
         study_rss(args.dir)
         study_rss(args.dir, fmt="csv")

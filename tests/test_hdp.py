@@ -293,6 +293,11 @@ def test_diagnostics_table(result):
     assert np.all(d["rhat"] > 0.9)
 
 
+def test_to_arviz_of_a_result_without_traces_says_which_option(result):
+    with pytest.raises(ValueError, match=r"keep_traces=False.*keep_traces=True"):
+        result.without_traces().to_arviz()
+
+
 def test_to_arviz(result):
     pytest.importorskip("arviz_base")
     dt = result.to_arviz(value_labels=["a", "b", "c"])

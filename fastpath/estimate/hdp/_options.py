@@ -198,9 +198,10 @@ class HDPOptions:
         traced nodes, the rows' probability), which are most of their bytes for small trees.
         ``False``: the fit computes ``diagnostics_`` from the traces at once (the same numbers
         as when they are read later), then drops them, leaving traces of no points: the
-        estimates, MCSEs, draws and ``diagnostics_`` stay, a result's own ``diagnostics()`` and
-        ``to_arviz()`` have nothing to show. :func:`~fastpath.estimate.hdp.estimate_trees`
-        always returns the traces (the sampling is the same either way).
+        estimates, MCSEs, draws and ``diagnostics_`` stay, a result's own ``diagnostics()`` has
+        nothing to show (NaN) and its ``to_arviz()`` raises a ValueError naming this option.
+        :func:`~fastpath.estimate.hdp.estimate_trees` always returns the traces (the sampling
+        is the same either way).
     """
 
     n_iter: int | str = PAPER_ITERATIONS

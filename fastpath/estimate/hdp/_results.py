@@ -192,7 +192,17 @@ class HDPResult:
         ``node_probability`` [traced_node, value] when nodes were traced, ``phi`` [draw_node,
         value] when draws were recorded), ``warmup_posterior`` (burn-in trace points) and
         ``sample_stats`` (``lp`` = log joint).
+
+        Raises
+        ------
+        ValueError
+            When the result kept no trace (``HDPOptions(keep_traces=False)``): there is
+            nothing to export, and ArviZ would build a posterior of zero draws.
         """
+        if self.trace.iterations.size == 0:
+            raise ValueError(
+                "to_arviz needs the chains' traces, and this result kept none "
+                "(HDPOptions(keep_traces=False)): fit with keep_traces=True to export them")
         try:
             from arviz_base import from_dict
         except ImportError:  # pragma: no cover - depends on the installed extra
