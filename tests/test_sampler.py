@@ -26,6 +26,16 @@ from fastpath.counts import ContextTree, tying_groups
 from fastpath.estimate.hdp import HDPOptions, estimate_tree
 from fastpath.estimate.hdp import _api as hdp
 from fastpath.estimate.hdp import _kernels as S
+from fastpath.utils._seeds import seed_states
+
+
+def _stream(entropy: int, key: tuple[int, ...]) -> np.ndarray:
+    """A xoshiro256** state for a kernel called directly: ``SeedSequence(entropy,
+    spawn_key=key)``'s first four words, as the sampler seeds its streams."""
+    state = seed_states(entropy, np.asarray([key], dtype=np.int64))[0]
+    assert state.any()  # xoshiro's forbidden all-zero state (the sampler replaces it)
+    return state
+
 
 # ---------------------------------------------------------------------------- exact enumeration
 
@@ -399,7 +409,7 @@ def test_invariants_after_every_sweep_on_a_deep_tree():
     state = S.ChainState(
         n=np.zeros((nn, K), np.int64), t=np.zeros((nn, K), np.int64), N=np.zeros(nn, np.int64),
         T=np.zeros(nn, np.int64), alpha=prep.alpha_init.copy(),
-        rng=hdp._seed_state(1, (0, 0, 0)), rng_draw=hdp._seed_state(1, (0, 0, 1)),
+        rng=_stream(1, (0, 0, 0)), rng_draw=_stream(1, (0, 0, 1)),
     )
     S.init_state(model, cfg, state)
     _check_state(tree, state.t, state.n)
@@ -455,7 +465,7 @@ def test_concentration_step_draws_the_augmented_conditional(alpha, uniforms):
 
     state = S.ChainState(
         n=np.zeros((nn, 2), np.int64), t=np.zeros((nn, 2), np.int64), N=N, T=T,
-        alpha=np.zeros(2), rng=hdp._seed_state(4, (0,)), rng_draw=hdp._seed_state(4, (1,)),
+        alpha=np.zeros(2), rng=_stream(4, (0,)), rng_draw=_stream(4, (1,)),
     )
     scratch = S.Scratch(
         buf=np.zeros(5), sh=np.zeros(2), rt=np.zeros(2), phi=np.zeros((nn, 2)),
@@ -555,7 +565,7 @@ def test_uniform_and_normal_distribution():
         for i in range(out.size):
             out[i] = S.uniform(state) if kind == 0 else S.normal(state)
 
-    state = hdp._seed_state(7, (0,))
+    state = _stream(7, (0,))
     u = np.empty(400000)
     many(0, state, u)
     assert u.min() > 0 and u.max() < 1
@@ -577,7 +587,7 @@ def test_gamma_variates(shape):
         for i in range(out.size):
             out[i] = S.gamma_variate(a, state)
 
-    state = hdp._seed_state(8, (1,))
+    state = _stream(8, (1,))
     x = np.empty(100000)
     many(shape, state, x)
     assert stats.kstest(x, "gamma", args=(shape,)).pvalue > 1e-3
@@ -592,7 +602,7 @@ def test_neg_log_beta_variates(a, b):
         for i in range(out.size):
             out[i] = S.neg_log_beta_variate(a, b, state)
 
-    state = hdp._seed_state(9, (2,))
+    state = _stream(9, (2,))
     x = np.empty(100000)
     many(a, b, state, x)
     assert stats.kstest(np.exp(-x), "beta", args=(a, b)).pvalue > 1e-3

@@ -228,14 +228,6 @@ def _seed_states(entropy: int, n_trees: int, n_chains: int) -> np.ndarray:
     return states
 
 
-def _seed_state(entropy: int, key: tuple[int, ...]) -> np.ndarray:
-    """One stream's state: ``SeedSequence(entropy, spawn_key=key)``'s (all-zero replaced)."""
-    st = seed_states(entropy, np.asarray([key], dtype=np.int64))[0]
-    if not st.any():  # xoshiro's forbidden all-zero state
-        st[0] = np.uint64(0x9E3779B97F4A7C15)
-    return st
-
-
 def _config(opt: HDPOptions, prep: _Prepared | _Layout) -> _s.SamplerConfig:
     """The kernels' options record; every field converted to its Python type, since numba
     compiles (and caches) one specialisation per combination of field types."""
@@ -448,9 +440,10 @@ def _assemble(prep: _Prepared, opt: HDPOptions, chains: list[_Chain], entropy: i
     )
 
 
-@functools.cache
+@functools.lru_cache(maxsize=256)
 def _trace_iterations(n_points: int, thin: int) -> np.ndarray:
-    """The iterations of ``n_points`` trace points (read-only, shared by the results)."""
+    """The iterations of ``n_points`` trace points (read-only, shared by the results; a few
+    (length, thinning) pairs recur in a fit, so a bounded cache holds them)."""
     return _frozen((np.arange(n_points, dtype=np.int64) + 1) * thin)
 
 
