@@ -95,6 +95,12 @@ def test_registration_refuses_built_in_and_taken_names():
         pipeline.unregister_estimator("toy")
     with pytest.raises(ValueError, match="built-in"):
         pipeline.unregister_structure("kdb")
+    # each kind reserves its own names: "eskdb" is the command line's ensemble structure, and
+    # a structure may be called as an estimator is
+    with pytest.raises(ValueError, match="'eskdb' is a built-in name"):
+        pipeline.register_structure(StructureLearner("eskdb", _chain))
+    pipeline.register_structure(StructureLearner("hdp", _chain))
+    pipeline.unregister_structure("hdp")
     with pytest.raises(ValueError, match="selective=True is the built-in 'skdb'"):
         pipeline.register_structure(StructureLearner("mine", _chain, selective=True))
     with pytest.raises(TypeError, match="expected a StructureLearner"):

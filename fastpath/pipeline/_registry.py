@@ -236,6 +236,10 @@ STRUCTURES: dict[str, StructureLearner] = {
 
 #: the parts this package defines, which cannot be replaced or unregistered
 BUILT_IN = frozenset(ESTIMATORS) | frozenset(STRUCTURES)
+#: the names a registered part of each kind cannot take: the built-ins of its kind, and for
+#: structures ``"eskdb"``, which the command line's ``--structure`` reads as the ensemble
+_RESERVED = {TableEstimator: frozenset(ESTIMATORS),
+             StructureLearner: frozenset(STRUCTURES) | {"eskdb"}}
 
 
 def _register(table: dict[str, Any], record: Any, kind: type, replace: bool) -> None:
@@ -244,7 +248,7 @@ def _register(table: dict[str, Any], record: Any, kind: type, replace: bool) -> 
     if not isinstance(record.name, str) or not record.name:
         raise ValueError(f"a {kind.__name__}'s name must be a non-empty string, got "
                          f"{record.name!r}")
-    if record.name in BUILT_IN:
+    if record.name in _RESERVED[kind]:
         raise ValueError(f"{record.name!r} is a built-in name; register yours under another")
     if record.name in table and not replace:
         raise ValueError(f"{record.name!r} is already registered (pass replace=True to "
@@ -252,8 +256,8 @@ def _register(table: dict[str, Any], record: Any, kind: type, replace: bool) -> 
     table[record.name] = record
 
 
-def _unregister(table: dict[str, Any], name: str) -> None:
-    if name in BUILT_IN:
+def _unregister(table: dict[str, Any], name: str, kind: type) -> None:
+    if name in _RESERVED[kind]:
         raise ValueError(f"{name!r} is a built-in name and cannot be unregistered")
     if name not in table:
         raise ValueError(f"{name!r} is not registered")
@@ -267,7 +271,7 @@ def register_estimator(estimator: TableEstimator, *, replace: bool = False) -> N
 
 def unregister_estimator(name: str) -> None:
     """Remove an estimator :func:`register_estimator` added."""
-    _unregister(ESTIMATORS, name)
+    _unregister(ESTIMATORS, name, TableEstimator)
 
 
 def register_structure(learner: StructureLearner, *, replace: bool = False) -> None:
@@ -283,7 +287,7 @@ def register_structure(learner: StructureLearner, *, replace: bool = False) -> N
 
 def unregister_structure(name: str) -> None:
     """Remove a structure learner :func:`register_structure` added."""
-    _unregister(STRUCTURES, name)
+    _unregister(STRUCTURES, name, StructureLearner)
 
 
 def uses_sampler(estimator: Any) -> bool:
