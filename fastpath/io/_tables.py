@@ -100,6 +100,7 @@ from ..utils._dtypes import (
     stray_tokens,
     to_float64,
 )
+from ..utils._validation import other_separator
 from ..utils._warn import warn
 from ._arff import read_arff
 from ._typed_table import NOMINAL, NUMERIC, TableWithTypes
@@ -350,18 +351,16 @@ def _read_csv(path: Path, *, sep: str, columns, nrows, fmt: str, na_values,
 def _warn_if_another_separator(path: Path, table: TableWithTypes, sep: str) -> None:
     """One column whose name holds another separator: most likely a ``;``- or tab-separated
     file read with the wrong separator (the fit would then fail on "one column" alone)."""
-    if table.frame.shape[1] != 1:
-        return
-    name = str(table.frame.columns[0])
-    for other, label in ((";", "';'"), ("\t", "tab"), ("|", "'|'"), (",", "','")):
-        if other != sep and other in name:
-            warn(
-                f"{str(path)!r} was read as one column named {name[:60]!r}: is it "
-                f"{label}-separated? CSV files are read with ',' and .tsv files with tabs; "
-                f"give the separator (read_table(..., sep={other!r}), hdpbn --sep {other!r}), "
-                "or convert the file",
-                UserWarning)
-            return
+    guess = other_separator(list(table.frame.columns), sep)
+    if guess is not None:
+        other, label = guess
+        name = str(table.frame.columns[0])
+        warn(
+            f"{str(path)!r} was read as one column named {name[:60]!r}: is it "
+            f"{label}-separated? CSV files are read with ',' and .tsv files with tabs; "
+            f"give the separator (read_table(..., sep={other!r}), hdpbn --sep {other!r}), "
+            "or convert the file",
+            UserWarning)
 
 
 def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding,
