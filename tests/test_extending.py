@@ -99,8 +99,8 @@ def test_registration_refuses_built_in_and_taken_names():
     # a structure may be called as an estimator is
     with pytest.raises(ValueError, match="'eskdb' is a built-in name"):
         pipeline.register_structure(StructureLearner("eskdb", _chain))
-    pipeline.register_structure(StructureLearner("hdp", _chain))
-    pipeline.unregister_structure("hdp")
+    with _registered(StructureLearner("hdp", _chain)):
+        assert "hdp" in pipeline.STRUCTURES
     with pytest.raises(ValueError, match="selective=True is the built-in 'skdb'"):
         pipeline.register_structure(StructureLearner("mine", _chain, selective=True))
     with pytest.raises(TypeError, match="expected a StructureLearner"):
@@ -203,15 +203,22 @@ def _too_few(config, trees, m, tree_names, log):
     return EstimatedTables([])
 
 
+def _out_of_range(config, trees, m, tree_names, log):
+    return EstimatedTables([np.full(t.counts.shape, 2.0) for t in trees])
+
+
 @pytest.mark.parametrize("estimate, match", [
-    (_wrong_shape, r"'bad': table \d+ must be a float64 array of shape"),
-    (_too_few, r"'bad' returned 0 tables for \d+ trees"),
+    (_wrong_shape, r"table \d+ must be a float64 array of shape"),
+    (_too_few, r"returned 0 tables for \d+ trees"),
+    (_out_of_range, r"table \d+ holds values outside \[0, 1\]"),
 ])
-def test_an_estimators_tables_are_checked(car, estimate, match):
+# "kdb": a structure's name is free for an estimator, and its tables are checked all the same
+@pytest.mark.parametrize("name", ["bad", "kdb"])
+def test_an_estimators_tables_are_checked(car, estimate, match, name):
     X, y = car
-    with _registered(TableEstimator("bad", estimate)):
-        with pytest.raises(ValueError, match=match):
-            BayesNetClassifier("nb", estimator="bad").fit(X, y)
+    with _registered(TableEstimator(name, estimate)):
+        with pytest.raises(ValueError, match=f"estimator '{name}'.*{match}"):
+            BayesNetClassifier("nb", estimator=name).fit(X, y)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -235,11 +235,12 @@ STRUCTURES: dict[str, StructureLearner] = {
 }
 
 #: the parts this package defines, which cannot be replaced or unregistered
-BUILT_IN = frozenset(ESTIMATORS) | frozenset(STRUCTURES)
+BUILT_IN_ESTIMATORS = frozenset(ESTIMATORS)
+BUILT_IN_STRUCTURES = frozenset(STRUCTURES)
 #: the names a registered part of each kind cannot take: the built-ins of its kind, and for
 #: structures ``"eskdb"``, which the command line's ``--structure`` reads as the ensemble
-_RESERVED = {TableEstimator: frozenset(ESTIMATORS),
-             StructureLearner: frozenset(STRUCTURES) | {"eskdb"}}
+_RESERVED = {TableEstimator: BUILT_IN_ESTIMATORS,
+             StructureLearner: BUILT_IN_STRUCTURES | {"eskdb"}}
 
 
 def _register(table: dict[str, Any], record: Any, kind: type, replace: bool) -> None:

@@ -36,7 +36,7 @@ from ..utils._progress import FitLog
 from ..utils._validation import seed_int
 from ._config import FitConfig
 from ._holdout import holdout_key, holdout_rows, holdout_size
-from ._registry import BUILT_IN, ESTIMATORS, STRUCTURES, EstimatedTables
+from ._registry import BUILT_IN_ESTIMATORS, ESTIMATORS, STRUCTURES, EstimatedTables
 
 
 class TreeSource(Protocol):
@@ -304,6 +304,6 @@ def _check_tables(estimator: str, trees: Sequence[ContextTree], tables: Sequence
                              f"{getattr(table, 'dtype', type(table).__name__)} "
                              f"{getattr(table, 'shape', '')}")
         # the built-in estimators' ranges are their tests'; a registered one's are read here
-        if estimator not in BUILT_IN and not ((table >= 0) & (table <= 1)).all():
+        if estimator not in BUILT_IN_ESTIMATORS and not ((table >= 0) & (table <= 1)).all():
             raise ValueError(f"estimator {estimator!r}: table {i} holds values outside [0, 1] "
                              "(or not finite)")
