@@ -285,6 +285,49 @@ def test_merged_class_branches_give_the_descents_numbers(data, monkeypatch, k, p
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
+@pytest.mark.parametrize("merged_growth", [4, -1])  # trees merged where they may, and none
+def test_the_members_child_links_are_each_slots_child_and_its_slots(monkeypatch, merged_growth):
+    """PackedMembers holds a tree's children as links: slot s of member e's tree a is the
+    pair (child, the child's slots) of that member's own packed tree, for descended and
+    merged trees alike, every member shifted into the concatenation."""
+    import fastpath.predict._inference as inference
+
+    monkeypatch.setattr(inference, "DENSE_MIN_ENTRIES", 0)
+    monkeypatch.setattr(inference, "DENSE_GROWTH", 0)
+    monkeypatch.setattr(inference, "MERGED_GROWTH", merged_growth)
+    X, y = load_dataset("credit-a")
+    ens = ESKDBClassifier(3, 3, "m", random_state=1).fit(X, y)
+    models = [m.pack() for m in ens.members_]
+    packed = inference.pack_members(models)
+    pairs = packed.child_links.reshape(-1, 2)
+    merged_pairs = packed.merged_child_links.reshape(-1, 2)
+    checked = merged_checked = 0
+    for e, model in enumerate(models):
+        for a in range(model.child_col.size):
+            t = packed.tree_ptr[e] + a
+            end = (model.lookup_base[a + 1] if a + 1 < model.child_col.size
+                   else model.child_lookup.size)
+            for s in range(model.lookup_base[a], end):
+                child = model.child_lookup[s]
+                want = model.lookup_offsets[model.node_offset[a] + child] if child >= 0 else -1
+                assert tuple(pairs[packed.lookup_base[t] + s - model.lookup_base[a]]) == (
+                    child, want)
+                checked += 1
+            if model.merged_node_offset is None or model.merged_node_offset[a] < 0:
+                continue
+            first = model.merged_lookup_base[a]
+            later = model.merged_lookup_base[model.merged_node_offset > model.merged_node_offset[a]]
+            end = later.min() if later.size else model.merged_child_lookup.size
+            for s in range(first, end):
+                child = model.merged_child_lookup[s]
+                want = (model.merged_lookup_offsets[model.merged_node_offset[a] + child]
+                        if child >= 0 else -1)
+                got = merged_pairs[packed.merged_lookup_base[t] + s - first]
+                assert tuple(got) == (child, want)
+                merged_checked += 1
+    assert checked > 0 and (merged_checked > 0) == (merged_growth > 0)
+
+
 def test_merged_branches_are_no_larger_than_the_tree(data):
     """Every merged node but the root is some class's node on its path, and every block of
     slots one of such a node's: the tree's own sizes bound the merged ones; a merged node's

@@ -328,6 +328,13 @@ class PackedMembers(NamedTuple):
     concatenated arrays (``cond_cols`` and ``child_col`` stay the member's attribute numbers;
     ``dense_offset`` and ``merged_node_offset`` -1 where a tree is not read that way).
     ``class_log_prior`` has one row per member.
+
+    The children are held as links (:func:`_child_links`): slot ``s`` of a tree's block is the
+    pair ``child_links[2 s]`` (the child, numbered within the tree; -1: none) and
+    ``child_links[2 s + 1]`` (the child's own slots, ``lookup_offsets`` of it; -1: a leaf), and
+    likewise ``merged_child_links``. A descent's next step then waits for one memory read, the
+    slot's pair, where a child and then its slots were two reads one after the other; as int32
+    pairs they take the bytes the int64 children took.
     """
 
     tree_ptr: np.ndarray
@@ -338,7 +345,7 @@ class PackedMembers(NamedTuple):
     node_offset: np.ndarray
     lookup_offsets: np.ndarray
     lookup_base: np.ndarray
-    child_lookup: np.ndarray
+    child_links: np.ndarray
     n_values: np.ndarray
     logp_offset: np.ndarray
     log_prob: np.ndarray
@@ -348,7 +355,7 @@ class PackedMembers(NamedTuple):
     merged_node_offset: np.ndarray
     merged_lookup_base: np.ndarray
     merged_lookup_offsets: np.ndarray
-    merged_child_lookup: np.ndarray
+    merged_child_links: np.ndarray
     merged_rows: np.ndarray
 
 
@@ -392,7 +399,7 @@ def pack_members(models: Sequence[PackedModel]) -> PackedMembers:
     dense_shift = starts([size(m.dense_log_prob) for m in models])
     merged_shift = starts([size(m.merged_lookup_offsets) for m in models])
     merged_slot_shift = starts([size(m.merged_child_lookup) for m in models])
-    return PackedMembers(
+    return _linked(
         tree_ptr=tree_ptr,
         class_log_prior=np.stack([m.class_log_prior for m in models]),
         child_col=cat([m.child_col for m in models], np.int64),
@@ -446,7 +453,7 @@ def pack_ensemble(class_priors: Sequence[np.ndarray], specs: Sequence[Sequence[T
         return none if values is None else values
 
     empty_int, empty_float = np.empty(0, np.int64), np.empty(0, np.float64)
-    return PackedMembers(
+    return _linked(
         tree_ptr=tree_ptr, class_log_prior=priors, child_col=whole.child_col,
         cond_ptr=whole.cond_ptr, cond_cols=whole.cond_cols, node_offset=whole.node_offset,
         lookup_offsets=whole.lookup_offsets, lookup_base=whole.lookup_base,
@@ -461,6 +468,47 @@ def pack_ensemble(class_priors: Sequence[np.ndarray], specs: Sequence[Sequence[T
         merged_child_lookup=or_none(whole.merged_child_lookup, empty_int),
         merged_rows=or_none(whole.merged_rows, empty_int),
     )
+
+
+def _linked(*, child_lookup: np.ndarray, merged_child_lookup: np.ndarray,
+            **fields: np.ndarray) -> PackedMembers:
+    """:class:`PackedMembers` of the packed arrays, the children (``child_lookup``,
+    ``merged_child_lookup``) turned into links (:func:`_child_links`)."""
+    n_trees = fields["child_col"].size
+    starts = fields["lookup_base"]
+    links = _child_links(child_lookup, fields["lookup_offsets"], starts,
+                         fields["node_offset"][:n_trees])
+    merged = np.flatnonzero(fields["merged_node_offset"] >= 0)
+    merged = merged[np.argsort(fields["merged_lookup_base"][merged], kind="stable")]
+    merged_links = _child_links(merged_child_lookup, fields["merged_lookup_offsets"],
+                                fields["merged_lookup_base"][merged],
+                                fields["merged_node_offset"][merged])
+    return PackedMembers(child_links=links, merged_child_links=merged_links, **fields)
+
+
+def _child_links(children: np.ndarray, lookup_offsets: np.ndarray, slot_starts: np.ndarray,
+                 node_starts: np.ndarray) -> np.ndarray:
+    """The int32 links (child, child's slots) of every slot of ``children``, whose trees'
+    blocks of slots start at ``slot_starts`` (increasing, the last running to the end) and
+    whose children are numbered from ``node_starts`` in ``lookup_offsets``."""
+    if children.size and (children.max() >= 2**31 or lookup_offsets.max() >= 2**31):
+        raise ValueError("a context tree of 2^31 nodes or slots or more cannot be packed for "
+                         "prediction")
+    links = np.empty(2 * children.size, np.int32)
+    _fill_links(children, lookup_offsets, np.asarray(slot_starts, np.int64),
+                np.asarray(node_starts, np.int64), links)
+    return links
+
+
+@njit(cache=True, nogil=True)
+def _fill_links(children, lookup_offsets, slot_starts, node_starts, links):
+    n = children.shape[0]
+    for a in range(slot_starts.shape[0]):
+        end = slot_starts[a + 1] if a + 1 < slot_starts.shape[0] else n
+        for s in range(slot_starts[a], end):
+            child = children[s]
+            links[2 * s] = child
+            links[2 * s + 1] = lookup_offsets[node_starts[a] + child] if child >= 0 else -1
 
 
 #: rows a kernel reads every tree for before it moves on to the next rows: a block's codes
@@ -506,6 +554,8 @@ def _member_block(codes_t, columns, pm, e, first, last, out, out_first):
     cond_cards = pm.cond_cards
     dense_log_prob = pm.dense_log_prob
     log_prob = pm.log_prob
+    links = pm.child_links
+    merged_links = pm.merged_child_links
     for i in range(n):
         for c in range(n_classes):
             acc[i, c] = pm.class_log_prior[e, c]
@@ -540,10 +590,11 @@ def _member_block(codes_t, columns, pm, e, first, last, out, out_first):
                     # an unknown parent value, a leaf, or a path no class has: every class
                     # backs off to the node reached
                     if slots >= 0 and v >= 0:
-                        child = pm.merged_child_lookup[merged_slots + slots + v]
+                        link = np.uint64(2 * (merged_slots + slots + v))
+                        child = merged_links[link]
                         if child >= 0:
                             node_of[i] = child
-                            slots_of[i] = pm.merged_lookup_offsets[merged + child]
+                            slots_of[i] = merged_links[link + np.uint64(1)]
                         else:
                             slots_of[i] = -1
                     else:
@@ -604,10 +655,11 @@ def _member_block(codes_t, columns, pm, e, first, last, out, out_first):
                     v = c if col < 0 else codes_t[row, first + descended[d]]
                     # an unknown parent value, a leaf or a path never observed: back off
                     if slots >= 0 and v >= 0:
-                        child = pm.child_lookup[slots_base + slots + v]
+                        link = np.uint64(2 * (slots_base + slots + v))
+                        child = links[link]
                         if child >= 0:
                             node_of[d] = child
-                            slots_of[d] = pm.lookup_offsets[nodes + child]
+                            slots_of[d] = links[link + np.uint64(1)]
                         else:
                             slots_of[d] = -1
                     else:
