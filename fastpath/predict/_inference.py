@@ -200,8 +200,9 @@ def _dense_tables(cond_ptr, cond_cols, cond_cards, node_offset, lookup_offsets, 
 #: a tree read by descending it has its class branches merged when the merged nodes' rows (one
 #: per class) number at most this many times its table's entries (most trees: the classes share
 #: most of their paths; where they share none, as on KDD Cup's rare classes, the merged tree
-#: holds a row per class for every path)
-MERGED_GROWTH = 4
+#: holds a row per class for every path, and a descent per class is what it saves: 16 merges
+#: every tree of the 41 datasets, the memory bound docs/performance.md weighs)
+MERGED_GROWTH = 16
 
 
 def _with_merged_branches(packed: PackedModel, specs: Sequence[TreeSpec]) -> PackedModel:
