@@ -1,15 +1,14 @@
-"""fastpath.evaluation._cross_validation: folds, metrics and the cross-validation loop.
+"""fastpath.evaluation._cross_validation: folds and the cross-validation loop.
 
 Folds partition the rows in every repeat and give each class the same per-fold counts as
 scikit-learn's ``StratifiedKFold`` (compared as proportions, not indices); the same seed gives
-the same folds. The metrics equal ``sklearn.metrics`` or their formula written out;
-``align_proba`` equals a pandas re-indexing; ``cross_validate`` reproduces with a seed and scores
-every fold as an independent re-computation does.
+the same folds (the metrics themselves: tests/test_metrics.py). ``align_proba`` equals a
+pandas re-indexing; ``cross_validate`` reproduces with a seed and scores every fold as an
+independent re-computation does.
 """
 
 from __future__ import annotations
 
-import math
 import statistics
 import warnings
 
@@ -26,14 +25,12 @@ from sklearn.model_selection import StratifiedKFold
 
 from fastpath import BayesNetClassifier
 from fastpath.evaluation import (
+    METRICS,
     align_proba,
     cross_validate,
     label_codes,
-    log_loss,
-    rmse,
     stratified_folds,
     summarise,
-    zero_one_loss,
 )
 from fastpath.io import load_dataset
 
@@ -115,47 +112,6 @@ def test_bad_fold_arguments_are_refused(args, match):
         list(stratified_folds(*args))
 
 
-# ====================================================================== metrics
-@st.composite
-def probabilities(draw):
-    n = draw(st.integers(1, 20))
-    k = draw(st.integers(2, 5))
-    raw = draw(hnp.arrays(np.float64, (n, k), elements=st.floats(1e-3, 1.0)))
-    y = np.array(draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)))
-    return y, raw / raw.sum(axis=1, keepdims=True)
-
-
-@settings(max_examples=100, deadline=None)
-@given(probabilities())
-def test_metrics_equal_scikit_learn_and_their_formulas(case):
-    y, proba = case
-    k = proba.shape[1]
-    assert zero_one_loss(y, proba) == pytest.approx(
-        1.0 - accuracy_score(y, proba.argmax(axis=1)), abs=1e-15
-    )
-    p_true = [proba[i, c] for i, c in enumerate(y)]
-    assert rmse(y, proba) == pytest.approx(
-        math.sqrt(sum((1 - p) ** 2 for p in p_true) / len(y)), rel=1e-12
-    )
-    assert log_loss(y, proba) == pytest.approx(
-        sk_log_loss(y, proba, labels=list(range(k))), rel=1e-9
-    )
-
-
-def test_log_loss_clips_impossible_classes_at_1e_15():
-    y = np.array([0, 1])
-    proba = np.array([[1.0, 0.0], [1.0, 0.0]])
-    assert log_loss(y, proba) == pytest.approx(-math.log(1e-15) / 2)
-    assert zero_one_loss(y, proba) == 0.5
-    assert rmse(y, proba) == pytest.approx(math.sqrt(0.5))
-
-
-def test_zero_one_loss_breaks_ties_to_the_first_class():
-    proba = np.full((2, 3), 1 / 3)
-    assert zero_one_loss(np.array([0, 0]), proba) == 0.0
-    assert zero_one_loss(np.array([1, 2]), proba) == 1.0
-
-
 # ====================================================================== labels and alignment
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.sampled_from(["a", "b", "c", "d", "e"]), min_size=1, max_size=5,
@@ -225,6 +181,9 @@ def test_cross_validate_scores_every_fold_as_recomputed_by_hand(tictactoe):
         assert res.zero_one_loss == pytest.approx(1 - accuracy_score(yt, proba.argmax(1)))
         assert res.log_loss == pytest.approx(sk_log_loss(yt, proba, labels=[0, 1]), rel=1e-9)
         assert res.rmse == pytest.approx(np.sqrt(np.mean((1 - proba[np.arange(yt.size), yt]) ** 2)))
+        # two classes: the error on the other class mirrors the true class's
+        assert res.brier == pytest.approx(2 * res.rmse**2)
+        assert res.rmse_true_class == pytest.approx(res.rmse)
         assert (res.n_train, res.n_test) == (train.size, test.size)
 
 
@@ -250,7 +209,7 @@ def test_summarise_is_mean_and_sample_standard_deviation(tictactoe):
     results = cross_validate(lambda: BayesNetClassifier("nb", estimator="m", m=1.0), X, y,
                              n_folds=2, n_repeats=2, seed=1)
     s = summarise(results)
-    for key in ("zero_one_loss", "rmse", "log_loss"):
+    for key in METRICS:
         values = [getattr(r, key) for r in results]
         assert s[key]["mean"] == pytest.approx(statistics.fmean(values))
         assert s[key]["sd"] == pytest.approx(statistics.stdev(values))

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from fastpath import BayesNetClassifier
-from fastpath.evaluation import rmse, stratified_folds, zero_one_loss
+from fastpath.evaluation import brier_score, rmse, rmse_true_class, stratified_folds, zero_one_loss
 from fastpath.io import dataset_path, load_dataset
 from validation.experiments import main
 from validation.experiments.classifiers import parse_classifier
@@ -99,6 +99,7 @@ def test_dataset_means_ignore_incomplete_cells():
             "zero_one_loss": [0.1, 0.3, 0.2, 0.2, 0.0],
             "rmse": [0.2, 0.4, 0.3, 0.3, 0.1],
             "log_loss": [1.0, 1.0, 1.0, 1.0, 1.0],
+            "n_classes": [2] * 5,
             "fit_seconds": [1.0] * 5,
             "predict_seconds": [1.0] * 5,
         }
@@ -324,6 +325,69 @@ def test_runner_end_to_end_with_resume(small_data, tmp_path):
     assert other.computed == 4
 
 
+def test_cells_keep_their_probabilities_and_older_cells_are_upgraded_or_refitted(small_data,
+                                                                                  tmp_path):
+    from validation.experiments.runner import collect_cache, proba_path, rescore_cache
+
+    refs = [r for r in discover_datasets([small_data]) if r.name == "car"]  # 4 classes
+    protocol = CrossValidation(folds=2, repeats=1, seed=3)
+    settings = RunSettings()
+    cache = tmp_path / "cache"
+    first = run_cells(refs, ["nb-m"], protocol, settings, cache, jobs=1, progress=False).results
+    cells = sorted(cache.glob("*/*/*/*.json"))
+    assert len(cells) == 2
+    for path in cells:
+        record = json.loads(path.read_text())
+        with np.load(proba_path(path)) as stored:
+            proba, y = stored["proba"], stored["y"]
+        assert proba.shape == (record["n_test"], 4) and y.shape == (record["n_test"],)
+        assert record["rmse"] == rmse(y, proba) and record["brier"] == brier_score(y, proba)
+        assert record["rmse_true_class"] == rmse_true_class(y, proba)
+        assert record["rmse"] < record["rmse_true_class"]  # more than two classes
+    # a record of the former kind: its "rmse" the true class's, no Brier score
+    old = json.loads(cells[0].read_text())
+    old["rmse"] = old.pop("rmse_true_class")
+    del old["brier"]
+    cells[0].write_text(json.dumps(old))
+    again = run_cells(refs, ["nb-m"], protocol, settings, cache, jobs=1, progress=False)
+    assert (again.computed, again.cached) == (0, 2)  # upgraded from its probabilities
+    pd.testing.assert_frame_equal(again.results[first.columns], first)
+    assert collect_cache(cache)["rmse"].notna().all()
+    # rescore rewrites the old record from its probabilities
+    assert rescore_cache(cache) == (1, 0)
+    assert json.loads(cells[0].read_text())["rmse"] == first["rmse"].iloc[0]
+    # without its probabilities, a multi-class old record cannot be upgraded: refitted
+    cells[0].write_text(json.dumps(old))
+    proba_path(cells[0]).unlink()
+    collected = collect_cache(cache)
+    assert collected["rmse"].isna().sum() == 1
+    assert collected["rmse_true_class"].tolist() == first["rmse_true_class"].tolist()
+    third = run_cells(refs, ["nb-m"], protocol, settings, cache, jobs=1, progress=False)
+    assert (third.computed, third.cached) == (1, 1)
+    for col in ("zero_one_loss", "rmse", "brier", "log_loss", "rmse_true_class"):
+        assert third.results[col].tolist() == first[col].tolist()
+
+
+def test_older_tables_keep_the_paper_s_rmse_only_where_it_is_known():
+    from validation.experiments.reporting import normalise_results
+
+    old = pd.DataFrame({"dataset": ["two", "two", "many", "many"], "classifier": ["a"] * 4,
+                        "split": ["r0-f0", "r0-f1"] * 2, "zero_one_loss": [0.1] * 4,
+                        "rmse": [0.3, 0.4, 0.5, 0.6], "log_loss": [0.2] * 4,
+                        "n_classes": [2, 2, 5, 5], "fit_seconds": [1.0] * 4,
+                        "predict_seconds": [1.0] * 4})
+    new = normalise_results(old)
+    assert new["rmse_true_class"].tolist() == [0.3, 0.4, 0.5, 0.6]
+    assert new["rmse"].tolist()[:2] == [0.3, 0.4] and new["rmse"].iloc[2:].isna().all()
+    assert new["brier"].tolist()[:2] == pytest.approx([0.18, 0.32])
+    assert old["rmse"].tolist() == [0.3, 0.4, 0.5, 0.6]  # the caller's table untouched
+    means = dataset_means(new).set_index("dataset")
+    assert np.isnan(means.loc["many", "rmse"]) and means.loc["two", "rmse"] == pytest.approx(0.35)
+    assert means.loc["many", "rmse_true_class"] == pytest.approx(0.55)
+    # a table that has the Brier score is the new kind: returned as it is
+    pd.testing.assert_frame_equal(normalise_results(new), new)
+
+
 def test_cells_time_the_estimation_stage_of_every_estimator(tmp_path):
     """``estimation_seconds``: the same stage (choosing m, estimating the tables) for every
     estimator, inside the fit's seconds; none for a baseline; the stage's functions are restored
@@ -388,7 +452,7 @@ def test_quick_checks_catch_a_bad_hdp():
     for d in ("a", "b", "c"):
         for clf, r in (("kdb3-m", 0.2), ("kdb3-hdp", 0.3)):
             rows.append(dict(dataset=d, classifier=clf, zero_one_loss=0.1, rmse=r, log_loss=0.5,
-                             fit_seconds=0.1, predict_seconds=0.1))
+                             n_classes=2, fit_seconds=0.1, predict_seconds=0.1))
     labels = {d: np.array(["p"] * 6 + ["q"] * 4) for d in ("a", "b", "c")}
     failed = quick_checks(pd.DataFrame(rows), labels)
     assert any("kdb3-hdp" in f for f in failed)
@@ -541,7 +605,8 @@ def test_compare_prints_wdl_of_any_pairs(tmp_path, capsys):
         for c, r in (("a", ra), ("b", rb)):
             for split in ("r0-f0", "r0-f1"):
                 rows.append(dict(dataset=d, classifier=c, split=split, zero_one_loss=r,
-                                 rmse=r, log_loss=r, fit_seconds=0.1, predict_seconds=0.1))
+                                 rmse=r, log_loss=r, n_classes=2, fit_seconds=0.1,
+                                 predict_seconds=0.1))
     path = tmp_path / "results.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     assert experiments_main(["compare", str(path), "--pairs", "a:b"]) == 0
@@ -574,7 +639,7 @@ def test_compare_by_column_types_and_the_summary(tmp_path, capsys):
                 if (d, c, split) == ("x2", "b", "r0-f1"):
                     continue
                 rows.append(dict(dataset=d, classifier=c, split=split, zero_one_loss=r,
-                                 rmse=r, log_loss=2 * r, fit_seconds=1.0 + k,
+                                 rmse=r, log_loss=2 * r, n_classes=2, fit_seconds=1.0 + k,
                                  predict_seconds=0.5,
                                  estimation_seconds=None if c == "base" else 0.25 * (1 + k)))
     path = tmp_path / "results.csv"

@@ -2,7 +2,7 @@
 
 ``hdpbn fit``       learn a classifier from a table and save it;
 ``hdpbn predict``   predicted class and class probabilities for a table;
-``hdpbn evaluate``  repeated stratified cross-validation (0-1 loss, RMSE, log loss, seconds);
+``hdpbn evaluate``  repeated stratified cross-validation (0-1 loss, RMSE, Brier, log loss, seconds);
 ``hdpbn estimate``  HDP estimates of one conditional table (child-first convention);
 ``hdpbn diagnose``  convergence of a saved HDP model's samplers (worst trees first);
 ``hdpbn experiments`` the paper's experiments over a folder of datasets;
@@ -529,7 +529,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         print(f"{args.folds}-fold cross-validation x {args.repeats} on {args.data} "
               f"({len(X)} rows, {X.shape[1]} attributes)")
         for key, label in (("zero_one_loss", "0-1 loss"), ("rmse", "RMSE"),
-                           ("log_loss", "log loss")):
+                           ("brier", "Brier"), ("log_loss", "log loss")):
             print(f"  {label:9s} {summary[key]['mean']:.4f} (sd {summary[key]['sd']:.4f})")
         print(f"  fit       {summary['fit_seconds']:.3f} s per fold")
         print(f"  predict   {summary['predict_seconds']:.3f} s per fold")
@@ -702,9 +702,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser("evaluate", help="repeated stratified cross-validation",
                        description="Cross-validate a classifier on DATA: discretisation and "
-                       "structure are learned inside each training fold. Prints 0-1 loss, RMSE "
-                       "(sqrt(mean (1 - P(true class))^2)) and log loss, mean and sd over folds, "
-                       "and fit/predict seconds per fold.")
+                       "structure are learned inside each training fold. Prints 0-1 loss, the "
+                       "paper's RMSE (sqrt of the mean over rows and classes of (P(c) - [c = "
+                       "y])^2), the Brier score and log loss, mean and sd over folds, and "
+                       "fit/predict seconds per fold.")
     if wanted("evaluate"):
         p.add_argument("data", metavar="DATA",
                        help="table with the class column, "

@@ -1,9 +1,9 @@
-"""Repeated stratified cross-validation and the paper's metrics.
+"""Repeated stratified cross-validation, scored by the paper's metrics.
 
 The paper evaluates with 2-fold cross-validation repeated 5 times, discretisation fitted inside
-each training fold (the classifier does it in ``fit``), and reports 0-1 loss and RMSE, where
-RMSE = sqrt(mean over test rows of (1 - P(true class | x))^2) — the definition used by the Monash
-BNC code. Log loss is the mean of -log P(true class | x), with probabilities clipped at 1e-15.
+each training fold (the classifier does it in ``fit``), and reports 0-1 loss and RMSE; every fold
+here also carries the Brier score, the log loss and the RMSE of the true class
+(:mod:`fastpath.evaluation._metrics` defines them).
 """
 
 from __future__ import annotations
@@ -17,25 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils._validation import as_generator
-
-LOG_LOSS_EPS = 1e-15
-
-
-def zero_one_loss(y_true_codes: np.ndarray, proba: np.ndarray) -> float:
-    """Fraction of rows whose most probable class is wrong."""
-    return float(np.mean(np.argmax(proba, axis=1) != y_true_codes))
-
-
-def rmse(y_true_codes: np.ndarray, proba: np.ndarray) -> float:
-    """sqrt(mean (1 - P(true class | x))^2)."""
-    p_true = proba[np.arange(len(y_true_codes)), y_true_codes]
-    return float(np.sqrt(np.mean((1.0 - p_true) ** 2)))
-
-
-def log_loss(y_true_codes: np.ndarray, proba: np.ndarray) -> float:
-    """mean -log P(true class | x), probabilities clipped to [1e-15, 1]."""
-    p_true = np.clip(proba[np.arange(len(y_true_codes)), y_true_codes], LOG_LOSS_EPS, 1.0)
-    return float(-np.mean(np.log(p_true)))
+from ._metrics import METRICS, score
 
 
 def stratified_folds(
@@ -71,7 +53,9 @@ class FoldResult:
     fold: int
     zero_one_loss: float
     rmse: float
+    brier: float
     log_loss: float
+    rmse_true_class: float
     fit_seconds: float
     predict_seconds: float
     n_train: int
@@ -156,9 +140,7 @@ def cross_validate(
             FoldResult(
                 repeat=r,
                 fold=f,
-                zero_one_loss=zero_one_loss(yt, proba),
-                rmse=rmse(yt, proba),
-                log_loss=log_loss(yt, proba),
+                **score(yt, proba),
                 fit_seconds=t1 - t0,
                 predict_seconds=t2 - t1,
                 n_train=len(train),
@@ -173,7 +155,7 @@ def cross_validate(
 def summarise(results: list[FoldResult]) -> dict[str, Any]:
     """Mean and standard deviation over folds of each metric; mean seconds per fold."""
     out: dict[str, Any] = {}
-    for key in ("zero_one_loss", "rmse", "log_loss"):
+    for key in METRICS:
         values = np.array([getattr(r, key) for r in results])
         out[key] = {
             "mean": float(values.mean()),

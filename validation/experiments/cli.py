@@ -12,6 +12,8 @@ Subcommands
 ``summary``             mean metrics and seconds per fit (estimation stage, fit, predict)
                         of classifiers over the datasets where all have every fold.
 ``collect``             every cached cell as one CSV.
+``rescore``             every score of the cached cells recomputed from their stored
+                        test probabilities (a new metric without a refit).
 ``learning-curves``     RMSE against training-set size (paper, Figure 6).
 
 Examples::
@@ -44,6 +46,7 @@ from .reporting import (
     PAPER_TABLE2,
     dataset_means,
     means_markdown,
+    normalise_results,
     summary_markdown,
     table2_markdown,
     table3_markdown,
@@ -57,6 +60,7 @@ from .runner import (
     collect_cache,
     discover_datasets,
     load_dataset,
+    rescore_cache,
     run_cells,
     settings_dict,
 )
@@ -64,7 +68,7 @@ from .weka import weka_available
 
 __all__ = ["main", "quick_checks", "write_report"]
 
-SUBCOMMANDS = ("run", "report", "compare", "summary", "collect", "learning-curves")
+SUBCOMMANDS = ("run", "report", "compare", "summary", "collect", "rescore", "learning-curves")
 QUICK_ITERATIONS = 1000
 #: --quick: kDB-3 with HDP may lose to m-estimates by at most this much mean RMSE
 QUICK_RMSE_SLACK = 0.005
@@ -172,10 +176,11 @@ def quick_checks(results: pd.DataFrame, labels_by_dataset: dict[str, np.ndarray]
     datasets as it loses) — or, without hdp, kDB-3-m beats naive Bayes-m on mean RMSE.
     """
     failed = []
-    for col in ("zero_one_loss", "rmse"):
-        bad = results[~results[col].between(0, 1)]
+    results = normalise_results(results)
+    for col, top in (("zero_one_loss", 1), ("rmse", 1), ("rmse_true_class", 1), ("brier", 2)):
+        bad = results[~results[col].between(0, top)]
         if len(bad):
-            failed.append(f"{col} outside [0, 1] in {len(bad)} cells")
+            failed.append(f"{col} outside [0, {top}] in {len(bad)} cells")
     if not np.isfinite(results["log_loss"]).all():
         failed.append("non-finite log loss")
     means = dataset_means(results)
@@ -288,8 +293,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return status
 
 
+def read_results(paths: Sequence[str], *, name_iterations: bool = True) -> pd.DataFrame:
+    """Results tables merged: each with every score (:func:`normalise_results`), a cell in
+    several of them counted once -- the last one that knows the paper's RMSE, else the last.
+    ``name_iterations``: HDP classifiers named with their iterations (``tan-hdp@1000``)."""
+    results = pd.concat([normalise_results(pd.read_csv(p)) for p in paths], ignore_index=True)
+    # HDP cells of several runs differ by their iterations: name them tan-hdp@50000 etc.
+    if "iterations" in results.columns and name_iterations:
+        its = results["iterations"]
+        results = results.assign(classifier=[
+            c if pd.isna(i) else f"{c}@{int(i)}" for c, i in zip(results["classifier"], its,
+                                                                 strict=True)
+        ])
+    known = results["rmse"].notna().to_numpy()
+    order = np.argsort(known, kind="stable")  # rows without the paper's RMSE first
+    results = results.iloc[order]
+    results = results.drop_duplicates(subset=["dataset", "classifier", "split"], keep="last")
+    return results.sort_index()
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
-    results = pd.read_csv(args.results)
+    results = read_results([args.results], name_iterations=False)
     out = Path(args.out) if args.out else Path(args.results).parent
     tables = write_report(results, out)
     print(tables.read_text())
@@ -297,17 +321,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    frames = [pd.read_csv(path) for path in args.results]
-    results = pd.concat(frames, ignore_index=True)
-    # HDP cells of several runs differ by their iterations: name them tan-hdp@50000 etc.
-    if "iterations" in results.columns:
-        its = results["iterations"]
-        results = results.assign(classifier=[
-            c if pd.isna(i) else f"{c}@{int(i)}" for c, i in zip(results["classifier"], its,
-                                                                 strict=True)
-        ])
-    # a cell in several files (e.g. a rerun's results next to the first run's) counts once
-    results = results.drop_duplicates(subset=["dataset", "classifier", "split"], keep="last")
+    results = read_results(args.results)
     have = set(results["classifier"])
     pairs = []
     for item in args.pairs.split(","):
@@ -351,8 +365,7 @@ def _numeric_attributes(manifest: str | None) -> dict[str, int]:
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
-    results = pd.concat([pd.read_csv(path) for path in args.results], ignore_index=True)
-    results = results.drop_duplicates(subset=["dataset", "classifier", "split"], keep="last")
+    results = read_results(args.results, name_iterations=False)
     if args.datasets:
         results = results[results["dataset"].isin([d.strip()
                                                    for d in args.datasets.split(",")])]
@@ -366,6 +379,13 @@ def _cmd_collect(args: argparse.Namespace) -> int:
     write_csv(frame, args.out, index=False)
     print(f"{len(frame)} cells ({frame['dataset'].nunique()} datasets, "
           f"{frame['classifier'].nunique()} classifiers) -> {args.out}")
+    return 0
+
+
+def _cmd_rescore(args: argparse.Namespace) -> int:
+    rescored, missing = rescore_cache(args.cache)
+    print(f"{rescored} cells rescored"
+          + (f"; {missing} without stored probabilities left as they are" if missing else ""))
     return 0
 
 
@@ -482,6 +502,11 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     col.add_argument("cache", help="the cache folder of run (default of run: OUT/cache)")
     col.add_argument("--out", required=True, help="CSV to write (.csv.gz compresses)")
     col.set_defaults(func=_cmd_collect)
+
+    res = sub.add_parser("rescore", help="recompute the cached cells' scores from their "
+                         "stored test probabilities")
+    res.add_argument("cache", help="the cache folder of run (default of run: OUT/cache)")
+    res.set_defaults(func=_cmd_rescore)
 
     lc = sub.add_parser("learning-curves", help="RMSE against training size (paper, Figure 6)")
     lc.add_argument("data", nargs="+", help="data files or folders")

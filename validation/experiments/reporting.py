@@ -9,6 +9,13 @@ convention of the Monash BNC work): ``p = P(|W - n/2| >= |w - n/2|)`` for
 ``W ~ Binomial(n = wins + losses, 1/2)``. A draw is a difference of at most
 :data:`DRAW_TOLERANCE` between the two means (exact ties of the 0-1 loss are common on small
 datasets; the tolerance only absorbs floating-point noise).
+
+The scores are :data:`fastpath.evaluation.METRICS`; ``rmse`` is the paper's (the root of the
+Brier score over the number of classes). Results tables written before the Brier score was
+recorded hold the RMSE of the true class under ``rmse``: :func:`normalise_results` moves it to
+``rmse_true_class`` and keeps it as the paper's RMSE only for two-class datasets, where the two
+are equal (a multi-class cell's paper RMSE is then unknown, and a dataset without it for every
+fold is left out of that metric's W-D-L).
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
+from fastpath.evaluation import METRICS as EVALUATION_METRICS
+
 __all__ = [
     "DRAW_TOLERANCE",
     "METRICS",
@@ -27,6 +36,7 @@ __all__ = [
     "PAPER_TABLE3",
     "WinDrawLoss",
     "dataset_means",
+    "normalise_results",
     "sign_test",
     "summary_markdown",
     "table2_markdown",
@@ -34,8 +44,13 @@ __all__ = [
     "win_draw_loss",
 ]
 
-#: metrics of a fold, all losses (lower is better)
-METRICS: tuple[str, ...] = ("zero_one_loss", "rmse", "log_loss")
+#: metrics of a fold, all losses (lower is better): fastpath.evaluation.METRICS
+METRICS: tuple[str, ...] = tuple(EVALUATION_METRICS)
+#: the W-D-L tables' columns: the paper's two, log loss, and the RMSE of the true class (the
+#: definition of this project's tables before the paper's was adopted, for continuity)
+TABLE_METRICS: tuple[tuple[str, str], ...] = (
+    ("zero_one_loss", "0-1 loss"), ("rmse", "RMSE"), ("log_loss", "log loss"),
+    ("rmse_true_class", "RMSE, true class"))
 DRAW_TOLERANCE = 1e-12
 ALPHA = 0.05
 
@@ -120,21 +135,49 @@ def _fmt_p(p: float) -> str:
     return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
 
 
+def normalise_results(results: pd.DataFrame) -> pd.DataFrame:
+    """A results table with every column of :data:`METRICS`, whatever version wrote it.
+
+    A table without a ``brier`` column was written when ``rmse`` was the RMSE of the true class:
+    that column becomes ``rmse_true_class``; ``rmse`` and ``brier`` are kept (``rmse``) and
+    derived (``2 rmse^2``) where the dataset has two classes, and unknown (NaN) otherwise. A
+    table that has ``brier`` is returned as it is (a copy).
+    """
+    out = results.copy()
+    if "brier" in out.columns:
+        return out
+    if "rmse" not in out.columns or "n_classes" not in out.columns:
+        raise ValueError("results lack the columns 'rmse' and 'n_classes' needed to tell which "
+                         "RMSE they hold")
+    two = out["n_classes"] == 2
+    out["rmse_true_class"] = out["rmse"]
+    out["brier"] = np.where(two, 2.0 * out["rmse"] ** 2, np.nan)
+    out["rmse"] = out["rmse"].where(two)
+    return out
+
+
 def dataset_means(results: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
     """Mean of every metric per (dataset, classifier) over folds; only complete cells.
 
     ``results`` has one row per fold with columns ``dataset, classifier, repeat, fold`` and the
     metrics. A (dataset, classifier) pair enters only when it has as many folds as the most
     complete classifier on that dataset (so a half-finished run never compares unequal folds).
-    ``extra``: more columns to average (a missing value left out of its mean).
+    ``extra``: more columns to average (a missing value left out of its mean). A metric missing
+    in any fold (a multi-class cell of an older table: :func:`normalise_results`) makes that
+    dataset's mean of the metric NaN, never a mean over fewer folds.
     """
+    if "brier" not in results.columns:
+        results = normalise_results(results)
     cols = ["dataset", "classifier", *METRICS, "fit_seconds", "predict_seconds", *extra]
     missing = [c for c in cols if c not in results.columns]
     if missing:
         raise ValueError(f"results lack the columns {missing}")
     grouped = results.groupby(["dataset", "classifier"], sort=True)
     means = grouped[cols[2:]].mean()
+    known = grouped[list(METRICS)].count()
     means["folds"] = grouped.size()
+    for m in METRICS:
+        means.loc[known[m] < means["folds"], m] = np.nan
     full = means.groupby(level="dataset")["folds"].transform("max")
     return means[means["folds"] == full].reset_index()
 
@@ -202,15 +245,17 @@ def table3_markdown(
 def _wdl_table(means: pd.DataFrame, first: str,
                rows: Sequence[tuple[str, str, str, tuple[str, str]]], paper: bool) -> str:
     """W/D/L on every metric, one row per ``(label, a, b, paper's (0-1 loss, RMSE))``."""
-    head = f"| {first} | datasets | 0-1 loss | RMSE | log loss |"
-    sep = "|---|---|---|---|---|"
+    head = f"| {first} | datasets | " + " | ".join(t for _, t in TABLE_METRICS) + " |"
+    sep = "|---|---|" + "---|" * len(TABLE_METRICS)
     if paper:
         head += " paper 0-1 loss | paper RMSE |"
         sep += "---|---|"
     lines = [head, sep]
     for label, a, b, (p01, prmse) in rows:
-        cells = [win_draw_loss(means, a, b, m) for m in METRICS]
-        row = f"| {label} | {cells[0].n} | " + " | ".join(c.markdown() for c in cells) + " |"
+        cells = [win_draw_loss(means, a, b, m) for m, _ in TABLE_METRICS]
+        # a metric known on fewer datasets (older tables' multi-class RMSE) says on how many
+        texts = [c.markdown() + ("" if c.n == cells[0].n else f" [{c.n}]") for c in cells]
+        row = f"| {label} | {cells[0].n} | " + " | ".join(texts) + " |"
         if paper:
             row += f" {p01} | {prmse} |"
         lines.append(row)
@@ -240,16 +285,18 @@ def summary_markdown(results: pd.DataFrame, classifiers: Sequence[str]) -> str:
     lines = [f"{len(complete)} datasets: mean of the metrics; seconds per fit, median over the "
              "datasets (estimation: also the sum over the datasets, and its share of the fit "
              "seconds)", "",
-             "| classifier | 0-1 loss | RMSE | log loss | estimation s: median | sum | share "
-             "| fit s: median | predict s: median |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| classifier | 0-1 loss | RMSE | Brier | log loss | estimation s: median | sum | "
+             "share | fit s: median | predict s: median |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for c in classifiers:
         t = per.loc[c]
         timed = t["estimation_seconds"].notna().all()
         est = (f"{t['estimation_seconds'].median():.4f} | {t['estimation_seconds'].sum():.2f} | "
                f"{100 * t['estimation_seconds'].sum() / t['fit_seconds'].sum():.0f} %"
                if timed else " | | ")
-        lines.append(f"| {c} | {t['zero_one_loss'].mean():.4f} | {t['rmse'].mean():.4f} | "
+        # a metric unknown on one of the datasets (older tables) prints nan, not a partial mean
+        lines.append(f"| {c} | {t['zero_one_loss'].mean():.4f} | "
+                     f"{t['rmse'].mean(skipna=False):.4f} | {t['brier'].mean(skipna=False):.4f} | "
                      f"{t['log_loss'].mean():.4f} | {est} | {t['fit_seconds'].median():.3f} | "
                      f"{t['predict_seconds'].median():.4f} |")
     return "\n".join(lines) + "\n"

@@ -1,15 +1,21 @@
 """Run classifiers x datasets x folds, one cached cell at a time, in parallel processes.
 
 A *cell* is one (dataset, classifier, split): fit on the split's training rows, predict its test
-rows, record 0-1 loss, RMSE, log loss (:mod:`fastpath.evaluation`), fit and predict seconds, and
-what the model chose (m, n*, k*). Each finished cell is written at once to its own JSON file::
+rows, record every score of :data:`fastpath.evaluation.METRICS` (0-1 loss, the paper's RMSE,
+Brier score, log loss, RMSE of the true class), fit and predict seconds, and what the model
+chose (m, n*, k*). Each finished cell is written at once to its own JSON file, and its test
+rows' class probabilities and true classes beside it (``.proba.npz``: a future score is
+computed from them by ``rescore``, without refitting)::
 
     <cache>/<protocol>/<dataset>-<sha1 of the file>/<classifier>[-it<iterations>]/<split>.json
+    <cache>/<protocol>/<dataset>-<sha1 of the file>/<classifier>[-it<iterations>]/<split>.proba.npz
 
 so an interrupted run resumes where it stopped, a second run computes nothing, and adding a
 classifier or a dataset computes only the new cells. Changing the protocol (folds, repeats,
 seed), the data file, the column typing or the HDP iterations changes the path, never reusing a
-stale cell.
+stale cell. A cell cached before the Brier score was recorded holds the RMSE of the true class
+under ``rmse``: it is upgraded where that equals the paper's RMSE (two classes) or where its
+probabilities are stored, and recomputed otherwise (:func:`upgrade_record`).
 
 Protocols (:class:`CrossValidation`, :class:`LearningCurve`) give the splits. The default is the
 paper's: stratified 2-fold cross-validation repeated 5 times
@@ -40,9 +46,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fastpath.evaluation import log_loss, rmse, stratified_folds, zero_one_loss
+from fastpath.evaluation import METRICS, score, stratified_folds
 from fastpath.io import dataset_path, list_datasets, read_table
-from fastpath.utils import Progress, write_text
+from fastpath.utils import Progress, atomic_write, write_text
 
 from .classifiers import ClassifierSpec, fitted_details, make_classifier, parse_classifier
 from .timing import StageClock
@@ -56,6 +62,7 @@ __all__ = [
     "collect_cache",
     "discover_datasets",
     "load_dataset",
+    "rescore_cache",
     "run_cells",
 ]
 
@@ -65,7 +72,7 @@ FOLDER_SUFFIXES = (".csv.gz", ".arff", ".arff.gz")
 #: leading columns of the results table (then what models report: m, n_selected, ...)
 RESULT_COLUMNS = (
     "dataset", "classifier", "split", "repeat", "fold", "size", "n_train", "n_test",
-    "n_classes", "zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds",
+    "n_classes", *METRICS, "fit_seconds", "predict_seconds",
     "estimation_seconds",
     "iterations", "seed", "protocol", "data_digest",
 )
@@ -310,6 +317,49 @@ class Cell:
         )
 
 
+def proba_path(cell_path: Path) -> Path:
+    """Where a cell's test probabilities lie, beside its JSON record."""
+    return cell_path.with_name(cell_path.name[: -len(".json")] + ".proba.npz")
+
+
+def _write_proba(path: Path, proba: np.ndarray, y_codes: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path, "wb") as fh:
+        np.savez(fh, proba=proba, y=y_codes)
+
+
+def _read_proba(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path) as data:
+            return np.asarray(data["proba"]), np.asarray(data["y"])
+    except (OSError, ValueError, KeyError):
+        return None  # a damaged file counts as absent
+
+
+def upgrade_record(record: dict[str, Any], stored: tuple[np.ndarray, np.ndarray] | None
+                   ) -> dict[str, Any] | None:
+    """A cached record with every score of :data:`METRICS`, or None when it needs a refit.
+
+    Records written before the Brier score was recorded (no ``brier`` key) hold the RMSE of the
+    true class under ``rmse``. With the cell's stored probabilities every score is recomputed;
+    without them a two-class cell is upgraded exactly (there the paper's RMSE equals the true
+    class's, and the Brier score is twice its square); a cell of more classes cannot be.
+    """
+    if all(k in record for k in METRICS):
+        return record
+    out = dict(record)
+    if stored is not None:
+        out.update(score(stored[1], stored[0]))
+        return out
+    if record.get("n_classes") == 2 and "rmse" in record:
+        out["rmse_true_class"] = record["rmse"]
+        out["brier"] = 2.0 * record["rmse"] ** 2
+        return out
+    return None
+
+
 # per-process caches: the last datasets loaded and their splits
 _LOADED: dict[tuple, tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]] = {}
 _SPLITS: dict[tuple, dict[str, tuple[dict[str, int], np.ndarray, np.ndarray]]] = {}
@@ -381,9 +431,11 @@ def compute_cell(cell: Cell, protocol, settings: RunSettings) -> dict[str, Any]:
         "n_train": int(train.size),
         "n_test": int(test.size),
         "n_classes": int(classes.size),
-        "zero_one_loss": zero_one_loss(yt, proba),
-        "rmse": rmse(yt, proba),
-        "log_loss": log_loss(yt, proba),
+        **score(yt, proba),
+        # the test rows' probabilities (every class of the dataset) and true classes: written
+        # beside the record, not into it
+        "_proba": proba,
+        "_y": yt,
         "fit_seconds": t1 - t0,
         "predict_seconds": t2 - t1,
         # the Bayesian network classifiers' estimation stage (None for the baselines)
@@ -432,7 +484,10 @@ def _worker_init() -> None:
 
 def _run_one(cell: Cell, protocol, settings: RunSettings, cache: str) -> tuple[Cell, dict]:
     record = compute_cell(cell, protocol, settings)
-    _write_json(cell.path(Path(cache), protocol, settings), record)
+    path = cell.path(Path(cache), protocol, settings)
+    # the probabilities first: a record on disk always has its probabilities beside it
+    _write_proba(proba_path(path), record.pop("_proba"), record.pop("_y"))
+    _write_json(path, record)
     return cell, record
 
 
@@ -467,11 +522,48 @@ def _record_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 def collect_cache(cache: str | os.PathLike) -> pd.DataFrame:
     """Every cell cached under ``cache`` (all protocols, datasets, classifiers and iteration
-    counts) as one results table, the columns of a run's ``results.csv``."""
+    counts) as one results table, the columns of a run's ``results.csv``. Older cells are
+    upgraded as :func:`upgrade_record` says; a multi-class one without stored probabilities
+    keeps its score as ``rmse_true_class`` and has no paper's RMSE."""
     paths = sorted(Path(cache).glob("*/*/*/*.json"))
     if not paths:
         raise ValueError(f"no cached cells under {str(cache)!r}")
-    return _record_frame([json.loads(p.read_text()) for p in paths])
+    records = []
+    for p in paths:
+        record = json.loads(p.read_text())
+        upgraded = upgrade_record(record, _read_proba(proba_path(p)))
+        if upgraded is None:  # an older multi-class cell: its RMSE is the true class's
+            record["rmse_true_class"] = record.pop("rmse")
+            upgraded = record
+        records.append(upgraded)
+    return _record_frame(records)
+
+
+def rescore_cache(cache: str | os.PathLike) -> tuple[int, int]:
+    """Recompute every score of every cached cell that has its probabilities stored, and
+    rewrite its record (atomically) where a score changed or was missing.
+
+    Returns
+    -------
+    (rescored, without_probabilities)
+        Cells whose record was rewritten, and cells left as they are because no probabilities
+        were stored for them.
+    """
+    paths = sorted(Path(cache).glob("*/*/*/*.json"))
+    if not paths:
+        raise ValueError(f"no cached cells under {str(cache)!r}")
+    rescored = missing = 0
+    for p in paths:
+        stored = _read_proba(proba_path(p))
+        if stored is None:
+            missing += 1
+            continue
+        record = json.loads(p.read_text())
+        new = {**record, **score(stored[1], stored[0])}
+        if new != record:
+            _write_json(p, new)
+            rescored += 1
+    return rescored, missing
 
 
 def run_cells(
@@ -508,10 +600,13 @@ def run_cells(
         path = cell.path(cache, protocol, settings)
         if path.exists():
             try:
-                records.append(json.loads(path.read_text()))
-                continue
+                record = upgrade_record(json.loads(path.read_text()),
+                                        _read_proba(proba_path(path)))
             except json.JSONDecodeError:
-                pass  # a damaged cell is recomputed
+                record = None  # a damaged cell is recomputed
+            if record is not None:  # None: an older multi-class cell, recomputed
+                records.append(record)
+                continue
         todo.append(cell)
     cached = len(records)
     bar = Progress("cells", enabled=progress, unit="cell")
