@@ -45,7 +45,7 @@ def test_the_classifiers_share_their_parameters_and_differ_in_their_own():
     assert (single["selection_rows"].default, ensemble["selection_rows"].default) == (None,
                                                                                         "auto")
     assert list(single)[:3] == ["structure", "k", "estimator"]
-    assert list(ensemble)[:4] == ["n_estimators", "k", "estimator", "stochastic_discretization"]
+    assert list(ensemble)[:4] == ["n_estimators", "k", "estimator", "discretization"]
     # scikit-learn reads them back, and positional arguments bind in order
     clf = BayesNetClassifier("tan", 1, "m", m=2.0)
     assert clf.get_params()["structure"] == "tan" and clf.m == 2.0
@@ -59,7 +59,7 @@ def test_an_ensemble_of_one_selective_kdb_is_the_single_classifier(credit):
     params = dict(k=2, estimator="hdp", sampler=HDPOptions.preset("adaptive", n_iter=60),
                   random_state=5)
     single = BayesNetClassifier("skdb", **params).fit(X, y)
-    one = ESKDBClassifier(1, stochastic_discretization=False, **params).fit(X, y)
+    one = ESKDBClassifier(1, discretization="mdl", **params).fit(X, y)
     np.testing.assert_array_equal(one.predict_proba(X), single.predict_proba(X))
     np.testing.assert_array_equal(one.predict_log_proba(X), single.predict_log_proba(X))
     assert single.members_[0].selection.to_dict() == one.members_[0].selection.to_dict()

@@ -353,7 +353,7 @@ def test_eskdb_fit_predict_diagnose_and_evaluate(credit_csv, tmp_path, capsys):
             "--iterations", "100", "--seed", "5"]
     assert main(["fit", str(credit_csv), "--model", str(model), *args, "--quiet"]) == 0
     loaded = ESKDBClassifier.load(model)
-    assert (loaded.n_estimators, loaded.k, loaded.stochastic_discretization) == (3, 5, True)
+    assert (loaded.n_estimators, loaded.k, loaded.discretization) == (3, 5, "stochastic")
     capsys.readouterr()
     assert main(["predict", "--model", str(model), str(credit_csv)]) == 0
     out = pd.read_csv(io.StringIO(capsys.readouterr().out))
@@ -364,7 +364,7 @@ def test_eskdb_fit_predict_diagnose_and_evaluate(credit_csv, tmp_path, capsys):
     status = main(["diagnose", str(model), "--rerun"])  # the members' distinct trees again
     assert status in (0, 1) and "re-sampled with the model's settings" in capsys.readouterr().out
     assert main(["evaluate", str(credit_csv), "--structure", "eskdb", "--n-estimators", "2",
-                 "--mdl-cuts", "--folds", "2", "--repeats", "1", "--json"]) == 0
+                 "--discretization", "mdl", "--folds", "2", "--repeats", "1", "--json"]) == 0
     assert 0 <= json.loads(capsys.readouterr().out)["rmse"]["mean"] <= 1
 
 

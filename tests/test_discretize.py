@@ -763,3 +763,65 @@ def test_stochastic_kernel_cuts_where_its_criteria_evaluated_afresh_cut(n_classe
             got = stochastic_mdl_kernel(values, values, counts, np.uint64(seed), forced)
             assert got.tolist() == _stochastic_by_definition(values, counts, np.uint64(seed),
                                                              forced)
+
+
+# ====================================================================== random resolution
+@st.composite
+def _column(draw):
+    n = draw(st.integers(1, 80))
+    pool = draw(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=30))
+    x = np.array(draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n)))
+    y = np.array(draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=np.int64)
+    return x, y
+
+
+@settings(max_examples=200, deadline=None)
+@given(_column(), st.integers(0, 2**32 - 1))
+def test_random_cuts_separate_distinct_values_within_the_bin_range(column, seed):
+    from fastpath.encode import RANDOM_BINS, random_cut_points
+
+    x, y = column
+    cuts = random_cut_points(x, y, 3, seed)
+    distinct = np.unique(x)
+    lo, hi = RANDOM_BINS
+    if distinct.size < 2:
+        assert cuts.size == 0
+        return
+    assert min(lo, distinct.size) - 1 <= cuts.size <= min(hi, distinct.size) - 1
+    assert np.all(np.diff(cuts) > 0)
+    # every cut lies between two consecutive distinct values (a value equal to it goes below)
+    below = np.searchsorted(distinct, cuts, side="right") - 1
+    assert np.all(below >= 0) and np.all(below < distinct.size - 1)
+    assert np.all(distinct[below] <= cuts) and np.all(cuts < distinct[below + 1])
+    # unsupervised: the classes are not read; the same seed gives the same cuts
+    np.testing.assert_array_equal(random_cut_points(x, np.zeros_like(y), 3, seed), cuts)
+    np.testing.assert_array_equal(random_cut_points(x[::-1], y[::-1], 3, seed), cuts)
+
+
+def test_random_cuts_fall_where_the_rows_are_and_their_number_is_uniform():
+    from fastpath.encode import RANDOM_BINS, random_cut_points
+
+    # 1,000 rows at 0 and one row at each of 1..99: a cut above 0 is drawn with probability
+    # about 1000/1099 at the first draw, so almost every draw cuts just above 0
+    x = np.r_[np.zeros(1000), np.arange(1.0, 100.0)]
+    y = np.zeros(x.size, dtype=np.int64)
+    draws = [random_cut_points(x, y, 1, seed) for seed in range(400)]
+    assert np.mean([c[0] == 0.5 for c in draws]) > 0.9
+    # the number of bins is uniform over RANDOM_BINS (chi-square, 11 cells, 400 draws)
+    n_bins = np.array([c.size + 1 for c in draws])
+    lo, hi = RANDOM_BINS
+    observed = np.bincount(n_bins - lo, minlength=hi - lo + 1)
+    assert observed.sum() == 400 and observed.size == hi - lo + 1
+    expected = 400 / (hi - lo + 1)
+    assert ((observed - expected) ** 2 / expected).sum() < chi2.ppf(0.999, hi - lo)
+
+
+def test_random_cuts_draw_once_per_call_and_refuse_what_mdl_refuses():
+    from fastpath.encode import random_cut_points
+
+    rng_a, rng_b = np.random.default_rng(3), np.random.default_rng(3)
+    random_cut_points(np.array([1.0]), np.array([0]), 2, rng_a)  # no cut, still one draw
+    rng_b.integers(0, 2**64, dtype=np.uint64)
+    assert rng_a.integers(1 << 30) == rng_b.integers(1 << 30)
+    with pytest.raises(ValueError, match=r"column 'a'.*inf"):
+        random_cut_points(np.array([1.0, np.inf]), np.array([0, 1]), 2, 0, name="a")

@@ -321,7 +321,7 @@ def test_default_discretization_is_weka_mdl_and_round_trips():
     assert TableEncoder.from_dict(old).discretization == "mdl"
 
 
-@pytest.mark.parametrize("kw, match", [({"discretization": "random"}, "discretization must be"),
+@pytest.mark.parametrize("kw, match", [({"discretization": "mixed"}, "discretization must be"),
                                        ({"discretization": "stochastic", "random_state": -1},
                                         "random_state")])
 def test_bad_discretization_options_are_refused_naming_them(kw, match):
@@ -474,12 +474,13 @@ def test_members_encoders_are_each_members_own_fit():
     })
     frame.loc[::7, "v"] = np.nan
     seeds = np.random.SeedSequence(9).spawn(5)
-    encoders = fit_members(frame, y, 3, "auto", "stochastic",
+    kinds = ["stochastic", "random", "stochastic", "random", "random"]
+    encoders = fit_members(frame, y, 3, "auto", kinds,
                            [np.random.default_rng(s) for s in seeds])
-    for encoder, seed in zip(encoders, seeds, strict=True):
-        alone = TableEncoder(discretization="stochastic",
+    for encoder, seed, kind in zip(encoders, seeds, kinds, strict=True):
+        alone = TableEncoder(discretization=kind,
                              random_state=np.random.default_rng(seed)).fit(frame, y, 3)
-        assert encoder.codings_ == alone.codings_
+        assert encoder.codings_ == alone.codings_ and encoder.discretization == kind
     assert len({e.codings_[0].cut_points for e in encoders}) > 1
 
 

@@ -36,7 +36,7 @@ def test_one_member_without_stochastic_cuts_is_selective_kdb(credit, estimator):
     X, y = credit
     ref = BayesNetClassifier("skdb", 3, estimator, sampler=HDPOptions.preset("paper", n_iter=200),
                              random_state=4).fit(X, y)
-    ens = ESKDBClassifier(1, 3, estimator, stochastic_discretization=False,
+    ens = ESKDBClassifier(1, 3, estimator, discretization="mdl",
                           sampler=HDPOptions.preset("paper", n_iter=200), random_state=4).fit(X, y)
     (member,) = ens.members_
     assert member.selection.n_selected == ref.selection_.n_selected
@@ -78,7 +78,7 @@ def test_members_differ_by_order_and_cut_points(credit):
     numeric = [j for j, c in enumerate(ens.members_[0].encoder.codings_) if c.kind == "numeric"]
     cuts = {tuple(m.encoder.codings_[j].cut_points for j in numeric) for m in ens.members_}
     assert len(cuts) > 1  # stochastic discretisation: members cut differently
-    plain = ESKDBClassifier(6, 3, "m", stochastic_discretization=False, random_state=2).fit(X, y)
+    plain = ESKDBClassifier(6, 3, "m", discretization="mdl", random_state=2).fit(X, y)
     assert len({tuple(m.encoder.codings_[j].cut_points for j in numeric)
                 for m in plain.members_}) == 1
 
@@ -206,7 +206,8 @@ def test_prediction_reads_a_plan_built_with_the_fit_and_holds_its_arrays_once(cr
 
 @pytest.mark.parametrize("params, match", [
     ({"n_estimators": 0}, "n_estimators"),
-    ({"stochastic_discretization": "yes"}, "stochastic_discretization"),
+    ({"discretization": "yes"}, "discretization must be one of"),
+    ({"discretization": True}, "discretization must be one of"),
     ({"k": -1}, "k must be"),
     ({"estimator": "mle"}, "estimator must be"),
     ({"random_state": -3}, "random_state"),
@@ -253,7 +254,7 @@ def test_check_estimator():
         results = check_estimator(
             ESKDBClassifier(n_estimators=2, k=1,
                             sampler=HDPOptions.preset("ensemble", n_iter=30),
-                            stochastic_discretization=False),
+                            discretization="mdl"),
             on_fail=None)
     assert [r["status"] for r in results
             if r["check_name"] == "check_sample_weight_equivalence_on_dense_data"] == ["passed"]
@@ -299,7 +300,7 @@ def test_numeric_array_input(credit):
 
 def test_members_share_identical_trees_and_their_hdp_fit(credit):
     X, y = credit
-    ens = ESKDBClassifier(4, 2, "hdp", stochastic_discretization=False,
+    ens = ESKDBClassifier(4, 2, "hdp", discretization="mdl",
                           sampler=HDPOptions.preset("ensemble", n_iter=100),
                           random_state=3).fit(X, y)
     keys = {}
@@ -318,14 +319,15 @@ def _chunks(frame: pd.DataFrame, size: int):
     return [frame.iloc[i : i + size] for i in range(0, len(frame), size)]
 
 
-@pytest.mark.parametrize(("estimator", "stochastic", "m"), [
-    ("m", True, "auto"), ("m", False, "holdout"), ("hdp", True, "auto"),
+@pytest.mark.parametrize(("estimator", "discretization", "m"), [
+    ("m", "stochastic", "auto"), ("m", "mdl", "holdout"), ("hdp", "stochastic", "auto"),
+    ("m", "random", "auto"), ("hdp", "mixed", "auto"),
 ])
-def test_streamed_ensemble_equals_the_in_memory_one(credit, estimator, stochastic, m):
+def test_streamed_ensemble_equals_the_in_memory_one(credit, estimator, discretization, m):
     X, y = credit
     params = dict(n_estimators=4, estimator=estimator, m=m,
                   sampler=HDPOptions.preset("ensemble", n_iter=60),
-                  stochastic_discretization=stochastic, random_state=5)
+                  discretization=discretization, random_state=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 60 iterations: unconverged on purpose
         memory = ESKDBClassifier(**params).fit(X, y)
@@ -408,3 +410,23 @@ def test_partial_fit_with_a_declared_schema_codes_every_member_with_it(credit):
     assert len({m.order for m in clf.members_}) > 1  # the members still differ by their order
     assert all(m.trees[0].counts.sum() == len(X) for m in clf.members_)
     np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+
+
+def test_mixed_members_alternate_the_stochastic_mdl_and_random_resolution(credit, tmp_path):
+    X, y = credit
+    params = dict(n_estimators=4, k=2, estimator="m", discretization="mixed", random_state=3)
+    ens = ESKDBClassifier(**params, n_jobs=1).fit(X, y)
+    kinds = [m.encoder.discretization for m in ens.members_]
+    assert kinds == ["stochastic", "random", "stochastic", "random"]
+    # member 0 and 2 draw the stochastic MDL from their own streams: what ESKDB's default draws
+    default = ESKDBClassifier(**{**params, "discretization": "stochastic"}).fit(X, y)
+    assert ens.members_[0].encoder.codings_ == default.members_[0].encoder.codings_
+    assert ens.members_[2].encoder.codings_ == default.members_[2].encoder.codings_
+    assert ens.members_[1].encoder.codings_ != default.members_[1].encoder.codings_
+    # threads do not matter; the model file keeps the members' discretisations
+    two = ESKDBClassifier(**params, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(ens.predict_proba(X), two.predict_proba(X))
+    ens.save(tmp_path / "mixed.npz")
+    back = ESKDBClassifier.load(tmp_path / "mixed.npz")
+    assert [m.encoder.discretization for m in back.members_] == kinds
+    np.testing.assert_array_equal(back.predict_proba(X), ens.predict_proba(X))

@@ -124,15 +124,20 @@ def test_classifier_names():
 
 def test_ensemble_and_raw_forest_names():
     e = parse_classifier("eskdb-hdp")
-    assert (e.family, e.n_members, e.k, e.stochastic, e.label) == (
-        "eskdb", 20, 5, True, "ESKDB-20-HDP")
+    assert (e.family, e.n_members, e.k, e.discretization, e.label) == (
+        "eskdb", 20, 5, "stochastic", "ESKDB-20-HDP")
     d = parse_classifier("ESKDB5-mdl-m")
-    assert (d.n_members, d.stochastic, d.estimator) == (5, False, "m")
+    assert (d.n_members, d.discretization, d.estimator) == (5, "mdl", "m")
     # ensembles' cells since their selection is sampled, and since their stochastic cut points
     # have the authors' forced cut, are kept apart from the older ones
     assert e.cache_tag(1000) == "eskdb-hdp-it1000-selauto-fc"
     ens = parse_classifier("eskdb-hdpe")
     assert ens.adaptive_preset == "ensemble" and ens.cache_tag(1000) == "eskdb-hdpe-auto-selauto-fc"
+    # members at random resolution, alone or mixed with the stochastic MDL
+    r, x = parse_classifier("eskdb-rand-hdpe"), parse_classifier("eskdb10-mix-hdpe")
+    assert (r.discretization, x.discretization, x.n_members) == ("random", "mixed", 10)
+    assert r.cache_tag(1000) == "eskdb-rand-hdpe-auto-selauto"
+    assert x.label == "ESKDB-10 (mixed resolution)-HDP (ensemble sampler)"
     assert d.cache_tag(1000) == "eskdb5-mdl-m-selauto"  # Weka's cut points: unchanged
     assert parse_classifier("rf-raw").label == "RF (raw columns)"
     with pytest.raises(ValueError, match="at least one member"):
@@ -145,7 +150,7 @@ def test_ensemble_classifier_is_eskdb_with_the_specs_settings():
 
     model = make_classifier(parse_classifier("eskdb3-mdl-m"), seed=4)
     assert isinstance(model, ESKDBClassifier)
-    assert (model.n_estimators, model.k, model.stochastic_discretization) == (3, 5, False)
+    assert (model.n_estimators, model.k, model.discretization) == (3, 5, "mdl")
     X, y = load_dataset("car")
     details = fitted_details(model.fit(X, y))
     assert details["n_members"] == 3 and 1 <= details["mean_n_selected"] <= X.shape[1]

@@ -301,3 +301,13 @@ def test_a_cut_between_adjacent_subnormal_values_separates_them(pair):
     for cuts in (mdl_cut_points(x, y, 2), ClassHistogram(0, 8).update(x, y).cut_points()):
         assert cuts.size == 1
         np.testing.assert_array_equal(apply_cut_points(x, cuts), y)
+
+
+@settings(max_examples=100, deadline=None)
+@given(labelled_rows(), st.integers(0, 2**32 - 1))
+def test_exact_histogram_random_cuts_equal_the_raw_column_s(rows, seed):
+    from fastpath.encode import random_cut_points
+
+    x, y, k = rows
+    np.testing.assert_array_equal(_hist(x, y, k).random_cut_points(seed),
+                                  random_cut_points(x, y, max(k, 1), seed))

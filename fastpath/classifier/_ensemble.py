@@ -2,7 +2,8 @@
 
 Zhang, Petitjean & Buntine, *Bayesian network classifiers using ensembles and smoothing*,
 Knowledge and Information Systems 62 (2020). The members differ by their attribute order (drawn
-by ``I(X_j; Y)``) and, on numeric columns, by a stochastic MDL discretisation; each is a selective
+by ``I(X_j; Y)``) and, on numeric columns, by their own cut points (a stochastic MDL, or cuts at
+random resolution: ``discretization``); each is a selective
 kDB whose tables are estimated like :class:`~fastpath.BayesNetClassifier`'s
 (:mod:`fastpath.pipeline._members`). Everything but the parameters is the base class's
 (:class:`~fastpath.classifier._base.BaseBayesNet`): streams and Dask DataFrames are fitted out
@@ -36,12 +37,15 @@ class ESKDBClassifier(BaseBayesNet):
         How the members' tables are estimated (``"m"``: the ablation without HDP smoothing;
         ``"hgs"``, ``"hls"`` or an ``HLSOptions``: HDP's successors, as for
         :class:`~fastpath.BayesNetClassifier`).
-    stochastic_discretization : bool, default=True
-        Each member cuts numeric columns with its own stochastic MDL
-        (:func:`~fastpath.encode.stochastic_mdl_cut_points`), with the authors' forced cut: a
-        column of two or more distinct values that no cut passing the MDL criterion splits
-        still gets one cut, drawn in proportion to information gain, so no member leaves a
-        numeric attribute as one bin; ``False``: every member uses Weka's MDL cut points.
+    discretization : {"stochastic", "mixed", "random", "mdl"}, default="stochastic"
+        How the members cut numeric columns. ``"stochastic"``: each member its own stochastic
+        MDL (:func:`~fastpath.encode.stochastic_mdl_cut_points`), with the authors' forced cut
+        (a column of two or more distinct values that no cut passing the MDL criterion splits
+        still gets one cut, drawn in proportion to information gain). ``"random"``: each member
+        its own cuts at random resolution (:func:`~fastpath.encode.random_cut_points`: 2 to 12
+        bins, each cut at the value of a row drawn uniformly, as a forest draws split points;
+        no class is read). ``"mixed"``: the even members (member 0 among them) the stochastic
+        MDL, the odd ones random resolution. ``"mdl"``: every member Weka's MDL cut points.
     m, m_backoff, categorical_features, na_values, numeric_errors, exclude_features
         As for :class:`~fastpath.BayesNetClassifier` (``m`` is chosen per member, with the
         back-off ``m_backoff`` the members' m-estimates use).
@@ -99,11 +103,11 @@ class ESKDBClassifier(BaseBayesNet):
     n_estimators: int
     k: int
     estimator: str | HLSOptions
-    stochastic_discretization: bool
+    discretization: str
 
     def __init__(
         self, n_estimators: int = 20, k: int = 5, estimator: str | HLSOptions = "hdp", *,
-        stochastic_discretization: bool = True,
+        discretization: str = "stochastic",
         m: float | str = "auto", m_backoff: str = "path", categorical_features: Any = "auto",
         na_values: str | Sequence[str] | None = None, numeric_errors: str = "coerce",
         exclude_features: str | Sequence[str | int] | None = "auto",

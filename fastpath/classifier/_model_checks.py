@@ -194,9 +194,10 @@ class Checker:
         if encoder.get("numeric_errors", "coerce") not in ("coerce", "raise"):
             raise self.fail(f"{field}.numeric_errors", f"must be 'coerce' or 'raise', got "
                             f"{encoder['numeric_errors']!r:.60}")
-        if encoder.get("discretization", "mdl") not in ("mdl", "stochastic"):
+        if encoder.get("discretization", "mdl") not in ("mdl", "stochastic", "random"):
             raise self.fail(f"{field}.discretization",
-                            f"must be 'mdl' or 'stochastic', got {encoder['discretization']!r:.60}")
+                            "must be 'mdl', 'stochastic' or 'random', got "
+                            f"{encoder['discretization']!r:.60}")
         codings = self.list(encoder["codings"], f"{field}.codings", n_features)
         return [self.coding(self.dict(c, f"{field}.codings[{j}]",
                                       ("name", "kind", "categories", "cut_points",

@@ -486,6 +486,10 @@ def _params(meta: dict) -> dict[str, Any]:
         # a preset saved under its former name ("fast", format versions 1 and 2) is the same
         # options: the one use of RENAMED_PRESETS, which users can no longer pass
         params["sampler"] = RENAMED_PRESETS.get(sampler, sampler)
+    if "stochastic_discretization" in params:  # an ensemble's, before the members' cut points
+        # had more kinds than the stochastic MDL and Weka's MDL
+        params["discretization"] = ("stochastic" if params.pop("stochastic_discretization")
+                                    else "mdl")
     if "hls_C" in params:  # HLS's penalty: an HLSOptions (version 2: a parameter of its own)
         C = params.pop("hls_C")
         if params.get("estimator") == "hls" and (meta.get("version", 0) >= 3 or C != HLS_C):

@@ -197,9 +197,11 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    f"(default: {_BNC['k']}; eskdb: {_ESKDB['k']})")
     g.add_argument("--n-estimators", type=int, default=_ESKDB["n_estimators"], metavar="E",
                    help=f"eskdb: members of the ensemble (default: {_ESKDB['n_estimators']})")
-    g.add_argument("--mdl-cuts", action="store_true",
-                   help="eskdb: every member cuts numeric columns at Weka's MDL cut points "
-                   "(default: each member draws its own, the stochastic MDL)")
+    g.add_argument("--discretization", default=_ESKDB["discretization"],
+                   choices=("stochastic", "mixed", "random", "mdl"),
+                   help="eskdb: how the members cut numeric columns: each its own stochastic "
+                   "MDL, half of them at random resolution (mixed), all at random resolution, "
+                   f"or all at Weka's MDL cut points (default: {_ESKDB['discretization']})")
     g.add_argument("--estimator", default=_BNC["estimator"], choices=[*ESTIMATORS],
                    help="HDP estimates (the paper's method), m-estimates with back-off, "
                    "hierarchical gradient smoothing (hgs) or hierarchical linear smoothing "
@@ -349,7 +351,7 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
         if args.structure == "eskdb":
             own: dict[str, Any] = dict(
                 n_estimators=args.n_estimators, k=_ESKDB["k"] if args.k is None else args.k,
-                stochastic_discretization=not args.mdl_cuts)
+                discretization=args.discretization)
         else:
             own = dict(structure=args.structure, k=_BNC["k"] if args.k is None else args.k)
         # the flags' options, as the classifier's former keywords meant them (an ensemble's

@@ -442,6 +442,100 @@ def stochastic_mdl_kernel(lo, hi, counts, seed, forced_cut=True):
     return out
 
 
+#: the range of a member's bins per numeric column under random resolution (inclusive)
+RANDOM_BINS: tuple[int, int] = (2, 12)
+
+
+@njit(cache=True, nogil=True)
+def random_cuts_kernel(lo, hi, weights, seed, min_bins, max_bins):
+    """Cut points at random resolution over sorted disjoint value ranges with row ``weights``.
+
+    The number of bins ``b`` is uniform in ``[min_bins, max_bins]``; ``min(b, n_ranges) - 1``
+    cuts are then drawn without replacement, each as a forest draws a split point from the
+    data: a training row is drawn uniformly (range ``i`` with probability proportional to its
+    rows) and the cut is placed just above its range (:func:`_midpoint`), or just below the
+    last range. So the cuts fall where the rows are (equal-frequency bins on average) and no
+    class is read: the resolution is unsupervised.
+
+    Randomness: the ``t``-th uniform is SplitMix64 of ``(seed, n_ranges + 1 + t, t)``, the
+    number of bins that of ``(seed, 0, n_ranges)`` (:func:`_subset_uniform`): the cuts are a
+    function of the seed and the ranges alone, the same on every platform and thread count,
+    and an exact histogram (one range per distinct value) gives the column's cuts.
+    """
+    n_ranges = weights.shape[0]
+    if n_ranges < 2:
+        return np.empty(0, dtype=np.float64)
+    u = _subset_uniform(seed, 0, n_ranges)
+    n_bins = min_bins + int(u * (max_bins - min_bins + 1))
+    n_bins = min(max(n_bins, min_bins), max_bins)
+    n_cuts = min(n_bins, n_ranges) - 1
+    # candidate i cuts between ranges i and i + 1; the last range's rows cut below it
+    w = np.empty(n_ranges - 1, dtype=np.float64)
+    for i in range(n_ranges - 1):
+        w[i] = weights[i]
+    w[n_ranges - 2] += weights[n_ranges - 1]
+    cuts = np.empty(n_cuts, dtype=np.float64)
+    chosen = np.zeros(n_ranges - 1, dtype=np.bool_)
+    running = np.empty(n_ranges - 1, dtype=np.float64)
+    for t in range(n_cuts):
+        total = 0.0
+        last_positive = -1
+        for i in range(n_ranges - 1):
+            total += w[i]
+            running[i] = total
+            if w[i] > 0:
+                last_positive = i
+        if last_positive < 0:  # the rows' candidates are used up: the others uniformly
+            total = 0.0
+            for i in range(n_ranges - 1):
+                w[i] = 0.0 if chosen[i] else 1.0
+                total += w[i]
+                running[i] = total
+                if w[i] > 0:
+                    last_positive = i
+        target = _subset_uniform(seed, n_ranges + 1 + t, t) * total
+        i = _draw_index(running, last_positive, target)
+        cuts[t] = _midpoint(hi, lo, i)
+        chosen[i] = True
+        w[i] = 0.0
+    cuts.sort()
+    return cuts
+
+
+def random_cut_points_of_table(table: tuple[np.ndarray, np.ndarray] | None, random_state, *,
+                               bins: tuple[int, int] = RANDOM_BINS) -> np.ndarray:
+    """Cut points at random resolution (:func:`random_cuts_kernel`) of a column whose
+    :func:`_value_table` is ``table`` (``None``: fewer than two values, no cut). Exactly one
+    64-bit draw from ``random_state`` per call, whatever the data, as the stochastic MDL."""
+    seed = stochastic_seed(random_state)
+    if table is None:
+        return np.empty(0, dtype=np.float64)
+    values, counts = table
+    weights = counts.sum(axis=1).astype(np.float64)
+    return random_cuts_kernel(values, values, weights, seed, int(bins[0]), int(bins[1]))
+
+
+def random_cut_points(x: np.ndarray, y: np.ndarray, n_classes: int, random_state, *,
+                      name: str | None = None) -> np.ndarray:
+    """Cut points of ``x`` at random resolution, as the members of ``discretization="random"``
+    draw them: the number of bins uniform in :data:`RANDOM_BINS`, each cut above (or below the
+    last) the value of a row drawn uniformly (:func:`random_cuts_kernel`). ``y`` and
+    ``n_classes`` are only checked (as for :func:`mdl_cut_points`): the cuts read no class.
+
+    Returns
+    -------
+    ndarray of float64
+        Strictly increasing cut points (none when ``x`` has fewer than two distinct values).
+    """
+    seed_draw = stochastic_seed(random_state)  # drawn first: one draw per call
+    table = _value_table(x, y, n_classes, name)
+    if table is None:
+        return np.empty(0, dtype=np.float64)
+    values, counts = table
+    return random_cuts_kernel(values, values, counts.sum(axis=1).astype(np.float64), seed_draw,
+                              RANDOM_BINS[0], RANDOM_BINS[1])
+
+
 def stochastic_seed(random_state) -> np.uint64:
     """The kernel seed: one 64-bit draw from ``as_generator(random_state)``.
 

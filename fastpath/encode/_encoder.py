@@ -53,6 +53,8 @@ from ..utils._warn import warn
 from ._discretize import (
     _value_table,
     mdl_cut_points,
+    random_cut_points,
+    random_cut_points_of_table,
     stochastic_mdl_cut_points,
     stochastic_mdl_cut_points_of_table,
 )
@@ -60,6 +62,8 @@ from ._exclusion import identifier_message, is_identifier
 
 #: code of a value that was never seen in training
 UNKNOWN = -1
+#: the discretisations that draw their cut points from a generator
+RANDOM_DISCRETIZATIONS: tuple[str, ...] = ("stochastic", "random")
 
 #: what a numeric column's non-numbers become: missing values, with a warning ("coerce", as
 #: ``pandas.to_numeric(errors="coerce")``), or an error ("raise")
@@ -253,16 +257,18 @@ class TableEncoder:
     ``categorical_features``; to say up front that a token means missing, make it ``NaN``
     (``read_table(..., na_values=[...])`` for files). Below 95 % the column stays nominal; a
     text column that is all numbers keeps its text type (nominal).
-    discretization : {"mdl", "stochastic"}, default="mdl"
+    discretization : {"mdl", "stochastic", "random"}, default="mdl"
         How numeric columns are cut: Fayyad & Irani's MDL as Weka computes it
-        (:func:`~fastpath.encode._discretize.mdl_cut_points`), or its stochastic variant
+        (:func:`~fastpath.encode._discretize.mdl_cut_points`); its stochastic variant
         (:func:`~fastpath.encode._discretize.stochastic_mdl_cut_points`), which draws every cut
         among the admissible ones, and one cut in proportion to information gain where none of
         a column's is admissible -- the discretisation of an ensemble member in ESKDB (Zhang,
-        Petitjean & Buntine, KAIS 2020, and their code's forced cut).
+        Petitjean & Buntine, KAIS 2020, and their code's forced cut); or cuts at random
+        resolution (:func:`~fastpath.encode._discretize.random_cut_points`: 2 to 12 bins, each
+        cut at a row's value drawn uniformly, as a forest draws split points; no class read).
     random_state : int, numpy Generator or None, default=None
-        Seed of the stochastic discretisation (one draw per numeric column, in column order);
-        unused with ``"mdl"``.
+        Seed of the stochastic or random discretisation (one draw per numeric column, in column
+        order); unused with ``"mdl"``.
     na_values : str or sequence of str, optional
         Tokens that mean a missing value in every column, when fitting and when transforming
         (:func:`with_declared_missing`): ``"?"`` in a nominal column is then missing, not a
@@ -275,7 +281,7 @@ class TableEncoder:
         (``"raise"``; then ``fit`` refuses stray tokens too).
     """
 
-    DISCRETIZATIONS: tuple[str, ...] = ("mdl", "stochastic")
+    DISCRETIZATIONS: tuple[str, ...] = ("mdl", "stochastic", "random")
 
     def __init__(self, categorical_features: Any = "auto", *, discretization: str = "mdl",
                  random_state: Any = None, na_values: Any = None,
@@ -365,7 +371,8 @@ class TableEncoder:
             raise ValueError(f"discretization must be one of {self.DISCRETIZATIONS}, got "
                              f"{self.discretization!r}")
         # checked (and, for an int, seeded) before any work; only drawn from when stochastic
-        rng = as_generator(self.random_state) if self.discretization == "stochastic" else None
+        rng = (as_generator(self.random_state) if self.discretization in RANDOM_DISCRETIZATIONS
+               else None)
         check_numeric_errors(self.numeric_errors)  # before any work
         frame, _ = as_frame(X)
         frame = self.declare_missing(frame, fitting=True)
@@ -440,6 +447,8 @@ class TableEncoder:
                     cuts = np.empty(0)
                 elif rng is None:
                     cuts = mdl_cut_points(values[finite], y_codes[finite], n_classes)
+                elif self.discretization == "random":
+                    cuts = random_cut_points(values[finite], y_codes[finite], n_classes, rng)
                 else:
                     cuts = stochastic_mdl_cut_points(values[finite], y_codes[finite], n_classes,
                                                      rng)
@@ -457,12 +466,15 @@ class TableEncoder:
         return self
 
     def redrawn(self, numeric_rows: dict[int, tuple[np.ndarray, np.ndarray]], n_classes: int,
-                random_state: Any, *, tables: dict | None = None) -> TableEncoder:
-        """This fitted encoder with every numeric column's stochastic cut points drawn anew from
-        ``random_state``, one draw per column in column order -- what :meth:`fit` with that
-        ``random_state`` learns from the same rows (``numeric_rows``: each numeric column's
-        non-missing values and their classes, as :meth:`fit` recorded them), without reading
-        the table again. The nominal codings are this encoder's. ``tables``: a dict kept by
+                random_state: Any, *, tables: dict | None = None,
+                discretization: str = "stochastic") -> TableEncoder:
+        """This fitted encoder with every numeric column's cut points drawn anew from
+        ``random_state`` by ``discretization`` (``"stochastic"``: the stochastic MDL;
+        ``"random"``: at random resolution), one draw per column in column order -- what
+        :meth:`fit` with that ``discretization`` and ``random_state`` learns from the same
+        rows (``numeric_rows``: each numeric column's non-missing values and their classes, as
+        :meth:`fit` recorded them), without reading the table again. The nominal codings are
+        this encoder's. ``tables``: a dict kept by
         the caller across calls, filled here with each numeric column's sorted values and class
         counts, so that several redraws sort a column once."""
         rng = as_generator(random_state)
@@ -473,7 +485,9 @@ class TableEncoder:
                 if j in numeric_rows:
                     if j not in tables:
                         tables[j] = _value_table(*numeric_rows[j], n_classes, coding.name)
-                    cuts = stochastic_mdl_cut_points_of_table(tables[j], rng)
+                    cuts = (random_cut_points_of_table(tables[j], rng)
+                            if discretization == "random"
+                            else stochastic_mdl_cut_points_of_table(tables[j], rng))
                 else:
                     cuts = np.empty(0)
                 coding = dataclasses.replace(
@@ -483,6 +497,7 @@ class TableEncoder:
             codings.append(coding)
         out = copy.copy(self)
         out.random_state = random_state
+        out.discretization = discretization
         out.codings_ = tuple(codings)
         return out
 
@@ -817,23 +832,25 @@ def _category_lookup_of(categories: tuple, types: tuple) -> Callable[[Any], int]
 
 
 def fit_members(frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
-                categorical_features: Any, discretization: str,
+                categorical_features: Any, discretizations: Sequence[str],
                 streams: Sequence[np.random.Generator | None], *, na_values: Any = None,
                 numeric_errors: str = "coerce") -> list[TableEncoder]:
-    """One encoder per member (``streams``: each member's generator), each what
-    ``TableEncoder(categorical_features, discretization=..., random_state=stream).fit`` learns,
-    the table read once: member 0 fits it (and says what the data warns about), the others copy
-    its nominal codings and, when stochastic, draw their cut points from the same rows."""
+    """One encoder per member (``streams``: each member's generator; ``discretizations``: each
+    member's), each what ``TableEncoder(categorical_features, discretization=...,
+    random_state=stream).fit`` learns, the table read once: member 0 fits it (and says what the
+    data warns about), the others copy its nominal codings and, unless theirs is Weka's MDL,
+    draw their cut points from the same rows."""
     numeric_rows: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     tables: dict = {}  # each numeric column sorted once for every member's redraw
-    first = TableEncoder(categorical_features, discretization=discretization,
+    first = TableEncoder(categorical_features, discretization=discretizations[0],
                          random_state=streams[0], na_values=na_values,
                          numeric_errors=numeric_errors).fit(frame, y_codes, n_classes,
                                                             numeric_rows=numeric_rows)
     encoders = [first]
-    for stream in streams[1:]:
-        if discretization == "stochastic":
-            encoders.append(first.redrawn(numeric_rows, n_classes, stream, tables=tables))
+    for stream, discretization in zip(streams[1:], discretizations[1:], strict=True):
+        if discretization in RANDOM_DISCRETIZATIONS:
+            encoders.append(first.redrawn(numeric_rows, n_classes, stream, tables=tables,
+                                          discretization=discretization))
         else:  # Weka's cut points: every member codes alike
             other = copy.copy(first)
             other.random_state = stream

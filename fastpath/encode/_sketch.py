@@ -52,7 +52,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._discretize import mdl_bins_kernel, stochastic_mdl_kernel, stochastic_seed
+from ._discretize import (
+    RANDOM_BINS,
+    mdl_bins_kernel,
+    random_cuts_kernel,
+    stochastic_mdl_kernel,
+    stochastic_seed,
+)
 
 #: default bound on the number of ranges of a :class:`ClassHistogram`
 DEFAULT_MAX_BINS = 4096
@@ -346,3 +352,14 @@ class ClassHistogram:
             return np.empty(0, dtype=np.float64)
         return stochastic_mdl_cut_points_from_counts(self.lo, self.hi, counts, random_state,
                                                      name=name)
+
+    def random_cut_points(self, random_state) -> np.ndarray:
+        """Cut points at random resolution (:func:`~fastpath.encode._discretize.
+        random_cuts_kernel`) of the ranges weighted by their rows: one draw from
+        ``random_state``; the same cuts as the in-memory encoder's where the ranges are exact."""
+        seed = stochastic_seed(random_state)  # the draw the in-memory encoder takes
+        weights = self.counts.sum(axis=1).astype(np.float64)
+        if weights.shape[0] < 2:
+            return np.empty(0, dtype=np.float64)
+        return random_cuts_kernel(self.lo, self.hi, weights, seed, RANDOM_BINS[0],
+                                  RANDOM_BINS[1])

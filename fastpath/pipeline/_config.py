@@ -28,8 +28,10 @@ from ._registry import ESTIMATORS, estimator_of, structure_learner
 
 #: the names ``m`` accepts for a rule that chooses it, and the rule each names
 M_RULES: dict[str, str] = {"auto": "loo", "holdout": "holdout"}
-#: how the members cut numeric columns: Weka's MDL cut points, or each member its own draw
-DISCRETIZATIONS: tuple[str, ...] = ("mdl", "stochastic")
+#: how the members cut numeric columns: Weka's MDL cut points; each member its own draw of the
+#: stochastic MDL; each at random resolution; or the two draws mixed (even members stochastic
+#: MDL, odd members random resolution: :meth:`FitConfig.member_discretizations`)
+DISCRETIZATIONS: tuple[str, ...] = ("mdl", "stochastic", "random", "mixed")
 #: the classifiers' former keywords of the sampler, now fields of the ``sampler`` parameter's
 #: :class:`HDPOptions` (same names): model files written before keep them, and
 #: :func:`sampler_from_keywords` reads them
@@ -120,11 +122,11 @@ class FitConfig:
 
     A fit learns ``n_members`` members (``n_estimators``; 1 for a single classifier) that
     differ in how they are drawn (:mod:`fastpath.pipeline._members`): member 0 orders the
-    attributes by ``I(X; Y)``, the others by an order drawn in proportion to it, and with
-    ``discretization="stochastic"`` (``stochastic_discretization=True``) each member draws its
-    own cut points. ``selection_rows`` (selective kDB): the leave-one-out scores of its
-    candidates are taken on a sample of that many training rows when there are more (None:
-    every row; ``"auto"``: :meth:`selection_sample`).
+    attributes by ``I(X; Y)``, the others by an order drawn in proportion to it, and unless
+    ``discretization="mdl"`` each member draws its own cut points
+    (:meth:`member_discretizations`). ``selection_rows`` (selective kDB): the leave-one-out
+    scores of its candidates are taken on a sample of that many training rows when there are
+    more (None: every row; ``"auto"``: :meth:`selection_sample`).
     """
 
     structure: str
@@ -176,9 +178,10 @@ class FitConfig:
         if not isinstance(verbose, bool):
             check_int("verbose", verbose, 0)
         n_members = check_int("n_estimators", params.get("n_estimators", 1), 1)
-        stochastic = params.get("stochastic_discretization", False)
-        if not isinstance(stochastic, bool | np.bool_):
-            raise ValueError(f"stochastic_discretization must be a bool, got {stochastic!r}")
+        discretization = params.get("discretization", "mdl")
+        if not (isinstance(discretization, str) and discretization in DISCRETIZATIONS):
+            raise ValueError(f"discretization must be one of {DISCRETIZATIONS}, got "
+                             f"{discretization!r}")
         selection_rows = params.get("selection_rows")
         if isinstance(selection_rows, str) and selection_rows != "auto":
             raise ValueError(f"selection_rows must be a positive integer, 'auto' or None, got "
@@ -201,7 +204,7 @@ class FitConfig:
             m_backoff=m_backoff,
             verbose=int(verbose),
             n_members=n_members,
-            discretization="stochastic" if stochastic else "mdl",
+            discretization=discretization,
             selection_rows=selection_rows,
             na_values=check_na_values(params.get("na_values")),
             numeric_errors=check_numeric_errors(params.get("numeric_errors", "coerce")),
@@ -209,6 +212,14 @@ class FitConfig:
             hls_C=hls_C,
             estimator_options=options,
         )
+
+    def member_discretizations(self) -> list[str]:
+        """Each member's discretisation (:class:`~fastpath.encode.TableEncoder`'s names):
+        ``"mixed"`` alternates the stochastic MDL (even members, member 0 among them) and random
+        resolution (odd members); the other names are every member's."""
+        if self.discretization == "mixed":
+            return ["stochastic" if e % 2 == 0 else "random" for e in range(self.n_members)]
+        return [self.discretization] * self.n_members
 
     def log(self) -> FitLog:
         """The fit's stage lines and sampler bar on standard error (silent unless verbose)."""

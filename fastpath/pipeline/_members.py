@@ -5,8 +5,11 @@ Every classifier of fastpath is a list of members (:class:`~fastpath.pipeline._f
 network classifiers using ensembles and smoothing*, Knowledge and Information Systems 62, 2020)
 has ``n_estimators``. Member ``e`` of ``E``:
 
-1. codes the table with its own encoder: Weka's MDL cut points, or (``discretization=
-   "stochastic"``) cut points drawn by :func:`~fastpath.encode.stochastic_mdl_cut_points`;
+1. codes the table with its own encoder: Weka's MDL cut points, or cut points of its own drawn
+   by the stochastic MDL (:func:`~fastpath.encode.stochastic_mdl_cut_points`,
+   ``discretization="stochastic"``), at random resolution
+   (:func:`~fastpath.encode.random_cut_points`, ``"random"``), or by either in turn
+   (``"mixed"``: :meth:`~fastpath.pipeline._config.FitConfig.member_discretizations`);
 2. orders the attributes: member 0 by ``I(X_j; Y)`` (as kDB and selective kDB do), the others
    by an order drawn with probability proportional to ``I(X_j; Y)``
    (:func:`~fastpath.structure.sample_order`);
@@ -122,7 +125,7 @@ def member_encoders(config: FitConfig, streams: Sequence[np.random.Generator | N
     log.stage(f"coding {frame.shape[0]} rows x {frame.shape[1]} columns"
               + (f", {config.n_members} members" if config.n_members > 1 else ""))
     return fit_members(frame, y_codes, n_classes, config.categorical_features,
-                       config.discretization, streams, na_values=config.na_values,
+                       config.member_discretizations(), streams, na_values=config.na_values,
                        numeric_errors=config.numeric_errors)
 
 

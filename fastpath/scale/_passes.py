@@ -204,12 +204,13 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
     excluded = stats.excluded(config.exclude_features)
     excluded_names = say_excluded(excluded, stats.features)
     encoders = []
-    for e, rng in enumerate(streams):
+    for e, (rng, discretization) in enumerate(zip(streams, config.member_discretizations(),
+                                                  strict=True)):
         with warnings.catch_warnings():
             if e > 0:  # the schema's warnings (identifiers, stray tokens) are said once
                 warnings.simplefilter("ignore")
             encoders.append(stats.encoder(config.categorical_features, class_order,
-                                          discretization=config.discretization,
+                                          discretization=discretization,
                                           random_state=rng, excluded=excluded))
     coder = MemberCoder([Coder(enc, stats.target, classes, excluded_names)
                          for enc in encoders])

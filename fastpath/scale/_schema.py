@@ -324,9 +324,11 @@ class SchemaStats:
 
         ``discretization="stochastic"``: ESKDB's stochastic MDL cut points
         (:func:`~fastpath.encode.stochastic_mdl_cut_points_from_counts`), one draw from
-        ``random_state`` per numeric column in column order, as ``TableEncoder.fit`` draws them.
+        ``random_state`` per numeric column in column order, as ``TableEncoder.fit`` draws them;
+        ``"random"``: cut points at random resolution, drawn the same way.
         """
-        rng = as_generator(random_state) if discretization == "stochastic" else None
+        rng = (as_generator(random_state) if discretization in ("stochastic", "random")
+               else None)
         codings = []
         n = self.n_rows
         kept = [j for j in range(len(self.features)) if j not in set(excluded)]
@@ -377,6 +379,8 @@ class SchemaStats:
                 hist.grow(len(self.labels))
                 if rng is None:
                     cuts = hist.cut_points(class_order, name=name)
+                elif discretization == "random":
+                    cuts = hist.random_cut_points(rng)
                 else:
                     cuts = hist.stochastic_cut_points(rng, class_order, name=name)
                 codings.append(

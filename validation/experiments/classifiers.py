@@ -48,11 +48,14 @@ Names
     XGBoost, ``max_depth=6``, 50 boosting rounds (the paper's Splice experiment), histogram
     trees, other parameters at their defaults.
 ``eskdb-hdp``, ``eskdb-m``, ``eskdb10-hdp``, ``eskdb-mdl-hdp``, ``eskdb-hdpe``, ...
-    ``eskdb[E][-mdl]-<estimator>``: the ensemble of ``E`` (default 20) selective kDB-5 members
+    ``eskdb[E][-mdl|-rand|-mix]-<estimator>``: the ensemble of ``E`` (default 20) selective
+    kDB-5 members
     (:class:`fastpath.ESKDBClassifier`, Zhang, Petitjean & Buntine 2020), each with its own
     stochastic MDL discretisation (with the authors' forced cut since 2026-11-28: a numeric
     column that no admissible cut splits gets one, drawn in proportion to information gain), or
-    with Weka's MDL for every member (``-mdl``); ``-hdp``
+    with Weka's MDL for every member (``-mdl``), at random resolution (``-rand``: 2 to 12 bins
+    per numeric column, cut points at rows' values drawn uniformly) or half of each (``-mix``:
+    ``discretization="mixed"``); ``-hdp``
     samples ``--iterations`` iterations with the paper's sampler (the authors ran 1,000),
     ``-hdpe`` with the ensemble's default sampler (``sampler="ensemble"``: ``ESKDBClassifier()``
     as shipped), ``-hdpa`` / ``-hdpp`` with the single classifier's adaptive presets. Every
@@ -127,7 +130,9 @@ DEFAULT_CLASSIFIERS: tuple[str, ...] = (
 QUICK_CLASSIFIERS: tuple[str, ...] = ("nb-m", "tan-m", "kdb3-m", "kdb3-hdp", "skdb3-m", "rf")
 
 _NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mloo|mv|m|hdpr|hdpf|hdpa|hdpp|hdp|hgs|hls)$")
-_ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl)?-(m|hdpa|hdpp|hdpe|hdp|hgs|hls)$")
+_ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl|-rand|-mix)?-(m|hdpa|hdpp|hdpe|hdp|hgs|hls)$")
+#: the ensembles' name parts for their members' discretisation (none: the stochastic MDL)
+_ENSEMBLE_CUTS = {None: "stochastic", "-mdl": "mdl", "-rand": "random", "-mix": "mixed"}
 #: ESKDB's members' K and default number of members (the authors' settings)
 ESKDB_K = 5
 ESKDB_MEMBERS = 20
@@ -144,7 +149,7 @@ class ClassifierSpec:
     k: int = 0
     estimator: str | None = None  # "m", "hdp", "hgs" or "hls"
     n_members: int = 0  # eskdb
-    stochastic: bool = True  # eskdb: stochastic MDL per member
+    discretization: str = "stochastic"  # eskdb: the members' (ESKDBClassifier's parameter)
     m_backoff: str = "path"  # bnc with m-estimates: "path" (-m) or "value" (-mv)
     m_rule: str = "holdout"  # bnc with m-estimates: "holdout" (-m, -mv) or "auto" (-mloo)
     reference_sampler: bool = False  # bnc with HDP: the Java sampler's shortcuts (-hdpr)
@@ -171,7 +176,8 @@ class ClassifierSpec:
         else:
             tag = f"{self.name}-it{iterations}" if self.estimator == "hdp" else self.name
         if self.family == "eskdb":
-            tag += f"-sel{ENSEMBLE_SELECTION_ROWS}" + ("-fc" if self.stochastic else "")
+            tag += f"-sel{ENSEMBLE_SELECTION_ROWS}" + (
+                "-fc" if self.discretization in ("stochastic", "mixed") else "")
         return tag
 
     @property
@@ -186,7 +192,8 @@ class ClassifierSpec:
         if self.family == "rf-weka":
             return "RF (Weka)"
         if self.family == "eskdb":
-            det = "" if self.stochastic else " (MDL)"
+            det = {"stochastic": "", "mdl": " (MDL)", "random": " (random resolution)",
+                   "mixed": " (mixed resolution)"}[self.discretization]
             if self.estimator == "hdp":
                 est = (f"HDP ({self.adaptive_preset} sampler)" if self.adaptive_sampler
                        else "HDP")
@@ -224,13 +231,13 @@ def parse_classifier(name: str) -> ClassifierSpec:
         return ClassifierSpec(name=key, family=key)
     ensemble = _ENSEMBLE.match(key)
     if ensemble is not None:
-        members, mdl, estimator = ensemble.groups()
+        members, cuts, estimator = ensemble.groups()
         n_members = ESKDB_MEMBERS if members is None else int(members)
         if n_members < 1:
             raise ValueError(f"{name!r}: an ensemble needs at least one member")
         adaptive = estimator in ("hdpa", "hdpp", "hdpe")
         return ClassifierSpec(key, "eskdb", "skdb", ESKDB_K, "hdp" if adaptive else estimator,
-                              n_members, mdl is None, adaptive_sampler=adaptive,
+                              n_members, _ENSEMBLE_CUTS[cuts], adaptive_sampler=adaptive,
                               plain_moves=estimator == "hdpp",
                               ensemble_sampler=estimator == "hdpe")
     match = _NAME.match(key)
@@ -243,7 +250,7 @@ def parse_classifier(name: str) -> ClassifierSpec:
             "adaptive rule with the paper's plain moves), hdpf (HDP with the strict adaptive "
             "sampler), hgs (hierarchical gradient smoothing) or hls (hierarchical linear "
             "smoothing) (e.g. kdb3-hdp), "
-            "eskdb[E][-mdl]-<estimator>, or rf, rf-onehot, rf-raw, rf-weka, xgboost, "
+            "eskdb[E][-mdl|-rand|-mix]-<estimator>, or rf, rf-onehot, rf-raw, rf-weka, xgboost, "
             "lightgbm-raw, catboost-raw, xgboost-raw"
         )
     head, kdb_k, skdb_k, estimator = match.groups()
@@ -511,7 +518,7 @@ def make_classifier(
     if spec.family == "eskdb":
         ensemble = ESKDBClassifier(
             n_estimators=spec.n_members, k=spec.k, estimator=spec.estimator,
-            stochastic_discretization=spec.stochastic, categorical_features=categorical_features,
+            discretization=spec.discretization, categorical_features=categorical_features,
             n_jobs=n_jobs, random_state=seed, exclude_features=_PAPER_COLUMNS,
             sampler=spec.adaptive_preset if spec.adaptive_sampler else "paper",
         )
