@@ -1,5 +1,6 @@
-"""The choice of m (``m="auto"``): the leave-one-out RMSE of the whole m-estimated model for
-each candidate m.
+"""The choice of m (``m="auto"``): the leave-one-out RMSE of the true class
+(:func:`fastpath.evaluation.rmse_true_class`, selective kDB's criterion) of the whole
+m-estimated model for each candidate m.
 
 Each row is predicted by the m-estimates of the counts without it, every tree at its full depth,
 with the leave-one-out descent of selective kDB (:mod:`fastpath.structure._selective`, whose

@@ -38,8 +38,10 @@ the descent backs off to its parent, and a value seen only in the held-out row g
 everywhere, exactly as :func:`fastpath.estimate.m_estimate_table` would on the refitted counts. The
 selected structure is then estimated with m-estimates (holdout-chosen m) or HDP like any other.
 
-Criterion: RMSE = ``sqrt(mean over rows of (1 - P(true class | x))^2)`` (the definition of
-:func:`fastpath.evaluation.rmse`). Ties (exactly equal RMSE) go to the simpler model: fewer
+Criterion: the RMSE of the true class, ``sqrt(mean over rows of (1 - P(true class | x))^2)``
+(:func:`fastpath.evaluation.rmse_true_class`), as the authors' selective kDB code scores its
+candidates; it equals the paper's RMSE (:func:`fastpath.evaluation.rmse`, the one reported by
+evaluation) for two classes, not for more. Ties (exactly equal RMSE) go to the simpler model: fewer
 attributes, then smaller ``k*``. ``n*`` ranges over ``1..n``, ``k*`` over ``0..K`` (``k* = 0`` is
 naive Bayes on the selected attributes).
 """
