@@ -669,11 +669,12 @@ def test_compare_by_column_types_and_the_summary(tmp_path, capsys):
     assert out.startswith("3 datasets")
     a_row = next(line for line in out.splitlines() if line.startswith("| a |"))
     cells = [c.strip() for c in a_row.strip("|").split("|")]
-    assert cells[1:4] == ["0.2000", "0.2000", "0.4000"]
+    # 0-1 loss, RMSE, Brier (two classes: 2 RMSE^2, mean of 0.02, 0.02, 0.32), log loss
+    assert cells[1:5] == ["0.2000", "0.2000", "0.1200", "0.4000"]
     # estimation: median 0.375 per fit, summed over 3 datasets 1.125, of 4.5 fit seconds
-    assert cells[4:10] == ["0.3750", f"{1.125:.2f}", "25 %", "1.500", "0.5000"]
+    assert cells[5:11] == ["0.3750", f"{1.125:.2f}", "25 %", "1.500", "0.5000"]
     base_row = next(line for line in out.splitlines() if line.startswith("| base |"))
-    assert [c.strip() for c in base_row.strip("|").split("|")][4:7] == ["", "", ""]
+    assert [c.strip() for c in base_row.strip("|").split("|")][5:8] == ["", "", ""]
     assert experiments_main(["summary", str(path), "--classifiers", "a,zz"]) == 2
 
 
