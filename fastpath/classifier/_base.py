@@ -461,9 +461,15 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         elif fitted_names is not None and not has_names:
             warn(f"X does not have valid feature names, but {type(self).__name__} was fitted "
                  "with feature names; columns are matched by position")
+            # matched by position: each column takes the name it had in fit, so that the
+            # columns the fit left out (excluded_features_) are found and ignored by name
+            return self._check_width(frame).set_axis(list(fitted_names), axis=1)
         elif fitted_names is None and has_names:
             warn(f"X has feature names, but {type(self).__name__} was fitted without feature "
                  "names")
+            # the fit's columns were x0, x1, ... (as_frame): those, by position
+            return self._check_width(frame).set_axis(
+                [f"x{j}" for j in range(frame.shape[1])], axis=1)
         return self._check_width(frame)
 
     def _model_columns(self, frame: pd.DataFrame) -> pd.DataFrame:
@@ -472,9 +478,14 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
 
     def _check_width(self, frame: pd.DataFrame) -> pd.DataFrame:
         if frame.shape[1] != self.n_features_in_:
+            excluded = self.__dict__.get("excluded_features_") or ()
+            # the width is fit's, the left-out columns included (they are ignored by position
+            # or by name); a table of the kept columns only is the usual mistake
+            ignored = (f" (every column seen in fit, the {len(excluded)} it leaves out "
+                       f"included: {list(excluded)}, which are ignored)" if excluded else "")
             raise ValueError(
                 f"X has {frame.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input"
+                f"{self.n_features_in_} features as input{ignored}"
             )
         return frame
 
