@@ -6,6 +6,14 @@ import numpy as np
 import pytest
 
 from fastpath.io import load_dataset
+from fastpath.utils._warn import forget_shown
+
+
+@pytest.fixture(autouse=True)
+def _data_warnings_said_anew():
+    """Each test starts as a fresh process: no data warning shown yet (a DataWarning is shown
+    once per process, fastpath.utils._warn)."""
+    forget_shown()
 
 
 @pytest.fixture

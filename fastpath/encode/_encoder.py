@@ -49,7 +49,7 @@ from ..utils._dtypes import (
     stray_tokens,
 )
 from ..utils._validation import as_generator
-from ..utils._warn import warn
+from ..utils._warn import DataWarning, warn
 from ._discretize import (
     _value_table,
     mdl_cut_points,
@@ -246,7 +246,7 @@ class TableEncoder:
     ------------
     A string or object column whose non-missing values are at least 95 % numbers, and not all
     numbers (a numeric column with a stray ``"?"``), is **numeric**: the values that are not
-    numbers become missing values, and ``fit`` warns with a ``UserWarning`` naming the column,
+    numbers become missing values, and ``fit`` warns with a ``DataWarning`` naming the column,
     those values and their counts. They are remembered (``AttributeCoding.missing_tokens``) and
     are missing in ``transform`` too; any other text in a numeric column raises a ``ValueError``
     naming the column, the value and its row. To keep such a column nominal, list it in
@@ -398,13 +398,13 @@ class TableEncoder:
                         "the column in categorical_features to keep it nominal")
                     if self.errors == "raise":
                         raise ValueError(f"{message} (numeric_errors='raise' refuses them)")
-                    warn(message, UserWarning)
+                    warn(message, DataWarning)
                     missing = missing | stray
             if missing.all():
                 warn(
                     f"column {name!r} is missing in every training row; it is kept as a "
                     "constant attribute that carries no information",
-                    UserWarning)
+                    DataWarning)
             if missing.all():
                 # nothing to discretise or enumerate: one value, "missing"
                 codings.append(AttributeCoding(name=str(name), kind="nominal", missing_code=0))
@@ -423,7 +423,7 @@ class TableEncoder:
                 n_present = len(categories)
                 if is_identifier(n_seen, int((~missing).sum())):  # kept by exclude_features
                     warn(identifier_message(name, n_seen, int((~missing).sum()), False),
-                         UserWarning)
+                         DataWarning)
                 codings.append(
                     AttributeCoding(
                         name=str(name),
@@ -522,7 +522,7 @@ class TableEncoder:
                     f"({shown}{more}): read as missing values; declare such tokens with "
                     "na_values when fitting (hdpbn --na-values) to silence this, or pass "
                     "numeric_errors='raise' to refuse them",
-                    UserWarning)
+                    DataWarning)
         if np.isinf(values).any():
             row = int(np.flatnonzero(np.isinf(values))[0])
             raise ValueError(
