@@ -555,15 +555,17 @@ def test_a_wrong_separator_or_renamed_column_says_so_and_sep_reads_it(tmp_path, 
     assert main(["predict", str(data), "--model", str(model), "--out",
                  str(tmp_path / "q.csv")]) == 0
     assert out.read_bytes() == (tmp_path / "q.csv").read_bytes()
-    # fit and evaluate read it too; a fit in chunks says it cannot
+    # fit and evaluate read it too, a fit in chunks as well (issue 55, point 3)
     assert main(["fit", str(semi), "--estimator", "m", "--model", str(tmp_path / "s.npz"),
                  "--sep", ";", "--quiet"]) == 0
     assert main(["evaluate", str(semi), "--estimator", "m", "--sep", ";", "--folds", "2",
                  "--repeats", "1", "--json"]) == 0
     capsys.readouterr()
-    assert main(["fit", str(semi), "--model", str(tmp_path / "c.npz"), "--sep", ";",
-                 "--chunksize", "100"]) == 2
-    assert "--sep applies to fits in memory" in capsys.readouterr().err
+    assert main(["fit", str(semi), "--estimator", "m", "--model", str(tmp_path / "c.npz"),
+                 "--sep", ";", "--chunksize", "100", "--quiet"]) == 0
+    assert main(["predict", str(data), "--model", str(tmp_path / "c.npz"), "--out",
+                 str(tmp_path / "c.csv")]) == 0
+    assert (tmp_path / "c.csv").read_bytes() == (tmp_path / "q.csv").read_bytes()
     renamed = tmp_path / "renamed.csv"
     frame.rename(columns={"income": "Income"}).to_csv(renamed, index=False)
     assert main(["predict", str(renamed), "--model", str(model)]) == 2

@@ -412,10 +412,6 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         # out of core: the file is read in chunks, in a few passes (fastpath.scale._passes)
         if args.chunksize < 1:
             raise ValueError(f"--chunksize must be a positive number of rows, got {args.chunksize}")
-        if args.sep is not None:
-            raise ValueError("--sep applies to fits in memory; a fit in chunks (--chunksize) "
-                             "reads ',' (a tab for .tsv): convert the file, or leave out "
-                             "--chunksize")
         model = _make_model(args, verbose=verbose)
         if args.categorical:
             # streamed columns are typed by the first chunk; the names make these nominal
@@ -423,7 +419,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
                 c.strip() for c in args.categorical.split(",") if c.strip()
             ])
         try:
-            model.fit(data, args.target, chunksize=args.chunksize)
+            model.fit(data, args.target, chunksize=args.chunksize, sep=args.sep)
         except Exception as exc:  # the streamed reader's decompression errors name the file
             err = decompression_error(data, exc)
             if err is None:

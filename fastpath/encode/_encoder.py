@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
+from ..io._typed_table import TableWithTypes
 from ..utils._dtypes import (
     check_na_values,
     column_arrays,
@@ -196,8 +197,12 @@ def as_frame(X: Any) -> tuple[pd.DataFrame, bool]:
     """View ``X`` as a DataFrame without copying the caller's data when possible.
 
     Returns the frame and whether ``X`` carried column names (a DataFrame with string names).
-    Raises on duplicated column names, sparse input and anything not two-dimensional.
+    A :class:`~fastpath.io.TableWithTypes` (what :func:`~fastpath.io.read_table` returns) is
+    its frame, whose dtypes carry the types the reader gave its columns. Raises on duplicated
+    column names, sparse input and anything not two-dimensional.
     """
+    if isinstance(X, TableWithTypes):
+        X = X.frame
     if isinstance(X, pd.DataFrame):
         columns = column_labels(X.columns)  # one conversion (iterating an Index is slow)
         names = [str(c) for c in columns]
