@@ -47,7 +47,7 @@ def test_bad_values_and_missing_files_are_one_line_with_exit_2(credit_csv, tmp_p
     assert "target column 'nope'" in _one_error_line(capsys.readouterr().err, "evaluate")
     assert main(["predict", str(credit_csv), "--model", str(tmp_path / "none.npz")]) == 2
     assert "none.npz" in _one_error_line(capsys.readouterr().err, "predict")
-    assert main(["fit", str(credit_csv), "--model", str(tmp_path / "m.npz"),
+    assert main(["fit", "--structure", "kdb", str(credit_csv), "--model", str(tmp_path / "m.npz"),
                  "--chunksize", "0"]) == 2
     assert "--chunksize" in _one_error_line(capsys.readouterr().err, "fit")
 
@@ -83,7 +83,8 @@ def test_internal_errors_of_every_command_propagate(credit_csv, child_first_csv,
                                                     monkeypatch):
     monkeypatch.setattr(_tables, "read_table", _raiser(KeyError("class")))
     with pytest.raises(KeyError):
-        main(["fit", str(credit_csv), "--model", str(tmp_path / "m.npz"), "--quiet"])
+        main(["fit", "--structure", "kdb",
+              str(credit_csv), "--model", str(tmp_path / "m.npz"), "--quiet"])
     monkeypatch.setattr(_loading, "load_classifier", _raiser(TypeError("bad operand")))
     with pytest.raises(TypeError):
         main(["predict", str(credit_csv), "--model", str(tmp_path / "m.npz")])
@@ -130,7 +131,8 @@ def test_a_header_only_table_and_a_bad_option_are_plain_errors(credit_csv, tmp_p
         raise AssertionError("the data was read before the options were checked")
 
     monkeypatch.setattr(_tables, "read_table", no_read)
-    assert main(["fit", str(credit_csv), "--model", str(tmp_path / "m.npz"), "--k", "-1"]) == 2
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--model", str(tmp_path / "m.npz"), "--k", "-1"]) == 2
     assert "k must be >= 0, got -1" in capsys.readouterr().err
     assert main(["evaluate", str(credit_csv), "--k", "-1"]) == 2
     assert "k must be >= 0, got -1" in capsys.readouterr().err

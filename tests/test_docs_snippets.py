@@ -55,3 +55,26 @@ def test_model_quick_start_runs(monkeypatch):
     code = _python_blocks("model.md")[0]
     exec(compile(code, "docs/model.md", "exec"), {})
     assert len(calls) == 1 and isinstance(calls[0][0], ContextTree)
+
+
+def test_the_readmes_when_to_use_it_quotes_the_results():
+    """issue 55, point 5: the README states what to expect (accuracy, calibration, speed) and
+    when a forest or a booster wins, with the numbers of docs/results.md (and the speed of
+    docs/performance.md): each figure of its section is one of theirs."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    assert "## When to use it" in readme
+    section = readme.split("## When to use it", 1)[1].split("\n## ", 1)[0]
+    sources = (root / "docs" / "results.md").read_text() + (
+        root / "docs" / "performance.md").read_text() + (root / "docs" / "usage.md").read_text()
+    figures = set(re.findall(r"\d+\.\d+|\d+-\d+-\d+", section))
+    assert len(figures) >= 20
+    missing = sorted(f for f in figures if f not in sources)
+    assert missing == [], missing
+    table = [line for line in section.splitlines() if line.startswith("| ")]
+    assert {"accuracy: 0-1 loss", "calibration: RMSE", "calibration: log loss"} <= {
+        line.split("|")[1].strip() for line in table}
+    assert "speed" in section and "Prefer a forest or a booster" in section

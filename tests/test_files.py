@@ -94,10 +94,12 @@ def test_a_process_killed_while_saving_over_a_model_leaves_the_old_one(tmp_path)
 
 def test_the_command_line_refuses_to_overwrite_its_input(credit_csv, tmp_path, capsys):
     data = credit_csv.read_bytes()
-    assert main(["fit", str(credit_csv), "--model", str(credit_csv), "--quiet"]) == 2
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--model", str(credit_csv), "--quiet"]) == 2
     assert "--model" in capsys.readouterr().err and credit_csv.read_bytes() == data
     model = tmp_path / "m.npz"
-    assert main(["fit", str(credit_csv), "--estimator", "m", "--model", str(model),
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--estimator", "m", "--model", str(model),
                  "--quiet"]) == 0
     saved = model.read_bytes()
     # the same file under another spelling of its path
@@ -243,7 +245,8 @@ def test_a_failed_save_names_the_path_given_not_the_temporary(tmp_path, monkeypa
 
 def test_predict_writes_through_a_link_and_into_a_pipe(credit_csv, tmp_path, capsys):
     model = tmp_path / "m.npz"
-    assert main(["fit", str(credit_csv), "--estimator", "m", "--model", str(model),
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--estimator", "m", "--model", str(model),
                  "--quiet"]) == 0
     direct = tmp_path / "direct.csv"
     assert main(["predict", str(credit_csv), "--model", str(model), "--out", str(direct)]) == 0
