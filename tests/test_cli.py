@@ -634,3 +634,21 @@ def test_fit_defaults_to_the_ensemble_and_the_single_model_is_one_flag_away(tmp_
     assert main(["fit", str(data), "--target", "y", "--structure", "kdb", "--estimator", "m",
                  "--model", str(tmp_path / "k.npz"), "--quiet"]) == 0
     assert type(load_classifier(tmp_path / "k.npz")) is BayesNetClassifier
+
+
+def test_fit_counts_rows_and_attributes_the_same_way_twice(tmp_path, capsys, monkeypatch):
+    # issue 55, point 4: "coding 14000 rows x 8 columns", then "on 14000 rows x 10 attributes"
+    rng = np.random.default_rng(0)
+    n = 300
+    data = tmp_path / "t.csv"
+    pd.DataFrame({"id": [f"c{i}" for i in range(n)], "a": rng.choice(list("xyz"), n),
+                  "b": rng.normal(size=n).round(3), "y": rng.choice(["p", "q"], n)}).to_csv(
+        data, index=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)  # stage lines
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["fit", "--structure", "kdb", "--estimator", "m", str(data),
+                     "--model", str(tmp_path / "m.npz")]) == 0
+    err = capsys.readouterr().err
+    assert "coding 300 rows x 2 attributes" in err
+    assert "on 300 rows x 2 attributes (1 of 3 columns left out: id)" in err

@@ -407,6 +407,18 @@ def _class_weight(text: str | None) -> Any:
     return weights
 
 
+def _rows_and_attributes(n_rows: int, model: Any) -> str:
+    """``"N rows x K attributes"``, K the columns the model codes (as the fit's ``coding``
+    stage line counts them), and the columns left out, named."""
+    excluded = list(model.excluded_features_ or ())
+    text = f"{n_rows} rows x {model.n_features_in_ - len(excluded)} attributes"
+    if excluded:
+        shown = ", ".join(excluded[:5]) + (f" and {len(excluded) - 5} more"
+                                            if len(excluded) > 5 else "")
+        text += f" ({len(excluded)} of {model.n_features_in_} columns left out: {shown})"
+    return text
+
+
 # ---------------------------------------------------------------------- subcommands
 def _cmd_fit(args: argparse.Namespace) -> int:
     from ..io._tables import decompression_error
@@ -445,7 +457,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         model.fit(X, y)
         # the model keeps what reading and fitting warned about (hdpbn diagnose shows it)
         model.fit_warnings_ = tuple(dict.fromkeys([*read_warnings, *model.fit_warnings_]))
-        what = f"{len(X)} rows x {X.shape[1]} attributes"
+        what = _rows_and_attributes(len(X), model)
     seconds = time.perf_counter() - t0
     model.set_params(verbose=0)  # the saved model is quiet when refitted
     model.save(args.model)

@@ -2,7 +2,9 @@
 (:class:`FitLog`), on standard error.
 
 The command lines (``hdpbn``, the experiment runner) show them on a terminal only; a classifier
-shows them when fitted with ``verbose=1``.
+shows them when fitted with ``verbose=1``. A bar redraws its line with carriage returns, which
+only a terminal reads as such: on a file or a pipe a fit's bar is one line instead, written when
+its work is done (:class:`Progress`'s ``line``), so that a log holds one line per stage.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Callable
 
 from tqdm import TqdmWarning
 
@@ -26,17 +29,28 @@ class Progress:
 
     Shown only when ``enabled`` (default: when standard error is a terminal), so piped output
     and ``--quiet`` / ``--json`` runs stay clean. ``total`` may change between calls (the most
-    the work can still come to); the bar closes when ``done`` reaches it.
+    the work can still come to); the bar closes when ``done`` reaches it. ``line``: where
+    standard error is not a terminal, no bar is drawn and ``line`` (e.g. :meth:`FitLog.stage`)
+    is called once, with ``"<label>: <done> of <total> <unit>s done"``, when the work is done.
     """
 
-    def __init__(self, label: str, *, enabled: bool | None = None, unit: str = "it") -> None:
+    def __init__(self, label: str, *, enabled: bool | None = None, unit: str = "it",
+                 line: Callable[[str], None] | None = None) -> None:
         self.label = label
         self.unit = unit
         self.enabled = sys.stderr.isatty() if enabled is None else bool(enabled)
+        # a line, not a bar, where standard error is a file or a pipe
+        self._line = line if line is not None and not sys.stderr.isatty() else None
         self._bar: tqdm | None = None
 
     def __call__(self, done: int, total: int, note: str = "") -> None:
         if not self.enabled:
+            return
+        if self._line is not None:
+            if done >= total:
+                unit = self.unit if total == 1 or self.unit == "it" else self.unit + "s"
+                self._line(f"{self.label}: {done} of {total} {unit} done")
+                self._line = lambda _: None  # said once
             return
         if self._bar is None:
             self._bar = tqdm(total=total, desc=self.label, unit=self.unit, file=sys.stderr,
@@ -86,5 +100,8 @@ class FitLog:
                 sys.stderr.flush()
 
     def progress(self, label: str, unit: str = "it") -> Progress | None:
-        """A :class:`Progress` bar when verbose, else None (the sampler then reports nothing)."""
-        return Progress(label, enabled=True, unit=unit) if self.enabled else None
+        """A :class:`Progress` bar when verbose, else None (the sampler then reports nothing);
+        on a file or a pipe, one stage line when the work is done instead of a bar."""
+        if not self.enabled:
+            return None
+        return Progress(label, enabled=True, unit=unit, line=self.stage)
