@@ -78,3 +78,33 @@ def test_the_readmes_when_to_use_it_quotes_the_results():
     assert {"accuracy: 0-1 loss", "calibration: RMSE", "calibration: log loss"} <= {
         line.split("|")[1].strip() for line in table}
     assert "speed" in section and "Prefer a forest or a booster" in section
+
+
+def test_usages_parameter_tables_hold_every_parameter_and_every_choice_the_cli_offers():
+    """issue 55, point 7: ``--estimator`` offered m, hdp, hgs and hls where usage.md's table
+    listed hdp and m; every parameter of both classifiers has a row, every structure and
+    estimator of the command line is named in its row."""
+    import inspect
+    from pathlib import Path
+
+    from fastpath import BayesNetClassifier, ESKDBClassifier
+    from fastpath.cli import build_parser
+    from fastpath.cli._main import FIT_STRUCTURE
+
+    usage = (Path(__file__).resolve().parents[1] / "docs" / "usage.md").read_text()
+    rows = {}
+    for line in usage.splitlines():
+        if line.startswith("| `"):
+            name = line.split("|")[1].strip().strip("`")
+            rows.setdefault(name, []).append(line)
+    others = next(line for line in usage.splitlines() if line.startswith("| the others |"))
+    for cls in (BayesNetClassifier, ESKDBClassifier):
+        for name in inspect.signature(cls).parameters:
+            assert name in rows or f"`{name}`" in others, (cls.__name__, name)
+    fit = build_parser()._subparsers._group_actions[0].choices["fit"]
+    choices = {a.dest: a.choices for a in fit._actions if a.choices}
+    for dest, row in (("structure", "structure"), ("estimator", "estimator")):
+        text = " ".join(rows[row])
+        for choice in choices[dest]:
+            assert f'"{choice}"' in text or f"--{dest} {choice}" in text, (dest, choice)
+    assert fit.get_default("structure") == FIT_STRUCTURE
