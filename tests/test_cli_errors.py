@@ -149,3 +149,39 @@ def test_the_former_preset_name_is_refused_naming_the_new_one(credit_csv, child_
         main(args)
     assert exc.value.code == 2
     assert "argument --sampler: 'fast' was renamed 'strict'" in capsys.readouterr().err
+
+
+def test_ctrl_c_ends_a_command_with_one_line_and_status_130(credit_csv, tmp_path, capsys,
+                                                            monkeypatch):
+    # issue 55, point 8: Ctrl-C printed a multi-frame KeyboardInterrupt traceback
+    import fastpath.cli._main as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_cmd_fit", interrupted)  # the parser reads it when built
+    assert main(["fit", str(credit_csv), "--model", str(tmp_path / "m.npz")]) == 130
+    captured = capsys.readouterr()
+    assert captured.err == "hdpbn fit: interrupted\n" and captured.out == ""
+
+
+def test_sigint_during_a_command_exits_130_with_one_line(credit_csv):
+    import signal
+
+    script = (
+        "import sys, time\n"
+        "import fastpath.cli._main as m\n"
+        "cv = __import__('fastpath.evaluation._cross_validation', fromlist=['x'])\n"
+        "def slow(*a, **k):\n"
+        "    print('ready', flush=True)\n"
+        "    time.sleep(60)\n"
+        "cv.cross_validate = slow\n"
+        f"sys.exit(m.main(['evaluate', {str(credit_csv)!r}, '--structure', 'nb']))\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "ready\n"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err == "hdpbn evaluate: interrupted\n"

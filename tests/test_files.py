@@ -264,3 +264,25 @@ def test_predict_writes_through_a_link_and_into_a_pipe(credit_csv, tmp_path, cap
     assert got["bytes"] == direct.read_bytes()
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert _leftovers(tmp_path) == []
+
+
+def test_a_file_size_limit_while_saving_names_the_file_and_keeps_the_old_one(tmp_path):
+    # issue 55, point 8: "[Errno 27] File too large" without the file: closing the file flushed
+    # its buffer again, and that error replaced the one naming the path
+    old = tmp_path / "m.npz"
+    old.write_bytes(b"the old model")
+    script = textwrap.dedent(f"""
+        import resource
+        from fastpath.utils import atomic_write
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+        try:
+            with atomic_write({str(old)!r}) as fh:
+                fh.write(b"x" * 100_000)
+        except OSError as exc:
+            print(exc.errno, exc.filename, exc.strerror)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.stdout.split(maxsplit=1) == [str(errno.EFBIG), f"{old} File too large\n"], \
+        proc.stderr
+    assert old.read_bytes() == b"the old model" and _leftovers(tmp_path) == []

@@ -863,6 +863,12 @@ def _run(command: str, work: Callable[[], Any], quiet: bool = False) -> int:
         except BrokenPipeError:  # the reader went away (hdpbn predict ... | head): end quietly
             _silence_stdout()
             return 141
+        except KeyboardInterrupt:
+            # Ctrl-C: one line and 128 + SIGINT, as Unix tools end; the files being written
+            # were removed on the way out (atomic_write), the old ones left as they were
+            with contextlib.suppress(OSError, ValueError):
+                print(f"hdpbn {command}: interrupted", file=sys.stderr)
+            return 130
         except _USER_ERRORS as exc:
             print(f"hdpbn {command}: error: {_describe(exc)}", file=sys.stderr)
             return 2
