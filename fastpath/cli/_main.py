@@ -407,6 +407,17 @@ def _class_weight(text: str | None) -> Any:
     return weights
 
 
+def _say_if_compiling(command: str) -> None:
+    """One line on standard error when numba's kernels will compile now (a cold cache: after an
+    install or an upgrade), the minute a first command otherwise spends in silence."""
+    from ..pipeline._config import kernels_cold
+
+    if kernels_cold():
+        print(f"hdpbn {command}: compiling the numba kernels, once after an install or upgrade "
+              "(a minute or two; later runs load them from numba's cache)", file=sys.stderr,
+              flush=True)
+
+
 def _rows_and_attributes(n_rows: int, model: Any) -> str:
     """``"N rows x K attributes"``, K the columns the model codes (as the fit's ``coding``
     stage line counts them), and the columns left out, named."""
@@ -431,6 +442,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     _make_model(args).fit_config()  # a bad option is refused before the data is read
     # stage lines and the sampler's bar on a terminal (not when piped, not with --quiet)
     verbose = int(not args.quiet and sys.stderr.isatty())
+    if not args.quiet and not verbose:  # a verbose fit's first stage line says it
+        _say_if_compiling("fit")
     if args.chunksize is not None:
         # out of core: the file is read in chunks, in a few passes (fastpath.scale._passes)
         if args.chunksize < 1:
@@ -484,6 +497,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     keep = list(dict.fromkeys(c.strip() for given in args.keep or () for c in given.split(",")
                               if c.strip()))
     model = load_classifier(args.model)
+    if not args.quiet:
+        _say_if_compiling("predict")
     outputs = ["prediction", *(f"p_{c}" for c in model.classes_)]
     clash = [c for c in keep if c in outputs]
     if clash:
@@ -532,6 +547,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                            args.sep, keep_stray_tokens=False)
     X, y = _split_target(frame, args.target)
     _make_model(args, X)  # validate options before the first fold
+    _say_if_compiling("evaluate")
     progress = Progress("folds", enabled=None if not (args.quiet or args.json) else False,
                         unit="fold")
     with warnings.catch_warnings(record=True) as caught:

@@ -73,6 +73,11 @@ class Progress:
 FIRST_FIT_NOTE = ("first fit in this process: loading the numba kernels from numba's cache "
                   "(a second or two), or compiling them when the cache is cold (after an "
                   "install or upgrade: a minute or two, once)")
+#: what it says when numba's cache is known to be cold (:func:`~fastpath.utils._numba_cache.
+#: none_cached`): the kernels compile now
+COMPILE_NOTE = ("first fit in this process: compiling the numba kernels, once after an install "
+                "or upgrade (a minute or two; the first prediction compiles its own); later "
+                "processes load them from numba's cache")
 _first_fit = [True]
 #: one stage line at a time: the members of an ensemble, learned in threads, each say theirs
 _LINE_LOCK = threading.Lock()
@@ -83,14 +88,18 @@ class FitLog:
     ``[hdpbn   0.4 s] learning the structure`` on standard error, and :meth:`progress` gives a
     bar (done / total, rate, ETA) for the sampler; both silent unless ``verbose``. The first
     fit of a process says first that it loads or compiles the numba kernels
-    (:data:`FIRST_FIT_NOTE`), the pause a first fit makes."""
+    (:data:`FIRST_FIT_NOTE`; :data:`COMPILE_NOTE` when ``cold()`` says numba's cache is cold),
+    the pause a first fit makes."""
 
-    def __init__(self, verbose: int | bool = 0) -> None:
+    def __init__(self, verbose: int | bool = 0, cold: Callable[[], bool] | None = None
+                 ) -> None:
         self.enabled = bool(verbose)
         self.t0 = time.perf_counter()
         if _first_fit[0]:
             _first_fit[0] = False
-            self.stage(FIRST_FIT_NOTE)
+            # cold: whether the kernels will compile (asked only when it will be said)
+            if self.enabled:
+                self.stage(COMPILE_NOTE if cold is not None and cold() else FIRST_FIT_NOTE)
 
     def stage(self, message: str) -> None:
         if self.enabled:  # one write of the whole line, under a lock: never two run together
