@@ -169,7 +169,9 @@ def test_sigint_during_a_command_exits_130_with_one_line(credit_csv):
     import signal
 
     script = (
-        "import sys, time\n"
+        "import signal, sys, time\n"
+        # Ctrl-C as a terminal sends it: a shell's background job starts with SIGINT ignored
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "import fastpath.cli._main as m\n"
         "cv = __import__('fastpath.evaluation._cross_validation', fromlist=['x'])\n"
         "def slow(*a, **k):\n"
@@ -180,7 +182,7 @@ def test_sigint_during_a_command_exits_130_with_one_line(credit_csv):
     )
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    assert proc.stdout.readline() == "ready\n"
+    assert proc.stdout.readline() == "ready\n", proc.stderr
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
