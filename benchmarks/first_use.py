@@ -68,9 +68,9 @@ def main() -> int:
            "import_s": round(t_import, 2), "threads": numba.get_num_threads()}
     for run in ("first", "second"):
         clf = ESKDBClassifier(random_state=0)
-        out[f"{run}_fit_s"], out[f"{run}_fit_cpu_s"] = _timed(lambda: clf.fit(X, y))
+        out[f"{run}_fit_s"], out[f"{run}_fit_cpu_s"] = _timed(lambda clf=clf: clf.fit(X, y))
         out[f"{run}_predict_s"], out[f"{run}_predict_cpu_s"] = _timed(
-            lambda: clf.predict_proba(X))
+            lambda clf=clf: clf.predict_proba(X))
     if args.signatures:
         found = _dispatchers()
         out["kernels_compiled"] = sum(bool(d.signatures) for d in found.values())

@@ -16,6 +16,16 @@ def _data_warnings_said_anew():
     forget_shown()
 
 
+@pytest.fixture(autouse=True)
+def _numba_cache_read_as_warm(monkeypatch):
+    """The command line's and a first fit's "compiling the numba kernels" line depends on the
+    state of numba's cache, which the tests before fill: read as warm, so that what a test
+    sees does not depend on its order (tests/test_first_fit_note.py checks the cold case)."""
+    import fastpath.pipeline._config as config
+
+    monkeypatch.setattr(config, "kernels_cold", lambda: False)
+
+
 @pytest.fixture
 def credit_csv(tmp_path):
     """credit-a as a CSV file with its target column ``class`` last."""
