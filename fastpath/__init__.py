@@ -34,11 +34,13 @@ if TYPE_CHECKING:  # what a type checker reads; at run time __getattr__ imports 
     from .io import load_dataset as load_dataset
     from .io import read_table as read_table
     from .scale import declare_schema as declare_schema
+    from .utils import DataWarning as DataWarning
 
 _EXPORTS = {
     "BayesNetClassifier": "classifier",
     "ContextTree": "counts",
     "CountAccumulator": "counts",
+    "DataWarning": "utils",
     "ESKDBClassifier": "classifier",
     "HDPOptions": "estimate",
     "ModelFileError": "classifier",

@@ -6,6 +6,24 @@ import numpy as np
 import pytest
 
 from fastpath.io import load_dataset
+from fastpath.utils._warn import forget_shown
+
+
+@pytest.fixture(autouse=True)
+def _data_warnings_said_anew():
+    """Each test starts as a fresh process: no data warning shown yet (a DataWarning is shown
+    once per process, fastpath.utils._warn)."""
+    forget_shown()
+
+
+@pytest.fixture(autouse=True)
+def _numba_cache_read_as_warm(monkeypatch):
+    """The command line's and a first fit's "compiling the numba kernels" line depends on the
+    state of numba's cache, which the tests before fill: read as warm, so that what a test
+    sees does not depend on its order (tests/test_first_fit_note.py checks the cold case)."""
+    import fastpath.pipeline._config as config
+
+    monkeypatch.setattr(config, "kernels_cold", lambda: False)
 
 
 @pytest.fixture

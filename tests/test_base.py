@@ -15,10 +15,11 @@ import pickle
 import threading
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import clone
 
-from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions
+from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions, read_table
 from fastpath.classifier._base import SHARED_PARAMETERS
 from fastpath.io import load_dataset
 
@@ -130,3 +131,51 @@ def test_copies_and_pickles_predict_alike(credit):
                           random_state=0).fit(X, y)
     for other in (copy.deepcopy(clf), pickle.loads(pickle.dumps(clf))):
         np.testing.assert_array_equal(other.predict_proba(X), clf.predict_proba(X))
+
+
+# ---------------------------------------------------------------------- read_table and sep
+def _semicolon_file(tmp_path, n: int = 300):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.choice(list("xyz"), n), "b": rng.normal(size=n).round(3)})
+    frame["y"] = np.where((frame.a == "x") ^ (rng.random(n) < 0.2), "p", "q")
+    path = tmp_path / "semi.csv"
+    frame.to_csv(path, sep=";", index=False)
+    return path
+
+
+def test_read_tables_result_is_a_table_and_sep_reads_a_path(tmp_path):
+    # issue 55, point 3: predict_proba(read_table(...)) was "an array of shape ()", and
+    # predict_proba(path, sep=";") a TypeError
+    path = _semicolon_file(tmp_path)
+    table = read_table(path, sep=";")
+    X = table.frame.drop(columns="y")
+    reference = BayesNetClassifier(estimator="m").fit(X, table.frame["y"])
+    expected = reference.predict_proba(X)
+    model = BayesNetClassifier(estimator="m").fit(table, "y")  # the target named, as for a file
+    np.testing.assert_array_equal(model.predict_proba(X), expected)
+    features = read_table(path, sep=";", columns=["a", "b"])
+    for predict in (model.predict_proba, reference.predict_proba):
+        np.testing.assert_array_equal(predict(features), expected)
+        np.testing.assert_array_equal(predict(path, sep=";"), expected)
+    np.testing.assert_array_equal(model.predict(str(path), sep=";"), model.predict(X))
+    np.testing.assert_array_equal(model.predict_log_proba(path, sep=";"),
+                                  model.predict_log_proba(X))
+    np.testing.assert_array_equal(np.vstack(list(model.iter_predict_proba(
+        path, sep=";", chunksize=70))), expected)
+    streamed = BayesNetClassifier(estimator="m").fit(path, "y", sep=";", chunksize=100)
+    np.testing.assert_array_equal(streamed.predict_proba(X), expected)
+
+
+def test_sep_is_refused_where_nothing_is_read(tmp_path):
+    path = _semicolon_file(tmp_path)
+    frame = pd.read_csv(path, sep=";")
+    X, y = frame[["a", "b"]], frame["y"]
+    model = BayesNetClassifier(estimator="m").fit(X, y)
+    with pytest.raises(ValueError, match=r"sep is the field separator .* not a DataFrame"):
+        model.predict_proba(X, sep=";")
+    with pytest.raises(ValueError, match=r"sep is the field separator .* not a DataFrame"):
+        BayesNetClassifier(estimator="m").fit(X, y, sep=";")
+    with pytest.raises(ValueError, match="sep must be one character"):
+        model.predict_proba(path, sep=";;")
+    with pytest.raises(ValueError, match="target column 'label'"):
+        BayesNetClassifier(estimator="m").fit(read_table(path, sep=";"), "label")

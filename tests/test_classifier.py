@@ -491,7 +491,7 @@ def test_verbose_reports_the_stages_and_the_sampler(capsys):
                              random_state=0, verbose=1)
     clf.fit(X, y)
     err = capsys.readouterr().err
-    for stage in ("coding 1728 rows x 6 columns", "learning the structure (tan)",
+    for stage in ("coding 1728 rows x 6 attributes", "learning the structure (tan)",
                   "counting 7 context trees", "sampling 7 trees", "fitted"):
         assert stage in err
     with pytest.raises(ValueError, match="verbose must be >= 0"):

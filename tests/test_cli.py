@@ -65,9 +65,11 @@ def test_errors_are_reported_not_raised(credit_csv, capsys):
 
 def test_fit_out_of_core_with_chunksize(credit_csv, tmp_path):
     streamed, in_memory = tmp_path / "s.npz", tmp_path / "m.npz"
-    assert main(["fit", str(credit_csv), "--model", str(streamed), "--chunksize", "100",
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--model", str(streamed), "--chunksize", "100",
                  "--quiet"]) == 0
-    assert main(["fit", str(credit_csv), "--model", str(in_memory), "--quiet"]) == 0
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--model", str(in_memory), "--quiet"]) == 0
     frame = pd.read_csv(credit_csv).drop(columns="class")
     a = BayesNetClassifier.load(streamed).predict_proba(frame)
     b = BayesNetClassifier.load(in_memory).predict_proba(frame)
@@ -104,13 +106,14 @@ def test_fit_and_evaluate_accept_a_bundled_dataset_name(credit_csv, tmp_path, ca
     assert main(["fit", "credit-a", "--structure", "nb", "--model", str(model), "--quiet"]) == 0
     X, _ = load_dataset("credit-a")
     assert list(BayesNetClassifier.load(model).feature_names_in_) == list(X.columns)
-    assert main(["fit", "credit-a", "--model", str(tmp_path / "s.npz"), "--chunksize", "200",
+    assert main(["fit", "--structure", "kdb",
+                 "credit-a", "--model", str(tmp_path / "s.npz"), "--chunksize", "200",
                  "--quiet"]) == 0
     # a file of that name comes first (here: one without a known extension); an unknown name
     # is still a missing file
     capsys.readouterr()
     (tmp_path / "credit-a").write_text("a,class\nx,1\ny,2\n")
-    assert main(["fit", "credit-a", "--model", str(model), "--quiet"]) == 2
+    assert main(["fit", "--structure", "kdb", "credit-a", "--model", str(model), "--quiet"]) == 2
     assert "unsupported file type for 'credit-a'" in capsys.readouterr().err
     assert main(["evaluate", "mushroom"]) == 2
     assert "no such file" in capsys.readouterr().err
@@ -231,9 +234,11 @@ def test_unreadable_compressed_table_is_an_error_naming_it(credit_csv, tmp_path,
             damaged[i] ^= 0xFF
         bad.write_bytes(bytes(damaged))
     model = tmp_path / "m.npz"
-    assert main(["fit", str(credit_csv), "--model", str(model), "--quiet"]) == 0
-    for argv in (["fit", str(bad), "--model", str(tmp_path / "x.npz")],
-                 ["fit", str(bad), "--model", str(tmp_path / "x.npz"), "--chunksize", "100"],
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--model", str(model), "--quiet"]) == 0
+    for argv in (["fit", "--structure", "kdb", str(bad), "--model", str(tmp_path / "x.npz")],
+                 ["fit", "--structure", "kdb",
+                  str(bad), "--model", str(tmp_path / "x.npz"), "--chunksize", "100"],
                  ["predict", str(bad), "--model", str(model)],
                  ["evaluate", str(bad)]):
         assert main(argv) == 2, argv
@@ -249,21 +254,24 @@ def test_output_paths_are_checked_before_the_work(credit_csv, tmp_path, capsys, 
     monkeypatch.setattr(BayesNetClassifier, "fit", no_fit)
     missing = tmp_path / "no-such-folder" / "m.npz"
     t0 = time.perf_counter()
-    assert main(["fit", str(credit_csv), "--model", str(missing), "--estimator", "hdp",
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--model", str(missing), "--estimator", "hdp",
                  "--quiet"]) == 2
     assert time.perf_counter() - t0 < 1.0
     err = capsys.readouterr().err
     assert err.startswith("hdpbn fit: error: --model") and str(missing.parent) in err
     a_file = tmp_path / "plain"
     a_file.write_text("x")
-    assert main(["fit", str(credit_csv), "--model", str(a_file / "m.npz")]) == 2
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--model", str(a_file / "m.npz")]) == 2
     err = capsys.readouterr().err
     assert "--model" in err and "not a folder" in err
-    assert main(["fit", str(credit_csv), "--model", str(tmp_path)]) == 2
+    assert main(["fit", "--structure", "kdb", str(credit_csv), "--model", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
     monkeypatch.undo()
     model = tmp_path / "m.npz"
-    assert main(["fit", str(credit_csv), "--model", str(model), "--quiet"]) == 0
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--model", str(model), "--quiet"]) == 0
     out = tmp_path / "nope" / "p.csv"
     assert main(["predict", str(credit_csv), "--model", str(model), "--out", str(out)]) == 2
     err = capsys.readouterr().err
@@ -273,7 +281,8 @@ def test_output_paths_are_checked_before_the_work(credit_csv, tmp_path, capsys, 
 @pytest.mark.parametrize("damage", ["truncated", "corrupt", "foreign", "garbage", "pickled"])
 def test_damaged_model_files_are_errors_naming_them(credit_csv, tmp_path, capsys, damage):
     good = tmp_path / "good.npz"
-    assert main(["fit", str(credit_csv), "--estimator", "m", "--model", str(good),
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--estimator", "m", "--model", str(good),
                  "--quiet"]) == 0
     raw = good.read_bytes()
     bad = tmp_path / f"{damage}.npz"
@@ -481,7 +490,8 @@ def test_tokens_learned_at_a_cli_fit_are_missing_silently_at_prediction(tmp_path
 
     data = _stray_table(tmp_path / "t.csv")
     model = tmp_path / "m.npz"
-    assert main(["fit", str(data), "--estimator", "m", "--model", str(model), *extra]) == 0
+    assert main(["fit", "--structure", "kdb",
+                 str(data), "--estimator", "m", "--model", str(model), *extra]) == 0
     err = capsys.readouterr().err
     assert err.count("warning:") == 1 and "'n/a'" in err  # the fit says it once
     fitted = load_classifier(model)
@@ -522,7 +532,8 @@ def test_predict_quiet_prints_no_warnings(tmp_path, capsys):
 def test_predict_on_a_header_only_table_writes_a_header_only_table(credit_csv, tmp_path,
                                                                    capsys, suffix):
     model = tmp_path / "m.npz"
-    assert main(["fit", str(credit_csv), "--estimator", "m", "--model", str(model),
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--estimator", "m", "--model", str(model),
                  "--quiet"]) == 0
     empty = pd.read_csv(credit_csv).iloc[:0].drop(columns="class")
     data = tmp_path / f"header{suffix}"
@@ -542,7 +553,8 @@ def test_predict_on_a_header_only_table_writes_a_header_only_table(credit_csv, t
 def test_a_wrong_separator_or_renamed_column_says_so_and_sep_reads_it(tmp_path, capsys):
     data = _stray_table(tmp_path / "t.csv")
     model = tmp_path / "m.npz"
-    assert main(["fit", str(data), "--estimator", "m", "--model", str(model), "--quiet"]) == 0
+    assert main(["fit", "--structure", "kdb",
+                 str(data), "--estimator", "m", "--model", str(model), "--quiet"]) == 0
     frame = pd.read_csv(data, keep_default_na=False, na_values=[""])
     semi = tmp_path / "semi.csv"
     frame.to_csv(semi, sep=";", index=False)
@@ -555,15 +567,19 @@ def test_a_wrong_separator_or_renamed_column_says_so_and_sep_reads_it(tmp_path, 
     assert main(["predict", str(data), "--model", str(model), "--out",
                  str(tmp_path / "q.csv")]) == 0
     assert out.read_bytes() == (tmp_path / "q.csv").read_bytes()
-    # fit and evaluate read it too; a fit in chunks says it cannot
-    assert main(["fit", str(semi), "--estimator", "m", "--model", str(tmp_path / "s.npz"),
+    # fit and evaluate read it too, a fit in chunks as well (issue 55, point 3)
+    assert main(["fit", "--structure", "kdb",
+                 str(semi), "--estimator", "m", "--model", str(tmp_path / "s.npz"),
                  "--sep", ";", "--quiet"]) == 0
     assert main(["evaluate", str(semi), "--estimator", "m", "--sep", ";", "--folds", "2",
                  "--repeats", "1", "--json"]) == 0
     capsys.readouterr()
-    assert main(["fit", str(semi), "--model", str(tmp_path / "c.npz"), "--sep", ";",
-                 "--chunksize", "100"]) == 2
-    assert "--sep applies to fits in memory" in capsys.readouterr().err
+    assert main(["fit", "--structure", "kdb",
+                 str(semi), "--estimator", "m", "--model", str(tmp_path / "c.npz"),
+                 "--sep", ";", "--chunksize", "100", "--quiet"]) == 0
+    assert main(["predict", str(data), "--model", str(tmp_path / "c.npz"), "--out",
+                 str(tmp_path / "c.csv")]) == 0
+    assert (tmp_path / "c.csv").read_bytes() == (tmp_path / "q.csv").read_bytes()
     renamed = tmp_path / "renamed.csv"
     frame.rename(columns={"income": "Income"}).to_csv(renamed, index=False)
     assert main(["predict", str(renamed), "--model", str(model)]) == 2
@@ -581,15 +597,58 @@ def test_fit_class_weight_flag_reaches_the_model(tmp_path, capsys):
     data = _stray_table(tmp_path / "t.csv")
     for flag, expected in (("balanced", "balanced"), ("p:4,q:1", {"p": 4.0, "q": 1.0})):
         model = tmp_path / "m.npz"
-        assert main(["fit", str(data), "--estimator", "m", "--model", str(model), "--quiet",
+        assert main(["fit", "--structure", "kdb",
+                     str(data), "--estimator", "m", "--model", str(model), "--quiet",
                      "--class-weight", flag]) == 0
         assert load_classifier(model).class_weight == expected
-    assert main(["fit", str(data), "--model", str(tmp_path / "x.npz"), "--class-weight",
+    assert main(["fit", "--structure", "kdb",
+                 str(data), "--model", str(tmp_path / "x.npz"), "--class-weight",
                  "p=4"]) == 2
     assert "--class-weight must be 'balanced' or CLASS:WEIGHT" in capsys.readouterr().err
-    assert main(["fit", str(data), "--model", str(tmp_path / "x.npz"), "--class-weight",
+    assert main(["fit", "--structure", "kdb",
+                 str(data), "--model", str(tmp_path / "x.npz"), "--class-weight",
                  "r:2", "--estimator", "m"]) == 2
     assert "labels that are not classes: ['r']" in capsys.readouterr().err
-    assert main(["fit", str(data), "--model", str(tmp_path / "x.npz"), "--class-weight",
+    assert main(["fit", "--structure", "kdb",
+                 str(data), "--model", str(tmp_path / "x.npz"), "--class-weight",
                  "p:-2"]) == 2
     assert "--class-weight['p'] must be a positive number" in capsys.readouterr().err
+
+
+def test_fit_defaults_to_the_ensemble_and_the_single_model_is_one_flag_away(tmp_path, capsys):
+    # issue 55, point 5: the README's accuracy is the ensemble's; hdpbn fit gave one kDB-1
+    from fastpath.classifier import load_classifier
+
+    rng = np.random.default_rng(0)
+    n = 200
+    data = tmp_path / "t.csv"
+    pd.DataFrame({"a": rng.choice(list("xyz"), n), "b": rng.normal(size=n).round(3),
+                  "y": rng.choice(["p", "q"], n), "z": rng.choice(["u", "v"], n)}).to_csv(
+        data, index=False)
+    assert main(["fit", str(data), "--target", "y", "--model", str(tmp_path / "e.npz")]) == 0
+    assert "fitted ESKDBClassifier(" in capsys.readouterr().err
+    ensemble = load_classifier(tmp_path / "e.npz")
+    assert isinstance(ensemble, ESKDBClassifier)
+    assert ensemble.get_params() == ESKDBClassifier(random_state=0).get_params()
+    assert len(ensemble.members_) == ESKDBClassifier().n_estimators
+    assert main(["fit", str(data), "--target", "y", "--structure", "kdb", "--estimator", "m",
+                 "--model", str(tmp_path / "k.npz"), "--quiet"]) == 0
+    assert type(load_classifier(tmp_path / "k.npz")) is BayesNetClassifier
+
+
+def test_fit_counts_rows_and_attributes_the_same_way_twice(tmp_path, capsys, monkeypatch):
+    # issue 55, point 4: "coding 14000 rows x 8 columns", then "on 14000 rows x 10 attributes"
+    rng = np.random.default_rng(0)
+    n = 300
+    data = tmp_path / "t.csv"
+    pd.DataFrame({"id": [f"c{i}" for i in range(n)], "a": rng.choice(list("xyz"), n),
+                  "b": rng.normal(size=n).round(3), "y": rng.choice(["p", "q"], n)}).to_csv(
+        data, index=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)  # stage lines
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["fit", "--structure", "kdb", "--estimator", "m", str(data),
+                     "--model", str(tmp_path / "m.npz")]) == 0
+    err = capsys.readouterr().err
+    assert "coding 300 rows x 2 attributes" in err
+    assert "on 300 rows x 2 attributes (1 of 3 columns left out: id)" in err

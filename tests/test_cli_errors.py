@@ -47,7 +47,7 @@ def test_bad_values_and_missing_files_are_one_line_with_exit_2(credit_csv, tmp_p
     assert "target column 'nope'" in _one_error_line(capsys.readouterr().err, "evaluate")
     assert main(["predict", str(credit_csv), "--model", str(tmp_path / "none.npz")]) == 2
     assert "none.npz" in _one_error_line(capsys.readouterr().err, "predict")
-    assert main(["fit", str(credit_csv), "--model", str(tmp_path / "m.npz"),
+    assert main(["fit", "--structure", "kdb", str(credit_csv), "--model", str(tmp_path / "m.npz"),
                  "--chunksize", "0"]) == 2
     assert "--chunksize" in _one_error_line(capsys.readouterr().err, "fit")
 
@@ -83,7 +83,8 @@ def test_internal_errors_of_every_command_propagate(credit_csv, child_first_csv,
                                                     monkeypatch):
     monkeypatch.setattr(_tables, "read_table", _raiser(KeyError("class")))
     with pytest.raises(KeyError):
-        main(["fit", str(credit_csv), "--model", str(tmp_path / "m.npz"), "--quiet"])
+        main(["fit", "--structure", "kdb",
+              str(credit_csv), "--model", str(tmp_path / "m.npz"), "--quiet"])
     monkeypatch.setattr(_loading, "load_classifier", _raiser(TypeError("bad operand")))
     with pytest.raises(TypeError):
         main(["predict", str(credit_csv), "--model", str(tmp_path / "m.npz")])
@@ -130,7 +131,8 @@ def test_a_header_only_table_and_a_bad_option_are_plain_errors(credit_csv, tmp_p
         raise AssertionError("the data was read before the options were checked")
 
     monkeypatch.setattr(_tables, "read_table", no_read)
-    assert main(["fit", str(credit_csv), "--model", str(tmp_path / "m.npz"), "--k", "-1"]) == 2
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--model", str(tmp_path / "m.npz"), "--k", "-1"]) == 2
     assert "k must be >= 0, got -1" in capsys.readouterr().err
     assert main(["evaluate", str(credit_csv), "--k", "-1"]) == 2
     assert "k must be >= 0, got -1" in capsys.readouterr().err
@@ -147,3 +149,41 @@ def test_the_former_preset_name_is_refused_naming_the_new_one(credit_csv, child_
         main(args)
     assert exc.value.code == 2
     assert "argument --sampler: 'fast' was renamed 'strict'" in capsys.readouterr().err
+
+
+def test_ctrl_c_ends_a_command_with_one_line_and_status_130(credit_csv, tmp_path, capsys,
+                                                            monkeypatch):
+    # issue 55, point 8: Ctrl-C printed a multi-frame KeyboardInterrupt traceback
+    import fastpath.cli._main as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_cmd_fit", interrupted)  # the parser reads it when built
+    assert main(["fit", str(credit_csv), "--model", str(tmp_path / "m.npz")]) == 130
+    captured = capsys.readouterr()
+    assert captured.err == "hdpbn fit: interrupted\n" and captured.out == ""
+
+
+def test_sigint_during_a_command_exits_130_with_one_line(credit_csv):
+    import signal
+
+    script = (
+        "import signal, sys, time\n"
+        # Ctrl-C as a terminal sends it: a shell's background job starts with SIGINT ignored
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "import fastpath.cli._main as m\n"
+        "cv = __import__('fastpath.evaluation._cross_validation', fromlist=['x'])\n"
+        "def slow(*a, **k):\n"
+        "    print('ready', flush=True)\n"
+        "    time.sleep(60)\n"
+        "cv.cross_validate = slow\n"
+        f"sys.exit(m.main(['evaluate', {str(credit_csv)!r}, '--structure', 'nb']))\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "ready\n", proc.stderr
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err == "hdpbn evaluate: interrupted\n"

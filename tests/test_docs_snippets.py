@@ -55,3 +55,56 @@ def test_model_quick_start_runs(monkeypatch):
     code = _python_blocks("model.md")[0]
     exec(compile(code, "docs/model.md", "exec"), {})
     assert len(calls) == 1 and isinstance(calls[0][0], ContextTree)
+
+
+def test_the_readmes_when_to_use_it_quotes_the_results():
+    """issue 55, point 5: the README states what to expect (accuracy, calibration, speed) and
+    when a forest or a booster wins, with the numbers of docs/results.md (and the speed of
+    docs/performance.md): each figure of its section is one of theirs."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    assert "## When to use it" in readme
+    section = readme.split("## When to use it", 1)[1].split("\n## ", 1)[0]
+    sources = (root / "docs" / "results.md").read_text() + (
+        root / "docs" / "performance.md").read_text() + (root / "docs" / "usage.md").read_text()
+    figures = set(re.findall(r"\d+\.\d+|\d+-\d+-\d+", section))
+    assert len(figures) >= 20
+    missing = sorted(f for f in figures if f not in sources)
+    assert missing == [], missing
+    table = [line for line in section.splitlines() if line.startswith("| ")]
+    assert {"accuracy: 0-1 loss", "calibration: RMSE", "calibration: log loss"} <= {
+        line.split("|")[1].strip() for line in table}
+    assert "speed" in section and "Prefer a forest or a booster" in section
+
+
+def test_usages_parameter_tables_hold_every_parameter_and_every_choice_the_cli_offers():
+    """issue 55, point 7: ``--estimator`` offered m, hdp, hgs and hls where usage.md's table
+    listed hdp and m; every parameter of both classifiers has a row, every structure and
+    estimator of the command line is named in its row."""
+    import inspect
+    from pathlib import Path
+
+    from fastpath import BayesNetClassifier, ESKDBClassifier
+    from fastpath.cli import build_parser
+    from fastpath.cli._main import FIT_STRUCTURE
+
+    usage = (Path(__file__).resolve().parents[1] / "docs" / "usage.md").read_text()
+    rows = {}
+    for line in usage.splitlines():
+        if line.startswith("| `"):
+            name = line.split("|")[1].strip().strip("`")
+            rows.setdefault(name, []).append(line)
+    others = next(line for line in usage.splitlines() if line.startswith("| the others |"))
+    for cls in (BayesNetClassifier, ESKDBClassifier):
+        for name in inspect.signature(cls).parameters:
+            assert name in rows or f"`{name}`" in others, (cls.__name__, name)
+    fit = build_parser()._subparsers._group_actions[0].choices["fit"]
+    choices = {a.dest: a.choices for a in fit._actions if a.choices}
+    for dest, row in (("structure", "structure"), ("estimator", "estimator")):
+        text = " ".join(rows[row])
+        for choice in choices[dest]:
+            assert f'"{choice}"' in text or f"--{dest} {choice}" in text, (dest, choice)
+    assert fit.get_default("structure") == FIT_STRUCTURE

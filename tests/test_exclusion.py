@@ -133,3 +133,50 @@ def test_the_distinct_sketch_is_the_same_in_chunks_and_exact_below_its_size():
     small = np.repeat(np.arange(DISTINCT_SKETCH - 1, dtype=np.float64), 3)
     assert estimated_distinct(distinct_sketch(small)) == DISTINCT_SKETCH - 1
     assert estimated_distinct(distinct_sketch(np.array([0.0, -0.0]))) == 1
+
+
+def _quiet_fit(X, y, **params):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return BayesNetClassifier(estimator="m", random_state=0, **params).fit(X, y)
+
+
+def test_an_array_of_every_column_predicts_as_the_frame_after_exclusions():
+    # issue 55, point 1: the array's columns are fit's by position, the left-out ones ignored
+    # (an array of all 8 columns was refused: "the encoder was fitted with 2")
+    X, y = _table(n=600)
+    model = _quiet_fit(X, y)
+    assert model.excluded_features_ and model.n_features_in_ == X.shape[1]
+    expected = model.predict_proba(X)
+    arr = X.to_numpy()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*X does not have valid feature names")
+        np.testing.assert_array_equal(model.predict_proba(arr), expected)
+        np.testing.assert_array_equal(model.predict(arr), model.predict(X))
+        np.testing.assert_array_equal(np.vstack(list(model.iter_predict_proba(arr, chunksize=97))),
+                                      expected)
+        # streamed: chunks of unnamed columns (e.g. arrays made frames) by position too
+        chunks = (pd.DataFrame(arr[i:i + 250]) for i in range(0, len(arr), 250))
+        np.testing.assert_array_equal(model.predict_proba(chunks), expected)
+    np.testing.assert_array_equal(arr, X.to_numpy())  # the caller's array is untouched
+
+
+def test_an_array_of_the_kept_columns_only_is_refused_naming_the_left_out_ones():
+    X, y = _table(n=600)
+    model = _quiet_fit(X, y)
+    kept = X.drop(columns=list(model.excluded_features_)).to_numpy()
+    named = ", ".join(repr(c) for c in model.excluded_features_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=rf"expecting 8 features .*\[{named}\]"):
+            model.predict_proba(kept)
+
+
+def test_a_frame_predicts_by_position_a_model_fitted_on_an_array_with_exclusions():
+    X, y = _table(n=600)
+    model = _quiet_fit(X.to_numpy(), y, exclude_features=[2, 3])
+    assert model.excluded_features_ == ("x2", "x3")
+    expected = model.predict_proba(X.to_numpy())
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="X has feature names")
+        np.testing.assert_array_equal(model.predict_proba(X), expected)

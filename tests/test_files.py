@@ -94,10 +94,12 @@ def test_a_process_killed_while_saving_over_a_model_leaves_the_old_one(tmp_path)
 
 def test_the_command_line_refuses_to_overwrite_its_input(credit_csv, tmp_path, capsys):
     data = credit_csv.read_bytes()
-    assert main(["fit", str(credit_csv), "--model", str(credit_csv), "--quiet"]) == 2
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--model", str(credit_csv), "--quiet"]) == 2
     assert "--model" in capsys.readouterr().err and credit_csv.read_bytes() == data
     model = tmp_path / "m.npz"
-    assert main(["fit", str(credit_csv), "--estimator", "m", "--model", str(model),
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--estimator", "m", "--model", str(model),
                  "--quiet"]) == 0
     saved = model.read_bytes()
     # the same file under another spelling of its path
@@ -243,7 +245,8 @@ def test_a_failed_save_names_the_path_given_not_the_temporary(tmp_path, monkeypa
 
 def test_predict_writes_through_a_link_and_into_a_pipe(credit_csv, tmp_path, capsys):
     model = tmp_path / "m.npz"
-    assert main(["fit", str(credit_csv), "--estimator", "m", "--model", str(model),
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--estimator", "m", "--model", str(model),
                  "--quiet"]) == 0
     direct = tmp_path / "direct.csv"
     assert main(["predict", str(credit_csv), "--model", str(model), "--out", str(direct)]) == 0
@@ -261,3 +264,25 @@ def test_predict_writes_through_a_link_and_into_a_pipe(credit_csv, tmp_path, cap
     assert got["bytes"] == direct.read_bytes()
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert _leftovers(tmp_path) == []
+
+
+def test_a_file_size_limit_while_saving_names_the_file_and_keeps_the_old_one(tmp_path):
+    # issue 55, point 8: "[Errno 27] File too large" without the file: closing the file flushed
+    # its buffer again, and that error replaced the one naming the path
+    old = tmp_path / "m.npz"
+    old.write_bytes(b"the old model")
+    script = textwrap.dedent(f"""
+        import resource
+        from fastpath.utils import atomic_write
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+        try:
+            with atomic_write({str(old)!r}) as fh:
+                fh.write(b"x" * 100_000)
+        except OSError as exc:
+            print(exc.errno, exc.filename, exc.strerror)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.stdout.split(maxsplit=1) == [str(errno.EFBIG), f"{old} File too large\n"], \
+        proc.stderr
+    assert old.read_bytes() == b"the old model" and _leftovers(tmp_path) == []

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from fastpath.utils import _progress
-from fastpath.utils._progress import FIRST_FIT_NOTE
+from fastpath.utils._progress import COMPILE_NOTE, FIRST_FIT_NOTE
 
 
 def test_the_first_verbose_fit_of_a_process_names_the_compile_and_no_later_one():
@@ -21,8 +21,10 @@ def test_the_first_verbose_fit_of_a_process_names_the_compile_and_no_later_one()
     )
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          check=True, timeout=600)
-    assert res.stderr.count(FIRST_FIT_NOTE) == 1
-    assert FIRST_FIT_NOTE in res.stderr.splitlines()[0]  # before the first fit's stages
+    # the one or the other, as numba's cache is warm or cold
+    assert res.stderr.count(FIRST_FIT_NOTE) + res.stderr.count(COMPILE_NOTE) == 1
+    first = res.stderr.splitlines()[0]  # before the first fit's stages
+    assert FIRST_FIT_NOTE in first or COMPILE_NOTE in first
 
 
 def test_only_the_first_fit_log_of_a_process_says_it_and_only_when_verbose(monkeypatch,
@@ -35,3 +37,51 @@ def test_only_the_first_fit_log_of_a_process_says_it_and_only_when_verbose(monke
     _progress.FitLog(1)
     _progress.FitLog(1)
     assert capsys.readouterr().err.count(FIRST_FIT_NOTE) == 1
+
+
+def test_a_cold_cache_is_said_as_a_compile(monkeypatch, capsys):
+    # issue 55, point 6: the first compile announced as one
+    monkeypatch.setattr(_progress, "_first_fit", [True])
+    _progress.FitLog(1, cold=lambda: True)
+    assert capsys.readouterr().err.count(COMPILE_NOTE) == 1
+    monkeypatch.setattr(_progress, "_first_fit", [True])
+    asked = []
+    _progress.FitLog(0, cold=lambda: asked.append(1) or True)  # quiet: not even asked
+    assert capsys.readouterr().err == "" and asked == []
+
+
+def test_an_empty_numba_cache_reads_as_cold_and_the_command_line_says_so(tmp_path):
+    import os
+
+    script = (
+        "from fastpath.pipeline._config import kernels_cold\n"
+        "print(kernels_cold())\n"
+    )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty"))
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True, timeout=300, env=env)
+    assert res.stdout == "True\n"
+    # the cache of this checkout holds the kernels the tests ran: warm
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True, timeout=300)
+    assert res.stdout == "False\n"
+
+
+def test_the_command_line_says_when_it_compiles(credit_csv, tmp_path, capsys, monkeypatch):
+    import fastpath.pipeline._config as config
+    from fastpath.cli import main
+
+    model = tmp_path / "m.npz"
+    assert main(["fit", "--structure", "nb", "--estimator", "m", str(credit_csv), "--model",
+                 str(model), "--quiet"]) == 0
+    monkeypatch.setattr(config, "kernels_cold", lambda: True)
+    for argv in (["predict", str(credit_csv), "--model", str(model), "--out",
+                  str(tmp_path / "p.csv")],
+                 ["fit", "--structure", "nb", "--estimator", "m", str(credit_csv), "--model",
+                  str(model)]):
+        assert main(argv) == 0
+        err = capsys.readouterr().err
+        assert err.count("compiling the numba kernels") == 1, err
+    assert main(["predict", str(credit_csv), "--model", str(model), "--out",
+                 str(tmp_path / "p.csv"), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""

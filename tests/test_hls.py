@@ -206,6 +206,7 @@ def test_the_command_line_fits_them(credit_csv, tmp_path, capsys, estimator):
     X, y = frame.drop(columns="class"), frame["class"]
     again = BayesNetClassifier("kdb", 2, expected, random_state=1).fit(X, y)
     np.testing.assert_array_equal(clf.predict_proba(X), again.predict_proba(X))
-    assert main(["fit", str(credit_csv), "--estimator", "hls", "--hls-c", "-1", "--model",
+    assert main(["fit", "--structure", "kdb",
+                 str(credit_csv), "--estimator", "hls", "--hls-c", "-1", "--model",
                  str(tmp_path / "bad.npz"), "--quiet"]) == 2
     assert "--hls-c" in capsys.readouterr().err

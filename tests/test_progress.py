@@ -62,8 +62,44 @@ def test_a_verbose_fit_counts_its_trees(monkeypatch, capsys):
     from fastpath.io import load_dataset
 
     X, y = load_dataset("car")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)  # a terminal
     clf = BayesNetClassifier("nb", random_state=0, verbose=1).fit(X, y)
     err = capsys.readouterr().err
     n_trees = X.shape[1] + 1
     assert f"{n_trees}/{n_trees}" in err and "tree/s" in err
     assert f"/{n_trees * clf.hdp_options().max_iter}" not in err
+
+
+class _File(io.StringIO):
+    """Standard error sent to a file: not a terminal."""
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_a_verbose_fit_to_a_file_writes_one_line_per_stage(monkeypatch):
+    # issue 55, point 4: tqdm's carriage-return updates made one 26,851-character line
+    from fastpath import BayesNetClassifier, ESKDBClassifier
+    from fastpath.io import load_dataset
+
+    X, y = load_dataset("car")
+    for model in (BayesNetClassifier("nb", random_state=0, verbose=1),
+                  ESKDBClassifier(3, random_state=0, verbose=1)):
+        stream = _File()
+        monkeypatch.setattr(sys, "stderr", stream)
+        model.fit(X, y)
+        text = stream.getvalue()
+        assert "\r" not in text and "\x1b" not in text
+        lines = text.splitlines()
+        assert all(line.startswith("[hdpbn") and len(line) < 300 for line in lines), lines
+        assert sum(line.endswith(" trees done") for line in lines) == 1
+        assert any(line.endswith("] fitted") for line in lines)
+
+
+def test_the_bar_is_one_line_when_done_off_a_terminal(monkeypatch):
+    monkeypatch.setattr(sys, "stderr", _File())
+    said = []
+    bar = _progress.Progress("sampling", enabled=True, unit="tree", line=said.append)
+    for done in range(11):
+        bar(done, 10)
+    assert said == ["sampling: 10 of 10 trees done"] and sys.stderr.getvalue() == ""

@@ -152,7 +152,8 @@ def test_declared_na_values_are_missing_everywhere_without_a_warning(mixed_csv):
 def test_the_command_line_predicts_the_head_of_the_training_file(mixed_csv, tmp_path, capsys):
     """Point 1: ``hdpbn predict`` on the first 20 rows of the file it was fitted on failed."""
     model = tmp_path / "m.npz"
-    assert main(["fit", str(mixed_csv), "--model", str(model), "--estimator", "m",
+    assert main(["fit", "--structure", "kdb",
+                 str(mixed_csv), "--model", str(model), "--estimator", "m",
                  "--quiet"]) == 0
     head = tmp_path / "head.csv"
     mixed_table().iloc[:20].to_csv(head, index=False)
@@ -160,7 +161,8 @@ def test_the_command_line_predicts_the_head_of_the_training_file(mixed_csv, tmp_
     assert main(["predict", str(head), "--model", str(model), "--out", str(out)]) == 0
     assert len(pd.read_csv(out)) == 20
     strict = tmp_path / "strict.npz"
-    assert main(["fit", str(mixed_csv), "--model", str(strict), "--estimator", "m", "--quiet",
+    assert main(["fit", "--structure", "kdb",
+                 str(mixed_csv), "--model", str(strict), "--estimator", "m", "--quiet",
                  "--na-values", "?,n/a,-", "--numeric-errors", "raise"]) == 0
     capsys.readouterr()
     assert main(["predict", str(head), "--model", str(strict), "--out", str(out)]) == 0
@@ -264,14 +266,17 @@ def test_a_column_listed_as_categorical_may_be_left_out(listed):
 
 def test_the_command_line_excludes_and_keeps(mixed_csv, tmp_path, capsys):
     model = tmp_path / "m.npz"
-    assert main(["fit", str(mixed_csv), "--model", str(model), "--estimator", "m"]) == 0
+    assert main(["fit", "--structure", "kdb",
+                 str(mixed_csv), "--model", str(model), "--estimator", "m"]) == 0
     err = capsys.readouterr().err
     assert "'customer_id'" in err and "left out of the model" in err
     assert BayesNetClassifier.load(model).excluded_features_ == ("customer_id", "signup")
-    assert main(["fit", str(mixed_csv), "--model", str(model), "--estimator", "m",
+    assert main(["fit", "--structure", "kdb",
+                 str(mixed_csv), "--model", str(model), "--estimator", "m",
                  "--exclude", "none", "--quiet"]) == 0
     assert BayesNetClassifier.load(model).excluded_features_ == ()
-    assert main(["fit", str(mixed_csv), "--model", str(model), "--estimator", "m",
+    assert main(["fit", "--structure", "kdb",
+                 str(mixed_csv), "--model", str(model), "--estimator", "m",
                  "--exclude", "customer_id,constant", "--quiet"]) == 0
     assert BayesNetClassifier.load(model).excluded_features_ == ("customer_id", "constant")
 

@@ -23,7 +23,14 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
 
 import fastpath
-from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions, UnconvergedWarning, read_table
+from fastpath import (
+    BayesNetClassifier,
+    DataWarning,
+    ESKDBClassifier,
+    HDPOptions,
+    UnconvergedWarning,
+    read_table,
+)
 from fastpath.io import load_dataset
 
 PACKAGE = Path(fastpath.__file__).parent
@@ -131,17 +138,17 @@ CASES = {
     "no_feature_names_at_predict": UserWarning,
     "feature_names_at_predict_only": UserWarning,
     "column_vector_y": DataConversionWarning,
-    "stray_tokens_in_memory": UserWarning,
-    "stray_tokens_in_a_stream": UserWarning,
-    "column_missing_everywhere": UserWarning,
-    "column_missing_everywhere_in_a_stream": UserWarning,
-    "identifier_column": UserWarning,
-    "identifier_column_in_a_stream": UserWarning,
-    "first_partial_chunk_lacks_classes": UserWarning,
+    "stray_tokens_in_memory": DataWarning,
+    "stray_tokens_in_a_stream": DataWarning,
+    "column_missing_everywhere": DataWarning,
+    "column_missing_everywhere_in_a_stream": DataWarning,
+    "identifier_column": DataWarning,
+    "identifier_column_in_a_stream": DataWarning,
+    "first_partial_chunk_lacks_classes": DataWarning,
     "unconverged": UnconvergedWarning,
     "unconverged_at_partial_fit": UnconvergedWarning,
-    "stray_tokens_in_a_file": UserWarning,
-    "another_separator": UserWarning,
+    "stray_tokens_in_a_file": DataWarning,
+    "another_separator": DataWarning,
 }
 
 
@@ -158,7 +165,8 @@ def test_every_warning_names_the_callers_line(car, tmp_path, name):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         function(car, tmp_path)
-    ours = [w for w in caught if issubclass(w.category, CASES[name])]
+    # exactly the class: a name warning is a plain UserWarning, what the data says a DataWarning
+    ours = [w for w in caught if w.category is CASES[name]]
     # once: an ensemble's members say what the data warns about once, not once per member
     assert len(ours) == 1, f"{name}: {len(ours)} {CASES[name].__name__}s"
     for w in ours:
@@ -246,3 +254,73 @@ def test_quiet_command_line_prints_no_warning_and_diagnose_shows_them(tmp_path, 
         out = capsys.readouterr().out
         assert out.startswith("the fit warned:")
         assert "'customer_id'" in out and "'score'" in out
+
+
+# ---------------------------------------------------------------------- data warnings, once
+def test_data_warning_is_a_user_warning_exported_at_the_top():
+    assert issubclass(DataWarning, UserWarning) and fastpath.DataWarning is DataWarning
+    assert not issubclass(UnconvergedWarning, DataWarning)
+
+
+def test_message_kind_forgets_counts_but_not_quoted_names():
+    from fastpath.utils._warn import message_kind
+
+    a = "nominal column 'city' has 775 distinct values in 2000 rows (about 2.6 rows a value)"
+    b = "nominal column 'city' has 749 distinct values in 1999 rows (about 2.7 rows a value)"
+    assert message_kind(a) == message_kind(b)
+    assert message_kind(a) != message_kind(a.replace("'city'", "'city2'"))
+    assert message_kind("column 'x1' holds dates") != message_kind("column 'x2' holds dates")
+
+
+def _churn_like(n: int = 600, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
+    """The three data warnings of issue 46's churn table: an identifier, a date, stray
+    tokens in a numeric column (their counts differ from fold to fold)."""
+    rng = np.random.default_rng(seed)
+    income = rng.normal(50, 10, n).round(1).astype(object)
+    income[rng.random(n) < 0.03] = "n/a"
+    when = pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 900, n), unit="D")
+    plan = rng.choice(["basic", "plus", "pro"], n)
+    y = np.where((plan == "basic") ^ (rng.random(n) < 0.2), "yes", "no")
+    return pd.DataFrame({"customer_id": [f"c{i:05d}" for i in range(n)],
+                         "signup": when.strftime("%Y-%m-%d"), "income": income,
+                         "plan": plan}), y
+
+
+@pytest.mark.parametrize("action", ["default", "module", "once"])
+def test_a_grid_search_says_each_data_warning_once(action):
+    # issue 55, point 2: 18 fits said the churn table's three warnings 57 times, as
+    # scikit-learn's cross-validation resets Python's once-per-line registry at every fit
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = _churn_like()
+    search = GridSearchCV(BayesNetClassifier(estimator="m"), {"k": [0, 1], "m": [1.0, 5.0]},
+                          cv=3, n_jobs=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter(action)
+        search.fit(X, y)
+    said = [str(w.message) for w in caught if w.category is DataWarning]
+    assert len(said) == 3, said  # identifier, date, stray tokens: each once for 13 fits
+    assert {s.split("'")[1] for s in said} == {"customer_id", "signup", "income"}
+    # each fit still keeps what it was told
+    assert len(search.best_estimator_.fit_warnings_) == 3
+
+
+def test_the_filters_still_decide_for_each_fit():
+    X, y = _churn_like()
+    fit = BayesNetClassifier(estimator="m").fit
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # each fit says everything
+        fit(X, y)
+        fit(X, y)
+    assert sum(w.category is DataWarning for w in caught) == 6
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", category=DataWarning)  # the one switch
+        model = fit(X, y)
+    assert caught == [] and len(model.fit_warnings_) == 3
+    for _ in range(2):  # an error filter refuses every fit, not the first only
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            warnings.filterwarnings("error", category=DataWarning)
+            with pytest.raises(DataWarning, match="customer_id"):
+                fit(X, y)

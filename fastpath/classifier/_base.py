@@ -35,6 +35,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..encode._encoder import as_frame, column_labels
 from ..estimate.hdp._options import HDPOptions
+from ..io._typed_table import TableWithTypes
 from ..pipeline._config import HDP_PARAMETERS, FitConfig, hdp_options
 from ..pipeline._fitted import FittedModel
 from ..pipeline._members import (
@@ -57,7 +58,12 @@ from ..scale._predict import (
     prediction_chunks,
     relabel_rows,
 )
-from ..scale._sources import check_chunksize, is_dask_frame, is_stream_source
+from ..scale._sources import (
+    check_chunksize,
+    check_separator,
+    is_dask_frame,
+    is_stream_source,
+)
 from ..utils._threads import limit_threads
 from ..utils._validation import (
     check_class_weight,
@@ -137,6 +143,29 @@ def _no_chunksize(chunksize: int | None) -> None:
     if chunksize is not None:
         raise ValueError("chunksize applies to streamed X (a path, a file object or an "
                          "iterator of DataFrames); iter_predict_proba also slices a table")
+
+
+def _check_sep(X: Any, sep: str | None) -> None:
+    """``sep`` is a CSV's field separator: refused (``ValueError``) unless ``X`` is a path or,
+    for prediction, a binary file object of CSV (standard input)."""
+    if sep is None:
+        return
+    check_separator(sep)
+    if not (isinstance(X, str | os.PathLike) or hasattr(X, "read")):
+        raise ValueError(f"sep is the field separator of a CSV/TSV file: it applies when X is a "
+                         f"path (or a file object of CSV), not a {type(X).__name__} (read the "
+                         "file with fastpath.read_table(path, sep=...) and pass its result)")
+
+
+def _split_target(X: Any, y: Any) -> tuple[Any, Any]:
+    """``fit(table, "target")``: a :class:`TableWithTypes` (what ``read_table`` returns) and
+    the name of its target column, as for a file, give the other columns and the labels."""
+    if isinstance(X, TableWithTypes) and isinstance(y, str):
+        if y not in X.frame.columns:
+            raise ValueError(f"y names the target column {y!r}, which the table does not have; "
+                             f"its columns are {list(X.frame.columns)}")
+        return X.frame.drop(columns=[y]), X.frame[y]
+    return X, y
 
 
 #: the warnings of :meth:`BaseBayesNet._match_columns` about names, given once per call for a
@@ -229,7 +258,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None, *, chunksize: int | None = None,
-            sample_weight: Any = None) -> Self:
+            sample_weight: Any = None, sep: str | None = None) -> Self:
         """Learn every member's coding, structure and probability tables.
 
         The estimator is updated only when the fit succeeds: after an error it is exactly as
@@ -237,8 +266,10 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : DataFrame or array-like of shape (n_samples, n_features), or a stream
+        X : DataFrame or array-like of shape (n_samples, n_features), TableWithTypes, or a stream
             Nominal and numeric columns; missing values (NaN/None) are a value of their own.
+            What :func:`fastpath.read_table` returns is a table too (its frame; with ``y``
+            the name of its target column, the other columns are fitted).
             A *stream* is fitted out of core in a few passes (:mod:`fastpath.scale`), every
             member's statistics in the same passes: a path to a CSV/TSV (optionally
             compressed) or Parquet file, a callable returning a fresh iterator of DataFrame
@@ -256,8 +287,14 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             weight 2 is exactly that row given twice; 0 leaves it out). HDP's table counts are
             integers, so a fractional weight raises ``ValueError`` (weigh whole classes with
             ``class_weight``); a stream raises too.
+        sep : str, optional
+            A CSV/TSV path only: its field separator (default ``","``, a tab for ``.tsv``), as
+            :func:`fastpath.read_table` takes it. The tokens that mean a missing value are the
+            estimator's ``na_values``, for the files it fits and predicts alike.
         """
         config = self.fit_config()
+        _check_sep(X, sep)
+        X, y = _split_target(X, y)
         with self._threads(), recording() as warned:
             if sample_weight is not None and (is_dask_frame(X) or is_stream_source(X)):
                 raise ValueError("sample_weight applies to a table in memory; a stream's rows "
@@ -265,7 +302,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             if is_dask_frame(X):
                 model = fit_dask(config, X, y, chunksize=chunksize)
             elif is_stream_source(X):
-                model = fit_stream(config, X, y, chunksize=chunksize)
+                model = fit_stream(config, X, y, chunksize=chunksize, sep=sep)
             else:
                 frame, has_names, classes, y_codes = self._in_memory_data(X, y, chunksize,
                                                                           sample_weight)
@@ -461,9 +498,15 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         elif fitted_names is not None and not has_names:
             warn(f"X does not have valid feature names, but {type(self).__name__} was fitted "
                  "with feature names; columns are matched by position")
+            # matched by position: each column takes the name it had in fit, so that the
+            # columns the fit left out (excluded_features_) are found and ignored by name
+            return self._check_width(frame).set_axis(list(fitted_names), axis=1)
         elif fitted_names is None and has_names:
             warn(f"X has feature names, but {type(self).__name__} was fitted without feature "
                  "names")
+            # the fit's columns were x0, x1, ... (as_frame): those, by position
+            return self._check_width(frame).set_axis(
+                [f"x{j}" for j in range(frame.shape[1])], axis=1)
         return self._check_width(frame)
 
     def _model_columns(self, frame: pd.DataFrame) -> pd.DataFrame:
@@ -472,9 +515,14 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
 
     def _check_width(self, frame: pd.DataFrame) -> pd.DataFrame:
         if frame.shape[1] != self.n_features_in_:
+            excluded = self.__dict__.get("excluded_features_") or ()
+            # the width is fit's, the left-out columns included (they are ignored by position
+            # or by name); a table of the kept columns only is the usual mistake
+            ignored = (f" (every column seen in fit, the {len(excluded)} it leaves out "
+                       f"included: {list(excluded)}, which are ignored)" if excluded else "")
             raise ValueError(
                 f"X has {frame.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input"
+                f"{self.n_features_in_} features as input{ignored}"
             )
         return frame
 
@@ -499,18 +547,19 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "members_")  # scikit-learn's check and message
 
     # ------------------------------------------------------------------ predict
-    def predict_proba(self, X: Any, *, chunksize: int | None = None
+    def predict_proba(self, X: Any, *, chunksize: int | None = None, sep: str | None = None
                       ) -> np.ndarray | dask.array.Array:
         """``P(y | x)`` for every row, shape (n_samples, n_classes), columns in ``classes_``
         order: the mean of the members' posteriors.
 
         Parameters
         ----------
-        X : DataFrame or array-like of shape (n_samples, n_features), a stream, or a Dask
-            DataFrame
-            The rows. A *stream* is read ``chunksize`` rows at a time, as :meth:`fit` reads
-            one: a path to a CSV/TSV (optionally compressed), Parquet or ARFF file, a binary
-            file object of CSV (``sys.stdin.buffer``), or an iterator of DataFrame chunks. A
+        X : DataFrame or array-like of shape (n_samples, n_features), TableWithTypes, a stream,
+            or a Dask DataFrame
+            The rows (what :func:`fastpath.read_table` returns is a table too). A *stream* is
+            read ``chunksize`` rows at a time, as :meth:`fit` reads one: a path to a CSV/TSV
+            (optionally compressed), Parquet or ARFF file, a binary file object of CSV
+            (``sys.stdin.buffer``), or an iterator of DataFrame chunks. A
             file's columns are matched by name (others are ignored) and typed as the model
             codes them (:mod:`fastpath.scale._predict`); the result equals, bit for bit, the
             prediction of the whole table read by :func:`fastpath.io.read_table`. A
@@ -519,6 +568,9 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             Streams only: rows per chunk read from a file (default 100,000). Memory follows
             it, except for the returned array itself (:meth:`iter_predict_proba` returns one
             array per chunk instead).
+        sep : str, optional
+            A CSV/TSV path or file object only: its field separator (default ``","``, a tab
+            for ``.tsv``), as :func:`fastpath.read_table` takes it.
 
         Returns
         -------
@@ -529,25 +581,27 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             columns are checked (and put in fit's order) when called; its values equal, bit
             for bit, ``predict_proba(ddf.compute())``.
         """
+        _check_sep(X, sep)
         if is_dask_frame(X):
             return self._dask_predict(X, chunksize, "predict_proba")
         if _is_prediction_stream(X):
-            return self._stream_array(X, chunksize, log=False)
+            return self._stream_array(X, chunksize, log=False, sep=sep)
         _no_chunksize(chunksize)
         self._check_fitted()
         frame = self._model_columns(self._validate_X(X))
         with self._threads():
             return members_proba(self.members_, frame, self._class_shift(), self._plan())
 
-    def predict_log_proba(self, X: Any, *, chunksize: int | None = None
-                          ) -> np.ndarray | dask.array.Array:
+    def predict_log_proba(self, X: Any, *, chunksize: int | None = None,
+                          sep: str | None = None) -> np.ndarray | dask.array.Array:
         """log of :meth:`predict_proba`, from the members' joint log likelihoods (finite where
-        ``P(y | x)`` underflows); ``X``, ``chunksize`` and a Dask DataFrame's lazy result as
-        for :meth:`predict_proba`."""
+        ``P(y | x)`` underflows); ``X``, ``chunksize``, ``sep`` and a Dask DataFrame's lazy
+        result as for :meth:`predict_proba`."""
+        _check_sep(X, sep)
         if is_dask_frame(X):
             return self._dask_predict(X, chunksize, "predict_log_proba")
         if _is_prediction_stream(X):
-            return self._stream_array(X, chunksize, log=True)
+            return self._stream_array(X, chunksize, log=True, sep=sep)
         _no_chunksize(chunksize)
         self._check_fitted()
         frame = self._model_columns(self._validate_X(X))
@@ -555,18 +609,20 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             return members_log_proba(self.members_, frame, self._class_shift(),
                                      self._plan())
 
-    def predict(self, X: Any, *, chunksize: int | None = None
+    def predict(self, X: Any, *, chunksize: int | None = None, sep: str | None = None
                 ) -> np.ndarray | dask.array.Array:
-        """Most probable class of every row (ties: the first class in ``classes_``); ``X`` and
-        ``chunksize`` as for :meth:`predict_proba` (a Dask DataFrame gives a one-dimensional
-        Dask array of labels, one block per partition)."""
+        """Most probable class of every row (ties: the first class in ``classes_``); ``X``,
+        ``chunksize`` and ``sep`` as for :meth:`predict_proba` (a Dask DataFrame gives a
+        one-dimensional Dask array of labels, one block per partition)."""
+        _check_sep(X, sep)
         if is_dask_frame(X):
             return self._dask_predict(X, chunksize, "predict")
-        proba = self.predict_proba(X, chunksize=chunksize)  # checks that the model is fitted
+        # checks that the model is fitted
+        proba = self.predict_proba(X, chunksize=chunksize, sep=sep)
         return self.classes_[np.argmax(proba, axis=1)]
 
-    def iter_predict_proba(self, X: Any, *, chunksize: int | None = None
-                           ) -> Iterator[np.ndarray]:
+    def iter_predict_proba(self, X: Any, *, chunksize: int | None = None,
+                           sep: str | None = None) -> Iterator[np.ndarray]:
         """:meth:`predict_proba` one chunk at a time: yields an array of shape
         (rows of the chunk, n_classes) per chunk, in memory that does not grow with the rows.
 
@@ -578,6 +634,8 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             ``chunksize`` rows).
         chunksize : int, optional
             Rows per chunk (default 100,000); an iterator's chunks are its own.
+        sep : str, optional
+            A CSV/TSV path or file object only: its field separator.
 
         Yields
         ------
@@ -589,6 +647,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             A file that turns out not to be UTF-8 after its first chunks raises
             ``ValueError``; :meth:`predict_proba` reads it again as Latin-1.
         """
+        _check_sep(X, sep)
         if not _is_prediction_stream(X):
             self._check_fitted()
             frame = self._model_columns(self._validate_X(X))
@@ -600,7 +659,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
                     yield members_proba(self.members_, frame.iloc[start:start + size], shift,
                                         plan)
             return
-        for _, proba in self._predicted_chunks(X, chunksize):
+        for _, proba in self._predicted_chunks(X, chunksize, sep=sep):
             yield proba
 
     def _dask_predict(self, X: Any, chunksize: int | None, method: str) -> dask.array.Array:
@@ -624,14 +683,15 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
             meta = np.empty((0, len(self.classes_)), dtype=np.float64)
         return X.map_partitions(_predict_partition, copy.copy(self), method, meta=meta)
 
-    def _stream_array(self, X: Any, chunksize: int | None, *, log: bool) -> np.ndarray:
+    def _stream_array(self, X: Any, chunksize: int | None, *, log: bool,
+                      sep: str | None = None) -> np.ndarray:
         """The predictions of a stream as one array; a file that is not UTF-8 after its first
         chunks is read again as Latin-1 (what :func:`fastpath.io.read_table` does)."""
         try:
-            parts = [p for _, p in self._predicted_chunks(X, chunksize, log=log)]
+            parts = [p for _, p in self._predicted_chunks(X, chunksize, log=log, sep=sep)]
         except EncodingError:
             parts = [p for _, p in self._predicted_chunks(X, chunksize, log=log,
-                                                          encoding="latin-1")]
+                                                          encoding="latin-1", sep=sep)]
         return np.concatenate(parts) if parts else np.empty((0, len(self.classes_)))
 
     def _predicted_chunks(self, X: Any, chunksize: int | None, *, keep: Sequence[str] = (),

@@ -168,7 +168,15 @@ def _split_target(frame: pd.DataFrame, target: str | None) -> tuple[pd.DataFrame
     return frame.drop(columns=target), frame[target]
 
 
-def _add_model_options(p: argparse.ArgumentParser) -> None:
+#: ``hdpbn fit``'s model: the ensemble, the product whose accuracy the README states (the
+#: single classifier is one flag away, ``--structure kdb``); ``evaluate`` keeps the single
+#: classifier, ten fits of which take seconds where ten ensembles take minutes
+FIT_STRUCTURE = "eskdb"
+
+
+def _add_model_options(p: argparse.ArgumentParser, structure: str | None = None) -> None:
+    """The model's flags; ``structure``: ``--structure``'s default (the single classifier's
+    when None)."""
     from ..estimate._hls_options import HLS_C
     from ..estimate.hdp._options import (
         DEFAULT_ENSEMBLE_SAMPLER,
@@ -186,12 +194,15 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
         sampler_name,
     )
 
+    structure = _BNC["structure"] if structure is None else structure
+    other = ("; --structure eskdb: the ensemble hdpbn fit gives" if structure != "eskdb" else
+             f"; --structure {_BNC['structure']}: a single classifier, faster")
     g = p.add_argument_group("model")
-    g.add_argument("--structure", default=_BNC["structure"],
+    g.add_argument("--structure", default=structure,
                    choices=[*STRUCTURES, "eskdb"],
                    help="naive Bayes, tree-augmented naive Bayes, kDB-k, selective kDB, or an "
                    "ensemble of selective kDB members (ESKDB) "
-                   f"(default: {_BNC['structure']})")
+                   f"(default: {structure}{other})")
     g.add_argument("--k", type=int, default=None,
                    help="max attribute parents for kdb, skdb and eskdb "
                    f"(default: {_BNC['k']}; eskdb: {_ESKDB['k']})")
@@ -398,6 +409,29 @@ def _class_weight(text: str | None) -> Any:
     return weights
 
 
+def _say_if_compiling(command: str) -> None:
+    """One line on standard error when numba's kernels will compile now (a cold cache: after an
+    install or an upgrade), the minute a first command otherwise spends in silence."""
+    from ..pipeline._config import kernels_cold
+
+    if kernels_cold():
+        print(f"hdpbn {command}: compiling the numba kernels, once after an install or upgrade "
+              "(a minute or two; later runs load them from numba's cache)", file=sys.stderr,
+              flush=True)
+
+
+def _rows_and_attributes(n_rows: int, model: Any) -> str:
+    """``"N rows x K attributes"``, K the columns the model codes (as the fit's ``coding``
+    stage line counts them), and the columns left out, named."""
+    excluded = list(model.excluded_features_ or ())
+    text = f"{n_rows} rows x {model.n_features_in_ - len(excluded)} attributes"
+    if excluded:
+        shown = ", ".join(excluded[:5]) + (f" and {len(excluded) - 5} more"
+                                            if len(excluded) > 5 else "")
+        text += f" ({len(excluded)} of {model.n_features_in_} columns left out: {shown})"
+    return text
+
+
 # ---------------------------------------------------------------------- subcommands
 def _cmd_fit(args: argparse.Namespace) -> int:
     from ..io._tables import decompression_error
@@ -410,14 +444,12 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     _make_model(args).fit_config()  # a bad option is refused before the data is read
     # stage lines and the sampler's bar on a terminal (not when piped, not with --quiet)
     verbose = int(not args.quiet and sys.stderr.isatty())
+    if not args.quiet and not verbose:  # a verbose fit's first stage line says it
+        _say_if_compiling("fit")
     if args.chunksize is not None:
         # out of core: the file is read in chunks, in a few passes (fastpath.scale._passes)
         if args.chunksize < 1:
             raise ValueError(f"--chunksize must be a positive number of rows, got {args.chunksize}")
-        if args.sep is not None:
-            raise ValueError("--sep applies to fits in memory; a fit in chunks (--chunksize) "
-                             "reads ',' (a tab for .tsv): convert the file, or leave out "
-                             "--chunksize")
         model = _make_model(args, verbose=verbose)
         if args.categorical:
             # streamed columns are typed by the first chunk; the names make these nominal
@@ -425,7 +457,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
                 c.strip() for c in args.categorical.split(",") if c.strip()
             ])
         try:
-            model.fit(data, args.target, chunksize=args.chunksize)
+            model.fit(data, args.target, chunksize=args.chunksize, sep=args.sep)
         except Exception as exc:  # the streamed reader's decompression errors name the file
             err = decompression_error(data, exc)
             if err is None:
@@ -440,7 +472,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         model.fit(X, y)
         # the model keeps what reading and fitting warned about (hdpbn diagnose shows it)
         model.fit_warnings_ = tuple(dict.fromkeys([*read_warnings, *model.fit_warnings_]))
-        what = f"{len(X)} rows x {X.shape[1]} attributes"
+        what = _rows_and_attributes(len(X), model)
     seconds = time.perf_counter() - t0
     model.set_params(verbose=0)  # the saved model is quiet when refitted
     model.save(args.model)
@@ -467,6 +499,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     keep = list(dict.fromkeys(c.strip() for given in args.keep or () for c in given.split(",")
                               if c.strip()))
     model = load_classifier(args.model)
+    if not args.quiet:
+        _say_if_compiling("predict")
     outputs = ["prediction", *(f"p_{c}" for c in model.classes_)]
     clash = [c for c in keep if c in outputs]
     if clash:
@@ -515,6 +549,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                            args.sep, keep_stray_tokens=False)
     X, y = _split_target(frame, args.target)
     _make_model(args, X)  # validate options before the first fold
+    _say_if_compiling("evaluate")
     progress = Progress("folds", enabled=None if not (args.quiet or args.json) else False,
                         unit="fold")
     with warnings.catch_warnings(record=True) as caught:
@@ -676,7 +711,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--chunksize", type=int, default=None,
                        help="fit out of core, reading DATA (CSV/CSV.gz/Parquet) in chunks of this "
                        "many rows; memory does not grow with the file")
-        _add_model_options(p)
+        _add_model_options(p, structure=FIT_STRUCTURE)
         p.add_argument("--quiet", action="store_true", help="print nothing but errors")
         p.set_defaults(func=_cmd_fit)
 
@@ -847,6 +882,12 @@ def _run(command: str, work: Callable[[], Any], quiet: bool = False) -> int:
         except BrokenPipeError:  # the reader went away (hdpbn predict ... | head): end quietly
             _silence_stdout()
             return 141
+        except KeyboardInterrupt:
+            # Ctrl-C: one line and 128 + SIGINT, as Unix tools end; the files being written
+            # were removed on the way out (atomic_write), the old ones left as they were
+            with contextlib.suppress(OSError, ValueError):
+                print(f"hdpbn {command}: interrupted", file=sys.stderr)
+            return 130
         except _USER_ERRORS as exc:
             print(f"hdpbn {command}: error: {_describe(exc)}", file=sys.stderr)
             return 2

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
+from ..io._typed_table import TableWithTypes
 from ..utils._dtypes import (
     check_na_values,
     column_arrays,
@@ -49,7 +50,7 @@ from ..utils._dtypes import (
     stray_tokens,
 )
 from ..utils._validation import as_generator
-from ..utils._warn import warn
+from ..utils._warn import DataWarning, warn
 from ._discretize import (
     _value_table,
     mdl_cut_points,
@@ -200,8 +201,12 @@ def as_frame(X: Any) -> tuple[pd.DataFrame, bool]:
     """View ``X`` as a DataFrame without copying the caller's data when possible.
 
     Returns the frame and whether ``X`` carried column names (a DataFrame with string names).
-    Raises on duplicated column names, sparse input and anything not two-dimensional.
+    A :class:`~fastpath.io.TableWithTypes` (what :func:`~fastpath.io.read_table` returns) is
+    its frame, whose dtypes carry the types the reader gave its columns. Raises on duplicated
+    column names, sparse input and anything not two-dimensional.
     """
+    if isinstance(X, TableWithTypes):
+        X = X.frame
     if isinstance(X, pd.DataFrame):
         columns = column_labels(X.columns)  # one conversion (iterating an Index is slow)
         names = [str(c) for c in columns]
@@ -250,7 +255,7 @@ class TableEncoder:
     ------------
     A string or object column whose non-missing values are at least 95 % numbers, and not all
     numbers (a numeric column with a stray ``"?"``), is **numeric**: the values that are not
-    numbers become missing values, and ``fit`` warns with a ``UserWarning`` naming the column,
+    numbers become missing values, and ``fit`` warns with a ``DataWarning`` naming the column,
     those values and their counts. They are remembered (``AttributeCoding.missing_tokens``) and
     are missing in ``transform`` too; any other text in a numeric column raises a ``ValueError``
     naming the column, the value and its row. To keep such a column nominal, list it in
@@ -405,13 +410,13 @@ class TableEncoder:
                         "the column in categorical_features to keep it nominal")
                     if self.errors == "raise":
                         raise ValueError(f"{message} (numeric_errors='raise' refuses them)")
-                    warn(message, UserWarning)
+                    warn(message, DataWarning)
                     missing = missing | stray
             if missing.all():
                 warn(
                     f"column {name!r} is missing in every training row; it is kept as a "
                     "constant attribute that carries no information",
-                    UserWarning)
+                    DataWarning)
             if missing.all():
                 # nothing to discretise or enumerate: one value, "missing"
                 codings.append(AttributeCoding(name=str(name), kind="nominal", missing_code=0))
@@ -430,7 +435,7 @@ class TableEncoder:
                 n_present = len(categories)
                 if is_identifier(n_seen, int((~missing).sum())):  # kept by exclude_features
                     warn(identifier_message(name, n_seen, int((~missing).sum()), False),
-                         UserWarning)
+                         DataWarning)
                 codings.append(
                     AttributeCoding(
                         name=str(name),
@@ -537,7 +542,7 @@ class TableEncoder:
                     f"({shown}{more}): read as missing values; declare such tokens with "
                     "na_values when fitting (hdpbn --na-values) to silence this, or pass "
                     "numeric_errors='raise' to refuse them",
-                    UserWarning)
+                    DataWarning)
         if np.isinf(values).any():
             row = int(np.flatnonzero(np.isinf(values))[0])
             raise ValueError(

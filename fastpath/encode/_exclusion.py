@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils._dtypes import column_arrays, is_text_dtype
-from ..utils._warn import warn
+from ..utils._warn import DataWarning, warn
 
 #: an identifier has at least this share of distinct values among its non-missing ones
 IDENTIFIER_SHARE = 0.95
@@ -218,7 +218,7 @@ def say_excluded(excluded: dict[int, str], names: Sequence[str]) -> tuple[str, .
             "left out by default; pass exclude_features=None to keep them")
     for message in excluded.values():
         if message:
-            warn(message, UserWarning)
+            warn(message, DataWarning)
     return tuple(str(names[j]) for j in sorted(excluded))
 
 

@@ -31,7 +31,7 @@ The format is taken from the file name (or the ``format=`` argument):
 
 CSV / TSV: a column is numeric when pandas' C parser reads every non-empty field of it as a
 number, or when at least 95 % of its non-empty fields are numbers: then the other fields (the
-*stray tokens*, such as ``"?"``) are missing values and a ``UserWarning`` names the column, the
+*stray tokens*, such as ``"?"``) are missing values and a ``DataWarning`` names the column, the
 tokens and their counts (the rule of :func:`fastpath.utils._dtypes.stray_tokens`, which
 :class:`~fastpath.encode.TableEncoder` and streamed fits follow too); ``na_values=[...]`` declares
 tokens missing up front, without the warning. Every other column is nominal and keeps its fields
@@ -101,7 +101,7 @@ from ..utils._dtypes import (
     to_float64,
 )
 from ..utils._validation import other_separator
-from ..utils._warn import warn
+from ..utils._warn import DataWarning, warn
 from ._arff import read_arff
 from ._typed_table import NOMINAL, NUMERIC, TableWithTypes
 
@@ -360,7 +360,7 @@ def _warn_if_another_separator(path: Path, table: TableWithTypes, sep: str) -> N
             f"{label}-separated? CSV files are read with ',' and .tsv files with tabs; "
             f"give the separator (read_table(..., sep={other!r}), hdpbn --sep {other!r}), "
             "or convert the file",
-            UserWarning)
+            DataWarning)
 
 
 def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding,
@@ -428,7 +428,7 @@ def _read_csv_encoded(path: Path, *, sep, columns, nrows, fmt, encoding,
                     f"{','.join(list(tokens)[:5])!r}) to read them as missing without this "
                     "warning, or fix the file; declare the column categorical "
                     "(categorical_features, hdpbn --categorical) to code it as nominal",
-                ), UserWarning)
+                ), DataWarning)
         else:
             data[c] = as_nominal(col)
             types[c] = NOMINAL

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..counts import _counting
 from ..encode._encoder import TableEncoder, check_numeric_errors
 from ..encode._exclusion import check_exclude_features
 from ..estimate._hls_options import HLS_C, HLSOptions
@@ -20,8 +21,10 @@ from ..estimate.hdp._options import (
     ensemble_tolerance,
     resolve_preset,
 )
+from ..predict import _inference
 from ..structure._selective import auto_selection_rows
 from ..utils._dtypes import check_na_values
+from ..utils._numba_cache import module_kernels, none_cached
 from ..utils._progress import FitLog
 from ..utils._validation import as_generator, check_int, n_threads
 from ._registry import ESTIMATORS, estimator_of, structure_learner
@@ -105,6 +108,13 @@ def sampler_from_keywords(params: Mapping[str, Any]) -> str | HDPOptions:
         options = _scaled(options, params.get("n_estimators", 1))
     plain = hdp_options({"sampler": sampler, "n_estimators": params.get("n_estimators", 1)})
     return sampler if options == plain else options
+
+
+def kernels_cold() -> bool:
+    """Whether the kernels of a fit and a prediction will compile: numba's cache holds none of
+    the counting and prediction kernels (after an install, an upgrade, or with a new
+    ``NUMBA_CACHE_DIR``); the first fit says so (``verbose``), ``hdpbn`` always."""
+    return none_cached([*module_kernels(vars(_counting)), *module_kernels(vars(_inference))])
 
 
 @dataclass(frozen=True)
@@ -223,7 +233,7 @@ class FitConfig:
 
     def log(self) -> FitLog:
         """The fit's stage lines and sampler bar on standard error (silent unless verbose)."""
-        return FitLog(self.verbose)
+        return FitLog(self.verbose, cold=kernels_cold)
 
     @property
     def chooses_m(self) -> bool:

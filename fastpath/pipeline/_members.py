@@ -122,7 +122,9 @@ def member_encoders(config: FitConfig, streams: Sequence[np.random.Generator | N
     tokens, identifiers, empty columns) is said once and points at the caller's line (a
     warning raised in a worker thread could not)."""
     log = FitLog(0) if log is None else log
-    log.stage(f"coding {frame.shape[0]} rows x {frame.shape[1]} columns"
+    # "attributes": the columns the model codes, those left out not counted (hdpbn fit's last
+    # line counts them alike)
+    log.stage(f"coding {frame.shape[0]} rows x {frame.shape[1]} attributes"
               + (f", {config.n_members} members" if config.n_members > 1 else ""))
     return fit_members(frame, y_codes, n_classes, config.categorical_features,
                        config.member_discretizations(), streams, na_values=config.na_values,

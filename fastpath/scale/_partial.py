@@ -42,7 +42,7 @@ from ..pipeline._members import (
 )
 from ..pipeline._stages import LearnedStructure, choose_m, name_trees, plan_m
 from ..utils._validation import as_generator, check_labels, check_two_classes
-from ..utils._warn import warn
+from ..utils._warn import DataWarning, warn
 from ._errors import StreamError, first_true
 from ._schema import declare_schema
 
@@ -246,7 +246,7 @@ def _warn_if_the_first_chunk_lacks_classes(encoder: TableEncoder, classes: np.nd
         f"partial_fit: the first chunk holds no row of the classes {absent[:5]}, but it fixes "
         f"the coding of every column{detail}. Shuffle the rows, or pass "
         "schema=declare_schema(...) (or a TableEncoder fitted on a sample) on the first call",
-        UserWarning)
+        DataWarning)
 
 
 def _first_call_classes(frame: pd.DataFrame, y: Any, classes: Any) -> tuple[np.ndarray,

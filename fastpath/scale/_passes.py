@@ -362,22 +362,23 @@ def loo_m_choice(group: StatGroup, n_rows: int) -> tuple[float, dict[float, floa
 
 def fit_stream(config: FitConfig, X: Any, y: Any = None, *, chunksize: int | None = None,
                max_bins: int = DEFAULT_MAX_BINS,
-               pair_memory: int = DEFAULT_PAIR_MEMORY) -> FittedModel:
+               pair_memory: int = DEFAULT_PAIR_MEMORY, sep: str | None = None) -> FittedModel:
     """Fit from a stream in this process: a path, a callable returning an iterator of DataFrame
     chunks, or an iterator of chunks (module doc); ``y`` names the target column (default: the
-    last column)."""
-    with local_runner(X, y, chunksize) as runner:
+    last column); ``sep``: a CSV/TSV file's field separator."""
+    with local_runner(X, y, chunksize, sep) as runner:
         return fit_passes(config, runner, y, max_bins=max_bins, pair_memory=pair_memory)
 
 
 @contextmanager
-def local_runner(X: Any, y: Any, chunksize: int | None) -> Iterator[LocalRunner]:
+def local_runner(X: Any, y: Any, chunksize: int | None, sep: str | None = None
+                 ) -> Iterator[LocalRunner]:
     """A :class:`LocalRunner` over the stream ``X`` (checked with ``y`` and ``chunksize``),
     its source closed (spilled chunks removed) when the block ends."""
     chunksize = check_chunksize(chunksize)
     if y is not None and not isinstance(y, str):
         target_name(y, [])  # raises the TypeError
-    source = open_source(X, chunksize)
+    source = open_source(X, chunksize, sep)
     try:
         yield LocalRunner(source)
     finally:

@@ -48,7 +48,7 @@ from ..utils._dtypes import (
     stray_tokens,
 )
 from ..utils._validation import as_generator, check_labels
-from ..utils._warn import warn
+from ..utils._warn import DataWarning, warn
 from ._errors import Where, check_columns, fail, first_true
 from ._sources import target_name
 
@@ -339,7 +339,7 @@ class SchemaStats:
                 warn(
                     f"column {name!r} is missing in every training row; it is kept as a "
                     "constant attribute that carries no information",
-                    UserWarning)
+                    DataWarning)
                 codings.append(AttributeCoding(name=name, kind="nominal", missing_code=0))
             elif self.nominal[j]:
                 declared = self.declared[j]
@@ -354,7 +354,7 @@ class SchemaStats:
                 n_present = len(categories)
                 n_seen = len(self.values[j])  # observed, not declared
                 if is_identifier(n_seen, n - n_missing):  # kept by exclude_features
-                    warn(identifier_message(name, n_seen, n - n_missing, False), UserWarning)
+                    warn(identifier_message(name, n_seen, n - n_missing, False), DataWarning)
                 codings.append(
                     AttributeCoding(
                         name=name,
@@ -374,7 +374,7 @@ class SchemaStats:
                             f"declare them with na_values={list(tokens)[:5]!r} (hdpbn "
                             "--na-values) to read them as missing without this warning, or "
                             "list the column in categorical_features to keep it nominal",
-                        ), UserWarning)
+                        ), DataWarning)
                 hist = self.hists[j]
                 hist.grow(len(self.labels))
                 if rng is None:

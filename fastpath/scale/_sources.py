@@ -268,11 +268,20 @@ def data_file(X: str | os.PathLike) -> tuple[Path, str]:
     return p, fmt
 
 
-def open_source(X: Any, chunksize: int) -> Source:
+def open_source(X: Any, chunksize: int, sep: str | None = None) -> Source:
+    """The source of a streamed fit; ``sep``: a CSV/TSV file's field separator (``","``, a tab
+    for ``.tsv``, by default), refused for any other source."""
+    if sep is not None:
+        check_separator(sep)
+        if not isinstance(X, str | os.PathLike):
+            raise ValueError("sep is the field separator of a CSV/TSV file: it applies when X "
+                             "is a path")
     if isinstance(X, str | os.PathLike):
         p, fmt = data_file(X)
+        if sep is not None and fmt not in ("csv", "tsv"):
+            raise ValueError(f"sep applies to CSV/TSV files only, not to {fmt} ({str(p)!r})")
         if fmt in ("csv", "tsv"):
-            return _CsvSource(p, "," if fmt == "csv" else "\t", chunksize)
+            return _CsvSource(p, sep or ("," if fmt == "csv" else "\t"), chunksize)
         if fmt == "parquet":
             return _ParquetSource(p, chunksize)
         raise ValueError(
@@ -284,6 +293,15 @@ def open_source(X: Any, chunksize: int) -> Source:
     if callable(X):
         return _FactorySource(X)
     raise TypeError(f"cannot stream X of type {type(X).__name__}")
+
+
+def check_separator(sep: Any) -> str:
+    """``sep``, a CSV's field separator: one character other than a quote or a line end
+    (``ValueError`` naming it otherwise)."""
+    if not isinstance(sep, str) or len(sep) != 1 or sep in "\"\r\n":
+        raise ValueError(f"sep must be one character (e.g. ';' or '\\t'), not a quote or a "
+                         f"line end; got {sep!r}")
+    return sep
 
 
 def check_chunksize(chunksize: Any) -> int:

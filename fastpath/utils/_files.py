@@ -120,7 +120,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", *,
         except BaseException:
             os.close(fd)
             raise
-        with fh:
+        try:
             try:
                 yield fh
             except OSError as exc:  # a full disk while writing: the path given, not the temporary
@@ -130,8 +130,16 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", *,
             try:
                 fh.flush()
                 os.fsync(fh.fileno())
+                fh.close()
             except OSError as exc:
                 raise _named(exc, given, tmp) from None
+        finally:
+            if not fh.closed:
+                # an error path: closing flushes the bytes still buffered, which fail again
+                # (a file-size limit, a full disk); that second error would replace the first,
+                # which names the file, so it is dropped (the file descriptor is closed anyway)
+                with contextlib.suppress(OSError, ValueError):
+                    fh.close()
         try:
             os.replace(tmp, target)
         except OSError as exc:

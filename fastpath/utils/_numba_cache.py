@@ -10,7 +10,8 @@ to the cache files and drops the cache when the digest changes.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -46,4 +47,28 @@ def flush_stale_cache(namespace: Mapping[str, Any], dependencies: Sequence[Modul
         stamp.write_text(digest.hexdigest())
         return True
     except Exception:  # pragma: no cover - best effort: never break the import
+        return False
+
+
+def module_kernels(namespace: Mapping[str, Any]) -> list[Dispatcher]:
+    """The numba dispatchers of a module's namespace (a :class:`ThreadedKernel`'s two)."""
+    out = []
+    for obj in namespace.values():
+        if isinstance(obj, Dispatcher):
+            out.append(obj)
+        elif isinstance(obj, ThreadedKernel):
+            out.extend(obj.dispatchers)
+    return out
+
+
+def none_cached(kernels: Iterable[Dispatcher]) -> bool:
+    """Whether numba's on-disk cache holds none of ``kernels`` compiled (a kernel's index file
+    lists its compiled signatures; :func:`flush_stale_cache` writes empty ones): after an
+    install, an upgrade or with a new ``NUMBA_CACHE_DIR``, the first use will compile them.
+    Best effort: False when it cannot tell."""
+    try:
+        # an index of another source stamp (the file changed) loads as empty
+        return not any(k._cache._cache_file._load_index() for k in kernels
+                       if os.path.exists(k._cache._cache_file._index_path))
+    except Exception:  # pragma: no cover - numba internals changed: say nothing
         return False
