@@ -38,6 +38,7 @@ from ..estimate.hdp._options import HDPOptions
 from ..pipeline._config import HDP_PARAMETERS, FitConfig, hdp_options
 from ..pipeline._explain import Explanation, members_explain, structure_information
 from ..pipeline._fitted import FittedModel
+from ..pipeline._intervals import members_proba_draws, model_draws
 from ..pipeline._members import (
     PredictionPlan,
     is_plan_of,
@@ -672,6 +673,58 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         (:func:`fastpath.pipeline._explain.structure_information`)."""
         self._check_fitted()
         return structure_information(self.members_, self._used_feature_names())
+
+    # ------------------------------------------------------------------ credible intervals
+    def predict_proba_draws(self, X: Any, *, n_draws: int | None = None,
+                            random_state: int = 0) -> np.ndarray:
+        """``P(y | x)`` of every row under posterior draws of the HDP tables, shape
+        (n_draws, n_samples, n_classes) (:mod:`fastpath.pipeline._intervals`): needs a fit
+        whose sampler kept its draws, ``sampler=clf.hdp_options().replace(record_draws=True)``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            The rows, as for :meth:`predict_proba` (in memory).
+        n_draws : int, optional
+            Draws used, evenly spaced among those each tree kept (default 200; at most the
+            smallest tree's number).
+        random_state : int, default=0
+            Seed of the draws of the nodes the training rows never reached (the same seed
+            gives the same numbers for any ``n_jobs``).
+        """
+        if _is_prediction_stream(X) or is_dask_frame(X):
+            raise TypeError("credible intervals take a table in memory (read a file with "
+                            "fastpath.io.read_table, or pass its chunks one at a time)")
+        self._check_fitted()
+        frame = self._model_columns(self._validate_X(X))
+        draws = model_draws(self.members_, self.__dict__.get("hdp_results_"), n_draws)
+        with self._threads():
+            return members_proba_draws(self.members_, draws, frame, self._class_shift(),
+                                       self._plan(), seed=random_state)
+
+    def predict_quantiles(self, X: Any, quantiles: Sequence[float], *,
+                          n_draws: int | None = None, random_state: int = 0) -> np.ndarray:
+        """Quantiles of ``P(y | x)`` under the tables' posterior, shape (len(quantiles),
+        n_samples, n_classes), from :meth:`predict_proba_draws` (numpy's linear quantiles of
+        the draws)."""
+        q = np.asarray(quantiles, dtype=float).reshape(-1)
+        if q.size == 0 or not ((q >= 0) & (q <= 1)).all():
+            raise ValueError(f"quantiles must be numbers in [0, 1], got {quantiles!r}")
+        draws = self.predict_proba_draws(X, n_draws=n_draws, random_state=random_state)
+        return np.quantile(draws, q, axis=0)
+
+    def predict_interval(self, X: Any, level: float = 0.9, *, n_draws: int | None = None,
+                         random_state: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """The equal-tailed credible interval of ``P(y | x)`` of probability ``level``: its
+        lower and upper ends, each (n_samples, n_classes) (:meth:`predict_quantiles` at
+        ``(1 - level) / 2`` and ``(1 + level) / 2``). It covers the tables' posterior given
+        the structure (an ensemble's: given its members' structures), not the structure's
+        uncertainty."""
+        if not (isinstance(level, int | float) and 0 < level < 1):
+            raise ValueError(f"level must be a probability in (0, 1), got {level!r}")
+        low, high = self.predict_quantiles(X, [(1 - level) / 2, (1 + level) / 2],
+                                           n_draws=n_draws, random_state=random_state)
+        return low, high
 
     def _dask_predict(self, X: Any, chunksize: int | None, method: str) -> dask.array.Array:
         """``method`` (``"predict_proba"``, ``"predict_log_proba"`` or ``"predict"``) of the
