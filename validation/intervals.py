@@ -15,8 +15,10 @@ Each replication (a *network*)
 3. fits :class:`~fastpath.BayesNetClassifier` with HDP estimates keeping ``n_draws`` posterior
    draws (``record_draws=True``, one every ``thin`` iterations after burn-in), either with the
    generating structure given (``structure="given"``: naive Bayes, or the drawn kDB-1 by a
-   registered structure learner) or learnt (``structure="learnt"``: kDB-1 learnt from the
-   rows, for both kinds);
+   registered structure learner), learnt (``structure="learnt"``: kDB-1 learnt from the
+   rows, for both kinds), or as an ensemble (``structure="ensemble"``: ESKDB of ``members``
+   selective kDB-1 members, whose interval is that of the mean of the members' posteriors
+   under the draws of all their tables, given the members' structures);
 4. counts the test rows whose true ``P(y = 1 | x)`` lies in the interval between the
    ``k``-th and the ``(S + 1 - k)``-th of the ``S`` draws of ``P(y = 1 | x)``
    (:meth:`~fastpath.BayesNetClassifier.predict_proba_draws`): when the true value and the
@@ -33,7 +35,8 @@ interval still covers only the tables' posterior given that structure; what it l
 the structure's own uncertainty, shows as the gap to nominal.
 
 ``python -m validation intervals --full --out validation/results/intervals`` writes the table
-of docs/validation.md ("Credible intervals of predictions").
+of docs/validation.md ("Credible intervals of predictions"); ``--quick`` is the suite's check
+(``tests/test_validation_intervals.py``).
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fastpath import BayesNetClassifier, HDPOptions
+from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions
 from fastpath.pipeline import StructureLearner, register_structure, unregister_structure
 from fastpath.structure import Structure
 
@@ -158,8 +161,9 @@ class IntervalStudy:
 
     kinds: tuple[str, ...] = ("nb", "kdb1")
     sizes: tuple[int, ...] = (30, 300, 3000)
-    modes: tuple[str, ...] = ("given", "learnt")
-    networks: int = 20
+    modes: tuple[str, ...] = ("given", "learnt", "ensemble")
+    networks: int = 100
+    members: int = 5
     n_attributes: int = 4
     n_test: int = 200
     n_draws: int = 199
@@ -198,10 +202,15 @@ def run_network(study: IntervalStudy, kind: str, n_train: int, mode: str, index:
         structure = net.structure()
         register_structure(StructureLearner(name, lambda *args: structure))
         params = dict(structure=name)
-    else:
+    elif mode == "learnt":
         params = dict(structure="kdb", k=1)
+    elif mode != "ensemble":
+        raise ValueError(f"mode must be 'given', 'learnt' or 'ensemble', got {mode!r}")
     try:
-        clf = BayesNetClassifier(estimator="hdp", sampler=sampler, random_state=index, **params)
+        clf = (ESKDBClassifier(n_estimators=study.members, k=1, sampler=sampler,
+                               random_state=index) if mode == "ensemble" else
+               BayesNetClassifier(estimator="hdp", sampler=sampler, random_state=index,
+                                  **params))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             clf.fit(_frame(net, codes), y)
