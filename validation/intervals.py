@@ -171,6 +171,8 @@ class IntervalStudy:
     thin: int = 10
     burn_in: int = 200
     seed: int = 2026
+    #: more HDPOptions for the fit only: a negative control's wrong prior
+    fit_options: tuple[tuple[str, object], ...] = ()
 
     @property
     def nominal(self) -> float:
@@ -196,7 +198,7 @@ def run_network(study: IntervalStudy, kind: str, n_train: int, mode: str, index:
     truth = true_posterior(net, test_codes)
     sampler = HDPOptions.preset(
         "adaptive", n_iter=study.burn_in + study.n_draws * study.thin, burn_in=study.burn_in,
-        thin=study.thin, record_draws=True)
+        thin=study.thin, record_draws=True, **dict(study.fit_options))
     name = f"interval-study-{kind}-{n_train}-{index}"
     if mode == "given":
         structure = net.structure()

@@ -135,8 +135,7 @@ def members_proba_draws(members: Sequence[Member], draws: ModelDraws, frame: pd.
     for a, _, depth in tree_of:
         alpha_ptr[a] = total
         total += depth
-    rng = np.random.default_rng(seed)
-    seeds = rng.integers(0, 2**31 - 1, size=(draws.n_draws, n_members))
+    root = np.random.SeedSequence(seed)
     shift = None if class_shift is None else np.asarray(class_shift, dtype=np.float64)
     out = np.zeros((draws.n_draws, codes.shape[0], n_classes))
     log_prob = np.empty_like(packed.log_prob)
@@ -154,10 +153,21 @@ def members_proba_draws(members: Sequence[Member], draws: ModelDraws, frame: pd.
             with np.errstate(divide="ignore"):
                 prior = np.log(draws.trees[t].tables[draws.picks[t][s]][0])
             joint = draw_joint_log_likelihood(packed, codes_t, columns, e, log_prob, prior,
-                                              level_alpha, alpha_ptr, seeds[s, e])
+                                              level_alpha, alpha_ptr,
+                                              _state(root, s, e))
             if shift is not None:
                 joint += shift
             out[s] += posterior_from_joint(joint)
         if n_members > 1:
             out[s] /= n_members
     return out
+
+
+def _state(root: np.random.SeedSequence, draw: int, member: int) -> np.ndarray:
+    """The xoshiro256** state of the Beta draws of model draw ``draw``, member ``member``:
+    ``SeedSequence(seed, spawn_key=(draw, member))`` (never all zero)."""
+    state = np.random.SeedSequence(root.entropy, spawn_key=(draw, member)).generate_state(
+        4, np.uint64)
+    if not state.any():  # pragma: no cover - probability 2^-256
+        state[0] = 1
+    return state

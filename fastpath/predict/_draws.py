@@ -11,6 +11,9 @@ component is a Beta (aggregation), so the kernel draws, level by level below the
 
     p_{d+1} ~ Beta(alpha_{d+1} p_d, alpha_{d+1} (1 - p_d)),   p_d = phi_node[x],
 
+(the sampler's own Beta variates, :func:`~fastpath.estimate.hdp._kernels.neg_log_beta_variate`,
+in log space)
+
 with ``alpha_{d+1}`` the concentration of that level in the same state of the chain (tying by
 level, or one for every node), and adds ``log p`` at the leaf's depth. A row's draws are
 independent of another row's: each row's marginal posterior is exact, not the joint of two
@@ -20,15 +23,17 @@ does (the node reached), an unknown value is marginalised out.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
+from ..estimate.hdp._kernels import neg_log_beta_variate
 from ._inference import PackedMembers
 
 
 @njit(cache=True, nogil=True)
-def _draw_joint(codes_t, mine, pm, e, log_prob, prior, level_alpha, alpha_ptr, seed, joint):
-    np.random.seed(seed)
+def _draw_joint(codes_t, mine, pm, e, log_prob, prior, level_alpha, alpha_ptr, state, joint):
     n_classes = prior.shape[0]
     links = pm.child_links
     for i in range(codes_t.shape[1]):
@@ -61,33 +66,30 @@ def _draw_joint(codes_t, mine, pm, e, log_prob, prior, level_alpha, alpha_ptr, s
                     slots = links[link + 1]
                 term = log_prob[logp + node * kv + x]
                 if absent:
-                    p = np.exp(term)
+                    # in log space: a Beta of tiny parameters is often below 1e-308
                     for level in range(depth + 1, hi - lo + 1):
                         alpha = level_alpha[alpha_ptr[a] + level - 1]
-                        if p <= 0.0:
-                            break
-                        if p >= 1.0:
-                            continue
-                        p = np.random.beta(alpha * p, alpha * (1.0 - p))
-                    term = np.log(p) if p > 0.0 else -np.inf
+                        p = math.exp(term)
+                        term = -neg_log_beta_variate(alpha * p, alpha * (1.0 - p), state)
                 joint[i, c] += term
 
 
 def draw_joint_log_likelihood(packed: PackedMembers, codes_t: np.ndarray, columns: np.ndarray,
                               member: int, log_prob: np.ndarray, class_log_prior: np.ndarray,
-                              level_alpha: np.ndarray, alpha_ptr: np.ndarray, seed: int
-                              ) -> np.ndarray:
+                              level_alpha: np.ndarray, alpha_ptr: np.ndarray,
+                              state: np.ndarray) -> np.ndarray:
     """Member ``member``'s ``log P(y, x)`` of every row under one draw of its tables.
 
     ``packed``: the members' packed trees (their layout; the tables are ``log_prob``, laid out
     as ``packed.log_prob``, and ``class_log_prior``); ``codes_t``: the shared codes column by
     column (int32, shared codes x rows); ``level_alpha[alpha_ptr[a] + d - 1]``: the
-    concentration of depth ``d`` of packed tree ``a`` in this draw's state; ``seed``: the Beta
-    draws' (one stream, rows in order: the same for any number of threads)."""
+    concentration of depth ``d`` of packed tree ``a`` in this draw's state; ``state``: the
+    xoshiro256** state (4 uint64, advanced in place) of the Beta draws, one stream read row by
+    row in order (the same numbers for any number of threads)."""
     out = np.empty((codes_t.shape[1], class_log_prior.shape[0]))
     _draw_joint(codes_t, np.ascontiguousarray(columns[member], dtype=np.int64), packed,
                 int(member), np.ascontiguousarray(log_prob, dtype=np.float64),
                 np.ascontiguousarray(class_log_prior, dtype=np.float64),
                 np.ascontiguousarray(level_alpha, dtype=np.float64),
-                np.ascontiguousarray(alpha_ptr, dtype=np.int64), int(seed), out)
+                np.ascontiguousarray(alpha_ptr, dtype=np.int64), state, out)
     return out
