@@ -179,3 +179,63 @@ def test_what_cannot_give_an_interval_says_how(car):
         tied.predict_proba_draws(X.iloc[:3])
     with pytest.raises(TypeError, match="in memory"):
         plain.predict_proba_draws("data.csv")
+
+
+def test_model_files_keep_the_draws(fitted, tmp_path):
+    X, single, ensemble = fitted
+    rows = X.iloc[:25]
+    for clf in (single, ensemble):
+        path = tmp_path / f"{type(clf).__name__}.npz"
+        clf.save(path)
+        loaded = type(clf).load(path)
+        np.testing.assert_array_equal(loaded.predict_proba_draws(rows, random_state=3),
+                                      clf.predict_proba_draws(rows, random_state=3))
+        np.testing.assert_array_equal(loaded.predict_proba_draws(rows, n_draws=5),
+                                      clf.predict_proba_draws(rows, n_draws=5))
+        np.testing.assert_array_equal(loaded.predict_proba(rows), clf.predict_proba(rows))
+        with np.load(path) as archive:
+            assert any(k.endswith("_draws") for k in archive.files)
+
+
+def test_a_model_without_draws_writes_the_file_it_always_wrote(car, tmp_path):
+    X, y = car
+    clf = BayesNetClassifier(estimator="m").fit(X, y)
+    clf.save(tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz") as archive:
+        assert not any(k.endswith(("_draws", "_alphas")) for k in archive.files)
+        assert b"posterior_draws" not in archive["meta"].tobytes()
+    assert "posterior_draws_" not in BayesNetClassifier.load(tmp_path / "m.npz").__dict__
+
+
+def test_a_model_files_draws_are_checked(fitted, tmp_path):
+    import json
+
+    from fastpath.classifier import ModelFileError
+
+    _, single, _ = fitted
+    path = tmp_path / "single.npz"
+    single.save(path)
+    with np.load(path) as archive:
+        arrays = {k: archive[k] for k in archive.files}
+    meta = json.loads(arrays["meta"].tobytes())
+
+    def write(name, **changes):
+        out = dict(arrays, **changes)
+        np.savez(tmp_path / name, **out)
+        return tmp_path / name
+
+    bad = arrays["member0_tree1_draws"].copy()
+    bad[0, 0, 0] = 1.5
+    with pytest.raises(ModelFileError, match="member0_tree1_draws"):
+        BayesNetClassifier.load(write("p.npz", member0_tree1_draws=bad))
+    with pytest.raises(ModelFileError, match="member0_tree1_alphas"):
+        BayesNetClassifier.load(write("a.npz", member0_tree1_alphas=-arrays[
+            "member0_tree1_alphas"]))
+    with pytest.raises(ModelFileError, match="member0_tree2_draws"):
+        BayesNetClassifier.load(write("s.npz", member0_tree2_draws=arrays[
+            "member0_tree2_draws"][:3]))
+    no_count = dict(meta)
+    del no_count["posterior_draws"]
+    with pytest.raises(ModelFileError, match="posterior_draws"):
+        BayesNetClassifier.load(write("n.npz", meta=np.frombuffer(
+            json.dumps(no_count).encode(), dtype=np.uint8)))

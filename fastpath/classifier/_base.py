@@ -697,7 +697,8 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
                             "fastpath.io.read_table, or pass its chunks one at a time)")
         self._check_fitted()
         frame = self._model_columns(self._validate_X(X))
-        draws = model_draws(self.members_, self.__dict__.get("hdp_results_"), n_draws)
+        draws = model_draws(self.members_, self.__dict__.get("posterior_draws_")
+                            or self.__dict__.get("hdp_results_"), n_draws)
         with self._threads():
             return members_proba_draws(self.members_, draws, frame, self._class_shift(),
                                        self._plan(), seed=random_state)

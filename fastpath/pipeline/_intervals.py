@@ -96,10 +96,19 @@ class ModelDraws:
         return int(self.picks[0].size) if self.picks else 0
 
 
-def model_draws(members: Sequence[Member], results: Sequence[HDPResult] | None,
+def model_draws(members: Sequence[Member],
+                results: Sequence[HDPResult] | ModelDraws | None,
                 n_draws: int | None = None) -> ModelDraws:
     """The draws of the model's tables (module docstring), ``n_draws`` evenly spaced of each
-    tree's (default :data:`DEFAULT_INTERVAL_DRAWS`)."""
+    tree's (default :data:`DEFAULT_INTERVAL_DRAWS`; of a model file's draws, ``results`` a
+    :class:`ModelDraws`, all it kept by default)."""
+    if isinstance(results, ModelDraws):  # a model file's: already picked
+        if n_draws is not None and int(n_draws) < 1:
+            raise ValueError(f"n_draws must be a positive integer, got {n_draws!r}")
+        count = results.n_draws if n_draws is None else min(int(n_draws), results.n_draws)
+        picks = [np.round(np.linspace(0, results.n_draws - 1, count)).astype(np.int64)
+                 for _ in results.trees]
+        return ModelDraws(results.trees, results.slots, picks)
     if not results:
         raise ValueError(f"credible intervals are for HDP estimates with posterior draws: {_HOW}")
     _, names, slots = distinct_trees(list(members))
@@ -113,6 +122,25 @@ def model_draws(members: Sequence[Member], results: Sequence[HDPResult] | None,
     count = min(wanted, available)
     picks = [np.round(np.linspace(0, t.n_draws - 1, count)).astype(np.int64) for t in trees]
     return ModelDraws(trees, slots, picks)
+
+
+def stored_draws(members: Sequence[Member], draws: ModelDraws
+                 ) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+    """Per member and tree, the draws model draw ``s`` reads (tables (S, nodes, K), level
+    concentrations (S, depth)): what a model file keeps."""
+    return [[(draws.trees[t].tables[draws.picks[t]], draws.trees[t].level_alpha[draws.picks[t]])
+             for t in draws.slots[e]] for e in range(len(members))]
+
+
+def from_stored(stored: list[list[tuple[np.ndarray, np.ndarray]]]) -> ModelDraws:
+    """The :class:`ModelDraws` of :func:`stored_draws`' arrays (each tree its own, every
+    draw picked in order)."""
+    trees, slots = [], []
+    for member in stored:
+        slots.append(list(range(len(trees), len(trees) + len(member))))
+        trees.extend(TreeDraws(tables, alphas) for tables, alphas in member)
+    n = trees[0].n_draws if trees else 0
+    return ModelDraws(trees, slots, [np.arange(n) for _ in trees])
 
 
 def members_proba_draws(members: Sequence[Member], draws: ModelDraws, frame: pd.DataFrame,
