@@ -18,6 +18,7 @@ nothing (its exit status is 0 unless it cannot run).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -115,8 +116,6 @@ def _sbc(args: argparse.Namespace) -> int:
 
 
 def _intervals(args: argparse.Namespace) -> int:
-    import dataclasses
-
     study = intervals.FULL if args.full else intervals.QUICK
     if args.networks:
         study = dataclasses.replace(study, networks=args.networks)
