@@ -7,6 +7,7 @@ Examples::
     python -m validation agreement --report-only --out results/agreement
     python -m validation sbc --quick
     python -m validation sbc --full --out results/sbc
+    python -m validation intervals --full --out validation/results/intervals
     python -m validation classifier-agreement --dataset car --structure tan
 
 The exit status is 1 when a tree fails its checks (agreement) or a uniformity test fails for
@@ -17,6 +18,7 @@ nothing (its exit status is 0 unless it cannot run).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -30,7 +32,7 @@ from hdpbn_ppl import suite
 
 from . import agreement as ag
 from . import classifier_agreement as ca
-from . import mcse_check, sbc
+from . import intervals, mcse_check, sbc
 
 
 def _agreement(args: argparse.Namespace) -> int:
@@ -113,6 +115,28 @@ def _sbc(args: argparse.Namespace) -> int:
     return 0 if all(r.passed for r in gate) else 1
 
 
+def _intervals(args: argparse.Namespace) -> int:
+    study = intervals.FULL if args.full else intervals.QUICK
+    if args.networks:
+        study = dataclasses.replace(study, networks=args.networks)
+    t0 = time.time()
+    rows = intervals.run_study(study, log=lambda line: print(line, flush=True))
+    summary = intervals.summarise(rows, study.nominal)
+    header = (f"Credible intervals ({'full' if args.full else 'quick'}: {study.networks} "
+              f"networks per cell, {study.n_test} test rows each, {study.n_draws} draws), "
+              f"{time.strftime('%Y-%m-%d')}, {time.time() - t0:.0f} s\n\n")
+    text = header + intervals.report_markdown(summary, study.nominal)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        write_text(out / "networks.csv", rows.to_csv(index=False))
+        write_text(out / "report.md", text)
+    print(text)
+    given = summary[summary["structure"] == "given"]
+    # the gate: with the generating structure given, every cell within 3 standard errors
+    return 0 if (given["z"].abs() <= 3).all() else 1
+
+
 def _classifier_agreement(args: argparse.Namespace) -> int:
     try:
         X, y = load_dataset(args.dataset)
@@ -177,6 +201,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="directory for JSON results and rank histograms")
     s.add_argument("--report", help="write the markdown report here")
     s.set_defaults(func=_sbc)
+
+    i = sub.add_parser("intervals", help="coverage of the credible intervals of P(y | x) "
+                       "on networks drawn from the model's prior")
+    mode = i.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="naive Bayes, one size (default)")
+    mode.add_argument("--full", action="store_true",
+                      help="nb and kDB-1 networks, 3 sizes, given/learnt/ensemble")
+    i.add_argument("--networks", type=int, help="networks per cell")
+    i.add_argument("--out", help="directory for networks.csv and report.md")
+    i.set_defaults(func=_intervals)
 
     c = sub.add_parser("classifier-agreement",
                        help="cross-validated predictions with Gibbs tables vs NUTS tables")

@@ -37,7 +37,9 @@ from ..encode._encoder import as_frame, column_labels
 from ..estimate.hdp._options import HDPOptions
 from ..io._typed_table import TableWithTypes
 from ..pipeline._config import HDP_PARAMETERS, FitConfig, hdp_options
+from ..pipeline._explain import Explanation, members_explain, structure_information
 from ..pipeline._fitted import FittedModel
+from ..pipeline._intervals import members_proba_draws, model_draws
 from ..pipeline._members import (
     PredictionPlan,
     is_plan_of,
@@ -662,6 +664,128 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         for _, proba in self._predicted_chunks(X, chunksize, sep=sep):
             yield proba
 
+    # ------------------------------------------------------------------ explanations
+    def _used_feature_names(self) -> list[str]:
+        """The names of the columns the members code (``x<j>`` for a table without names),
+        those the fit left out excepted."""
+        names = self.__dict__.get("feature_names_in_")
+        names = ([str(n) for n in names] if names is not None
+                 else [f"x{j}" for j in range(self.n_features_in_)])
+        gone = set(self.__dict__.get("excluded_features_") or ())
+        return [n for n in names if n not in gone]
+
+    def explain(self, X: Any) -> Explanation:
+        """Exact explanation of every row's ``log P(y | x)``: the class prior's term and each
+        attribute's ``log P(x_i | y, pa_i)``, which with the normaliser (and, for an ensemble,
+        the members' disagreement) sum to :meth:`predict_log_proba`
+        (:mod:`fastpath.pipeline._explain`).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            The rows, as for :meth:`predict_proba` (a stream: :meth:`iter_explain`).
+
+        Returns
+        -------
+        Explanation
+            ``.contributions`` (rows, attributes, classes), ``.prior``, ``.log_normaliser``,
+            ``.ensemble_gap``, ``.unknown`` (values marginalised out), ``.log_odds()`` for two
+            classes, ``.importance()`` and ``.to_frame()``.
+        """
+        if _is_prediction_stream(X) or is_dask_frame(X):
+            raise TypeError("explain takes a table in memory; iter_explain reads a stream "
+                            "(a path, a file object or an iterator of DataFrames) chunk by "
+                            "chunk")
+        self._check_fitted()
+        frame = self._model_columns(self._validate_X(X))
+        with self._threads():
+            return members_explain(self.members_, frame, self.classes_,
+                                   self._used_feature_names(), self._class_shift(),
+                                   self._plan())
+
+    def iter_explain(self, X: Any, *, chunksize: int | None = None) -> Iterator[Explanation]:
+        """:meth:`explain` one chunk at a time, in memory that does not grow with the rows:
+        ``X`` and ``chunksize`` as for :meth:`iter_predict_proba` (a stream's chunks, or a
+        table in memory sliced into chunks)."""
+        if not _is_prediction_stream(X):
+            self._check_fitted()
+            frame = self._model_columns(self._validate_X(X))
+            size = check_chunksize(chunksize)
+            for start in range(0, frame.shape[0], size):
+                with self._threads():
+                    yield members_explain(self.members_, frame.iloc[start:start + size],
+                                          self.classes_, self._used_feature_names(),
+                                          self._class_shift(), self._plan())
+            return
+        names = self._used_feature_names()
+
+        def explained(members, frame, shift, plan):
+            return members_explain(members, frame, self.classes_, names, shift, plan)
+
+        for _, explanation in self._predicted_chunks(X, chunksize, predict=explained):
+            yield explanation
+
+    def structure_information(self) -> pd.Series:
+        """Each attribute's empirical ``I(X_i; Y | Pa_i)`` (nats) given its parents in the
+        learnt structure, from the training counts (an ensemble's: the members' mean),
+        largest first: the structure's global importance of the attributes
+        (:func:`fastpath.pipeline._explain.structure_information`)."""
+        self._check_fitted()
+        return structure_information(self.members_, self._used_feature_names())
+
+    # ------------------------------------------------------------------ credible intervals
+    def predict_proba_draws(self, X: Any, *, n_draws: int | None = None,
+                            random_state: int = 0) -> np.ndarray:
+        """``P(y | x)`` of every row under posterior draws of the HDP tables, shape
+        (n_draws, n_samples, n_classes) (:mod:`fastpath.pipeline._intervals`): needs a fit
+        whose sampler kept its draws, ``sampler=clf.hdp_options().replace(record_draws=True)``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            The rows, as for :meth:`predict_proba` (in memory).
+        n_draws : int, optional
+            Draws used, evenly spaced among those each tree kept (default 200; at most the
+            smallest tree's number).
+        random_state : int, default=0
+            Seed of the draws of the nodes the training rows never reached (the same seed
+            gives the same numbers for any ``n_jobs``).
+        """
+        if _is_prediction_stream(X) or is_dask_frame(X):
+            raise TypeError("credible intervals take a table in memory (read a file with "
+                            "fastpath.io.read_table, or pass its chunks one at a time)")
+        self._check_fitted()
+        frame = self._model_columns(self._validate_X(X))
+        draws = model_draws(self.members_, self.__dict__.get("posterior_draws_")
+                            or self.__dict__.get("hdp_results_"), n_draws)
+        with self._threads():
+            return members_proba_draws(self.members_, draws, frame, self._class_shift(),
+                                       self._plan(), seed=random_state)
+
+    def predict_quantiles(self, X: Any, quantiles: Sequence[float], *,
+                          n_draws: int | None = None, random_state: int = 0) -> np.ndarray:
+        """Quantiles of ``P(y | x)`` under the tables' posterior, shape (len(quantiles),
+        n_samples, n_classes), from :meth:`predict_proba_draws` (numpy's linear quantiles of
+        the draws)."""
+        q = np.asarray(quantiles, dtype=float).reshape(-1)
+        if q.size == 0 or not ((q >= 0) & (q <= 1)).all():
+            raise ValueError(f"quantiles must be numbers in [0, 1], got {quantiles!r}")
+        draws = self.predict_proba_draws(X, n_draws=n_draws, random_state=random_state)
+        return np.quantile(draws, q, axis=0)
+
+    def predict_interval(self, X: Any, level: float = 0.9, *, n_draws: int | None = None,
+                         random_state: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """The equal-tailed credible interval of ``P(y | x)`` of probability ``level``: its
+        lower and upper ends, each (n_samples, n_classes) (:meth:`predict_quantiles` at
+        ``(1 - level) / 2`` and ``(1 + level) / 2``). It covers the tables' posterior given
+        the structure (an ensemble's: given its members' structures), not the structure's
+        uncertainty."""
+        if not (isinstance(level, int | float) and 0 < level < 1):
+            raise ValueError(f"level must be a probability in (0, 1), got {level!r}")
+        low, high = self.predict_quantiles(X, [(1 - level) / 2, (1 + level) / 2],
+                                           n_draws=n_draws, random_state=random_state)
+        return low, high
+
     def _dask_predict(self, X: Any, chunksize: int | None, method: str) -> dask.array.Array:
         """``method`` (``"predict_proba"``, ``"predict_log_proba"`` or ``"predict"``) of the
         Dask DataFrame ``X``: a Dask array with one block per partition, each the in-memory
@@ -696,11 +820,12 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
 
     def _predicted_chunks(self, X: Any, chunksize: int | None, *, keep: Sequence[str] = (),
                           log: bool = False, encoding: str | None = None,
-                          sep: str | None = None
-                          ) -> Iterator[tuple[PredictionChunk, np.ndarray]]:
+                          sep: str | None = None, predict: Any = None
+                          ) -> Iterator[tuple[PredictionChunk, Any]]:
         """Each chunk of the stream ``X`` (:func:`fastpath.scale._predict.prediction_chunks`,
         ``keep``: columns carried through, e.g. an id; ``sep``: a CSV's separator) with its
-        predictions."""
+        predictions (``predict``: what to compute instead, a function of the members, the
+        chunk's frame, the class shift and the plan, as :func:`members_proba`)."""
         self._check_fitted()
         if is_dask_frame(X):
             raise TypeError("iter_predict_proba does not read a Dask DataFrame: "
@@ -711,7 +836,8 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         plans = None if names is None else column_plans(
             [member.encoder.codings_ for member in self.members_], [str(n) for n in names],
             excluded=[str(n) for n in self.__dict__.get("excluded_features_") or ()])
-        predict = members_log_proba if log else members_proba
+        if predict is None:
+            predict = members_log_proba if log else members_proba
         shift = self._class_shift()
         plan = self._plan()
         shown: set[tuple[type[Warning], str]] = set()

@@ -73,6 +73,7 @@ from ..estimate._hls_options import HLS_C, HLSOptions
 from ..estimate.hdp._options import RENAMED_PRESETS, HDPOptions
 from ..pipeline._config import HDP_PARAMETERS, LEGACY_SAMPLER, hdp_options, sampler_from_keywords
 from ..pipeline._fitted import FittedModel, Member
+from ..pipeline._intervals import from_stored, model_draws, stored_draws
 from ..pipeline._registry import uses_sampler
 from ..structure._graphs import Structure
 from ..structure._selective import SelectedStructure
@@ -103,7 +104,8 @@ MAX_RATIO = 1100
 RATIO_FLOOR = 2**20
 #: the arrays of a model file: its JSON document, and each member's trees' (version 1 files:
 #: without the member prefix)
-_MEMBER_NAME = re.compile(r"meta|(?:member\d+_)?tree\d+_(?:paths|counts|table)")
+_MEMBER_NAME = re.compile(
+    r"meta|(?:member\d+_)?tree\d+_(?:paths|counts|table)|member\d+_tree\d+_(?:draws|alphas)")
 #: the longest ``.npy`` header read (numpy's own default limit)
 MAX_HEADER_BYTES = 10_000
 
@@ -226,6 +228,62 @@ def _write(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray]) -
         np.savez_compressed(fh, **arrays)
 
 
+def _write_draws(model: FittedModel, arrays: dict[str, np.ndarray]) -> int | None:
+    """The tables' posterior draws that credible intervals read (a fit whose sampler kept
+    them: :mod:`fastpath.pipeline._intervals`, at most ``DEFAULT_INTERVAL_DRAWS``), each
+    member tree's as ``member<e>_tree<i>_draws`` (draws, nodes, values) and ``_alphas``
+    (draws, depth); their number, or None (nothing written: a model without draws)."""
+    source = model.posterior_draws_ or model.hdp_results_
+    if source is None:
+        return None
+    try:
+        draws = model_draws(model.members_, source)
+    except ValueError:  # no draws (the default), or not every tree's
+        return None
+    for e, member in enumerate(stored_draws(model.members_, draws)):
+        for i, (tables, alphas) in enumerate(member):
+            arrays[f"member{e}_tree{i}_draws"] = np.asarray(tables, dtype=np.float64)
+            arrays[f"member{e}_tree{i}_alphas"] = np.asarray(alphas, dtype=np.float64)
+    return draws.n_draws
+
+
+def _read_draws(meta: dict, members: list[Member], arrays: dict[str, np.ndarray],
+                check: Checker) -> Any:
+    """The draws :func:`_write_draws` wrote (None when the file has none), every array
+    checked against its tree: probabilities of every node, positive concentrations, the
+    same number of draws everywhere."""
+    n_draws = meta.get("posterior_draws")
+    if n_draws is None:
+        if any(k.endswith(("_draws", "_alphas")) for k in arrays):
+            raise check.fail("posterior_draws", "is missing, but the file holds draws")
+        return None
+    n_draws = check.int(n_draws, "posterior_draws", 1, 10**9)
+    stored = []
+    for e, member in enumerate(members):
+        stored.append([])
+        for i, tree in enumerate(member.trees):
+            field = f"member{e}_tree{i}"
+            tables = _array(arrays, f"{field}_draws", check)
+            alphas = _array(arrays, f"{field}_alphas", check)
+            shape = (n_draws, tree.n_nodes, tree.n_values)
+            if tables.dtype.kind != "f" or tables.shape != shape:
+                raise check.fail(f"{field}_draws", f"must be floats of shape {shape}, got "
+                                                   f"{tables.dtype} of shape {tables.shape}")
+            if alphas.dtype.kind != "f" or alphas.shape != (n_draws, tree.depth):
+                raise check.fail(f"{field}_alphas", f"must be floats of shape "
+                                                    f"{(n_draws, tree.depth)}, got "
+                                                    f"{alphas.dtype} of shape {alphas.shape}")
+            with np.errstate(invalid="ignore"):
+                if not (np.isfinite(tables).all() and (tables >= 0).all()
+                        and (tables <= 1 + 1e-9).all()):
+                    raise check.fail(f"{field}_draws", "must hold probabilities (finite, in "
+                                                       "[0, 1])")
+                if not (np.isfinite(alphas).all() and (alphas > 0).all()):
+                    raise check.fail(f"{field}_alphas", "must be positive concentrations")
+            stored[-1].append((tables, alphas))
+    return from_stored(stored)
+
+
 def save_model(class_name: str, params: dict[str, Any], model: FittedModel,
                path: str | os.PathLike) -> None:
     """Write a fitted classifier (the estimator's class name, its parameters and learned
@@ -260,6 +318,9 @@ def save_model(class_name: str, params: dict[str, Any], model: FittedModel,
             for e, member in enumerate(model.members_)
         ],
     }
+    n_draws = _write_draws(model, arrays)
+    if n_draws is not None:  # a model without draws writes the file it always wrote
+        meta["posterior_draws"] = n_draws
     _write(path, meta, arrays)
 
 
@@ -577,5 +638,6 @@ def read_model(path: str | os.PathLike,
         diagnostics_=check.built("diagnostics", lambda: _diagnostics(meta)),
         fit_warnings_=_fit_warnings(meta, check),
         excluded_features_=excluded,
+        posterior_draws_=_read_draws(meta, members, arrays, check),
     )
     return params, model

@@ -1,7 +1,9 @@
 """The ``hdpbn`` command line: one entry point, one subcommand per job.
 
 ``hdpbn fit``       learn a classifier from a table and save it;
-``hdpbn predict``   predicted class and class probabilities for a table;
+``hdpbn predict``   predicted class and class probabilities for a table (``--interval``: and
+                    their credible intervals);
+``hdpbn explain``   each attribute's exact contribution to every row's log-posterior;
 ``hdpbn evaluate``  repeated stratified cross-validation (0-1 loss, RMSE, Brier, log loss, seconds);
 ``hdpbn estimate``  HDP estimates of one conditional table (child-first convention);
 ``hdpbn diagnose``  convergence of a saved HDP model's samplers (worst trees first);
@@ -134,7 +136,8 @@ def _bundled_names() -> list[str]:
                   if f.name.endswith(".csv.gz"))
 
 
-_COMMANDS = ("fit", "predict", "evaluate", "estimate", "diagnose", "experiments", "demo")
+_COMMANDS = ("fit", "predict", "explain", "evaluate", "estimate", "diagnose", "experiments",
+             "demo")
 #: each command's line in ``hdpbn --help`` where its module is not imported
 _SUMMARIES = {"estimate": "HDP estimates of one conditional table (child-first convention)",
               "diagnose": "convergence of a saved HDP model's samplers (worst trees first)"}
@@ -281,6 +284,10 @@ def _add_model_options(p: argparse.ArgumentParser, structure: str | None = None)
                    help="overrelaxed table-count and concentration updates (still exact; "
                    "faster mixing; not the reference's sampler; default: the sampler's, on "
                    "for adaptive and strict)")
+    h.add_argument("--keep-draws", action="store_true",
+                   help="keep the tables' posterior draws in the model (the sampler's "
+                   "record_draws), so that 'hdpbn predict --interval' can give credible "
+                   "intervals; the model file grows by up to 200 tables per tree")
     p.add_argument("--seed", type=int, default=CLI_SEED,
                    help=f"random seed (default: {CLI_SEED})")
     p.add_argument("--threads", type=int, default=None,
@@ -308,7 +315,7 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
     from ..classifier._ensemble import ESKDBClassifier
     from ..classifier._estimator import BayesNetClassifier
     from ..estimate._hls_options import HLS_C, HLSOptions
-    from ..pipeline._config import sampler_from_keywords
+    from ..pipeline._config import hdp_options, sampler_from_keywords
 
     m: Any = args.m
     if m not in ("auto", "holdout"):
@@ -369,6 +376,10 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
         # tolerance, unless given, the preset's times sqrt(n_estimators))
         sampler = sampler_from_keywords({**flags, "sampler": preset,
                                          "n_estimators": own.get("n_estimators", 1)})
+        if getattr(args, "keep_draws", False):
+            sampler = hdp_options({"sampler": sampler,
+                                   "n_estimators": own.get("n_estimators", 1)}
+                                  ).replace(record_draws=True)
         # --hls-c: the penalty of --estimator hls (the authors' is plain "hls")
         estimator: Any = args.estimator
         if estimator == "hls" and args.hls_c != HLS_C:
@@ -502,6 +513,24 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     if not args.quiet:
         _say_if_compiling("predict")
     outputs = ["prediction", *(f"p_{c}" for c in model.classes_)]
+    interval = getattr(args, "interval", None)
+    predict = None
+    if interval is not None:
+        from ..pipeline._intervals import members_proba_draws, model_draws
+        from ..pipeline._members import members_proba
+
+        if not 0 < interval < 1:
+            raise ValueError(f"--interval must be a probability in (0, 1), got {interval}")
+        draws = model_draws(model.members_, model.__dict__.get("posterior_draws_")
+                            or model.__dict__.get("hdp_results_"), args.draws)
+        quantiles = [(1 - interval) / 2, (1 + interval) / 2]
+        outputs += [f"p_{c}_{end}" for c in model.classes_ for end in ("low", "high")]
+
+        def predict(members, frame, shift, plan):  # the mean, then the draws' quantiles
+            proba = members_proba(members, frame, shift, plan)
+            sampled = members_proba_draws(members, draws, frame, shift, plan, seed=args.seed)
+            return proba, np.quantile(sampled, quantiles, axis=0)
+
     clash = [c for c in keep if c in outputs]
     if clash:
         raise ValueError(f"--keep {clash[0]!r} is also the name of an output column; rename "
@@ -510,13 +539,18 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
     def write_all(write: Callable[[str], Any], encoding: str | None = None) -> None:
         chunks = model._predicted_chunks(source, args.chunksize, keep=keep, encoding=encoding,
-                                         sep=args.sep)
+                                         sep=args.sep, predict=predict)
         written = False
-        for chunk, proba in chunks:
+        for chunk, result in chunks:
+            proba, ends = result if predict is not None else (result, None)
             out = chunk.kept.reset_index(drop=True)
             out["prediction"] = model.classes_[np.argmax(proba, axis=1)]
             for j, c in enumerate(model.classes_):
                 out[f"p_{c}"] = proba[:, j]
+            if ends is not None:
+                for j, c in enumerate(model.classes_):
+                    out[f"p_{c}_low"] = ends[0][:, j]
+                    out[f"p_{c}_high"] = ends[1][:, j]
             write(out.to_csv(index=False, header=not written))
             written = True
         if not written:  # no rows in (a header-only table): a header-only table out
@@ -536,6 +570,68 @@ def _cmd_predict(args: argparse.Namespace) -> int:
             fh.truncate()
             with compressed_writer(fh, args.out) as w:
                 write_all(lambda text: w.write(text.encode("utf-8")), "latin-1")
+    return 0
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    # streamed as predict is: a chunk of rows explained and written at a time
+    import pandas as pd
+
+    from ..classifier._loading import load_classifier
+    from ..pipeline._explain import members_explain
+    from ..utils._files import atomic_write, compressed_writer, refuse_overwriting_inputs
+
+    stdin = args.data == "-"
+    data = args.data if stdin else _data_path(args.data)
+    refuse_overwriting_inputs(args.out, [data, args.model])
+    if args.chunksize is not None and args.chunksize < 1:
+        raise ValueError(f"--chunksize must be a positive number of rows, got {args.chunksize}")
+    keep = list(dict.fromkeys(c.strip() for given in args.keep or () for c in given.split(",")
+                              if c.strip()))
+    model = load_classifier(args.model)
+    classes = model.classes_
+    cls = None
+    if args.cls is not None:
+        matches = [c for c in classes if str(c) == args.cls]
+        if not matches:
+            raise ValueError(f"--class {args.cls!r} is not a class of the model "
+                             f"({', '.join(map(str, classes))})")
+        cls = matches[0]
+    elif len(classes) != 2:
+        raise ValueError(f"the model has {len(classes)} classes: name the one to explain with "
+                         f"--class ({', '.join(map(str, classes))})")
+    names = model._used_feature_names()
+
+    def explained(members, frame, shift, plan):
+        return members_explain(members, frame, classes, names, shift, plan)
+
+    source: Any = sys.stdin.buffer if stdin else data
+
+    def write_all(write: Callable[[str], Any]) -> None:
+        written = False
+        for chunk, explanation in model._predicted_chunks(source, args.chunksize, keep=keep,
+                                                            sep=args.sep, predict=explained):
+            parts = explanation.to_frame(cls)
+            clash = [c for c in keep if c in parts.columns or c == "unknown"]
+            if clash:
+                raise ValueError(f"--keep {clash[0]!r} is also the name of an output column")
+            unknown = explanation.unknown
+            flagged = [";".join(n for n, u in zip(names, row, strict=True) if u)
+                       for row in unknown]
+            out = pd.concat([chunk.kept.reset_index(drop=True), parts], axis=1)
+            out["unknown"] = flagged
+            write(out.to_csv(index=False, header=not written, float_format="%.17g"))
+            written = True
+        if not written:
+            head = ["prior", *names] + (["ensemble_gap", "log_odds"] if cls is None else
+                                        ["log_normaliser", "ensemble_gap", "log_posterior"])
+            write(pd.DataFrame(columns=[*keep, *head, "unknown"]).to_csv(index=False))
+
+    if not args.out:
+        write_all(sys.stdout.write)
+        return 0
+    with atomic_write(args.out, "wb") as fh, compressed_writer(fh, args.out) as w:
+        write_all(lambda text: w.write(text.encode("utf-8")))
     return 0
 
 
@@ -734,8 +830,47 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--chunksize", type=int, default=None, metavar="ROWS",
                        help=f"rows read and predicted at a time (default: {PREDICT_CHUNKSIZE:,})")
         p.add_argument("--sep", default=None, metavar="CHAR", type=_separator, help=_SEP_HELP)
+        p.add_argument("--interval", type=float, default=None, metavar="LEVEL",
+                       help="also write each probability's equal-tailed credible interval of "
+                       "this probability (e.g. 0.9), p_<class>_low and p_<class>_high, from "
+                       "the posterior draws of the tables the model keeps (a fit with the "
+                       "sampler's record_draws=True)")
+        p.add_argument("--draws", type=int, default=None, metavar="N",
+                       help="posterior draws an interval uses (default: all the model keeps)")
+        p.add_argument("--seed", type=int, default=0,
+                       help="seed of the intervals' draws of unseen paths (default: 0)")
         p.add_argument("--quiet", action="store_true", help="print nothing but errors")
         p.set_defaults(func=_cmd_predict)
+
+    p = sub.add_parser("explain", help="each attribute's exact contribution to every row's "
+                       "log-posterior",
+                       description="Write one row per input row: the columns named by --keep, "
+                       "then the exact terms of log P(y | x) (a Bayesian network classifier's "
+                       "log-posterior is a sum): the class prior, one column per attribute, "
+                       "and the rest. Two classes: the log-odds of the second class against "
+                       "the first (prior + attributes + ensemble_gap = log_odds); more: "
+                       "--class's log-posterior (prior + attributes - log_normaliser + "
+                       "ensemble_gap = log_posterior). An ensemble's terms are its members' "
+                       "mean, and ensemble_gap what their disagreement adds (0 for one "
+                       "model). 'unknown' lists the attributes whose value the model does "
+                       "not know (their term is 0). Read and written a chunk at a time.")
+    if wanted("explain"):
+        p.add_argument("data", metavar="DATA",
+                       help="table to explain (CSV, CSV.gz, Parquet or ARFF), '-' for CSV on "
+                       "standard input, " + _BUNDLED_HELP.format(", ".join(_bundled_names())))
+        p.add_argument("--model", required=True, help="a model saved by 'hdpbn fit'")
+        p.add_argument("--out", default=None, help="output CSV, compressed as its suffix says "
+                       "(default: standard output)")
+        p.add_argument("--class", dest="cls", default=None, metavar="CLASS",
+                       help="the class whose log-posterior is explained (needed for more than "
+                       "two classes)")
+        p.add_argument("--keep", action="append", metavar="COL[,COL...]",
+                       help="copy these input columns (e.g. an id) to the output first")
+        p.add_argument("--chunksize", type=int, default=None, metavar="ROWS",
+                       help=f"rows read and explained at a time (default: "
+                       f"{PREDICT_CHUNKSIZE:,})")
+        p.add_argument("--sep", default=None, metavar="CHAR", type=_separator, help=_SEP_HELP)
+        p.set_defaults(func=_cmd_explain)
 
     p = sub.add_parser("evaluate", help="repeated stratified cross-validation",
                        description="Cross-validate a classifier on DATA: discretisation and "
@@ -798,7 +933,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 # the output file of each command: (attribute of the parsed arguments, flag)
 _OUTPUTS = {"fit": ("model", "--model"), "predict": ("out", "--out"),
-            "estimate": ("out", "--out")}
+            "explain": ("out", "--out"), "estimate": ("out", "--out")}
 # the errors that are the user's, shown as one line with exit status 2: a bad value (the
 # library's own input errors, StreamError and the ARFF reader's, are ValueErrors naming the
 # chunk, row, column or parameter), a file that cannot be read or written, an optional extra

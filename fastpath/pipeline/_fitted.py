@@ -89,6 +89,10 @@ class FittedModel:
     #: the columns the fit left out (identifiers, dates, or those ``exclude_features`` lists),
     #: by name (``x<j>`` for a table without names); prediction ignores them
     excluded_features_: tuple[str, ...] | None = None
+    #: the tables' posterior draws a loaded model file kept (a
+    #: :class:`~fastpath.pipeline._intervals.ModelDraws`); a fitted model draws them from its
+    #: ``hdp_results_`` instead
+    posterior_draws_: Any = None
 
     def attributes(self) -> dict[str, Any]:
         """The fields that apply, by attribute name."""
