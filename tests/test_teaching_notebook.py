@@ -44,8 +44,8 @@ def test_notebook_is_paired_with_its_script():
 
 SHOW = re.compile(r'show\(fig, "(\w+)"\)')
 #: the figures of the notebook, by the names its ``show(fig, name)`` saves them under
-FIGURES = ("crd", "franchise", "crp_simulated", "shrinkage", "alpha_posterior", "alpha_draws",
-           "traces", "plate_diagram")
+FIGURES = ("crd", "franchise", "crp_simulated", "stick_breaking", "pitman_yor", "shrinkage",
+           "alpha_posterior", "alpha_draws", "traces", "plate_diagram")
 
 
 def _streams(nb) -> list[str]:
@@ -60,6 +60,8 @@ def test_notebook_sections_figures_and_exercises():
     text = "\n".join(c.source for c in nb.cells)
     for heading in ("## 1. The worked example", "## 2. Tables", "### The restaurant and the "
                     "franchise", "### A simulated restaurant against eq. (8)",
+                    "### The Dirichlet process behind the restaurant",
+                    "**The Pitman-Yor process and Kneser-Ney.**",
                     "## 3. One step by hand", "**Eq. (7) for $n = 3$.**",
                     "**One table-count update**", "**One concentration update**",
                     "**Eq. (14) by hand.**", "### The Gibbs draws against the exact posterior",
