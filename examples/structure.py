@@ -13,7 +13,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # Structure learning for Bayesian network classifiers: a class notebook
 #
@@ -29,8 +28,8 @@
 # parents (4); selective kDB's leave-one-out choice of $k$ and the attributes (5); ESKDB's
 # sampled orders, its members' structures and why their diversity helps (6); exercises (7).
 #
-# It runs in well under a minute once fastpath's numba kernels are compiled. Figures for slides:
-# set `TEACHING_FIGURES` to a folder, as for the teaching notebook.
+# It executes in about 20 s once fastpath's numba kernels are compiled (a first run compiles
+# them). Figures for slides: set `TEACHING_FIGURES` to a folder, as for the teaching notebook.
 
 # %%
 import os
@@ -388,7 +387,8 @@ print("predict_proba is the members' mean:", np.allclose(mean_proba,
 #
 # ## 7. Exercises
 #
-# Each has a hint; the solutions are folded away below the exercise.
+# Each has a hint; the solutions are folded away below the exercise (the student edition,
+# `make student`, has none). Try first.
 #
 # **1. Units and bounds.** Show that $0 \le I(X; Y) \le \min(\log|X|, \log|Y|)$ and compute the
 # upper bound for a square of the board and the class. Is the centre's 0.060 nats a lot?

@@ -22,11 +22,15 @@
 # section and algorithm numbers are the paper's; the site's page "From the paper to the code"
 # (`docs/theory.md`) derives each one.
 #
-# Everything here runs on a laptop CPU in about a minute. It uses
+# Everything here runs on a CPU: the whole notebook executes in about 40 s once fastpath's
+# numba kernels are compiled; the first run in a new checkout compiles them too, which adds a
+# minute or more (several on a busy machine). It uses
 #
 # * `hdpbn_ppl.teaching`: the paper's Algorithms 1-5 in plain NumPy (read it beside the paper),
 # * `hdpbn_ppl.worked_example`: exact posteriors of small trees, by enumerating the table counts,
-# * `fastpath`: the library itself, for the classifiers of section 9.
+# * `fastpath`: the library itself, for the chains of section 6 and the classifiers of
+#   section 9,
+# * ArviZ, for the chains' diagnostics (section 6).
 #
 # The path: the worked example (1); the Chinese restaurant, as a picture and as a simulation,
 # and the Dirichlet process behind it (stick-breaking, Pitman-Yor) (2); one step of the sampler
@@ -44,6 +48,7 @@
 import os
 from pathlib import Path
 
+import arviz as az
 import matplotlib.pyplot as plt
 import numpy as np
 from scipy import stats as scipy_stats
@@ -52,6 +57,7 @@ from scipy.special import digamma, gammaln
 from fastpath import BayesNetClassifier, load_dataset
 from fastpath.counts import ContextTree
 from fastpath.estimate import m_estimate_table
+from fastpath.estimate.hdp import HDPOptions, estimate_tree
 from fastpath.evaluation import cross_validate, summarise
 from hdpbn_ppl import teaching
 from hdpbn_ppl.worked_example import (
@@ -656,7 +662,80 @@ print("correlation of alpha and the estimate:",
 # 0.8; the estimate of a small leaf is largely a function of $\alpha$. The chain wanders for
 # tens of iterations at a time; averaging 2,700 correlated iterations is worth far fewer
 # independent draws.
+
+# %% [markdown]
+# ### Several chains: R-hat, effective sample size and a rank plot
 #
+# One chain cannot show that it has not yet explored the posterior; several chains started
+# apart can. The standard diagnostics (Vehtari, Gelman, Simpson, Carpenter and Bürkner 2021),
+# computed by ArviZ from four chains of fastpath's sampler on dataset 1 (the same posterior as
+# the teaching sampler's; `HDPResult.to_arviz()` hands the traces over):
+#
+# * **R-hat** compares the variance between the chains (each split in halves) with the variance
+#   within them, on ranks; near 1 when the chains agree, and the usual threshold is 1.01;
+# * **bulk ESS** is the number of independent draws worth as much for the posterior's centre
+#   (its mean, its median), **tail ESS** the same for its 5 % and 95 % quantiles; both should be
+#   in the hundreds, at least 100 per chain;
+# * **MCSE** of the mean, the posterior standard deviation over $\sqrt{\text{ESS}}$: ArviZ's, from
+#   the autocorrelations, beside fastpath's, from batch means pooled over the chains.
+
+# %%
+exact1 = table_posterior(DATASETS["DS1"])
+fits = {}
+for n_iter, burn_in in ((2000, 200), (30, 0)):
+    options = HDPOptions(n_iter=n_iter, burn_in=burn_in, n_chains=4, thin=1, root="exact",
+                         update="exact", concentration_every=1, trace_nodes=(1,))
+    fit = fits[n_iter] = estimate_tree(tree, options, seed=4)
+    datatree = fit.to_arviz(value_labels=["X1=0", "X1=1"])
+    summary = az.summary(datatree, var_names=["concentration", "node_probability"],
+                         coords={"value": ["X1=0"]})
+    print(f"4 chains of {n_iter} iterations, burn-in {burn_in}:")
+    print(summary[["mean", "sd", "ess_bulk", "ess_tail", "r_hat", "mcse_mean"]].to_string())
+    print(f"   fastpath's batch-means MCSE of P(X1=0 | Y=0): {fit.mcse[1, 0]:.5f};"
+          f" exact posterior mean {exact1.theta[0, 0]:.4f}, of alpha {exact1.alpha:.3f}\n")
+long_fit = fits[2000]
+
+# %% [markdown]
+# A rank plot: rank all the kept draws of the four chains together, then histogram each
+# chain's ranks. Chains that sample the same distribution give flat histograms (within the
+# noise of correlated draws); a chain stuck in one region piles its ranks at one end. ArviZ's
+# `az.plot_rank` draws the same ranks as differences of their empirical distribution function.
+
+# %%
+kept = long_fit.trace.kept
+series = {"α": long_fit.trace.concentrations[:, kept, 0],
+          "P(X1=0 | Y=0)": long_fit.trace.node_probabilities[:, kept, 0, 0]}
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
+for ax, (label, draws4) in zip(axes, series.items(), strict=True):
+    ranks = scipy_stats.rankdata(draws4.ravel()).reshape(draws4.shape)
+    bins = np.linspace(0, ranks.size, 21)
+    for c in range(draws4.shape[0]):
+        ax.hist(ranks[c], bins=bins, histtype="step", lw=1.2, label=f"chain {c}")
+    ax.axhline(draws4.shape[1] / 20, color="0.3", ls=":", label="uniform")
+    ax.set_xlabel(f"rank of {label} among all {ranks.size:,} draws")
+    ax.set_title(label, fontsize=9)
+axes[0].set_ylabel("draws per bin")
+axes[1].legend(fontsize=7)
+fig.suptitle("Rank plot: four chains of fastpath's sampler on dataset 1 (2,000 iterations)",
+             fontsize=10)
+show(fig, "rank_plot")
+
+# %% [markdown]
+# **What to notice.** With 2,000 iterations R-hat is 1.00, the ESS are in the thousands and
+# the ranks are flat: the chains agree, and the exact posterior means lie within about one
+# MCSE of the estimates. The two MCSE, ArviZ's from the autocorrelations and fastpath's from
+# batch means, agree to about 10 %, as two estimates of one error should. With 30 iterations
+# and no burn-in the concentration's R-hat is far above 1.01 and its bulk ESS is 13 for 120
+# draws: the chains still remember where they started. What each tells: R-hat whether the chains
+# agree (necessary, not sufficient: they may all miss a mode); ESS how many independent draws
+# the run is worth, separately for the centre and the tails (a 90 % interval needs the tails);
+# MCSE how far the estimate may be from the posterior mean because the run is finite, in the
+# units of the estimate. fastpath's classifiers stop each tree's sampler when the MCSE of what
+# the training rows read falls below a tolerance, and report R-hat and ESS beside it
+# (`clf.diagnostics_`); the estimate of a small leaf is precise long before the concentration,
+# which mixes slowly, has a large ESS.
+
+# %% [markdown]
 # ## 7. The model as a picture: the plate diagram (paper, Figure 2)
 #
 # One attribute $X_i$ of a kDB-1 classifier: its class-level means $\phi_{X_i \mid y}$ are drawn
@@ -864,8 +943,8 @@ for label, options in candidates.items():
 # %% [markdown]
 # ## 10. Exercises
 #
-# Each has a hint; the solutions are folded away below the exercise (click "Solution" in
-# Jupyter or on the site). Try first.
+# Each has a hint; the solutions are folded away below the exercise (click to unfold them, in
+# Jupyter or on the site; the student edition, `make student`, has none). Try first.
 #
 # **1. Read the sampler.** Open `hdpbn_ppl/teaching.py` beside the paper's Algorithms 1-5. Which
 # lines are eq. (10)? Where does the paper's Algorithm 4 use `n[k]` where the code uses the
