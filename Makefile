@@ -5,8 +5,8 @@
 #                 test tools (pytest, pytest-xdist, hypothesis, networkx, mpmath, matplotlib)
 #   make lint     the `dev` extra (test + docs + ruff);  make docs: the `docs` extra (mkdocs)
 #   make notebook the `teach` extra; re-executes the class notebooks (examples/teaching.ipynb,
-#                 examples/structure.ipynb) in place (the site shows their stored outputs, and
-#                 tests/test_teaching_notebook.py, test_teaching_structure.py check they are current)
+#                 structure.ipynb, labs.ipynb) in place (the site shows their stored outputs, and
+#                 tests/test_teaching_notebook.py, _structure.py, _labs.py check they are current)
 #   make student  the `teach` extra; writes student/: the notebooks without their solutions or
 #                 outputs, and the problem set (examples/editions.py)
 #   make slides   the `teach` extra; writes build/slides/hdpbn-slides.pdf, offline
@@ -59,10 +59,10 @@ lint: $(VENV)/.installed-dev
 docs: $(VENV)/.installed-docs
 	$(VENV)/bin/mkdocs build --strict
 
-# after a change of examples/teaching.py or examples/structure.py (or of the code they run):
+# after a change of examples/teaching.py, structure.py or labs.py (or of the code they run):
 # pair, then execute in place (without timing metadata, so that a re-execution changes only
 # what the outputs change)
-NOTEBOOKS := teaching structure
+NOTEBOOKS := teaching structure labs
 notebook: $(VENV)/.installed-teach
 	for nb in $(NOTEBOOKS); do \
 	    $(VENV)/bin/jupytext --sync examples/$$nb.py && \

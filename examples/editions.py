@@ -6,7 +6,8 @@
 (``make student`` and ``make slides`` run these.)
 
 **student** writes, for every class notebook (:data:`NOTEBOOKS`), a copy without its solutions
-and without outputs, so that a student runs every cell: each ``<details markdown="1">
+and without outputs, so that a student runs every cell (the labs too, which have questions but
+no folded answers): each ``<details markdown="1">
 <summary>Solution</summary> ... </details>`` block of a Markdown cell (the folded solutions of
 the exercises) is removed, and nothing else; the problem set (``docs/problems.md``) goes with
 them. Its marking scheme (``teaching/marking_scheme.md``) does not. The script refuses to write
@@ -33,7 +34,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the class notebooks, stored executed (examples/<name>.ipynb, paired with <name>.py)
-NOTEBOOKS = ("teaching", "structure")
+NOTEBOOKS = ("teaching", "structure", "labs")
+#: those whose exercises have folded solutions (the labs ask questions and fold no answer)
+SOLVED = ("teaching", "structure")
 PROBLEMS = ROOT / "docs" / "problems.md"
 TEACHING_PAGE = ROOT / "docs" / "teaching.md"
 SOLUTION = re.compile(r'\n?<details markdown="1"><summary>Solution</summary>.*?</details>\n?',
@@ -65,7 +68,7 @@ def student_edition(out: Path, root: Path = ROOT) -> list[Path]:
     written = []
     for name in NOTEBOOKS:
         nb = nbformat.read(root / "examples" / f"{name}.ipynb", as_version=4)
-        if strip_solutions(nb) == 0:
+        if strip_solutions(nb) == 0 and name in SOLVED:
             raise ValueError(f"examples/{name}.ipynb has no folded solution to remove")
         text = nbformat.writes(nb)
         if "Solution" in text:

@@ -2,7 +2,7 @@
 
 The notebook is the class material of docs/theory.md: a student runs it cell by cell, so every
 cell must run, in order, on a fresh kernel. Executed with nbclient (the ``teach`` extra, part of
-the ``test`` extra); skipped with the reason when the extra is not installed. About 20 s (more
+the ``test`` extra); skipped with the reason when the extra is not installed. About 40 s (more
 when fastpath's numba kernels are compiled for the first time).
 
 The notebook is stored *executed*: the site shows it as a page with its outputs and figures
