@@ -376,8 +376,8 @@ print("predict_proba is the members' mean:", np.allclose(mean_proba,
                                                           ensemble.predict_proba(X[test])))
 
 # %% [markdown]
-# **What to notice.** The members differ in their order and so in the squares they keep and
-# the parents they choose, and their errors differ too. Averaging cannot do worse than the
+# **What to notice.** The members differ in their order and so in the parents they choose and
+# the $k^*$ they select, and their errors differ too. Averaging cannot do worse than the
 # average member under a convex loss: for the squared error exactly, the ensemble's Brier score
 # is the mean member's minus the **ambiguity**, the members' spread around their mean (Krogh and
 # Vedelsby 1995: the identity printed above), and for the log loss by Jensen's inequality. The
