@@ -222,8 +222,10 @@ print("the same probabilities from the whole table and from the chunks:", same)
 # holds every cell, and the fit its codes. The streamed fit's peak stays that of one chunk and
 # the counts, whatever the file's length, and gives the same model, since the counts are the
 # same (the probabilities printed above are compared bit for bit). It pays with passes: the
-# file is read once per pass (`clf.n_passes_`), so time still grows with the rows. The site's page "Out of core and Dask"
-# measures 10^7 rows (a gigabyte of CSV) within 0.5 GB.
+# file is read once per pass (`clf.n_passes_`), so on large files its time grows with the rows
+# (the seconds above, of small files under `tracemalloc`, which slows every allocation, say
+# little about speed). The site's page "Out of core and Dask" measures $10^7$ rows (a gigabyte
+# of CSV) fitted within 0.5 GB.
 #
 # **Question B.** Extrapolate the two peaks to a table of $10^8$ rows. Which fits on a laptop
 # with 16 GB? Then fit the same files with `BayesNetClassifier("skdb", k=2)`: how many passes
