@@ -4,8 +4,12 @@
 #   make test     pyproject.toml's `test` extra: the core, ppl (JAX/NumPyro/ArviZ), dask, and the
 #                 test tools (pytest, pytest-xdist, hypothesis, networkx, mpmath, matplotlib)
 #   make lint     the `dev` extra (test + docs + ruff);  make docs: the `docs` extra (mkdocs)
-#   make notebook the `teach` extra; re-executes examples/teaching.ipynb in place (the site shows
-#                 its stored outputs, and tests/test_teaching_notebook.py checks they are current)
+#   make notebook the `teach` extra; re-executes the class notebooks (examples/teaching.ipynb,
+#                 structure.ipynb, labs.ipynb) in place (the site shows their stored outputs, and
+#                 tests/test_teaching_notebook.py, _structure.py, _labs.py check they are current)
+#   make student  the `teach` extra; writes student/: the notebooks without their solutions or
+#                 outputs, and the problem set (examples/editions.py)
+#   make slides   the `teach` extra; writes build/slides/hdpbn-slides.pdf, offline
 #   make install  every extra (`all`: also the boosters (xgboost, lightgbm, catboost) and the
 #                 benchmarks' tools)
 # Each level has its own stamp file in .venv, so `make demo` then `make test` installs the test
@@ -20,7 +24,7 @@ PY        := $(VENV)/bin/python
 PYTHON312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12 /usr/local/bin/python3.12 /usr/bin/python3.12; do \
                  if $$p -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then echo $$p; break; fi; done)
 
-.PHONY: demo test study lint docs notebook bench clean install weka
+.PHONY: demo test study lint docs notebook student slides bench clean install weka
 
 $(PY):
 	@if [ -z "$(PYTHON312)" ]; then echo "error: python3.12 not found; install Python 3.12 or set PYTHON312=/path/to/python3.12" >&2; exit 1; fi
@@ -55,21 +59,33 @@ lint: $(VENV)/.installed-dev
 docs: $(VENV)/.installed-docs
 	$(VENV)/bin/mkdocs build --strict
 
-# after a change of examples/teaching.py (or of the code it runs): pair, then execute in place
-# (without timing metadata, so that a re-execution changes only what the outputs change)
+# after a change of examples/teaching.py, structure.py or labs.py (or of the code they run):
+# pair, then execute in place (without timing metadata, so that a re-execution changes only
+# what the outputs change)
+NOTEBOOKS := teaching structure labs
 notebook: $(VENV)/.installed-teach
-	$(VENV)/bin/jupytext --sync examples/teaching.py
-	MPLBACKEND=module://matplotlib_inline.backend_inline PYTHONPATH=$(CURDIR) \
-	$(PY) -c "import nbclient, nbformat; \
-	    nb = nbformat.read('examples/teaching.ipynb', 4); \
-	    [c.metadata.pop('execution', None) for c in nb.cells]; \
-	    nbclient.NotebookClient(nb, timeout=600, kernel_name='python3', record_timing=False, \
-	        coalesce_streams=True, resources={'metadata': {'path': 'examples'}}).execute(); \
-	    nbformat.write(nb, 'examples/teaching.ipynb')"
+	for nb in $(NOTEBOOKS); do \
+	    $(VENV)/bin/jupytext --sync examples/$$nb.py && \
+	    MPLBACKEND=module://matplotlib_inline.backend_inline PYTHONPATH=$(CURDIR) \
+	    $(PY) -c "import nbclient, nbformat; \
+	        nb = nbformat.read('examples/$$nb.ipynb', 4); \
+	        [c.metadata.pop('execution', None) for c in nb.cells]; \
+	        nbclient.NotebookClient(nb, timeout=600, kernel_name='python3', record_timing=False, \
+	            coalesce_streams=True, resources={'metadata': {'path': 'examples'}}).execute(); \
+	        nbformat.write(nb, 'examples/$$nb.ipynb')" || exit 1; \
+	done
+
+# the class's student edition: the notebooks without solutions or outputs, and the problem set
+student: $(VENV)/.installed-teach
+	PYTHONPATH=$(CURDIR) $(PY) examples/editions.py student --out student
+
+# the slide deck, a PDF built from the stored notebooks with matplotlib only (no network)
+slides: $(VENV)/.installed-teach
+	PYTHONPATH=$(CURDIR) $(PY) examples/editions.py slides --out build/slides/hdpbn-slides.pdf
 
 # Weka 3.6 and a Java runtime from Debian (jar: /usr/share/java/weka.jar)
 weka:
 	apt-get update && apt-get install -y weka
 
 clean:
-	rm -rf $(VENV) site .pytest_cache .ruff_cache
+	rm -rf $(VENV) site student build/slides .pytest_cache .ruff_cache

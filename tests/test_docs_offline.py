@@ -101,7 +101,7 @@ def test_notebook_is_a_page_with_figures_and_math(site):
     page = site / "examples" / "teaching.html"
     built = page.read_text()
     assert "One step by hand" in built and "Past depth one" in built
-    assert built.count('src="data:image/png;base64,') == 8  # the notebook's eight figures
+    assert built.count('src="data:image/png;base64,') == 10  # the notebook's ten figures
     n_formulas = built.count('class="arithmatex"')
     assert n_formulas >= 30
     dom = _chromium("--dump-dom", page.as_uri()).stdout
@@ -111,9 +111,26 @@ def test_notebook_is_a_page_with_figures_and_math(site):
     assert 'href="examples/teaching.html"' in nav, "the notebook is not in the site's navigation"
 
 
+def test_structure_notebook_is_a_page_with_figures_and_math(site):
+    page = site / "examples" / "structure.html"
+    built = page.read_text()
+    assert "Chow-Liu and TAN" in built and "Selective kDB" in built
+    assert built.count('src="data:image/png;base64,') == 4  # the notebook's four figures
+    n_formulas = built.count('class="arithmatex"')
+    assert n_formulas >= 10
+    dom = _chromium("--dump-dom", page.as_uri()).stdout
+    assert dom.count("<mjx-container") >= n_formulas
+    assert not re.search(r'<g[^>]*data-mml-node="merror"', dom), "a MathJax error"
+    nav = (site / "theory.html").read_text()
+    for href in ("examples/structure.html", "structure.html", "dirichlet_process.html"):
+        assert f'href="{href}"' in nav, f"{href} is not in the site's navigation"
+
+
 @pytest.mark.parametrize(("word", "expected"), [
     ("restaurant", {"theory.html", "examples/teaching.html", "stirling.html"}),
     ("franchise", {"examples/teaching.html"}),
+    ("Chow", {"structure.html", "examples/structure.html"}),
+    ("Kneser", {"dirichlet_process.html"}),
 ])
 def test_search_works_from_disk(site, word, expected):
     """Material hides its search under file:// unless the offline plugin inlines the index."""

@@ -2,7 +2,7 @@
 
 The notebook is the class material of docs/theory.md: a student runs it cell by cell, so every
 cell must run, in order, on a fresh kernel. Executed with nbclient (the ``teach`` extra, part of
-the ``test`` extra); skipped with the reason when the extra is not installed. About 20 s (more
+the ``test`` extra); skipped with the reason when the extra is not installed. About 40 s (more
 when fastpath's numba kernels are compiled for the first time).
 
 The notebook is stored *executed*: the site shows it as a page with its outputs and figures
@@ -44,8 +44,8 @@ def test_notebook_is_paired_with_its_script():
 
 SHOW = re.compile(r'show\(fig, "(\w+)"\)')
 #: the figures of the notebook, by the names its ``show(fig, name)`` saves them under
-FIGURES = ("crd", "franchise", "crp_simulated", "shrinkage", "alpha_posterior", "alpha_draws",
-           "traces", "plate_diagram")
+FIGURES = ("crd", "franchise", "crp_simulated", "stick_breaking", "pitman_yor", "shrinkage",
+           "alpha_posterior", "alpha_draws", "traces", "rank_plot", "plate_diagram")
 
 
 def _streams(nb) -> list[str]:
@@ -60,10 +60,13 @@ def test_notebook_sections_figures_and_exercises():
     text = "\n".join(c.source for c in nb.cells)
     for heading in ("## 1. The worked example", "## 2. Tables", "### The restaurant and the "
                     "franchise", "### A simulated restaurant against eq. (8)",
+                    "### The Dirichlet process behind the restaurant",
+                    "**The Pitman-Yor process and Kneser-Ney.**",
                     "## 3. One step by hand", "**Eq. (7) for $n = 3$.**",
                     "**One table-count update**", "**One concentration update**",
                     "**Eq. (14) by hand.**", "### The Gibbs draws against the exact posterior",
                     "### Why dataset 2's exact value (0.794) is not the paper's 0.86",
+                    "### Several chains: R-hat, effective sample size and a rank plot",
                     "## 7. The model as a picture: the plate diagram",
                     "## 8. Past depth one: a kDB-1 table", "### Two back-offs",
                     "### Level against same-parent tying", "## 9. m-estimates against HDP",
@@ -127,6 +130,16 @@ def test_notebook_executes_end_to_end(monkeypatch, tmp_path):
     assert "teaching.table_count_conditional gives the same weights: True" in text
     assert "teaching.estimate: [0.85 0.15]" in text
     assert "Gamma(2, 1), exact root (the model as stated):  0.7942" in text
+    # four chains through ArviZ: R-hat, bulk and tail ESS beside fastpath's batch-means MCSE;
+    # the long run's R-hat is 1.00, the 30-iteration run's concentration is flagged
+    runs = re.findall(r"4 chains of (\d+) iterations.*?\n(.*?)\n   fastpath's batch-means MCSE "
+                      r"of P\(X1=0 \| Y=0\): (0\.\d+)", text, flags=re.S)
+    assert [r[0] for r in runs] == ["2000", "30"]
+    for n_iter, table, _ in runs:
+        assert "ess_bulk" in table and "ess_tail" in table and "r_hat" in table
+        rhat = float(re.search(r"concentration\[depth1\]\s+(?:\S+\s+){4}(\d\.\d+)",
+                               table).group(1))
+        assert (rhat <= 1.01) if n_iter == "2000" else (rhat > 1.05), (n_iter, rhat)
     # no warning of any library in a student's output (TqdmWarning, Numba, Matplotlib ...)
     stderr = [o.text for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.output_type == "stream" and o.name == "stderr"]
