@@ -493,23 +493,32 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_predict(args: argparse.Namespace) -> int:
-    # streamed: the table is read and written a chunk at a time (memory follows --chunksize)
-    import numpy as np
-    import pandas as pd
-
+def _streamed_inputs(args: argparse.Namespace) -> tuple[Any, list[str], Any]:
+    """What ``predict`` and ``explain`` read before streaming: the data (a path, or ``"-"``
+    for standard input), the ``--keep`` columns and the model, every argument checked first
+    (``--out`` may not overwrite an input; ``--chunksize`` positive)."""
     from ..classifier._loading import load_classifier
-    from ..scale._predict import EncodingError
-    from ..utils._files import atomic_write, compressed_writer, refuse_overwriting_inputs
+    from ..utils._files import refuse_overwriting_inputs
 
-    stdin = args.data == "-"
-    data = args.data if stdin else _data_path(args.data)
+    data = args.data if args.data == "-" else _data_path(args.data)
     refuse_overwriting_inputs(args.out, [data, args.model])
     if args.chunksize is not None and args.chunksize < 1:
         raise ValueError(f"--chunksize must be a positive number of rows, got {args.chunksize}")
     keep = list(dict.fromkeys(c.strip() for given in args.keep or () for c in given.split(",")
                               if c.strip()))
-    model = load_classifier(args.model)
+    return data, keep, load_classifier(args.model)
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    # streamed: the table is read and written a chunk at a time (memory follows --chunksize)
+    import numpy as np
+    import pandas as pd
+
+    from ..scale._predict import EncodingError
+    from ..utils._files import atomic_write, compressed_writer
+
+    stdin = args.data == "-"
+    data, keep, model = _streamed_inputs(args)
     if not args.quiet:
         _say_if_compiling("predict")
     outputs = ["prediction", *(f"p_{c}" for c in model.classes_)]
@@ -577,18 +586,11 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     # streamed as predict is: a chunk of rows explained and written at a time
     import pandas as pd
 
-    from ..classifier._loading import load_classifier
     from ..pipeline._explain import members_explain
-    from ..utils._files import atomic_write, compressed_writer, refuse_overwriting_inputs
+    from ..utils._files import atomic_write, compressed_writer
 
     stdin = args.data == "-"
-    data = args.data if stdin else _data_path(args.data)
-    refuse_overwriting_inputs(args.out, [data, args.model])
-    if args.chunksize is not None and args.chunksize < 1:
-        raise ValueError(f"--chunksize must be a positive number of rows, got {args.chunksize}")
-    keep = list(dict.fromkeys(c.strip() for given in args.keep or () for c in given.split(",")
-                              if c.strip()))
-    model = load_classifier(args.model)
+    data, keep, model = _streamed_inputs(args)
     classes = model.classes_
     cls = None
     if args.cls is not None:
