@@ -66,6 +66,7 @@ def test_labs_figure_and_questions():
     assert nb.cells[i + 1].source.startswith("**What to notice.**")
 
 
+@pytest.mark.study  # about two minutes on one core (Lab B's fits under tracemalloc): make study
 def test_notebook_executes_end_to_end(monkeypatch, tmp_path):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     stored = _streams(nb)
