@@ -6,7 +6,8 @@
 #   make lint     the `dev` extra (test + docs + ruff);  make docs: the `docs` extra (mkdocs)
 #   make notebook the `teach` extra; re-executes the class notebooks (examples/teaching.ipynb,
 #                 structure.ipynb, labs.ipynb) in place (the site shows their stored outputs, and
-#                 tests/test_teaching_notebook.py, _structure.py, _labs.py check they are current)
+#                 tests/test_teaching_notebook.py, _structure.py, _labs.py check they are current;
+#                 the labs' re-execution, two minutes, under make study)
 #   make student  the `teach` extra; writes student/: the notebooks without their solutions or
 #                 outputs, and the problem set (examples/editions.py)
 #   make slides   the `teach` extra; writes build/slides/hdpbn-slides.pdf, offline
