@@ -338,20 +338,21 @@ def _read_proba(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
         return None  # a damaged file counts as absent
 
 
-def upgrade_record(record: dict[str, Any], stored: tuple[np.ndarray, np.ndarray] | None
-                   ) -> dict[str, Any] | None:
+def upgrade_record(record: dict[str, Any], stored: Path) -> dict[str, Any] | None:
     """A cached record with every score of :data:`METRICS`, or None when it needs a refit.
 
     Records written before the Brier score was recorded (no ``brier`` key) hold the RMSE of the
-    true class under ``rmse``. With the cell's stored probabilities every score is recomputed;
+    true class under ``rmse``. With the cell's stored probabilities (the file ``stored``, read
+    only for such a record) every score is recomputed;
     without them a two-class cell is upgraded exactly (there the paper's RMSE equals the true
     class's, and the Brier score is twice its square); a cell of more classes cannot be.
     """
     if all(k in record for k in METRICS):
         return record
     out = dict(record)
-    if stored is not None:
-        out.update(score(stored[1], stored[0]))
+    probabilities = _read_proba(stored)
+    if probabilities is not None:
+        out.update(score(probabilities[1], probabilities[0]))
         return out
     if record.get("n_classes") == 2 and "rmse" in record:
         out["rmse_true_class"] = record["rmse"]
@@ -531,7 +532,7 @@ def collect_cache(cache: str | os.PathLike) -> pd.DataFrame:
     records = []
     for p in paths:
         record = json.loads(p.read_text())
-        upgraded = upgrade_record(record, _read_proba(proba_path(p)))
+        upgraded = upgrade_record(record, proba_path(p))
         if upgraded is None:  # an older multi-class cell: its RMSE is the true class's
             record["rmse_true_class"] = record.pop("rmse")
             upgraded = record
@@ -600,8 +601,7 @@ def run_cells(
         path = cell.path(cache, protocol, settings)
         if path.exists():
             try:
-                record = upgrade_record(json.loads(path.read_text()),
-                                        _read_proba(proba_path(path)))
+                record = upgrade_record(json.loads(path.read_text()), proba_path(path))
             except json.JSONDecodeError:
                 record = None  # a damaged cell is recomputed
             if record is not None:  # None: an older multi-class cell, recomputed
