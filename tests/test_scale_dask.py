@@ -217,3 +217,19 @@ def test_dask_prediction_without_names_unknown_divisions_and_an_empty_partition(
         unnamed = dd.from_array(array, chunksize=250)
         np.testing.assert_array_equal(model.predict_proba(unnamed).compute(), expected)
         np.testing.assert_array_equal(model.predict(unnamed).compute(), model.predict(array))
+
+
+@pytest.mark.parametrize("estimator", ["m", "hdp"])
+def test_dask_discriminative_fit_equals_in_memory_fit(estimator):
+    # the layer's rows are picked by position: Dask's partitions give the same weights
+    X, y, df = _frame("credit-a")
+    params = dict(n_estimators=2, k=2, estimator=estimator, random_state=1,
+                  discriminative="attribute_class")
+    import dask
+
+    with dask.config.set(scheduler="synchronous"):
+        b = ESKDBClassifier(**params).fit(dd.from_pandas(df, npartitions=4), "class")
+    a = ESKDBClassifier(**params).fit(X, y)
+    for ma, mb in zip(a.members_, b.members_, strict=True):
+        np.testing.assert_array_equal(ma.term_weights, mb.term_weights)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))

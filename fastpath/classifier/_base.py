@@ -90,7 +90,8 @@ _PRIVATE_STATE = ("_partial_state", "_prediction_plan")
 #: ``BayesNetClassifier``'s docstring documents them).
 SHARED_PARAMETERS: tuple[str, ...] = (
     "m", "m_backoff", "categorical_features", "na_values", "numeric_errors", "exclude_features",
-    "class_weight", "sampler", "selection_rows", "n_jobs", "random_state", "verbose",
+    "class_weight", "sampler", "selection_rows", "discriminative", "n_jobs", "random_state",
+    "verbose",
 )
 
 
@@ -203,6 +204,7 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
     class_weight: dict[Any, float] | str | None
     sampler: str | HDPOptions
     selection_rows: int | str | None
+    discriminative: str | None
     n_jobs: int | None
     random_state: int | np.random.Generator | None
     verbose: int

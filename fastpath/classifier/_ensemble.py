@@ -71,6 +71,12 @@ class ESKDBClassifier(BaseBayesNet):
         ``None``: every row, as the authors did (the leave-one-out pass costs about one
         prediction of the training data per candidate k*; measurements of the choice:
         docs/performance.md, "Selection on a sample of the rows").
+    discriminative : {"attribute", "attribute_class"} or None, default=None
+        A discriminative layer on every member's tables, as for
+        :class:`~fastpath.BayesNetClassifier`: each member its own weights, fitted on the same
+        rows with its own tables leaving each row out; the ensemble's ``P(y | x)`` is the mean
+        of the members' weighted posteriors. The ridge is chosen on member 0's weights and
+        serves every member.
     random_state : int, numpy Generator or None, default=None
         Seed of the members' orders, discretisations, m holdouts, selection samples and
         samplers.
@@ -114,6 +120,7 @@ class ESKDBClassifier(BaseBayesNet):
         class_weight: dict[Any, float] | str | None = None,
         sampler: str | HDPOptions = DEFAULT_ENSEMBLE_SAMPLER,
         selection_rows: int | str | None = ENSEMBLE_SELECTION_ROWS,
+        discriminative: str | None = None,
         n_jobs: int | None = None, random_state: int | np.random.Generator | None = None,
         verbose: int = 0,
     ) -> None:

@@ -153,6 +153,16 @@ default="adaptive"
         same rows in memory and out of core; the counts are still every row's); ``"auto"``:
         ``max(5000, 1000 x the number of classes)``, :class:`~fastpath.ESKDBClassifier`'s
         default. ``None``: every row.
+    discriminative : {"attribute", "attribute_class"} or None, default=None
+        A discriminative layer on the tables: weights on the class prior's and each
+        attribute's log-probability (``"attribute"``: one per attribute; ``"attribute_class"``:
+        one per attribute and class), fitted by minimising the conditional log loss of the
+        training rows (at most ``max(10000, 1000 x the number of classes)`` of them), each
+        row's terms read from tables that leave it out, with a ridge towards the generative
+        model (``w = 1``) chosen among 1, 10, 100 and 1000 by 3-fold cross-validation of the
+        log loss; the probabilities stay proper (:mod:`fastpath.pipeline._weights`,
+        docs/theory.md, "Beyond the paper: a discriminative layer on the tables"). Needs
+        ``estimator="hdp"`` or ``"m"``. ``None``: the generative model.
     n_jobs : int or None, default=None
         Threads of every stage: the HDP sampler's, numba's kernels' (structure scores,
         leave-one-out selection, prediction) and the library's pools (no stage calls BLAS, so
@@ -220,6 +230,7 @@ default="adaptive"
         exclude_features: str | Sequence[str | int] | None = "auto",
         class_weight: dict[Any, float] | str | None = None,
         sampler: str | HDPOptions = DEFAULT_SAMPLER, selection_rows: int | str | None = None,
+        discriminative: str | None = None,
         n_jobs: int | None = None, random_state: int | np.random.Generator | None = None,
         verbose: int = 0,
     ) -> None:

@@ -82,7 +82,10 @@ from ._model_checks import Checker, ModelFileError
 
 __all__ = ["ModelFileError", "model_class_name", "read_model", "read_model_meta", "save_model"]
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
+#: the version a model without discriminative weights still writes (version 4 adds the
+#: members' ``term_weights``, which a reader of version 3 would ignore: wrong probabilities)
+_UNWEIGHTED_VERSION = 3
 #: the ``format`` of every model file
 MODEL = "hdpbn-model"
 #: the ``format`` of an ensemble's version 1 file
@@ -105,7 +108,8 @@ RATIO_FLOOR = 2**20
 #: the arrays of a model file: its JSON document, and each member's trees' (version 1 files:
 #: without the member prefix)
 _MEMBER_NAME = re.compile(
-    r"meta|(?:member\d+_)?tree\d+_(?:paths|counts|table)|member\d+_tree\d+_(?:draws|alphas)")
+    r"meta|(?:member\d+_)?tree\d+_(?:paths|counts|table)|member\d+_tree\d+_(?:draws|alphas)"
+    r"|member\d+_term_weights")
 #: the longest ``.npy`` header read (numpy's own default limit)
 MAX_HEADER_BYTES = 10_000
 
@@ -292,7 +296,8 @@ def save_model(class_name: str, params: dict[str, Any], model: FittedModel,
     names = model.feature_names_in_
     meta = {
         "format": MODEL,
-        "version": FORMAT_VERSION,
+        "version": (FORMAT_VERSION if any(m.term_weights is not None for m in model.members_)
+                    else _UNWEIGHTED_VERSION),
         "estimator": class_name,
         "params": _jsonable_params(params),
         "classes": [_label(c) for c in model.classes_],
@@ -314,10 +319,13 @@ def save_model(class_name: str, params: dict[str, Any], model: FittedModel,
                                       member.probability_tables, arrays),
                 "m": member.m,
                 "m_scores": {str(k): v for k, v in (member.m_scores or {}).items()},
+                "term_weights": _write_weights(f"member{e}_", member.term_weights, arrays),
             }
             for e, member in enumerate(model.members_)
         ],
     }
+    if model.discriminative_penalty_ is not None:
+        meta["discriminative_penalty"] = float(model.discriminative_penalty_)
     n_draws = _write_draws(model, arrays)
     if n_draws is not None:  # a model without draws writes the file it always wrote
         meta["posterior_draws"] = n_draws
@@ -628,7 +636,10 @@ def read_model(path: str | os.PathLike,
         encoder = check.built(f"members[{e}].encoder",
                               lambda entry=entry: TableEncoder.from_dict(entry["encoder"]))
         members.append(Member(encoder, structure, specs, trees, tables, selection,
-                              entry.get("m"), _m_scores(entry)))
+                              entry.get("m"), _m_scores(entry),
+                              term_weights=_read_weights(entry, f"member{e}_", arrays,
+                                                         len(trees), len(meta["classes"]),
+                                                         check)))
     params = check.built("params", lambda: _params(meta))
     model = FittedModel(
         classes_=_classes(meta),
@@ -639,5 +650,35 @@ def read_model(path: str | os.PathLike,
         fit_warnings_=_fit_warnings(meta, check),
         excluded_features_=excluded,
         posterior_draws_=_read_draws(meta, members, arrays, check),
+        discriminative_penalty_=check.optional(check.number, meta.get("discriminative_penalty"),
+                                               "discriminative_penalty"),
     )
     return params, model
+
+
+def _write_weights(prefix: str, weights: np.ndarray | None, arrays: dict[str, np.ndarray]
+                   ) -> bool:
+    """Store a member's discriminative weights (trees x classes) as ``<prefix>term_weights``;
+    whether it has any."""
+    if weights is None:
+        return False
+    arrays[f"{prefix}term_weights"] = np.asarray(weights, np.float64)
+    return True
+
+
+def _read_weights(entry: dict, prefix: str, arrays: dict[str, np.ndarray], n_trees: int,
+                  n_classes: int, check: Checker) -> np.ndarray | None:
+    """A member's weights :func:`_write_weights` stored (None when it has none), checked:
+    finite, non-negative, one row per tree and a column per class."""
+    field = f"{prefix}term_weights"
+    if not entry.get("term_weights"):
+        if field in arrays:
+            raise check.fail(field, "is in the file, but its member says it has no weights")
+        return None
+    weights = _array(arrays, field, check)
+    if weights.dtype.kind != "f" or weights.shape != (n_trees, n_classes):
+        raise check.fail(field, f"must be floats of shape {(n_trees, n_classes)}, got "
+                                f"{weights.dtype} of shape {weights.shape}")
+    if not (np.isfinite(weights).all() and (weights >= 0).all()):
+        raise check.fail(field, "must hold finite, non-negative weights")
+    return weights

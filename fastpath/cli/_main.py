@@ -216,6 +216,13 @@ def _add_model_options(p: argparse.ArgumentParser, structure: str | None = None)
                    help="eskdb: how the members cut numeric columns: each its own stochastic "
                    "MDL, half of them at random resolution (mixed), all at random resolution, "
                    f"or all at Weka's MDL cut points (default: {_ESKDB['discretization']})")
+    g.add_argument("--discriminative", default=None,
+                   choices=("none", "attribute", "attribute_class"),
+                   help="weights on the tables' log-probabilities fitted to the conditional "
+                   "log loss, one per attribute or per attribute and class; none: the "
+                   "generative model (default: the classifier's, "
+                   f"{_ESKDB['discriminative'] or 'none'} for eskdb, "
+                   f"{_BNC['discriminative'] or 'none'} otherwise)")
     g.add_argument("--estimator", default=_BNC["estimator"], choices=[*ESTIMATORS],
                    help="HDP estimates (the paper's method), m-estimates with back-off, "
                    "hierarchical gradient smoothing (hgs) or hierarchical linear smoothing "
@@ -384,6 +391,9 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
         estimator: Any = args.estimator
         if estimator == "hls" and args.hls_c != HLS_C:
             estimator = HLSOptions(C=args.hls_c)
+        if args.discriminative is not None:
+            own["discriminative"] = (None if args.discriminative == "none"
+                                     else args.discriminative)
         model = cls(**own, **common, estimator=estimator, sampler=sampler)
         model.fit_config()
     except ValueError as exc:  # name the command-line flag, not the Python parameter

@@ -24,13 +24,27 @@ from ..structure._selective import SelectedStructure
 from ._stages import pack
 
 
+def node_classes(tree: ContextTree) -> np.ndarray:
+    """The class below which each node of a tree whose first branch is the class lies (-1 at
+    the root): a level's nodes take their parents' (the levels are contiguous, in order)."""
+    out = np.full(tree.n_nodes, -1, np.int64)
+    offsets = tree.level_offsets
+    if tree.depth >= 1:
+        out[offsets[1]:offsets[2]] = tree.branch_value[offsets[1]:offsets[2]]
+    for d in range(2, tree.depth + 1):
+        out[offsets[d]:offsets[d + 1]] = out[tree.parent[offsets[d]:offsets[d + 1]]]
+    return out
+
+
 @dataclass
 class Member:
     """One member of a fitted classifier: its coding, structure, trees and tables.
 
     ``selection`` is the selective kDB record (``None`` for NB, TAN and kDB); ``m`` the m of
     m-estimates (``None`` for HDP estimates) and ``m_scores`` every candidate's RMSE when it was
-    chosen. :meth:`pack` builds (once) a single model's prediction arrays, which the
+    chosen; ``term_weights`` (trees, classes) the discriminative layer's weights on each tree's
+    log-probabilities, the class prior's first (:mod:`fastpath.pipeline._weights`; ``None``:
+    the generative model). :meth:`pack` builds (once) a single model's prediction arrays, which the
     estimator's prediction plan reads; an ensemble's plan packs its members' trees itself
     (:func:`fastpath.pipeline._members.prediction_plan`), so its members keep no copy.
     """
@@ -44,6 +58,7 @@ class Member:
     m: float | None = None
     m_scores: dict[float, float] | None = None
     packed: PackedModel | None = field(default=None, repr=False, compare=False)
+    term_weights: np.ndarray | None = None
 
     @property
     def order(self) -> tuple[int, ...]:
@@ -56,8 +71,24 @@ class Member:
     def pack(self) -> PackedModel:
         """Build (once) and return the prediction arrays of the member's tables."""
         if self.packed is None:
-            self.packed = pack(self.tree_specs, self.trees, self.probability_tables)
+            self.packed = pack(self.tree_specs, self.trees, self.prediction_tables())
         return self.packed
+
+    def prediction_tables(self) -> list[np.ndarray]:
+        """The tables a prediction reads: the estimates, each node raised to the weight of its
+        tree for the class it lies below (``P(y) ** w_(0,y)`` for the class prior; a tree's
+        root, above the class, keeps its estimate), or the estimates themselves without
+        ``term_weights`` (:mod:`fastpath.pipeline._weights`)."""
+        weights = self.term_weights
+        if weights is None:
+            return self.probability_tables
+        out = [self.probability_tables[0] ** weights[0][None, :]]
+        for t, (tree, table) in enumerate(zip(self.trees[1:], self.probability_tables[1:],
+                                              strict=True), start=1):
+            classes = node_classes(tree)
+            exponent = np.where(classes >= 0, weights[t][np.maximum(classes, 0)], 1.0)
+            out.append(table ** exponent[:, None])
+        return out
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -89,6 +120,8 @@ class FittedModel:
     #: the columns the fit left out (identifiers, dates, or those ``exclude_features`` lists),
     #: by name (``x<j>`` for a table without names); prediction ignores them
     excluded_features_: tuple[str, ...] | None = None
+    #: the ridge of the discriminative layer's weights (``discriminative`` fits only)
+    discriminative_penalty_: float | None = None
     #: the tables' posterior draws a loaded model file kept (a
     #: :class:`~fastpath.pipeline._intervals.ModelDraws`); a fitted model draws them from its
     #: ``hdp_results_`` instead

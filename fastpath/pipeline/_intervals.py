@@ -11,6 +11,10 @@ is (:mod:`fastpath.predict._draws`, which also draws the unseen paths' nodes fro
 an ensemble's being the mean of its members'; the quantiles of ``P_s(y | x)`` over the draws
 are the credible interval.
 
+With a discriminative layer (:mod:`fastpath.pipeline._weights`), each draw's terms are
+weighted as the estimates' are, the weights held at their fitted values: the interval is the
+tables' posterior under the fitted weights, not the weights' uncertainty.
+
 What the interval covers: the tables' posterior *given the structure* (for an ensemble, given
 every member's structure, cut points and attribute order, which are chosen, not sampled): the
 uncertainty of the structure itself is not in it. Which draws: each tree's draws pooled over
@@ -158,6 +162,15 @@ def members_proba_draws(members: Sequence[Member], draws: ModelDraws, frame: pd.
     for e, member in enumerate(members):
         for j, tree in enumerate(member.trees[1:]):
             tree_of.append((int(packed.tree_ptr[e]) + j, draws.slots[e][j + 1], tree.depth))
+    # the discriminative layer's weights of every packed tree's term (1: none), and of the
+    # class prior: a draw's tables are the estimates' draws, weighted as the estimates are
+    term_weights = np.ones((packed.child_col.size, n_classes))
+    prior_weights = np.ones((n_members, n_classes))
+    for e, member in enumerate(members):
+        if member.term_weights is not None:
+            start = int(packed.tree_ptr[e])
+            term_weights[start:start + len(member.trees) - 1] = member.term_weights[1:]
+            prior_weights[e] = member.term_weights[0]
     alpha_ptr = np.zeros(packed.child_col.size, np.int64)
     total = 0
     for a, _, depth in tree_of:
@@ -179,10 +192,10 @@ def members_proba_draws(members: Sequence[Member], draws: ModelDraws, frame: pd.
         for e in range(n_members):
             t = draws.slots[e][0]  # the class prior's tree
             with np.errstate(divide="ignore"):
-                prior = np.log(draws.trees[t].tables[draws.picks[t][s]][0])
+                prior = np.log(draws.trees[t].tables[draws.picks[t][s]][0]) * prior_weights[e]
             joint = draw_joint_log_likelihood(packed, codes_t, columns, e, log_prob, prior,
                                               level_alpha, alpha_ptr,
-                                              _state(root, s, e))
+                                              _state(root, s, e), term_weights)
             if shift is not None:
                 joint += shift
             out[s] += posterior_from_joint(joint)

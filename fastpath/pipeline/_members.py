@@ -66,6 +66,7 @@ from ._stages import (
     selection_key,
     structure_name,
 )
+from ._weights import fit_layer
 
 
 def member_streams(config: FitConfig) -> list[np.random.Generator | None]:
@@ -183,7 +184,8 @@ def score_keys(encoders: Sequence[TableEncoder]) -> list[list]:
 
 def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,
                feature_names: Sequence[str], has_names: bool, log: FitLog | None = None,
-               n_passes: int | None = None, excluded: Sequence[str] = ()) -> FittedModel:
+               n_passes: int | None = None, excluded: Sequence[str] = (),
+               layer: tuple[Sequence[np.ndarray], np.ndarray] | None = None) -> FittedModel:
     """Estimate every member's tables and return the fitted record (every driver's last step).
 
     m-estimates with each member's m; or HDP (HGS, HLS): members whose (child, parents, coding
@@ -191,6 +193,10 @@ def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,
     (the class prior, every nominal-only factor that two orders give the same parents). One
     sampler call over the distinct trees spreads them over threads; member 0's trees come
     first, so they keep the stream keys (positions) of a single classifier's fit.
+
+    With ``config.discriminative``, ``layer`` holds every member's codes of the layer's rows
+    and their classes (:func:`~fastpath.pipeline._weights.layer_sample`), and the members'
+    weights are fitted on them (:func:`~fastpath.pipeline._weights.fit_layer`).
     """
     log = config.log() if log is None else log
     results = diagnostics = None
@@ -203,8 +209,18 @@ def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,
         for member, slot in zip(members, slots, strict=True):
             member.probability_tables = [estimated.tables[j] for j in slot]
         results, diagnostics = estimated.hdp_results, estimated.diagnostics
+    penalty = None
     for member in members:
         member.packed = None  # the tables are new: the estimator's prediction plan packs them
+        member.term_weights = None
+    if config.discriminative is not None:
+        if layer is None:
+            raise ValueError("a discriminative fit needs the layer's rows")
+        log.stage(f"fitting the discriminative weights ({config.discriminative}) on "
+                  f"{layer[1].size} rows")
+        per_member = (None if results is None
+                      else [[results[j] for j in slot] for slot in slots])
+        penalty = fit_layer(config, members, layer[0], layer[1], per_member)
     return FittedModel(
         classes_=classes,
         n_features_in_=len(feature_names),
@@ -214,6 +230,7 @@ def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,
         diagnostics_=diagnostics,
         n_passes_=n_passes,
         excluded_features_=tuple(excluded),
+        discriminative_penalty_=penalty,
     )
 
 
@@ -277,10 +294,9 @@ def prediction_plan(members: Sequence[Member]) -> PredictionPlan:
     if len(members) == 1:
         packed = pack_members([members[0].pack()])
     else:
-        packed = pack_ensemble([m.probability_tables[0][0] for m in members],
-                               [m.tree_specs[1:] for m in members],
-                               [m.trees[1:] for m in members],
-                               [m.probability_tables[1:] for m in members])
+        tables = [m.prediction_tables() for m in members]
+        packed = pack_ensemble([t[0][0] for t in tables], [m.tree_specs[1:] for m in members],
+                               [m.trees[1:] for m in members], [t[1:] for t in tables])
     encoders = [member.encoder for member in members]
     return PredictionPlan(tuple(members), encoders, members_layout(encoders), packed)
 

@@ -22,6 +22,7 @@ from ._members import (
     score_keys,
 )
 from ._stages import choose_m_from_codes, name_trees
+from ._weights import layer_sample
 
 
 def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, classes: np.ndarray,
@@ -40,6 +41,10 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
     columns = column_cache(encoders[0], frame) if n_members > 1 else None
     # the members' mutual informations of columns coded alike, computed once
     cache, keys = ScoreCache(), score_keys(encoders)
+    # the discriminative layer's rows (the same for every member), and each member's codes
+    sample = (layer_sample(config, frame.shape[0], n_classes)
+              if config.discriminative is not None else None)
+    layer_codes: list[np.ndarray | None] = [None] * n_members
 
     def fit_member(e: int, rng: np.random.Generator | None) -> Member:
         encoder = encoders[e]
@@ -48,6 +53,8 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
         if n_members == 1:
             log.stage(f"counting {len(specs)} context trees")
         counts = learned.counts(specs, codes, y_codes)
+        if sample is not None:
+            layer_codes[e] = np.ascontiguousarray(codes[sample])
         if n_members == 1 and config.m_rule is not None:
             log.stage(f"choosing m ({config.m_rule})")
         # member 0 holds out the rows a single classifier holds out (the same generator)
@@ -72,6 +79,7 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
     else:
         members = [fit_member(e, rng) for e, rng in enumerate(streams)]
     fitted = finish_fit(config, members, classes=classes, feature_names=feature_names,
-                        has_names=has_names, log=log, excluded=excluded)
+                        has_names=has_names, log=log, excluded=excluded,
+                        layer=None if sample is None else (layer_codes, y_codes[sample]))
     log.stage("fitted")
     return fitted

@@ -33,7 +33,8 @@ from ._inference import PackedMembers
 
 
 @njit(cache=True, nogil=True)
-def _draw_joint(codes_t, mine, pm, e, log_prob, prior, level_alpha, alpha_ptr, state, joint):
+def _draw_joint(codes_t, mine, pm, e, log_prob, prior, level_alpha, alpha_ptr, state,
+                term_weights, joint):
     n_classes = prior.shape[0]
     links = pm.child_links
     for i in range(codes_t.shape[1]):
@@ -71,13 +72,14 @@ def _draw_joint(codes_t, mine, pm, e, log_prob, prior, level_alpha, alpha_ptr, s
                         alpha = level_alpha[alpha_ptr[a] + level - 1]
                         p = math.exp(term)
                         term = -neg_log_beta_variate(alpha * p, alpha * (1.0 - p), state)
-                joint[i, c] += term
+                joint[i, c] += term_weights[a, c] * term
 
 
 def draw_joint_log_likelihood(packed: PackedMembers, codes_t: np.ndarray, columns: np.ndarray,
                               member: int, log_prob: np.ndarray, class_log_prior: np.ndarray,
                               level_alpha: np.ndarray, alpha_ptr: np.ndarray,
-                              state: np.ndarray) -> np.ndarray:
+                              state: np.ndarray, term_weights: np.ndarray | None = None
+                              ) -> np.ndarray:
     """Member ``member``'s ``log P(y, x)`` of every row under one draw of its tables.
 
     ``packed``: the members' packed trees (their layout; the tables are ``log_prob``, laid out
@@ -85,11 +87,17 @@ def draw_joint_log_likelihood(packed: PackedMembers, codes_t: np.ndarray, column
     column (int32, shared codes x rows); ``level_alpha[alpha_ptr[a] + d - 1]``: the
     concentration of depth ``d`` of packed tree ``a`` in this draw's state; ``state``: the
     xoshiro256** state (4 uint64, advanced in place) of the Beta draws, one stream read row by
-    row in order (the same numbers for any number of threads)."""
-    out = np.empty((codes_t.shape[1], class_log_prior.shape[0]))
+    row in order (the same numbers for any number of threads); ``term_weights`` (packed trees,
+    classes): the discriminative layer's weight of each tree's term for each class
+    (:mod:`fastpath.pipeline._weights`; None: 1), the class prior given weighted."""
+    n_classes = class_log_prior.shape[0]
+    out = np.empty((codes_t.shape[1], n_classes))
+    if term_weights is None:
+        term_weights = np.ones((packed.child_col.size, n_classes))
     _draw_joint(codes_t, np.ascontiguousarray(columns[member], dtype=np.int64), packed,
                 int(member), np.ascontiguousarray(log_prob, dtype=np.float64),
                 np.ascontiguousarray(class_log_prior, dtype=np.float64),
                 np.ascontiguousarray(level_alpha, dtype=np.float64),
-                np.ascontiguousarray(alpha_ptr, dtype=np.int64), state, out)
+                np.ascontiguousarray(alpha_ptr, dtype=np.int64), state,
+                np.ascontiguousarray(term_weights, dtype=np.float64), out)
     return out

@@ -13,7 +13,10 @@ Every member of the fit (``config.n_members``; :mod:`fastpath.pipeline._members`
 counts: the first call learns each member from its chunk exactly as the in-memory fit would
 (own cut points, order, structure), later calls code each chunk once per member. One reservoir
 key serves every member (drawn from ``random_state``), and :meth:`PartialFit.refresh` estimates
-every member's tables in one call (:func:`~fastpath.pipeline._members.finish_fit`).
+every member's tables in one call (:func:`~fastpath.pipeline._members.finish_fit`). With a
+discriminative layer (:mod:`fastpath.pipeline._weights`), a second reservoir keeps the layer's
+rows (the ones with the smallest layer hashes seen so far, as many as the layer weighs), so
+that every refresh weighs the rows a fit of the chunks so far would.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from ..pipeline._members import (
     member_streams,
 )
 from ..pipeline._stages import LearnedStructure, choose_m, name_trees, plan_m
+from ..pipeline._weights import layer_key, layer_rows
 from ..utils._validation import as_generator, check_labels, check_two_classes
 from ..utils._warn import DataWarning, warn
 from ._errors import StreamError, first_true
@@ -104,6 +108,41 @@ class PartialState:
 
 
 @dataclass
+class LayerReservoir:
+    """The discriminative layer's rows among those seen: the ``size`` rows with the smallest
+    layer hashes (:func:`~fastpath.pipeline._weights.layer_threshold`'s, so that the rows kept
+    after every chunk are those a fit of the concatenated chunks weighs), each member's codes
+    of them and their classes."""
+
+    key: int
+    size: int
+    n_seen: int = 0
+    hashes: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))
+    rows: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    codes: list[np.ndarray] | None = None
+    y: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+
+    def add(self, codes: list[np.ndarray], y: np.ndarray) -> None:
+        start, n = self.n_seen, y.shape[0]
+        h = np.concatenate([self.hashes, row_hashes(start, start + n, self.key)])
+        rows = np.concatenate([self.rows, np.arange(start, start + n, dtype=np.int64)])
+        kept = codes if self.codes is None else [np.concatenate([a, b]) for a, b
+                                                 in zip(self.codes, codes, strict=True)]
+        all_y = np.concatenate([self.y, y])
+        if h.size > self.size:
+            keep = np.sort(np.argpartition(h, self.size - 1)[:self.size])
+            h, rows, all_y = h[keep], rows[keep], all_y[keep]
+            kept = [c[keep] for c in kept]
+        self.hashes, self.rows, self.codes, self.y = h, rows, kept, all_y
+        self.n_seen += n
+
+    def layer(self) -> tuple[list[np.ndarray], np.ndarray]:
+        """Every member's codes of the kept rows and their classes, in row order."""
+        order = np.argsort(self.rows, kind="stable")
+        return [np.ascontiguousarray(c[order]) for c in self.codes or []], self.y[order]
+
+
+@dataclass
 class PartialMember:
     """One member's part of ``partial_fit``: what the first call fixed, and its counts."""
 
@@ -144,6 +183,8 @@ class PartialFit:
     warnings: list[str] = field(default_factory=list)
     #: the columns the first call left out (``exclude_features``), by name
     excluded: tuple[str, ...] = ()
+    #: the discriminative layer's rows (``config.discriminative`` only)
+    reservoir: LayerReservoir | None = None
 
     @property
     def stale(self) -> bool:
@@ -159,6 +200,8 @@ class PartialFit:
         codes = [_chunk_codes(member.encoder, frame, self.n_calls) for member in self.members]
         for member, member_codes in zip(self.members, codes, strict=True):
             member.state.add(member_codes, y_codes)
+        if self.reservoir is not None:
+            self.reservoir.add(codes, y_codes)
         self.n_calls += 1
 
     def refresh(self) -> FittedModel:
@@ -174,7 +217,8 @@ class PartialFit:
                                   scores if self.config.chooses_m else None))
         fitted = finish_fit(self.config, members, classes=self.classes,
                             feature_names=self.feature_names, has_names=self.has_names,
-                            excluded=self.excluded)
+                            excluded=self.excluded,
+                            layer=None if self.reservoir is None else self.reservoir.layer())
         for partial in self.members:
             partial.state.stale = False
         return fitted
@@ -283,14 +327,19 @@ def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y
         encoders = member_encoders(config, streams, frame, y_codes, n_classes)
     else:
         encoders = [copy.deepcopy(declared) for _ in streams]
-    members = []
+    members, first_codes = [], []
     for e, (rng, encoder) in enumerate(zip(streams, encoders, strict=True)):
         codes, learned, specs = learn_member(config, e, rng, encoder, frame, y_codes, n_classes)
+        first_codes.append(codes)
         _check_chunk_codes(codes, encoder, frame, 0)
         if e == 0 and schema is None:
             _warn_if_the_first_chunk_lacks_classes(encoder, class_labels, y_codes)
         member = PartialMember(encoder, learned, specs, PartialState(CountAccumulator(specs), key))
         member.state.add(codes, y_codes)
         members.append(member)
+    reservoir = None
+    if config.discriminative is not None:
+        reservoir = LayerReservoir(layer_key(config), layer_rows(n_classes))
+        reservoir.add(first_codes, y_codes)
     return PartialFit(config, class_labels, feature_names, has_names, members, n_calls=1,
-                      excluded=excluded)
+                      excluded=excluded, reservoir=reservoir)

@@ -98,6 +98,7 @@ from ..pipeline._stages import (
     structure_from_scores,
     structure_name,
 )
+from ..pipeline._weights import layer_threshold
 from ..structure._orders import sample_order
 from ..structure._selective import DEFAULT_LOO_M, SelectedStructure, full_depth, full_model_rmse
 from ..structure._specs import tree_specs
@@ -112,6 +113,7 @@ from ._stats import (
     MemberStats,
     PairStats,
     PassStatistic,
+    RowSample,
     StatGroup,
     pair_groups,
 )
@@ -310,6 +312,16 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
             choices[e] = choose_m(final_specs[e], trains[e], *holdouts[e],
                                   backoff=config.m_backoff)
 
+    # the discriminative layer's rows, as each member codes them (the same rows in memory)
+    layer = None
+    if config.discriminative is not None:
+        log.stage(f"pass {runner.n_passes + 1}: the discriminative layer's rows")
+        key, threshold = layer_threshold(config, n, n_classes)
+        kept = runner.run(coder, MemberStats([RowSample(key, threshold)
+                                              for _ in range(n_members)])).items
+        rows = [sample.rows(p) for sample in kept]
+        layer = ([codes for codes, _ in rows], rows[0][1])
+
     members = []
     for e in range(n_members):
         m, scores = choices[e]
@@ -320,7 +332,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
         ))
     fitted = finish_fit(config, members, classes=classes, feature_names=stats.features,
                         has_names=stats.has_names, log=log, n_passes=runner.n_passes,
-                        excluded=excluded_names)
+                        excluded=excluded_names, layer=layer)
     log.stage(f"fitted in {runner.n_passes} passes")
     return fitted
 

@@ -221,6 +221,42 @@ class CountStats:
         return codes, y
 
 
+class RowSample:
+    """The codes and classes of the rows whose seeded hash of their position is at most
+    ``threshold`` (every row when ``threshold`` is None): the discriminative layer's rows
+    (:func:`~fastpath.pipeline._weights.layer_threshold`), mergeable in any order."""
+
+    def __init__(self, key: int, threshold: Any) -> None:
+        self.key = key
+        self.threshold = threshold
+        self.kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def fresh(self) -> RowSample:
+        return RowSample(self.key, self.threshold)
+
+    def update(self, codes: np.ndarray, y: np.ndarray, start: int) -> RowSample:
+        if self.threshold is None:
+            rows = np.arange(y.shape[0])
+        else:
+            rows = np.flatnonzero(row_hashes(start, start + y.shape[0], self.key)
+                                  <= self.threshold)
+        if rows.size:
+            self.kept.append((start + rows, np.array(codes[rows]), np.array(y[rows])))
+        return self
+
+    def merge(self, other: RowSample) -> RowSample:
+        self.kept.extend(other.kept)
+        return self
+
+    def rows(self, n_attributes: int) -> tuple[np.ndarray, np.ndarray]:
+        """The kept codes and classes, in row order."""
+        if not self.kept:
+            return np.empty((0, n_attributes), np.int64), np.empty(0, np.int64)
+        order = np.argsort(np.concatenate([k[0] for k in self.kept]), kind="stable")
+        return (np.concatenate([k[1] for k in self.kept])[order],
+                np.concatenate([k[2] for k in self.kept])[order])
+
+
 class LooStats:
     """Pass 4 (SkDB): leave-one-out squared errors of every (n*, k*), by global row chunk.
 

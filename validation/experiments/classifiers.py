@@ -48,8 +48,8 @@ Names
     XGBoost, ``max_depth=6``, 50 boosting rounds (the paper's Splice experiment), histogram
     trees, other parameters at their defaults.
 ``eskdb-hdp``, ``eskdb-m``, ``eskdb10-hdp``, ``eskdb-mdl-hdp``, ``eskdb-hdpe``, ...
-    ``eskdb[E][-mdl|-rand|-mix]-<estimator>``: the ensemble of ``E`` (default 20) selective
-    kDB-5 members
+    ``eskdb[E][-mdl|-rand|-mix][-dwa|-dwc]-<estimator>``: the ensemble of ``E`` (default 20)
+    selective kDB-5 members
     (:class:`fastpath.ESKDBClassifier`, Zhang, Petitjean & Buntine 2020), each with its own
     stochastic MDL discretisation (with the authors' forced cut since 2026-11-28: a numeric
     column that no admissible cut splits gets one, drawn in proportion to information gain), or
@@ -60,7 +60,9 @@ Names
     ``-hdpe`` with the ensemble's default sampler (``sampler="ensemble"``: ``ESKDBClassifier()``
     as shipped), ``-hdpa`` / ``-hdpp`` with the single classifier's adaptive presets. Every
     member scores its selection on a sample of the rows (the classifier's default
-    ``selection_rows="auto"``: at most ``max(5000, 1000 x classes)``).
+    ``selection_rows="auto"``: at most ``max(5000, 1000 x classes)``). ``-dwa`` and ``-dwc``
+    add the discriminative layer (``discriminative="attribute"`` or ``"attribute_class"``,
+    the ridge chosen by cross-validation).
 ``rf-weka``
     Weka's RandomForest as the paper ran it (``-I 100 -K 0``, Debian's ``weka`` package; ``make
     weka``) on the same MDL codes written as ARFF with every attribute nominal, so that a split on
@@ -130,9 +132,12 @@ DEFAULT_CLASSIFIERS: tuple[str, ...] = (
 QUICK_CLASSIFIERS: tuple[str, ...] = ("nb-m", "tan-m", "kdb3-m", "kdb3-hdp", "skdb3-m", "rf")
 
 _NAME = re.compile(r"^(nb|tan|kdb(\d+)|skdb(\d+))-(mloo|mv|m|hdpr|hdpf|hdpa|hdpp|hdp|hgs|hls)$")
-_ENSEMBLE = re.compile(r"^eskdb(\d+)?(-mdl|-rand|-mix)?-(m|hdpa|hdpp|hdpe|hdp|hgs|hls)$")
+_ENSEMBLE = re.compile(
+    r"^eskdb(\d+)?(-mdl|-rand|-mix)?(-dwa|-dwc)?-(m|hdpa|hdpp|hdpe|hdp|hgs|hls)$")
 #: the ensembles' name parts for their members' discretisation (none: the stochastic MDL)
 _ENSEMBLE_CUTS = {None: "stochastic", "-mdl": "mdl", "-rand": "random", "-mix": "mixed"}
+#: the ensembles' name parts for their discriminative layer (none: the generative model)
+_ENSEMBLE_LAYER = {None: None, "-dwa": "attribute", "-dwc": "attribute_class"}
 #: ESKDB's members' K and default number of members (the authors' settings)
 ESKDB_K = 5
 ESKDB_MEMBERS = 20
@@ -157,6 +162,7 @@ class ClassifierSpec:
     adaptive_sampler: bool = False  # HDP with an adaptive sampler (-hdpa, -hdpp)
     plain_moves: bool = False  # -hdpp: sampler="adaptive-plain"
     ensemble_sampler: bool = False  # eskdb -hdpe: sampler="ensemble", the ensemble's default
+    discriminative: str | None = None  # eskdb -dwa, -dwc: the discriminative layer
 
     @property
     def adaptive_preset(self) -> str:
@@ -199,7 +205,9 @@ class ClassifierSpec:
                        else "HDP")
             else:
                 est = {"hgs": "HGS", "hls": "HLS"}.get(self.estimator or "", "m")
-            return f"ESKDB-{self.n_members}{det}-{est}"
+            layer = {None: "", "attribute": " + weights (attribute)",
+                     "attribute_class": " + weights (attribute, class)"}[self.discriminative]
+            return f"ESKDB-{self.n_members}{det}-{est}{layer}"
         if self.family == "xgboost":
             return "XGBoost"
         if self.family in RAW_BOOSTERS:
@@ -231,7 +239,7 @@ def parse_classifier(name: str) -> ClassifierSpec:
         return ClassifierSpec(name=key, family=key)
     ensemble = _ENSEMBLE.match(key)
     if ensemble is not None:
-        members, cuts, estimator = ensemble.groups()
+        members, cuts, layer, estimator = ensemble.groups()
         n_members = ESKDB_MEMBERS if members is None else int(members)
         if n_members < 1:
             raise ValueError(f"{name!r}: an ensemble needs at least one member")
@@ -239,7 +247,8 @@ def parse_classifier(name: str) -> ClassifierSpec:
         return ClassifierSpec(key, "eskdb", "skdb", ESKDB_K, "hdp" if adaptive else estimator,
                               n_members, _ENSEMBLE_CUTS[cuts], adaptive_sampler=adaptive,
                               plain_moves=estimator == "hdpp",
-                              ensemble_sampler=estimator == "hdpe")
+                              ensemble_sampler=estimator == "hdpe",
+                              discriminative=_ENSEMBLE_LAYER[layer])
     match = _NAME.match(key)
     if match is None:
         raise ValueError(
@@ -250,7 +259,8 @@ def parse_classifier(name: str) -> ClassifierSpec:
             "adaptive rule with the paper's plain moves), hdpf (HDP with the strict adaptive "
             "sampler), hgs (hierarchical gradient smoothing) or hls (hierarchical linear "
             "smoothing) (e.g. kdb3-hdp), "
-            "eskdb[E][-mdl|-rand|-mix]-<estimator>, or rf, rf-onehot, rf-raw, rf-weka, xgboost, "
+            "eskdb[E][-mdl|-rand|-mix][-dwa|-dwc]-<estimator>, or rf, rf-onehot, rf-raw, "
+            "rf-weka, xgboost, "
             "lightgbm-raw, catboost-raw, xgboost-raw"
         )
     head, kdb_k, skdb_k, estimator = match.groups()
@@ -519,6 +529,7 @@ def make_classifier(
         ensemble = ESKDBClassifier(
             n_estimators=spec.n_members, k=spec.k, estimator=spec.estimator,
             discretization=spec.discretization, categorical_features=categorical_features,
+            discriminative=spec.discriminative,
             n_jobs=n_jobs, random_state=seed, exclude_features=_PAPER_COLUMNS,
             sampler=spec.adaptive_preset if spec.adaptive_sampler else "paper",
         )

@@ -1,0 +1,175 @@
+"""The discriminative layer of a fit: every member's weights on its log-probabilities.
+
+With ``discriminative`` set, a fit ends (after :func:`~fastpath.pipeline._members.finish_fit`
+has estimated the tables) by weighing each member's terms
+(:mod:`fastpath.estimate._discriminative`): ``w_(0,y)`` on the class prior's ``log P(y)`` and
+``w_(t,y)`` on tree ``t``'s ``log P(x_t | y, pa_t)``.
+
+Which rows. The weights are fitted on at most :func:`layer_rows` training rows: those whose
+seeded hash of their position is among the smallest (:mod:`fastpath.utils._rows`), a function
+of the positions alone, so a fit in memory, one that reads the rows in chunks and
+``partial_fit`` over chunks weigh the same rows. Every member uses the same rows.
+
+Leaving each row out. A term read from tables that counted the row itself rewards the deepest,
+most over-fitted trees: a leaf that one training row reached gives that row its own value with
+a high probability, which a new row does not get. Each node's estimate is its counts ``n``
+shrunk towards a base ``b`` by a concentration ``c`` (HDP: the parent's estimate and the node's
+posterior-mean concentration, paper eq. 12; m-estimates: the uniform ``1/K`` and ``m``),
+``phi_k = (n_k + c b_k) / (N + c)``; the row's own count removed, the node's value ``x`` reads
+
+    phi^(-r)_x = phi_x (n_x - 1 + c b_x) / (n_x + c b_x) * (N + c) / (N - 1 + c),
+
+the estimate's ratio applied to the tables as estimated (for an HDP estimate, a posterior mean,
+the ratio is that of the mean concentration). The base is left as it is: the row's share of a
+parent's estimate is of the next order. A row alone at its leaf reads its parent's estimate,
+what a new row whose path was never seen reads. The class prior's term keeps the row (one row
+of many).
+
+The ridge is chosen by cross-validating member 0's weights among
+:data:`~fastpath.estimate._discriminative.PENALTY_GRID`
+(:func:`~fastpath.estimate._discriminative.choose_penalty`) and serves every member.
+
+The weighted model. The weights are folded into the tables a prediction reads: a node below
+class ``y`` holds ``phi ** w_(t,y)`` (:func:`weighted_tables`), the class prior ``P(y) **
+w_(0,y)``, so a prediction, an explanation and a model file read the weighted model as they
+read any tables, at the same cost; the member keeps its estimates (``probability_tables``) and
+its weights (``term_weights``). The root of a tree, above the class, is read only for a class
+the tree never counted, and keeps its estimate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..counts._context_tree import ContextTree
+from ..estimate import _discriminative
+from ..estimate._discriminative import choose_penalty, fit_term_weights
+from ..estimate.hdp._results import HDPResult
+from ..predict._explain import member_terms
+from ..predict._inference import pack_members
+from ..structure._selective import loo_sample_mask, loo_sample_threshold
+from ..utils._threads import limit_threads
+from ..utils._validation import seed_int
+from ._config import FitConfig
+from ._fitted import Member
+from ._stages import pack
+
+#: the stream of the layer's row sample among the fit's seeds (``SeedSequence`` spawn key)
+_LAYER_STREAM = 0x1A7E5
+
+
+def layer_rows(n_classes: int) -> int:
+    """The most training rows the weights are fitted on: ``max(10000, 1000 x classes)``."""
+    return max(10_000, 1_000 * n_classes)
+
+
+def layer_key(config: FitConfig) -> int:
+    """The hash key of the layer's rows: a child of ``config.random_state``'s seed."""
+    seq = np.random.SeedSequence(seed_int(config.random_state), spawn_key=(_LAYER_STREAM,))
+    return int(seq.generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def layer_threshold(config: FitConfig, n_rows: int, n_classes: int
+                    ) -> tuple[int, np.uint64 | None]:
+    """The hash key of the layer's rows and the largest hash picked among ``n_rows`` (None:
+    every row): row ``i`` is picked when ``row_hashes(i, i + 1, key) <= threshold``."""
+    key = layer_key(config)
+    return key, loo_sample_threshold(n_rows, layer_rows(n_classes), key)
+
+
+def layer_sample(config: FitConfig, n_rows: int, n_classes: int) -> np.ndarray:
+    """The positions (ascending) of the rows the layer is fitted on among ``n_rows``."""
+    key, threshold = layer_threshold(config, n_rows, n_classes)
+    if threshold is None:
+        return np.arange(n_rows)
+    return np.flatnonzero(loo_sample_mask(0, n_rows, threshold, key))
+
+
+def node_concentrations(member: Member, results: Sequence[HDPResult] | None
+                        ) -> list[np.ndarray]:
+    """The concentration ``c`` of every node of each of the member's attribute trees (module
+    docstring): HDP's posterior-mean concentration of the node's group (``results``: the
+    member's trees' sampler results, class prior's first), or the member's ``m``."""
+    out = []
+    for t, tree in enumerate(member.trees[1:], start=1):
+        if results is None:
+            out.append(np.full(tree.n_nodes, float(member.m)))
+        else:
+            r = results[t]
+            out.append(np.where(r.groups >= 0, r.concentration_mean[np.maximum(r.groups, 0)],
+                                0.0))
+    return out
+
+
+def leave_one_out_table(tree: ContextTree, table: np.ndarray, concentration: np.ndarray,
+                        base: np.ndarray) -> np.ndarray:
+    """The table a training row reads with its own count removed (module docstring), for
+    every node but the root and every value the node counted; ``base`` (nodes, values) the
+    estimate each node is shrunk towards."""
+    n = tree.counts.astype(np.float64)
+    total = n.sum(axis=1, keepdims=True)
+    c = concentration[:, None]
+    shrunk = n + c * base
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = (shrunk - 1.0) / shrunk * (total + c) / (total - 1.0 + c)
+    counted = (n >= 1) & (tree.parent >= 0)[:, None] & (total - 1.0 + c > 0)
+    out = np.where(counted, table * ratio, table)
+    # a value counted once at a node whose base gives it nothing reads probability 0
+    return np.maximum(out, np.finfo(float).tiny)
+
+
+def member_loo_terms(member: Member, codes: np.ndarray, concentrations: list[np.ndarray]
+                     ) -> np.ndarray:
+    """The terms (rows, trees, classes) of the training rows ``codes`` (the member's codes)
+    under the member's tables with each row left out; term 0 the class prior's."""
+    tables = [member.probability_tables[0]]
+    for t, (tree, table) in enumerate(zip(member.trees[1:], member.probability_tables[1:],
+                                          strict=True)):
+        base = (table[np.maximum(tree.parent, 0)] if member.m is None
+                else np.full_like(table, 1.0 / tree.n_values))
+        tables.append(leave_one_out_table(tree, table, concentrations[t], base))
+    packed = pack_members([pack(member.tree_specs, member.trees, tables)])
+    columns = np.arange(codes.shape[1], dtype=np.int64)[None, :]
+    by_attribute, _, _ = member_terms(packed, codes, columns, 0)
+    children = [spec.child for spec in member.tree_specs[1:]]
+    n_rows, n_classes = codes.shape[0], by_attribute.shape[2]
+    terms = np.empty((n_rows, 1 + len(children), n_classes))
+    with np.errstate(divide="ignore"):
+        terms[:, 0] = np.log(member.probability_tables[0][0])
+    terms[:, 1:] = by_attribute[:, children] if children else 0.0
+    return terms
+
+
+def fit_layer(config: FitConfig, members: Sequence[Member], codes: Sequence[np.ndarray],
+              y: np.ndarray, results: Sequence[Sequence[HDPResult]] | None) -> float:
+    """Fit every member's ``term_weights`` on its codes of the layer's rows (``codes[e]``) and
+    their classes ``y``; ``results[e]``: member ``e``'s trees' HDP results (None for
+    m-estimates). Returns the ridge used (chosen on member 0's weights). Members in
+    parallel threads, each weighed from its own rows, so the weights do not depend on the
+    number of threads."""
+    granularity = config.discriminative
+
+    def terms_of(e: int) -> np.ndarray:
+        return member_loo_terms(members[e], codes[e], node_concentrations(
+            members[e], None if results is None else results[e]))
+
+    first = terms_of(0)
+    penalty = choose_penalty(first, y, granularity, _discriminative.PENALTY_GRID)
+
+    def weigh(e: int) -> np.ndarray:
+        with limit_threads(1):
+            return fit_term_weights(first if e == 0 else terms_of(e), y, granularity, penalty)
+
+    n_threads = min(config.n_threads, len(members))
+    if n_threads > 1:
+        with ThreadPoolExecutor(n_threads) as pool:
+            weights = list(pool.map(weigh, range(len(members))))
+    else:
+        weights = [weigh(e) for e in range(len(members))]
+    for member, w in zip(members, weights, strict=True):
+        member.term_weights = w
+        member.packed = None
+    return float(penalty)

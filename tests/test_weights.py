@@ -1,0 +1,174 @@
+"""The discriminative layer of a fit (fastpath.pipeline._weights)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import logsumexp
+
+from fastpath import BayesNetClassifier, ESKDBClassifier
+from fastpath.estimate import m_estimate_table
+from fastpath.pipeline._fitted import node_classes
+from fastpath.pipeline._members import prediction_plan
+from fastpath.pipeline._weights import layer_rows, layer_sample, leave_one_out_table
+from fastpath.predict._explain import member_terms
+
+
+def _xy(car, n=600):
+    X, y = car
+    return X.iloc[:n], np.asarray(y)[:n]
+
+
+def test_an_m_estimate_left_one_out_is_the_m_estimate_of_the_other_rows(car):
+    model = BayesNetClassifier(k=2, estimator="m", m=2.0).fit(*_xy(car))
+    member = model.members_[0]
+    for tree, table in zip(member.trees[1:], member.probability_tables[1:], strict=True):
+        k = tree.n_values
+        loo = leave_one_out_table(tree, table, np.full(tree.n_nodes, 2.0),
+                                  np.full_like(table, 1.0 / k))
+        n = tree.counts
+        for node in range(1, tree.n_nodes):
+            for x in np.flatnonzero(n[node]):
+                # the m-estimate (n_x + m/K) / (N + m) with the row's own count removed
+                expected = (n[node, x] - 1 + 2.0 / k) / (n[node].sum() - 1 + 2.0)
+                assert loo[node, x] == pytest.approx(expected, rel=1e-12)
+        # what no row counted at a node keeps its estimate, and so does the root
+        untouched = (n == 0)
+        untouched[0] = True
+        np.testing.assert_array_equal(loo[untouched], table[untouched])
+        np.testing.assert_allclose(table, m_estimate_table(tree, 2.0))
+
+
+def test_a_node_lies_below_the_class_of_its_first_branch(car):
+    model = BayesNetClassifier(k=2, estimator="m").fit(*_xy(car))
+    for tree in model.members_[0].trees[1:]:
+        classes = node_classes(tree)
+        assert classes[0] == -1
+        for node in range(1, tree.n_nodes):
+            up = node
+            while tree.parent[tree.parent[up]] >= 0:
+                up = tree.parent[up]
+            assert classes[node] == tree.branch_value[up]
+
+
+@pytest.mark.parametrize("make", [
+    lambda d: BayesNetClassifier(k=2, discriminative=d, random_state=0),
+    lambda d: BayesNetClassifier(k=1, estimator="m", discriminative=d, random_state=0),
+    lambda d: ESKDBClassifier(n_estimators=3, discriminative=d, random_state=0),
+], ids=["kdb2-hdp", "kdb1-m", "eskdb3"])
+def test_the_weighted_model_is_the_weighted_sum_of_the_generative_terms(car, make):
+    X, y = _xy(car)
+    model = make("attribute_class").fit(X, y)
+    generative = [dict(m.__dict__, term_weights=None) for m in model.members_]
+    # the generative members' terms, weighed by hand, give the model's posterior
+    members = [type(m)(**{k: v for k, v in g.items() if k != "packed"})
+               for m, g in zip(model.members_, generative, strict=True)]
+    plan = prediction_plan(members)
+    from fastpath.encode._encoder import code_members
+    frame = model._model_columns(model._validate_X(X))
+    codes, columns = code_members(plan.encoders, frame, plan.layout)
+    posteriors = []
+    for e, member in enumerate(model.members_):
+        terms, _, _ = member_terms(plan.packed, codes, columns, e)
+        w = member.term_weights
+        joint = w[0] * plan.packed.class_log_prior[e]
+        for t, spec in enumerate(member.tree_specs[1:], start=1):
+            joint = joint + w[t] * terms[:, spec.child]
+        posteriors.append(joint - logsumexp(joint, axis=1, keepdims=True))
+    expected = np.mean(np.exp(posteriors), axis=0)
+    np.testing.assert_allclose(model.predict_proba(X), expected, rtol=1e-10, atol=1e-13)
+    assert (model.members_[0].term_weights != 1).any()
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: BayesNetClassifier(k=2, random_state=0, **kw),
+    lambda **kw: BayesNetClassifier(k=2, estimator="m", random_state=0, **kw),
+    lambda **kw: ESKDBClassifier(n_estimators=3, random_state=0, **kw),
+], ids=["kdb2-hdp", "kdb2-m", "eskdb3"])
+def test_the_ridge_at_its_limit_is_the_generative_model(car, make, monkeypatch):
+    import fastpath.estimate._discriminative as discriminative
+    monkeypatch.setattr(discriminative, "PENALTY_GRID", (1e12,))
+    X, y = _xy(car)
+    generative = make().fit(X, y).predict_proba(X)
+    for granularity in ("attribute", "attribute_class"):
+        layer = make(discriminative=granularity).fit(X, y)
+        assert layer.discriminative_penalty_ == 1e12
+        np.testing.assert_allclose(layer.predict_proba(X), generative, atol=1e-8)
+
+
+def test_the_same_seed_gives_the_same_weights_for_any_thread_count(car):
+    X, y = _xy(car)
+    fits = [ESKDBClassifier(n_estimators=4, discriminative="attribute_class", random_state=3,
+                            n_jobs=n).fit(X, y) for n in (1, 2)]
+    for a, b in zip(fits[0].members_, fits[1].members_, strict=True):
+        np.testing.assert_array_equal(a.term_weights, b.term_weights)
+    assert fits[0].discriminative_penalty_ == fits[1].discriminative_penalty_
+
+
+def test_the_layers_rows_are_a_seeded_sample_of_positions():
+    class Config:
+        random_state = 5
+    rows = layer_rows(2)
+    assert rows == 10_000 and layer_rows(30) == 30_000
+    np.testing.assert_array_equal(layer_sample(Config, 500, 2), np.arange(500))
+    picked = layer_sample(Config, 3 * rows, 2)
+    assert picked.size == rows and (np.diff(picked) > 0).all()
+    np.testing.assert_array_equal(picked, layer_sample(Config, 3 * rows, 2))
+
+
+def test_model_files_keep_the_weights(car, tmp_path):
+    X, y = _xy(car)
+    model = ESKDBClassifier(n_estimators=2, discriminative="attribute", random_state=0).fit(X, y)
+    model.save(tmp_path / "m.npz")
+    loaded = ESKDBClassifier.load(tmp_path / "m.npz")
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+    assert loaded.discriminative_penalty_ == model.discriminative_penalty_
+    for a, b in zip(loaded.members_, model.members_, strict=True):
+        np.testing.assert_array_equal(a.term_weights, b.term_weights)
+    from fastpath.classifier._model_io import read_model_meta
+    assert read_model_meta(tmp_path / "m.npz")["version"] == 4
+    ESKDBClassifier(n_estimators=2, random_state=0).fit(X, y).save(tmp_path / "g.npz")
+    assert read_model_meta(tmp_path / "g.npz")["version"] == 3  # as written before weights
+
+
+def test_explanations_of_a_weighted_model_stay_exact(car):
+    X, y = _xy(car)
+    model = BayesNetClassifier(k=2, discriminative="attribute_class", random_state=0).fit(X, y)
+    e = model.explain(X.iloc[:40])
+    total = e.prior + e.contributions.sum(axis=1) - e.log_normaliser[:, None]
+    np.testing.assert_allclose(total, model.predict_log_proba(X.iloc[:40]), atol=1e-10)
+
+
+def test_bad_layer_parameters_are_named(car):
+    X, y = _xy(car, 100)
+    with pytest.raises(ValueError, match="discriminative must be None or one of"):
+        BayesNetClassifier(discriminative="parameter").fit(X, y)
+    with pytest.raises(ValueError, match="estimator='hgs'"):
+        BayesNetClassifier(estimator="hgs", discriminative="attribute").fit(X, y)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: BayesNetClassifier(k=2, discriminative="attribute_class", random_state=0),
+    lambda: ESKDBClassifier(n_estimators=2, estimator="m", discriminative="attribute",
+                            random_state=0),
+], ids=["kdb2-hdp", "eskdb2-m"])
+def test_a_streamed_fit_has_the_in_memory_weights(fits_in_memory_and_streamed_alike, make):
+    fits_in_memory_and_streamed_alike(make)
+
+
+def test_a_large_fit_weighs_the_same_rows_in_memory_and_streamed(monkeypatch):
+    # more rows than the layer takes: the sample is by position, chunks or not
+    import fastpath.pipeline._weights as weights
+    monkeypatch.setattr(weights, "layer_rows", lambda n_classes: 150)
+    rng = np.random.default_rng(0)
+    n = 1000
+    X = pd.DataFrame({"a": rng.integers(0, 3, n).astype(str), "b": rng.normal(size=n),
+                      "c": rng.integers(0, 4, n).astype(str)})
+    y = np.where((X["a"] == "1") ^ (X["b"] > 0), "p", "q")
+    frame = X.assign(target=y)
+    make = lambda: BayesNetClassifier(k=1, discriminative="attribute_class", random_state=2)  # noqa: E731
+    memory = make().fit(X, y)
+    streamed = make().fit(lambda: (frame.iloc[i:i + 170] for i in range(0, n, 170)), "target")
+    np.testing.assert_array_equal(memory.members_[0].term_weights,
+                                  streamed.members_[0].term_weights)
