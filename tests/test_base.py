@@ -59,7 +59,7 @@ def test_the_classifiers_share_their_parameters_and_differ_in_their_own():
 def test_an_ensemble_of_one_selective_kdb_is_the_single_classifier(credit):
     X, y = credit
     params = dict(k=2, estimator="hdp", sampler=HDPOptions.preset("adaptive", n_iter=60),
-                  random_state=5)
+                  random_state=5, discriminative="attribute_class")
     single = BayesNetClassifier("skdb", **params).fit(X, y)
     one = ESKDBClassifier(1, discretization="mdl", **params).fit(X, y)
     np.testing.assert_array_equal(one.predict_proba(X), single.predict_proba(X))

@@ -362,7 +362,7 @@ def test_eskdb_fit_predict_diagnose_and_evaluate(credit_csv, tmp_path, capsys):
             "--iterations", "100", "--seed", "5"]
     assert main(["fit", str(credit_csv), "--model", str(model), *args, "--quiet"]) == 0
     loaded = ESKDBClassifier.load(model)
-    assert (loaded.n_estimators, loaded.k, loaded.discretization) == (3, 5, "stochastic")
+    assert (loaded.n_estimators, loaded.k, loaded.discretization) == (3, 5, "mixed")
     capsys.readouterr()
     assert main(["predict", "--model", str(model), str(credit_csv)]) == 0
     out = pd.read_csv(io.StringIO(capsys.readouterr().out))

@@ -62,13 +62,15 @@ def test_the_model_flags_default_to_the_classifiers_defaults(command):
 
 
 def test_the_classifiers_share_their_defaults():
-    for name in set(BNC) & set(ESKDB) - {"k", "sampler", "selection_rows"}:
+    for name in set(BNC) & set(ESKDB) - {"k", "sampler", "selection_rows", "discriminative"}:
         assert BNC[name] == ESKDB[name], name
     # where they differ, the difference is a named constant
     assert BNC["sampler"] == DEFAULT_SAMPLER
     assert ESKDB["sampler"] == DEFAULT_ENSEMBLE_SAMPLER
     assert BNC["selection_rows"] is None
     assert ESKDB["selection_rows"] == ENSEMBLE_SELECTION_ROWS
+    # the single classifier is the paper's model; the ensemble's default is weighed
+    assert (BNC["discriminative"], ESKDB["discriminative"]) == (None, "attribute_class")
 
 
 def test_the_classifiers_sampler_defaults_to_its_preset():

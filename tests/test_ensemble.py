@@ -34,10 +34,12 @@ def credit():
 @pytest.mark.parametrize("estimator", ["m", "hdp"])
 def test_one_member_without_stochastic_cuts_is_selective_kdb(credit, estimator):
     X, y = credit
+    # the discriminative layer included: member 0 weighs the rows a single classifier weighs
     ref = BayesNetClassifier("skdb", 3, estimator, sampler=HDPOptions.preset("paper", n_iter=200),
-                             random_state=4).fit(X, y)
+                             random_state=4, discriminative="attribute_class").fit(X, y)
     ens = ESKDBClassifier(1, 3, estimator, discretization="mdl",
                           sampler=HDPOptions.preset("paper", n_iter=200), random_state=4).fit(X, y)
+    np.testing.assert_array_equal(ens.members_[0].term_weights, ref.members_[0].term_weights)
     (member,) = ens.members_
     assert member.selection.n_selected == ref.selection_.n_selected
     assert member.selection.k_selected == ref.selection_.k_selected
@@ -356,8 +358,9 @@ def test_streamed_ensemble_reads_the_data_as_often_as_one_member(credit, tmp_pat
         reads.clear()
         clf = ESKDBClassifier(n_estimators=n_members, estimator="m", random_state=0)
         clf.fit(chunks, "cls")
-        # schema, pair statistics, counts, leave-one-out, the choice of m: whatever E is
-        assert len(reads) == 5 and clf.n_passes_ == 5
+        # schema, pair statistics, counts, leave-one-out, the choice of m, the discriminative
+        # layer's rows: whatever E is
+        assert len(reads) == 6 and clf.n_passes_ == 6
 
 
 def test_dask_ensemble_equals_the_in_memory_one(credit):

@@ -45,7 +45,8 @@ def fitted():
 
 def brute_draws(clf, X, n_draws):
     """P_s(y | x) from the HDP results' draws by ``ContextTree.find``, for rows whose paths
-    the trees hold for every class (:func:`full_table`'s)."""
+    the trees hold for every class (:func:`full_table`'s), each tree's term weighted by the
+    member's discriminative weights."""
     draws = model_draws(clf.members_, clf.hdp_results_, n_draws)
     _, _, slots = distinct_trees(clf.members_)
     n_classes = len(clf.classes_)
@@ -57,7 +58,10 @@ def brute_draws(clf, X, n_draws):
                 t = slots[e][i]
                 return clf.hdp_results_[t].draws.reshape(
                     -1, *clf.hdp_results_[t].draws.shape[2:])[draws.picks[t][s]]
-            joint = np.tile(np.log(table(0)[0]), (len(X), 1))
+            # the discriminative layer's weights (the ensemble's default), 1 without it
+            w = (np.ones((len(member.trees), n_classes)) if member.term_weights is None
+                 else member.term_weights)
+            joint = np.tile(w[0] * np.log(table(0)[0]), (len(X), 1))
             for i, (spec, tree) in enumerate(zip(member.tree_specs, member.trees,
                                                  strict=True)):
                 if spec.child < 0:
@@ -67,7 +71,7 @@ def brute_draws(clf, X, n_draws):
                                       for col in spec.conditioning], axis=1)
                     node = tree.find(paths)
                     assert (tree.node_depth[node] == tree.depth).all()  # no unseen path
-                    joint[:, c] += np.log(table(i)[node, codes[:, spec.child]])
+                    joint[:, c] += w[i, c] * np.log(table(i)[node, codes[:, spec.child]])
             p = np.exp(joint - joint.max(axis=1, keepdims=True))
             out[s] += p / p.sum(axis=1, keepdims=True)
     return out / len(clf.members_)

@@ -230,7 +230,9 @@ KEYWORD_CASES_TODAY = {
         "paper", n_iter=150, concentration_every=1, tying="same-parent", alpha0=3.0),
         random_state=1),
     # the ensemble's preset with its tolerance scaled, as the keywords scaled it
-    "eskdb-hdp": lambda: ESKDBClassifier(3, 2, random_state=0).set_params(
+    # (the ensemble's defaults when it was saved: stochastic cut points, no weights)
+    "eskdb-hdp": lambda: ESKDBClassifier(3, 2, random_state=0, discretization="stochastic",
+                                         discriminative=None).set_params(
         sampler=ESKDBClassifier(3).hdp_options().replace(max_iter=300)),
 }
 

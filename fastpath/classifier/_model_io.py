@@ -541,6 +541,8 @@ def _params(meta: dict) -> dict[str, Any]:
     params.setdefault("selection_rows", None)
     # written before identifiers and dates were left out: every column was kept
     params.setdefault("exclude_features", None)
+    # written before the discriminative layer: none
+    params.setdefault("discriminative", None)
     # written before class weights: none; a dict is stored as its labels and weights in turn
     params.setdefault("class_weight", None)
     weights = params["class_weight"]
