@@ -11,7 +11,12 @@ from fastpath import BayesNetClassifier, ESKDBClassifier
 from fastpath.estimate import m_estimate_table
 from fastpath.pipeline._fitted import node_classes
 from fastpath.pipeline._members import prediction_plan
-from fastpath.pipeline._weights import layer_rows, layer_sample, leave_one_out_table
+from fastpath.pipeline._weights import (
+    inferred_concentrations,
+    layer_rows,
+    layer_sample,
+    leave_one_out_table,
+)
 from fastpath.predict._explain import member_terms
 
 
@@ -38,6 +43,29 @@ def test_an_m_estimate_left_one_out_is_the_m_estimate_of_the_other_rows(car):
         untouched[0] = True
         np.testing.assert_array_equal(loo[untouched], table[untouched])
         np.testing.assert_allclose(table, m_estimate_table(tree, 2.0))
+
+
+def test_the_concentration_of_a_shrinkage_is_recovered_from_its_estimates(car):
+    # an m-estimate is (n + m b) / (N + m) with b = 1/K: its concentration is m, exactly
+    model = BayesNetClassifier(k=2, estimator="m", m=3.0).fit(*_xy(car))
+    member = model.members_[0]
+    for tree, table in zip(member.trees[1:], member.probability_tables[1:], strict=True):
+        base = np.full_like(table, 1.0 / tree.n_values)
+        c = inferred_concentrations(tree, table, base)
+        # a node whose estimate is its base (counts spread evenly) fits every c: "infinite",
+        # read as a node the counts do not move
+        told = np.abs(table - base).max(axis=1) > 1e-12
+        np.testing.assert_allclose(c[1:][told[1:]], 3.0, rtol=1e-9)
+        assert np.isinf(c[~told]).all()
+
+
+@pytest.mark.parametrize("estimator", ["hgs", "hls"])
+def test_estimators_without_a_concentration_are_weighed_too(car, estimator):
+    X, y = _xy(car)
+    model = BayesNetClassifier(k=2, estimator=estimator, discriminative="attribute_class",
+                               random_state=0).fit(X, y)
+    assert np.isfinite(model.members_[0].term_weights).all()
+    np.testing.assert_allclose(model.predict_proba(X).sum(axis=1), 1.0)
 
 
 def test_a_node_lies_below_the_class_of_its_first_branch(car):
@@ -128,7 +156,8 @@ def test_model_files_keep_the_weights(car, tmp_path):
         np.testing.assert_array_equal(a.term_weights, b.term_weights)
     from fastpath.classifier._model_io import read_model_meta
     assert read_model_meta(tmp_path / "m.npz")["version"] == 4
-    ESKDBClassifier(n_estimators=2, random_state=0).fit(X, y).save(tmp_path / "g.npz")
+    ESKDBClassifier(n_estimators=2, random_state=0, discriminative=None).fit(X, y).save(
+        tmp_path / "g.npz")
     assert read_model_meta(tmp_path / "g.npz")["version"] == 3  # as written before weights
 
 
@@ -144,8 +173,6 @@ def test_bad_layer_parameters_are_named(car):
     X, y = _xy(car, 100)
     with pytest.raises(ValueError, match="discriminative must be None or one of"):
         BayesNetClassifier(discriminative="parameter").fit(X, y)
-    with pytest.raises(ValueError, match="estimator='hgs'"):
-        BayesNetClassifier(estimator="hgs", discriminative="attribute").fit(X, y)
 
 
 @pytest.mark.parametrize("make", [

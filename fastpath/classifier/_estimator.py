@@ -161,8 +161,8 @@ default="adaptive"
         row's terms read from tables that leave it out, with a ridge towards the generative
         model (``w = 1``) chosen among 1, 10, 100 and 1000 by 3-fold cross-validation of the
         log loss; the probabilities stay proper (:mod:`fastpath.pipeline._weights`,
-        docs/theory.md, "Beyond the paper: a discriminative layer on the tables"). Needs
-        ``estimator="hdp"`` or ``"m"``. ``None``: the generative model.
+        docs/theory.md, "Beyond the paper: a discriminative layer on the tables"). ``None``:
+        the generative model.
     n_jobs : int or None, default=None
         Threads of every stage: the HDP sampler's, numba's kernels' (structure scores,
         leave-one-out selection, prediction) and the library's pools (no stage calls BLAS, so

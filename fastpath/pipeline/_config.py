@@ -36,9 +36,6 @@ M_RULES: dict[str, str] = {"auto": "loo", "holdout": "holdout"}
 #: stochastic MDL; each at random resolution; or the two draws mixed (even members stochastic
 #: MDL, odd members random resolution: :meth:`FitConfig.member_discretizations`)
 DISCRETIZATIONS: tuple[str, ...] = ("mdl", "stochastic", "random", "mixed")
-#: the estimators whose tables the discriminative layer can leave a row out of (a node's
-#: estimate is its counts shrunk towards a base by a concentration: HDP's parent, m's uniform)
-LAYER_ESTIMATORS: tuple[str, ...] = ("hdp", "m")
 #: the classifiers' former keywords of the sampler, now fields of the ``sampler`` parameter's
 #: :class:`HDPOptions` (same names): model files written before keep them, and
 #: :func:`sampler_from_keywords` reads them
@@ -121,18 +118,14 @@ def kernels_cold() -> bool:
     return none_cached([*module_kernels(vars(_counting)), *module_kernels(vars(_inference))])
 
 
-def check_discriminative(discriminative: Any, estimator: str) -> str | None:
+def check_discriminative(discriminative: Any) -> str | None:
     """``discriminative`` (None or a granularity of
-    :data:`~fastpath.estimate._discriminative.GRANULARITIES`) for ``estimator``, checked;
-    ``ValueError`` naming the parameter."""
+    :data:`~fastpath.estimate._discriminative.GRANULARITIES`), checked; ``ValueError`` naming
+    the parameter."""
     if discriminative is not None and not (isinstance(discriminative, str)
                                            and discriminative in GRANULARITIES):
         raise ValueError(f"discriminative must be None or one of {GRANULARITIES}, got "
                          f"{discriminative!r}")
-    if discriminative is not None and estimator not in LAYER_ESTIMATORS:
-        raise ValueError(f"discriminative weights are fitted on tables that leave each row "
-                         f"out, which estimator={estimator!r} does not define: use "
-                         f"estimator='hdp' or 'm', or discriminative=None")
     return discriminative
 
 
@@ -218,7 +211,7 @@ class FitConfig:
                              f"{selection_rows!r}")
         if selection_rows is not None and selection_rows != "auto":
             selection_rows = check_int("selection_rows", selection_rows, 1)
-        discriminative = check_discriminative(params.get("discriminative"), estimator)
+        discriminative = check_discriminative(params.get("discriminative"))
         n_threads(params["n_jobs"])  # checks n_jobs
         seed = params["random_state"]
         if not isinstance(seed, np.random.Generator | np.random.RandomState):

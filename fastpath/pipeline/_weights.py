@@ -14,8 +14,11 @@ Leaving each row out. A term read from tables that counted the row itself reward
 most over-fitted trees: a leaf that one training row reached gives that row its own value with
 a high probability, which a new row does not get. Each node's estimate is its counts ``n``
 shrunk towards a base ``b`` by a concentration ``c`` (HDP: the parent's estimate and the node's
-posterior-mean concentration, paper eq. 12; m-estimates: the uniform ``1/K`` and ``m``),
-``phi_k = (n_k + c b_k) / (N + c)``; the row's own count removed, the node's value ``x`` reads
+posterior-mean concentration, paper eq. 14; m-estimates: the uniform ``1/K`` and ``m``; any
+other estimator, HGS, HLS or a registered one: the parent's estimate and the concentration that
+makes the node's estimate that shrinkage of its counts most nearly, by least squares,
+:func:`inferred_concentrations`), ``phi_k = (n_k + c b_k) / (N + c)``; the row's own count
+removed, the node's value ``x`` reads
 
     phi^(-r)_x = phi_x (n_x - 1 + c b_x) / (n_x + c b_x) * (N + c) / (N - 1 + c),
 
@@ -88,14 +91,33 @@ def layer_sample(config: FitConfig, n_rows: int, n_classes: int) -> np.ndarray:
     return np.flatnonzero(loo_sample_mask(0, n_rows, threshold, key))
 
 
+def inferred_concentrations(tree: ContextTree, table: np.ndarray, base: np.ndarray
+                            ) -> np.ndarray:
+    """The ``c`` of each node that makes ``(n + c b) / (N + c)`` nearest its estimate ``phi``
+    in least squares, ``c = sum_k (n_k - N phi_k)(phi_k - b_k) / sum_k (phi_k - b_k)^2``, at
+    least 0; infinite where the estimate is its base (the counts are then not read)."""
+    n = tree.counts.astype(np.float64)
+    total = n.sum(axis=1, keepdims=True)
+    gap = table - base
+    spread = (gap * gap).sum(axis=1)
+    pull = ((n - total * table) * gap).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = np.where(spread > 1e-300, np.maximum(pull, 0.0) / spread, np.inf)
+    return c
+
+
 def node_concentrations(member: Member, results: Sequence[HDPResult] | None
                         ) -> list[np.ndarray]:
     """The concentration ``c`` of every node of each of the member's attribute trees (module
     docstring): HDP's posterior-mean concentration of the node's group (``results``: the
-    member's trees' sampler results, class prior's first), or the member's ``m``."""
+    member's trees' sampler results, class prior's first), the member's ``m``, or, for any
+    other estimator (neither), :func:`inferred_concentrations`."""
     out = []
     for t, tree in enumerate(member.trees[1:], start=1):
-        if results is None:
+        if results is None and member.m is None:
+            table = member.probability_tables[t]
+            out.append(inferred_concentrations(tree, table, table[np.maximum(tree.parent, 0)]))
+        elif results is None:
             out.append(np.full(tree.n_nodes, float(member.m)))
         else:
             r = results[t]
@@ -112,10 +134,12 @@ def leave_one_out_table(tree: ContextTree, table: np.ndarray, concentration: np.
     n = tree.counts.astype(np.float64)
     total = n.sum(axis=1, keepdims=True)
     c = concentration[:, None]
-    shrunk = n + c * base
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        shrunk = n + c * base
         ratio = (shrunk - 1.0) / shrunk * (total + c) / (total - 1.0 + c)
-    counted = (n >= 1) & (tree.parent >= 0)[:, None] & (total - 1.0 + c > 0)
+    # an infinite concentration (the estimate is its base) leaves the node as it is
+    counted = ((n >= 1) & (tree.parent >= 0)[:, None] & (total - 1.0 + c > 0)
+               & np.isfinite(c))
     out = np.where(counted, table * ratio, table)
     # a value counted once at a node whose base gives it nothing reads probability 0
     return np.maximum(out, np.finfo(float).tiny)
