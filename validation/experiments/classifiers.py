@@ -60,8 +60,8 @@ Names
     ``-hdpe`` with the ensemble's default sampler (``sampler="ensemble"``; ``eskdb-mix-dwc-hdpe``
     is ``ESKDBClassifier()`` as shipped, ``eskdb-hdpe`` the default before the discriminative
     layer, whose name every earlier cell carries), ``-hdpa`` / ``-hdpp`` with the single
-    classifier's adaptive presets. Every member scores its selection on a sample of the rows (the classifier's default
-    ``selection_rows="auto"``: at most ``max(5000, 1000 x classes)``). ``-dwa`` and ``-dwc``
+    classifier's adaptive presets. Every member scores its selection on a sample of the rows
+    (the classifier's default ``selection_rows="auto"``: at most ``max(5000, 1000 x classes)``). ``-dwa`` and ``-dwc``
     add the discriminative layer (``discriminative="attribute"`` or ``"attribute_class"``,
     the ridge chosen by cross-validation).
 ``rf-weka``
