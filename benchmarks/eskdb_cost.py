@@ -12,12 +12,12 @@
 For every dataset (class column last, ``--typing manifest`` as in the experiments) and the first
 split of the experiments' protocol (stratified 2-fold, seed 0): ``ESKDBClassifier()`` with its
 defaults (the runner's ``eskdb-mix-dwc-hdpe``; ``eskdb-hdpe`` is the generative ensemble of
-stochastic MDL members, the default before the discriminative layer) and scikit-learn's forest
-twice -- on the same MDL codes (the runner's ``rf``: 100 trees, the paper's settings) and on the raw columns (``rf-raw``: the
-same forest on numbers and one-hot nominal columns, what a user runs) -- are fitted on the
-training half and predict the test half, in turn, with ``--n-jobs`` threads each (default 1: one
-numba thread too; ``-1``: every core, the ensemble's members and both forests' trees in
-parallel, numba's kernels with as many threads); predictions are
+stochastic MDL members, the default before the discriminative layer) and scikit-learn's forest twice
+-- on the same MDL codes (the runner's ``rf``: 100 trees, the paper's settings) and on the raw
+columns (``rf-raw``: the same forest on numbers and one-hot nominal columns, what a user runs) --
+are fitted on the training half and predict the test half, in turn, with ``--n-jobs`` threads each
+(default 1: one numba thread too; ``-1``: every core, the ensemble's members and both forests' trees
+in parallel, numba's kernels with as many threads); predictions are
 timed ``--repeat`` times, interleaved, encoding included (the test rows are selected from the
 table before the clock starts, as a caller holds them), and the fastest kept. ``--rounds N``
 fits every model N times, in rounds that interleave the models (their order turned by one
