@@ -62,8 +62,9 @@ Names
     layer, whose name every earlier cell carries), ``-hdpa`` / ``-hdpp`` with the single
     classifier's adaptive presets. Every member scores its selection on a sample of the rows
     (the classifier's default ``selection_rows="auto"``: at most ``max(5000, 1000 x
-    classes)``). ``-dwa`` and ``-dwc`` add the discriminative layer (``discriminative="attribute"`` or ``"attribute_class"``,
-    the ridge chosen by cross-validation).
+    classes)``). ``-dwa`` and ``-dwc`` add the discriminative layer
+    (``discriminative="attribute"`` or ``"attribute_class"``, the ridge chosen by
+    cross-validation).
 ``rf-weka``
     Weka's RandomForest as the paper ran it (``-I 100 -K 0``, Debian's ``weka`` package; ``make
     weka``) on the same MDL codes written as ARFF with every attribute nominal, so that a split on
