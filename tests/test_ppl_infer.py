@@ -111,6 +111,9 @@ def test_untrustworthy_run_is_flagged_loudly():
     assert any("R-hat" in p for p in res.diagnostics.problems)
 
 
+# a NUTS run through the command line (about 15 s): outside make test
+# (10 minutes on 2 cores); make study runs it
+@pytest.mark.study
 # ----------------------------------------------------------------------------- command line
 def test_cli_estimate_writes_fastpath_columns_and_json(tmp_path, capsys):
     from hdpbn_ppl.cli import main

@@ -221,6 +221,9 @@ def test_split_prior_equals_centred_prior_on_a_deep_sparse_tree():
     assert pvals.min() > 0.01 / pvals.size, np.sort(pvals)[:5]
 
 
+# about 17 s: outside make test
+# (10 minutes on 2 cores); make study runs it
+@pytest.mark.study
 # ----------------------------------------------------------------------------- the collapse
 def test_collapse_is_the_exact_marginal_pointwise():
     """log p(theta, n | c) - log Dir(theta | c + n) = log DirMult(n | c) for any theta."""

@@ -57,6 +57,9 @@ def test_an_hdp_options_sampler_is_a_parameter_like_any_other(cls):
         cls(sampler={"n_iter": 300}).hdp_options()
 
 
+# mypy from a cold cache (about 30 s): outside make test
+# (10 minutes on 2 cores); make study runs it
+@pytest.mark.study
 def test_mypy_flags_a_misspelt_or_removed_keyword(tmp_path):
     pytest.importorskip("mypy")
     script = tmp_path / "use.py"

@@ -97,7 +97,9 @@ _MP_POINTS = [
 ]
 
 
-@pytest.mark.slow
+# mpmath at large n (about 16 s): outside make test
+# (10 minutes on 2 cores); make study runs it
+@pytest.mark.study
 def test_large_n_against_mpmath(table):
     for n, t in _MP_POINTS:
         ref = log_stirling_reference(n, t, dps=45)

@@ -100,6 +100,9 @@ def test_stored_notebook_is_executed():
     assert images == len(FIGURES)
 
 
+# executes the notebook in a kernel (about 50 s): outside make test
+# (10 minutes on 2 cores); make study runs it
+@pytest.mark.study
 def test_notebook_executes_end_to_end(monkeypatch, tmp_path):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     stored = _streams(nb)

@@ -21,6 +21,10 @@ from fastpath.estimate import effective_sample_size
 from hdpbn_ppl import suite
 from validation import agreement as ag
 
+# the quick agreement runs NUTS (its shared fixture alone takes about 45 s): outside make test
+# (10 minutes on 2 cores); make study and python -m validation run it
+pytestmark = pytest.mark.study
+
 
 def test_expected_max_abs_z_closed_forms_and_simulation():
     mean, q99 = ag.expected_max_abs_z(1)
