@@ -6,10 +6,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from fastpath.utils import _progress
 from fastpath.utils._progress import COMPILE_NOTE, FIRST_FIT_NOTE
 
 
+# compiles in a fresh process (about 8 s): outside make test
+# (10 minutes on 2 cores); make study runs it
+@pytest.mark.study
 def test_the_first_verbose_fit_of_a_process_names_the_compile_and_no_later_one():
     script = (
         "from fastpath import BayesNetClassifier\n"
@@ -50,6 +55,9 @@ def test_a_cold_cache_is_said_as_a_compile(monkeypatch, capsys):
     assert capsys.readouterr().err == "" and asked == []
 
 
+# compiles from an empty cache (about 12 s): outside make test
+# (10 minutes on 2 cores); make study runs it
+@pytest.mark.study
 def test_an_empty_numba_cache_reads_as_cold_and_the_command_line_says_so(tmp_path):
     import os
 

@@ -82,6 +82,9 @@ def test_model_tree_is_reproducible_and_observed_only():
     # (the suite's coverage and the prior draws' truth: tests/test_validation_suite.py)
 
 
+# a fresh process importing JAX (about 9 s): outside make test
+# (10 minutes on 2 cores); make study runs it
+@pytest.mark.study
 def test_model_refuses_single_precision_and_says_how_to_switch():
     t = HDPTree.from_tree(suite.get("m_d1_k2_n10").build(), "level")
     with jax.enable_x64(False):
@@ -101,12 +104,18 @@ def _fresh_python(code: str) -> list[str]:
                           check=True).stdout.split()
 
 
+# a fresh process importing JAX (about 9 s): outside make test
+# (10 minutes on 2 cores); make study runs it
+@pytest.mark.study
 def test_import_changes_neither_jax_nor_the_environment():
     code = ("import os, jax; import hdpbn_ppl, hdpbn_ppl.infer, hdpbn_ppl.cli; "
             "print(jax.config.jax_enable_x64, 'JAX_ENABLE_X64' in os.environ)")
     assert _fresh_python(code) == ["False", "False"]
 
 
+# a fresh process importing JAX (about 9 s): outside make test
+# (10 minutes on 2 cores); make study runs it
+@pytest.mark.study
 def test_numpyro_is_whole_when_arviz_is_imported_first():
     # ArviZ puts a lazy placeholder for numpyro in sys.modules; hdpbn_ppl.infer must still load
     # numpyro whole (numpyro.factor, used by NUTS's potential, needs distributions.distribution)
