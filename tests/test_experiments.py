@@ -393,6 +393,9 @@ def test_older_tables_keep_the_paper_s_rmse_only_where_it_is_known():
     pd.testing.assert_frame_equal(normalise_results(new), new)
 
 
+# fits every estimator (about 14 s): outside make test
+# (10 minutes on 2 cores); make study runs it
+@pytest.mark.study
 def test_cells_time_the_estimation_stage_of_every_estimator(tmp_path):
     """``estimation_seconds``: the same stage (choosing m, estimating the tables) for every
     estimator, inside the fit's seconds; none for a baseline; the stage's functions are restored

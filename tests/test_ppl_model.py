@@ -49,6 +49,9 @@ def test_hdptree_levels_match_the_context_tree(tying):
     np.testing.assert_array_equal(t.leaf_counts, tree.counts[tree.leaves])
 
 
+# about 12 s: outside make test
+# (10 minutes on 2 cores); make study runs it
+@pytest.mark.study
 def test_readable_model_prior_draw_has_one_row_per_node():
     tree = suite.get("m_d3_k2_sparse").build()
     t = HDPTree.from_tree(tree, "level")

@@ -427,6 +427,9 @@ def test_invariants_after_every_sweep_on_a_deep_tree():
             assert np.all(state.alpha > 0)
 
 
+# a statistical check of many draws (about 11 s each): outside make test
+# (10 minutes on 2 cores); make study runs it
+@pytest.mark.study
 @pytest.mark.parametrize(("alpha", "uniforms"), [(0.4, True), (3.0, True), (3.0, False)])
 def test_concentration_step_draws_the_augmented_conditional(alpha, uniforms):
     # one concentration step from a fixed state: alpha' ~ Gamma(shape0 + sum T_j, rate0 +
