@@ -577,6 +577,7 @@ def summarise_fit(
     rhat_max: float = RHAT_MAX,
     ess_min_per_chain: float = ESS_PER_CHAIN_MIN,
     deferred: bool = False,
+    options: HDPOptions | None = None,
 ) -> FitDiagnostics:
     """R-hat and bulk ESS of the concentrations and the log joint of every fitted tree.
 
@@ -597,6 +598,10 @@ def summarise_fit(
         ensemble fit, whose members' hundreds of trees make them a visible share of a small
         dataset's fit; docs/performance.md, "The tenth session"). The checks are still made
         now; the arguments too.
+    options : HDPOptions, optional
+        The options the advice of :meth:`FitDiagnostics.warning_message` starts from
+        (default: the first result's): an ensemble's, whose trees ran with the tolerance of one
+        member (:meth:`HDPOptions.for_members`), are the options its ``sampler`` gives.
     """
     results = list(results)
     for r in results:
@@ -612,7 +617,8 @@ def summarise_fit(
     if not ess_min_per_chain >= 0:
         raise ValueError(f"ess_min_per_chain must be >= 0, got {ess_min_per_chain!r}")
     chains = max((r.options.n_chains for r in results), default=1)
-    options = results[0].options if results else None
+    if options is None:
+        options = results[0].options if results else None
     if deferred and _certified(results):
         names = list(tree_names)
         return FitDiagnostics._deferred(lambda: _tree_records(results, names), float(rhat_max),
