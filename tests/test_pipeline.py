@@ -56,7 +56,6 @@ def _params(**changes):
         ({"random_state": "seed"}, "random_state"),
         ({"estimator": "hdp", "sampler": "slow"}, "sampler"),
         ({"estimator": "hdp", "sampler": {"n_iter": 50}}, "sampler"),
-        ({"estimator": "hdp", "n_iter": 50}, "n_iter"),  # a former keyword: refused
         ({"m_backoff": "literal"}, "m_backoff"),
         ({"m_backoff": None}, "m_backoff"),
     ],
