@@ -226,7 +226,9 @@ def hdp_model(tree: HDPTree, counts=OBSERVED):
 
     # concentrations, one per tying group: alpha_g ~ Gamma(shape, rate)
     alpha = numpyro.sample(
-        "alpha", dist.Gamma(tree.concentration_shape, tree.concentration_rate).expand([tree.n_groups]).to_event(1)
+        "alpha",
+        dist.Gamma(tree.concentration_shape, tree.concentration_rate)
+        .expand([tree.n_groups]).to_event(1),
     )
 
     # root: phi_{X_c} ~ Dir(1/|X_c| * 1, alpha_0)  (one node, kept as a batch of one)

@@ -234,7 +234,8 @@ def _out_of_range(trees, context):
 @pytest.mark.parametrize("estimate, match", [
     (_wrong_shape, r"table \d+ must be a float64 array of shape"),
     (_too_few, r"returned 0 tables for \d+ trees"),
-    (_out_of_range, r"table \d+ holds values outside \[0, 1\]"),
+    (_out_of_range, r"table 0 \(P\(class\)\), node 0: its row \[2\.0, .*\] holds values "
+                    r"outside \[0, 1\]"),
 ])
 # "kdb": a structure's name is free for an estimator, and its tables are checked all the same
 @pytest.mark.parametrize("name", ["bad", "kdb"])

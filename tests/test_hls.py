@@ -16,7 +16,6 @@ from fastpath.cli import main
 from fastpath.counts import ContextTree
 from fastpath.estimate import HLSOptions
 from fastpath.estimate._hls import _loss_grad, hls_fit, hls_table
-from fastpath.pipeline import FitConfig
 from validation.experiments.classifiers import make_classifier, parse_classifier
 
 #: tolerances tight enough for 1e-6 agreement of both optimisers

@@ -297,7 +297,7 @@ def test_the_presets_and_the_former_name():
     assert not plain.overrelax and plain.concentration_every == 5 and plain.mcse_weighting == "rows"
     strict = HDPOptions.preset("strict")
     assert strict.mcse_weighting == "max" and strict.convergence_checks and strict.overrelax
-    with pytest.raises(ValueError, match="sampler must be one of .*got 'fast'"):
+    with pytest.raises(ValueError, match=r"sampler must be one of .*got 'fast'"):
         BayesNetClassifier(sampler="fast").hdp_options()
     # the ensemble's: plain moves, the concentrations every iteration, drawn from uniforms where
     # they can be, chains of at least 60 iterations after a burn-in of 10

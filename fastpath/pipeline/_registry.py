@@ -344,8 +344,9 @@ def check_tables(record: TableEstimator, trees: Sequence[ContextTree], tables: S
                              f"shape {tree.counts.shape} (the tree's nodes x values), got "
                              f"{getattr(table, 'dtype', type(table).__name__)} "
                              f"{getattr(table, 'shape', '')}")
-        if name in BUILT_IN_ESTIMATORS:
-            continue
+    if name in BUILT_IN_ESTIMATORS:
+        return
+    for i, (tree, table) in enumerate(zip(trees, tables, strict=True)):
         label = tree_label(tree, i) if tree_names is None else tree_names[i]
         with np.errstate(invalid="ignore"):
             bad = ~((table >= 0) & (table <= 1)).all(axis=1)
@@ -359,7 +360,7 @@ def check_tables(record: TableEstimator, trees: Sequence[ContextTree], tables: S
         if off.any():
             node = int(np.flatnonzero(off)[0])
             raise ValueError(f"estimator {name!r}: table {i} ({label}), node {node}: its row "
-                             f"sums to {sums[node]!r}, not 1 (each row is P(child | the "
+                             f"sums to {float(sums[node])!r}, not 1 (each row is P(child | the "
                              "node's path), a probability vector)")
 
 
