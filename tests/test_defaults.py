@@ -61,8 +61,11 @@ def test_the_model_flags_default_to_the_classifiers_defaults(command):
 
 
 def test_the_classifiers_share_their_defaults():
-    for name in set(BNC) & set(ESKDB) - {"k", "sampler", "selection_rows", "discriminative"}:
+    for name in set(BNC) & set(ESKDB) - {"structure", "k", "sampler", "selection_rows",
+                                          "discriminative"}:
         assert BNC[name] == ESKDB[name], name
+    # the ensemble's members are selective kDB (ESKDB), the single classifier a kDB
+    assert (BNC["structure"], ESKDB["structure"]) == ("kdb", "skdb")
     # where they differ, the difference is a named constant
     assert BNC["sampler"] == DEFAULT_SAMPLER
     assert ESKDB["sampler"] == DEFAULT_ENSEMBLE_SAMPLER
