@@ -246,14 +246,20 @@ def test_an_estimators_tables_are_checked(car, estimate, match, name):
             BayesNetClassifier("nb", estimator=name).fit(X, y)
 
 
-def test_the_context_is_the_fits_parameters(car):
-    X, y = car
+def _spied(estimate):
+    """``estimate`` recording the context of every call, and the list it records them in."""
     seen = []
 
     def spy(trees, context):
         seen.append(context)
-        return _laplace(trees, context)
+        return estimate(trees, context)
 
+    return spy, seen
+
+
+def test_the_context_is_the_fits_parameters(car):
+    X, y = car
+    spy, seen = _spied(_laplace)
     with _registered(TableEstimator("spy", spy, options=LaplaceOptions)):
         BayesNetClassifier("nb", estimator=LaplaceOptions(0.5), m_backoff="value", n_jobs=1,
                            random_state=7).fit(X, y)
@@ -266,14 +272,9 @@ def test_the_context_is_the_fits_parameters(car):
                                                                               3)
 
 
-def test_a_sampler_estimator_samples_to_the_members_tolerance(car, short_sampler):
+def test_a_sampler_estimator_samples_to_the_members_tolerance(car):
     X, y = car
-    seen = []
-
-    def spy(trees, context):
-        seen.append(context)
-        return _short_sampler(trees, context)
-
+    spy, seen = _spied(_short_sampler)
     with _registered(TableEstimator("hdp-spy", spy, sampler=True)):
         ESKDBClassifier(4, estimator="hdp-spy", random_state=0).fit(X, y)
     (context,) = seen

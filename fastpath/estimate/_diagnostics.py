@@ -270,21 +270,19 @@ class TreeDiagnostics:
 
     @classmethod
     def from_dict(cls, d: dict) -> TreeDiagnostics:
-        """The inverse of :meth:`to_dict`. A record written before the rows' statistics existed
-        is judged as it was then: by the concentrations' and log joint's R-hat and ESS."""
+        """The inverse of :meth:`to_dict` (NaN: ``None``, as JSON writes it)."""
         def floats(xs):
             return tuple(math.nan if x is None else float(x) for x in xs)
 
-        old = "convergence_checks" not in d
         return cls(int(d["index"]), str(d["name"]), int(d["n_nodes"]), int(d["n_chains"]),
                    int(d["n_draws"]), tuple(str(v) for v in d["variables"]), floats(d["mean"]),
-                   floats(d["rhat"]), floats(d["ess_bulk"]), int(d.get("iterations", 0)),
-                   str(d.get("stop_reason", "n_iter")),
-                   *floats([d.get("max_mcse"), d.get("mcse_tolerance"), d.get("rows_mcse"),
-                            d.get("rows_rhat"), d.get("rows_ess")]),
-                   mcse_weighting=str(d.get("mcse_weighting", "max")),
-                   convergence_checks=bool(d.get("convergence_checks", True)) or old,
-                   batch_size=int(d.get("batch_size", 0)))
+                   floats(d["rhat"]), floats(d["ess_bulk"]), int(d["iterations"]),
+                   str(d["stop_reason"]),
+                   *floats([d["max_mcse"], d["mcse_tolerance"], d["rows_mcse"], d["rows_rhat"],
+                            d["rows_ess"]]),
+                   mcse_weighting=str(d["mcse_weighting"]),
+                   convergence_checks=bool(d["convergence_checks"]),
+                   batch_size=int(d["batch_size"]))
 
 
 @dataclass(frozen=True)
@@ -479,7 +477,7 @@ class FitDiagnostics:
     @classmethod
     def from_dict(cls, d: dict, options: HDPOptions | None = None) -> FitDiagnostics:
         return cls(tuple(TreeDiagnostics.from_dict(t) for t in d["trees"]),
-                   float(d.get("rhat_max", RHAT_MAX)), float(d.get("ess_min", ESS_PER_CHAIN_MIN)),
+                   float(d["rhat_max"]), float(d["ess_min"]),
                    options)
 
 
