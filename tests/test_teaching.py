@@ -95,8 +95,7 @@ def test_agrees_with_fastpath_on_a_small_tree(tying="level"):
     tree = _small_tree()
     run = teaching.gibbs(tree, 3000, burn_in=300, tying=tying, seed=11)
     kept = run.estimates[run.burn_in:]
-    fast = estimate_tree(tree, HDPOptions.preset("paper", n_iter=20000, burn_in=1000, n_chains=4,
-                                                 tying=tying,
+    fast = estimate_tree(tree, HDPOptions(n_iter=20000, burn_in=1000, n_chains=4, tying=tying,
                                           root="exact", update="exact",
                                           concentration_every=1), seed=11)
     err = np.sqrt(_mcse(kept) ** 2 + fast.mcse**2)
