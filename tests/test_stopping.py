@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fastpath import BayesNetClassifier
 from fastpath.estimate import UnconvergedWarning, summarise_fit
-from fastpath.estimate.hdp import SAMPLER_PRESETS, HDPOptions, estimate_trees
+from fastpath.estimate.hdp import HDPOptions, estimate_trees
 from fastpath.estimate.hdp._options import AUTO_BATCH
 from fastpath.estimate.hdp._stopping import StopCheck, batch_means_mcse, check_stop, next_length
 from fastpath.io import load_dataset
@@ -188,7 +188,7 @@ def test_the_classifier_takes_a_preset_and_options_override_it():
     assert BayesNetClassifier(sampler="paper").hdp_options().n_iter == 5000
     clf = BayesNetClassifier(structure="nb", estimator="hdp", sampler="strict", random_state=0)
     assert clf.hdp_options() == HDPOptions.preset("strict")
-    assert SAMPLER_PRESETS["strict"]["n_iter"] == "auto"
+    assert HDPOptions.preset("strict").n_iter == "auto"
     over = BayesNetClassifier(estimator="hdp",
                               sampler=HDPOptions.preset("strict", n_iter=700, overrelax=False))
     assert over.hdp_options().n_iter == 700 and not over.hdp_options().overrelax

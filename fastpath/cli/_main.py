@@ -379,9 +379,12 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
                 discretization=args.discretization)
         else:
             own = dict(structure=args.structure, k=_BNC["k"] if args.k is None else args.k)
-        # the preset with the flags' options (an ensemble samples its members with the
-        # tolerance of their average, whichever: HDPOptions.for_members)
-        sampler: Any = HDPOptions.preset(preset, **flags) if flags else preset
+        # the preset with the flags' options, its name when they change nothing (an ensemble
+        # samples its members with the tolerance of their average either way:
+        # HDPOptions.for_members)
+        sampler: Any = HDPOptions.preset(preset, **flags)
+        if sampler == HDPOptions.preset(preset):
+            sampler = preset
         if getattr(args, "keep_draws", False):
             sampler = hdp_options({"sampler": sampler}).replace(record_draws=True)
         # --hls-c: the penalty of --estimator hls (the authors' is plain "hls")
