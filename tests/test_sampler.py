@@ -306,10 +306,9 @@ def _check_close_rows(res, p_leaves):
 
 
 def _mean_over_seeds(c0, c1, n_seeds=20, **kw):
-    vals = [
-        estimate_tree(_worked_tree(c0, c1), HDPOptions(**kw), seed=s).probabilities[1:, 0]
-        for s in range(n_seeds)
-    ]
+    options = HDPOptions.preset("paper", **kw)
+    vals = [estimate_tree(_worked_tree(c0, c1), options, seed=s).probabilities[1:, 0]
+            for s in range(n_seeds)]
     return np.mean(vals, axis=0)
 
 
