@@ -53,7 +53,7 @@ def fast_ess_per_second(tree, tying: str, seed: int, every: int, n_iter: int,
     traced = leaves[np.unique(np.linspace(0, leaves.size - 1, min(120, leaves.size)).astype(int))]
 
     def opts(n, burn):
-        return HDPOptions(n_iter=n, burn_in=burn, tying=tying, n_chains=4, thin=1,
+        return HDPOptions.preset("paper", n_iter=n, burn_in=burn, tying=tying, n_chains=4, thin=1,
                           concentration_every=every, overrelax=overrelax,
                           trace_nodes=tuple(int(i) for i in traced))
 
@@ -64,7 +64,7 @@ def fast_ess_per_second(tree, tying: str, seed: int, every: int, n_iter: int,
     # the same chains as a user runs them (default thinning: traces and the log joint every
     # 10th iteration): the every-iteration trace above is the measuring instrument, and its log
     # joint alone is a fifth to a third of the time on these trees
-    plain = HDPOptions(n_iter=n_iter + 1000, burn_in=1000, tying=tying, n_chains=4,
+    plain = HDPOptions.preset("paper", n_iter=n_iter + 1000, burn_in=1000, tying=tying, n_chains=4,
                        concentration_every=every, overrelax=overrelax)
     t0 = time.perf_counter()
     again = estimate_tree(tree, plain, seed=seed, n_threads=1)

@@ -76,7 +76,8 @@ def main(argv=None) -> int:
 
     table = LogStirlingTable()
     t1 = time.perf_counter()
-    res = estimate_tree(tree, HDPOptions(n_iter=args.iterations), seed=args.seed, n_threads=1,
+    res = estimate_tree(tree, HDPOptions.preset("paper", n_iter=args.iterations), seed=args.seed,
+                                                n_threads=1,
                         stirling=table)
     fit_seconds = time.perf_counter() - t1
 

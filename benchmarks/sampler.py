@@ -110,7 +110,7 @@ def main(argv=None) -> int:
     coded = tree_from_frame(frame)
     tree = coded.tree
     table = LogStirlingTable()
-    opt = HDPOptions(n_iter=args.iterations, tying=args.tying, update=args.update,
+    opt = HDPOptions.preset("paper", n_iter=args.iterations, tying=args.tying, update=args.update,
                      root=args.root, n_chains=args.chains, window=args.window,
                      concentration_every=args.concentration_every, overrelax=args.overrelax)
 

@@ -683,8 +683,9 @@ print("correlation of alpha and the estimate:",
 exact1 = table_posterior(DATASETS["DS1"])
 fits = {}
 for n_iter, burn_in in ((2000, 200), (30, 0)):
-    options = HDPOptions(n_iter=n_iter, burn_in=burn_in, n_chains=4, thin=1, root="exact",
-                         update="exact", concentration_every=1, trace_nodes=(1,))
+    options = HDPOptions.preset("paper", n_iter=n_iter, burn_in=burn_in, n_chains=4, thin=1,
+                                root="exact", update="exact", concentration_every=1,
+                                trace_nodes=(1,))
     fit = fits[n_iter] = estimate_tree(tree, options, seed=4)
     datatree = fit.to_arviz(value_labels=["X1=0", "X1=1"])
     summary = az.summary(datatree, var_names=["concentration", "node_probability"],

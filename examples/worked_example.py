@@ -44,7 +44,7 @@ def gibbs(name: str, seed: int = 1):
         from fastpath.estimate.hdp import HDPOptions, estimate_tree
     except ImportError:  # pragma: no cover - fastpath without its sampler
         return None
-    opts = HDPOptions(n_iter=50_000, n_chains=4, concentration_every=1)
+    opts = HDPOptions.preset("paper", n_iter=50_000, n_chains=4, concentration_every=1)
     return estimate_tree(worked_example_tree(name), opts, seed=seed)
 
 
@@ -63,7 +63,7 @@ def main(argv=None) -> int:
         tables = table_posterior(counts)
         ref = table_posterior(counts, root="reference")
         t0 = time.perf_counter()
-        nuts = fit(worked_example_tree(name), chains=4, warmup=1000, samples=args.samples,
+        nuts = fit(worked_example_tree(name), n_chains=4, burn_in=1000, samples=args.samples,
                    seed=3)
         fits[name] = nuts
         g = gibbs(name)
@@ -127,7 +127,7 @@ def _shrinkage_plot(nuts: bool = False) -> None:
     k = tree.n_values
     p_mle = counts / n[:, None]
     p_m = (counts + 1.0 / k) / (n[:, None] + 1.0)
-    hdp = estimate_tree(tree, HDPOptions(n_iter=20_000, n_chains=4), seed=1)
+    hdp = estimate_tree(tree, HDPOptions.preset("paper", n_iter=20_000, n_chains=4), seed=1)
     p_hdp = hdp.probabilities[leaves]
     parent = hdp.probabilities[tree.parent[leaves]]
     value = 0  # the first child value

@@ -47,7 +47,8 @@ def _set_host_devices(chains: int) -> None:
 def _sampler_args(p: argparse.ArgumentParser, *, per_tree: bool = False) -> None:
     """NUTS options; ``per_tree``: ``--seed`` and ``--tying`` default to each tree's own."""
     p.add_argument("--chains", type=int, default=4, help="NUTS chains (default 4)")
-    p.add_argument("--warmup", type=int, default=1000, help="warmup steps per chain")
+    p.add_argument("--burn-in", type=int, default=1000,
+                   help="NUTS's warm-up steps per chain, discarded (default 1000)")
     p.add_argument("--samples", type=int, default=1000, help="kept draws per chain")
     p.add_argument("--seed", type=int, default=None if per_tree else 0,
                    help="default: each tree's own" if per_tree else "default 0")
@@ -60,7 +61,7 @@ def _sampler_args(p: argparse.ArgumentParser, *, per_tree: bool = False) -> None
                    default="auto")
     p.add_argument("--no-retry", action="store_true",
                    help="do not rerun a divergent run with target acceptance 0.99, twice the "
-                        "warm-up and max tree depth 12")
+                        "burn-in and max tree depth 12")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,7 +92,7 @@ def _fit_kwargs(args) -> dict:
 
     return dict(
         retries=() if args.no_retry else RETRIES,
-        tying=args.tying, chains=args.chains, warmup=args.warmup, samples=args.samples,
+        tying=args.tying, n_chains=args.chains, burn_in=args.burn_in, samples=args.samples,
         seed=args.seed, alpha0=args.alpha0, target_accept=args.target_accept,
         chain_method=args.chain_method, warn=False,
     )

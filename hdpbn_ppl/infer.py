@@ -3,7 +3,7 @@
 Typical use::
 
     from hdpbn_ppl.infer import fit
-    res = fit(tree, tying="level", chains=4, warmup=1000, samples=1000, seed=0)
+    res = fit(tree, tying="level", n_chains=4, burn_in=1000, samples=1000, seed=0)
     res.probabilities        # (n_nodes, K) posterior means, fastpath's node order
     res.mcse                 # (n_nodes, K) Monte-Carlo standard errors
     res.concentration_mean   # (G,) per tying group, fastpath.counts.tying_groups order
@@ -185,13 +185,13 @@ def fit(
     tree: ContextTree,
     *,
     tying: str = "level",
-    chains: int = 4,
-    warmup: int = 1000,
+    n_chains: int = 4,
+    burn_in: int = 1000,
     samples: int = 1000,
     seed: int = 0,
     alpha0: float = 2.0,
-    prior_shape: float = 2.0,
-    prior_rate: float = 1.0,
+    concentration_shape: float = 2.0,
+    concentration_rate: float = 1.0,
     target_accept: float = 0.95,
     max_tree_depth: int = 10,
     dense_mass: bool = False,
@@ -206,10 +206,12 @@ def fit(
     ----------
     tree : ContextTree
     tying : {"level", "same-parent", "single", "none"}
-    chains, warmup, samples : int
-        ``samples`` draws per chain are kept after ``warmup`` adaptation steps.
+    n_chains, burn_in, samples : int
+        ``samples`` draws per chain are kept after ``burn_in`` steps, NUTS's warm-up (its step
+        size and mass matrix adapted, the draws discarded). The names are those of
+        :class:`fastpath.HDPOptions` for the same quantities.
     seed : int
-    alpha0, prior_shape, prior_rate : float
+    alpha0, concentration_shape, concentration_rate : float
         Root concentration (fixed) and the Gamma(shape, rate) prior of the concentrations.
     target_accept : float
         NUTS target acceptance probability (0.95: smaller steps than the default 0.8, which
@@ -217,12 +219,12 @@ def fit(
         docs/model.md, "Acceptance on the validation suite").
     chain_method : {"auto", "sequential", "vectorized", "parallel"}
         See :func:`choose_chain_method`.
-    retries : sequence of (target_accept, warmup_factor, max_tree_depth)
+    retries : sequence of (target_accept, burn_in_factor, max_tree_depth)
         While a run has more divergent transitions than the diagnostics allow (0.1 % of the
         draws), run again with the next settings: smaller steps, longer adaptation and deeper
         trees, the standard remedies for the funnel necks of sparse trees. ``RETRIES`` is the
         setting of ``python -m hdpbn_ppl``. The result reports the run that was kept and
-        ``diagnostics.attempts`` every run's (target_accept, warmup, divergences, seconds).
+        ``diagnostics.attempts`` every run's (target_accept, burn_in, divergences, seconds).
     reparam : {"ratio", "split"}
         The reparameterisation of the internal nodes (:mod:`hdpbn_ppl.reparam`); ``split`` is
         the earlier formulation, kept for comparison.
@@ -238,12 +240,14 @@ def fit(
     The run is in double precision (:func:`hdpbn_ppl.model.double_precision`), whatever the
     process's JAX setting, which is left as it was.
     """
-    if chains < 1 or warmup < 1 or samples < 1:
-        raise ValueError("chains, warmup and samples must be >= 1")
+    if n_chains < 1 or burn_in < 1 or samples < 1:
+        raise ValueError("n_chains, burn_in and samples must be >= 1")
+    chains, warmup = n_chains, burn_in
     if tree.depth == 0:
         return _fit_root_only(tree, tying, alpha0)
     model_tree = HDPTree.from_tree(
-        tree, tying, alpha0=alpha0, prior_shape=prior_shape, prior_rate=prior_rate
+        tree, tying, alpha0=alpha0, concentration_shape=concentration_shape,
+        concentration_rate=concentration_rate,
     )
     method = choose_chain_method(chains) if chain_method == "auto" else chain_method
     # scoped: the model needs double precision (hdpbn_ppl.model), the caller's setting stays
@@ -260,7 +264,7 @@ def fit(
             )
             seconds = time.perf_counter() - start
             divergences = int(np.asarray(extra["diverging"]).sum())
-            attempts.append({"target_accept": target, "warmup": int(warmup * factor),
+            attempts.append({"target_accept": target, "burn_in": int(warmup * factor),
                              "max_tree_depth": depth, "divergences": divergences,
                              "seconds": round(seconds, 3)})
             if divergences <= DIVERGENCE_FRACTION_MAX * chains * samples:
@@ -271,7 +275,7 @@ def fit(
                       tuple(attempts))
 
 
-#: retry settings of the command line: (target acceptance, warm-up factor, max tree depth)
+#: retry settings of the command line: (target acceptance, burn-in factor, max tree depth)
 RETRIES = ((0.99, 2, 12),)
 
 

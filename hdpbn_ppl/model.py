@@ -124,7 +124,7 @@ class HDPTree:
     node_total : tuple of ndarray of float
         ``node_total[d]``: the number of rows under each node of depth ``d`` (internal depths).
     leaf_counts : ndarray of int64, shape (n_leaves, K)
-    alpha0, prior_shape, prior_rate : float
+    alpha0, concentration_shape, concentration_rate : float
     """
 
     tree: ContextTree
@@ -138,8 +138,8 @@ class HDPTree:
     node_total: tuple[np.ndarray, ...]
     leaf_counts: np.ndarray
     alpha0: float = 2.0
-    prior_shape: float = 2.0
-    prior_rate: float = 1.0
+    concentration_shape: float = 2.0
+    concentration_rate: float = 1.0
 
     @classmethod
     def from_tree(
@@ -148,15 +148,15 @@ class HDPTree:
         tying: str = "level",
         *,
         alpha0: float = 2.0,
-        prior_shape: float = 2.0,
-        prior_rate: float = 1.0,
+        concentration_shape: float = 2.0,
+        concentration_rate: float = 1.0,
     ) -> HDPTree:
         if tree.depth < 1:
             raise ValueError("the model needs a tree of depth >= 1 (at least the class)")
         if tree.n_rows == 0:
             raise ValueError("the tree holds no data")
-        if not (alpha0 > 0 and prior_shape > 0 and prior_rate > 0):
-            raise ValueError("alpha0, prior_shape and prior_rate must be positive")
+        if not (alpha0 > 0 and concentration_shape > 0 and concentration_rate > 0):
+            raise ValueError("alpha0, concentration_shape and concentration_rate must be positive")
         groups = tying_groups(tree, tying)
         parent, group = [np.zeros(0, np.int64)], [np.array([-1])]
         observed, reference, node_total = [], [], []
@@ -181,8 +181,8 @@ class HDPTree:
             node_total=tuple(node_total),
             leaf_counts=np.asarray(tree.counts[tree.leaves], dtype=np.int64),
             alpha0=float(alpha0),
-            prior_shape=float(prior_shape),
-            prior_rate=float(prior_rate),
+            concentration_shape=float(concentration_shape),
+            concentration_rate=float(concentration_rate),
         )
 
     @property
@@ -226,7 +226,9 @@ def hdp_model(tree: HDPTree, counts=OBSERVED):
 
     # concentrations, one per tying group: alpha_g ~ Gamma(shape, rate)
     alpha = numpyro.sample(
-        "alpha", dist.Gamma(tree.prior_shape, tree.prior_rate).expand([tree.n_groups]).to_event(1)
+        "alpha",
+        dist.Gamma(tree.concentration_shape, tree.concentration_rate)
+        .expand([tree.n_groups]).to_event(1),
     )
 
     # root: phi_{X_c} ~ Dir(1/|X_c| * 1, alpha_0)  (one node, kept as a batch of one)

@@ -23,7 +23,7 @@ counts, eq. 10), and the parent's rising factorial in Algorithm 4 runs over the 
 n_. (eq. 11), not over n[k].
 
 It targets the same posterior as ``fastpath.estimate.hdp.estimate_tree`` with
-``HDPOptions(root="exact", update="exact", concentration_every=1)`` and the same prior
+``HDPOptions(root="exact", update="exact")`` and the same prior
 (tests/test_teaching.py checks both against the exact posterior of the worked example, and
 against each other on small trees). Use fastpath for anything but teaching: it is about 10^4
 times faster.
@@ -251,10 +251,10 @@ def gibbs(tree, n_iter: int = 2000, burn_in: int | None = None, *, tying: str = 
           window: int | None = None, seed: int | None = 0) -> TeachingRun:
     """Algorithm 1 (EstimateProbHDB): initialise, then sweep, sample concentrations, record.
 
-    The concentrations are sampled after every sweep, as in Algorithm 1 (fastpath's
-    ``HDPOptions()`` samples them after every 5th, the reference code's schedule:
-    ``concentration_every``). The concentrations exist before the table counts are initialised
-    (Algorithm 1 calls Algorithm 2, which reads them, before it creates them).
+    The concentrations are sampled after every sweep, as in Algorithm 1 and fastpath's
+    ``HDPOptions()`` (``HDPOptions.preset("paper")`` after every 5th, the reference code's
+    schedule: ``concentration_every``). The concentrations exist before the table counts are
+    initialised (Algorithm 1 calls Algorithm 2, which reads them, before it creates them).
 
     Parameters
     ----------

@@ -112,8 +112,8 @@ def exact_posterior(
     counts,
     *,
     alpha0: float = 2.0,
-    prior_shape: float = 2.0,
-    prior_rate: float = 1.0,
+    concentration_shape: float = 2.0,
+    concentration_rate: float = 1.0,
     epsrel: float = 1e-10,
 ) -> ExactPosterior:
     """Posterior means of a depth-1, K = 2 tree by 2-D adaptive quadrature.
@@ -124,7 +124,7 @@ def exact_posterior(
         Leaf counts n(X | Y = y).
     alpha0 : float
         Root concentration (base measure uniform): phi_0 ~ Beta(alpha0 / 2, alpha0 / 2).
-    prior_shape, prior_rate : float
+    concentration_shape, concentration_rate : float
         Gamma prior of the single concentration.
     epsrel : float
         Relative tolerance of the cubature (every moment).
@@ -141,7 +141,7 @@ def exact_posterior(
         a = np.exp(s)
         # Beta(h, h) density of phi_0 times d phi_0 / dx = 2 phi_0 phi_1; times d alpha / ds
         lp = gammaln(alpha0) - 2 * gammaln(h) + h * (log_p[0] + log_p[1]) + np.log(2.0)
-        lp = lp + _log_gamma_prior(a, prior_shape, prior_rate) + s
+        lp = lp + _log_gamma_prior(a, concentration_shape, concentration_rate) + s
         for y in range(counts.shape[0]):
             lp = lp + gammaln(a) - gammaln(a + n_tot[y])
             for k in range(2):
@@ -253,8 +253,8 @@ def table_posterior(
     *,
     root: str = "exact",
     alpha0: float = 2.0,
-    prior_shape: float = 2.0,
-    prior_rate: float = 1.0,
+    concentration_shape: float = 2.0,
+    concentration_rate: float = 1.0,
     epsrel: float = 1e-11,
 ) -> ExactPosterior:
     """Posterior means of a depth-1 tree by enumerating the table counts (any K, small counts).
@@ -279,7 +279,7 @@ def table_posterior(
 
     def log_w(s):
         a = np.exp(s)
-        base = _log_gamma_prior(a, prior_shape, prior_rate) + s
+        base = _log_gamma_prior(a, concentration_shape, concentration_rate) + s
         base += sum(gammaln(a) - gammaln(a + n) for n in n_tot)
         return lw + t_dot * s + base, a
 

@@ -62,7 +62,7 @@ def test_csv_output_matches_the_api(data):
     assert rc == 0
     table = pd.read_csv(io.StringIO(out))
     coded = tree_from_frame(frame)
-    res = estimate_tree(coded.tree, HDPOptions(n_iter=300), seed=3)
+    res = estimate_tree(coded.tree, HDPOptions.preset("paper", n_iter=300), seed=3)
     assert list(table.columns) == ["depth", "y", "x1", "n", "p_0", "p_1", "p_2"]
     assert len(table) == coded.tree.n_nodes
     np.testing.assert_allclose(table[["p_0", "p_1", "p_2"]].to_numpy(), res.probabilities,

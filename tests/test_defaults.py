@@ -1,5 +1,5 @@
-"""Every default has one source: a flag left out means the Python parameter left out, and the
-classifiers' sampler parameters mean HDPOptions' own defaults."""
+"""Every default has one source: a flag left out means the Python parameter left out, and
+HDPOptions' own defaults are the single classifier's sampler."""
 
 import dataclasses
 import inspect
@@ -24,7 +24,6 @@ from fastpath.estimate.hdp._options import (
     ensemble_tolerance,
 )
 from fastpath.pipeline import FitConfig, hdp_options
-from fastpath.pipeline._config import HDP_PARAMETERS, LEGACY_SAMPLER
 from fastpath.structure import ENSEMBLE_SELECTION_ROWS
 
 BNC = {n: p.default for n, p in inspect.signature(BayesNetClassifier).parameters.items()}
@@ -62,8 +61,11 @@ def test_the_model_flags_default_to_the_classifiers_defaults(command):
 
 
 def test_the_classifiers_share_their_defaults():
-    for name in set(BNC) & set(ESKDB) - {"k", "sampler", "selection_rows", "discriminative"}:
+    for name in set(BNC) & set(ESKDB) - {"structure", "k", "sampler", "selection_rows",
+                                          "discriminative"}:
         assert BNC[name] == ESKDB[name], name
+    # the ensemble's members are selective kDB (ESKDB), the single classifier a kDB
+    assert (BNC["structure"], ESKDB["structure"]) == ("kdb", "skdb")
     # where they differ, the difference is a named constant
     assert BNC["sampler"] == DEFAULT_SAMPLER
     assert ESKDB["sampler"] == DEFAULT_ENSEMBLE_SAMPLER
@@ -74,11 +76,14 @@ def test_the_classifiers_share_their_defaults():
 
 
 def test_the_classifiers_sampler_defaults_to_its_preset():
-    assert not set(HDP_PARAMETERS) & (set(BNC) | set(ESKDB))  # one parameter: the sampler
-    assert BayesNetClassifier().hdp_options() == HDPOptions.preset(DEFAULT_SAMPLER)
+    assert BayesNetClassifier().hdp_options() == HDPOptions.preset(DEFAULT_SAMPLER) == HDPOptions()
     preset = HDPOptions.preset(DEFAULT_ENSEMBLE_SAMPLER)
-    assert ESKDBClassifier().hdp_options() == dataclasses.replace(
+    assert ESKDBClassifier().hdp_options() == preset
+    # the members sample to the tolerance of their average, a preset named or passed alike
+    members = dataclasses.replace(
         preset, mcse_tolerance=ensemble_tolerance(preset.mcse_tolerance, ESKDB["n_estimators"]))
+    assert ESKDBClassifier().fit_config().hdp.for_members(ESKDB["n_estimators"]) == members
+    assert ESKDBClassifier(sampler=preset).fit_config() == ESKDBClassifier().fit_config()
 
     assert FitConfig.selection_rows is None
 
@@ -87,16 +92,16 @@ def test_fit_config_defaults():
     params = BayesNetClassifier().get_params()
     assert FitConfig.from_params(params).m_backoff == BNC["m_backoff"] == FitConfig.m_backoff
     assert FitConfig.from_params(params).verbose == BNC["verbose"] == FitConfig.verbose
-    # a model file without a sampler parameter was fitted with the paper's sampler
-    assert hdp_options({}) == HDPOptions.preset(LEGACY_SAMPLER) == HDPOptions.preset("paper")
+    assert hdp_options({}) == HDPOptions.preset(DEFAULT_SAMPLER) == HDPOptions()
 
 
-def test_hdp_options_defaults_are_the_paper_preset():
-    assert HDPOptions() == HDPOptions.preset("paper")
-    assert SAMPLER_PRESETS["paper"]["n_iter"] == PAPER_ITERATIONS == OPTIONS["n_iter"]
+def test_hdp_options_defaults_are_the_default_preset():
+    assert HDPOptions() == HDPOptions.preset(DEFAULT_SAMPLER)
+    assert SAMPLER_PRESETS[DEFAULT_SAMPLER] == {}  # every preset: its changes to the defaults
+    assert SAMPLER_PRESETS["paper"]["n_iter"] == PAPER_ITERATIONS != OPTIONS["n_iter"]
     assert (SAMPLER_PRESETS["paper"]["concentration_every"] == PAPER_CONCENTRATION_EVERY
-            == OPTIONS["concentration_every"])
-    assert HDPOptions(n_iter=100_000).burn_in_iterations == BURN_IN_CAP
+            != OPTIONS["concentration_every"])
+    assert HDPOptions.preset("paper", n_iter=100_000).burn_in_iterations == BURN_IN_CAP
 
 
 def test_the_estimate_flags_default_to_hdp_options():

@@ -270,11 +270,13 @@ def test_the_ensemble_samples_like_a_single_model_and_its_advice_works(credit):
     ens = ESKDBClassifier(n_estimators=2)
     single = BayesNetClassifier(structure="skdb", k=5)
     preset = HDPOptions.preset("ensemble")
-    assert ens.hdp_options() == dataclasses.replace(
-        preset, mcse_tolerance=preset.mcse_tolerance * np.sqrt(2))
-    # options given as an HDPOptions are the members' own: no scaling
-    given = HDPOptions.preset("ensemble", mcse_tolerance=0.01)
-    assert ESKDBClassifier(n_estimators=2, sampler=given).hdp_options() == given
+    assert ens.hdp_options() == preset
+    # the tolerance is the average's, a preset named or passed alike: each member's trees are
+    # sampled to it times sqrt(E)
+    members = dataclasses.replace(preset, mcse_tolerance=preset.mcse_tolerance * np.sqrt(2))
+    assert ens.hdp_options().for_members(2) == members
+    given = ESKDBClassifier(n_estimators=2, sampler=preset)
+    assert given.hdp_options() == preset and given.fit_config() == ens.fit_config()
     assert single.hdp_options() == HDPOptions.preset("adaptive")
     assert (ESKDBClassifier(n_estimators=1, sampler="adaptive").hdp_options()
             == single.hdp_options())

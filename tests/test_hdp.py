@@ -30,15 +30,20 @@ TREE = _tree()
 
 
 # ---------------------------------------------------------------------------- options
-def test_defaults_follow_the_reference():
-    o = HDPOptions()
+def test_the_paper_preset_follows_the_reference():
+    o = HDPOptions.preset("paper")
     assert (o.n_iter, o.tying, o.update, o.root) == (5000, "level", "exact", "exact")
     assert (o.concentration_shape, o.concentration_rate, o.concentration_init) == (2.0, 1.0, 2.0)
     assert (o.concentration_max, o.concentration_every, o.alpha0, o.window) == (4000, 5, 2.0, 10)
     assert o.overrelax is False  # plain Gibbs, as in the paper and the reference
     assert o.burn_in_iterations == 500
-    assert HDPOptions(n_iter=50000).burn_in_iterations == 1000
-    assert HDPOptions(n_iter=9).burn_in_iterations == 0
+    # the defaults are the classifiers' adaptive sampler: the same model (prior, tying, root),
+    # overrelaxed moves, concentrations every iteration, each tree until its MCSE is small
+    d = HDPOptions()
+    assert (d.n_iter, d.overrelax, d.concentration_every) == ("auto", True, 1)
+    assert d.replace(n_iter=5000, overrelax=False, concentration_every=5) == o
+    assert HDPOptions.preset("paper", n_iter=50000).burn_in_iterations == 1000
+    assert HDPOptions.preset("paper", n_iter=9).burn_in_iterations == 0
 
 
 @pytest.mark.parametrize(
@@ -78,13 +83,14 @@ def test_bad_options_name_the_option(kw, name):
 
 def test_bad_per_tree_options():
     with pytest.raises(ValueError, match="concentration_init"):
-        estimate_tree(TREE, HDPOptions(concentration_init=(1.0, 2.0)), seed=0)
+        estimate_tree(TREE, HDPOptions.preset("paper", concentration_init=(1.0, 2.0)), seed=0)
     with pytest.raises(ValueError, match="trace_nodes"):
-        estimate_tree(TREE, HDPOptions(n_iter=10, trace_nodes=(TREE.n_nodes,)), seed=0)
+        estimate_tree(TREE, HDPOptions.preset("paper", n_iter=10, trace_nodes=(TREE.n_nodes,)),
+                                              seed=0)
     with pytest.raises(ValueError, match="seed"):
-        estimate_tree(TREE, HDPOptions(n_iter=10), seed=-3)
+        estimate_tree(TREE, HDPOptions.preset("paper", n_iter=10), seed=-3)
     with pytest.raises(ValueError, match="n_threads"):
-        estimate_tree(TREE, HDPOptions(n_iter=10), seed=0, n_threads=0)
+        estimate_tree(TREE, HDPOptions.preset("paper", n_iter=10), seed=0, n_threads=0)
     with pytest.raises(TypeError):
         estimate_tree("not a tree", seed=0)
 
@@ -92,7 +98,8 @@ def test_bad_per_tree_options():
 # ---------------------------------------------------------------------------- results
 @pytest.fixture(scope="module")
 def result() -> HDPResult:
-    opt = HDPOptions(n_iter=1200, n_chains=3, thin=4, trace_nodes=(0, 5), record_draws=True)
+    opt = HDPOptions.preset("paper", n_iter=1200, n_chains=3, thin=4, trace_nodes=(0, 5),
+                            record_draws=True)
     return estimate_tree(TREE, opt, seed=42)
 
 
@@ -171,7 +178,8 @@ def test_draws_average_to_estimates(result):
 @pytest.mark.parametrize("overrelax", [False, True], ids=["gibbs", "overrelaxed"])
 def test_same_seed_same_bits_whatever_the_threads(overrelax):
     trees = [TREE, _tree(1, K=2), _tree(2, n_leaves=10, cards=(2, 2))]
-    opt = HDPOptions(n_iter=300, n_chains=2, thin=5, record_draws=(0, 1), overrelax=overrelax)
+    opt = HDPOptions.preset("paper", n_iter=300, n_chains=2, thin=5, record_draws=(0, 1),
+                            overrelax=overrelax)
     a = estimate_trees(trees, opt, seed=7, n_threads=1)
     b = estimate_trees(trees, opt, seed=7, n_threads=2)
     c = estimate_trees(trees, opt, seed=7, n_threads=2, progress=lambda d, t: None)
@@ -189,28 +197,30 @@ def test_same_seed_same_bits_whatever_the_threads(overrelax):
 
 
 def test_overrelaxed_chains_differ_from_gibbs_chains():
-    a = estimate_tree(TREE, HDPOptions(n_iter=200), seed=3)
-    b = estimate_tree(TREE, HDPOptions(n_iter=200, overrelax=True), seed=3)
+    a = estimate_tree(TREE, HDPOptions.preset("paper", n_iter=200), seed=3)
+    b = estimate_tree(TREE, HDPOptions.preset("paper", n_iter=200, overrelax=True), seed=3)
     assert b.options.overrelax
     assert not np.array_equal(a.trace.concentrations, b.trace.concentrations)
     assert not np.array_equal(a.probabilities, b.probabilities)
 
 
 def test_draws_do_not_change_the_chain():
-    a = estimate_tree(TREE, HDPOptions(n_iter=200), seed=3)
-    b = estimate_tree(TREE, HDPOptions(n_iter=200, record_draws=True, trace_nodes=(2,)), seed=3)
+    a = estimate_tree(TREE, HDPOptions.preset("paper", n_iter=200), seed=3)
+    b = estimate_tree(TREE, HDPOptions.preset("paper", n_iter=200, record_draws=True,
+                                              trace_nodes=(2,)), seed=3)
     np.testing.assert_array_equal(a.probabilities, b.probabilities)
 
 
 def test_seed_none_records_entropy():
-    a = estimate_tree(TREE, HDPOptions(n_iter=50), seed=None)
-    b = estimate_tree(TREE, HDPOptions(n_iter=50), seed=a.seed_entropy)
+    a = estimate_tree(TREE, HDPOptions.preset("paper", n_iter=50), seed=None)
+    b = estimate_tree(TREE, HDPOptions.preset("paper", n_iter=50), seed=a.seed_entropy)
     np.testing.assert_array_equal(a.probabilities, b.probabilities)
 
 
 def test_progress_reports_all_iterations():
     seen = []
-    estimate_trees([TREE, TREE], HDPOptions(n_iter=600, n_chains=2), seed=0, n_threads=2,
+    estimate_trees([TREE, TREE], HDPOptions.preset("paper", n_iter=600, n_chains=2), seed=0,
+                                                   n_threads=2,
                    progress=lambda d, t: seen.append((d, t)))
     assert seen[-1] == (2400, 2400)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
@@ -220,7 +230,8 @@ def test_shared_stirling_table_grows():
     table = LogStirlingTable()
     big = ContextTree.from_leaf_counts(np.array([[0], [1]]), np.array([[900, 40], [30, 3000]]),
                                        [2])
-    res = estimate_trees([TREE, big], HDPOptions(n_iter=100), seed=0, stirling=table)
+    res = estimate_trees([TREE, big], HDPOptions.preset("paper", n_iter=100), seed=0,
+                                                        stirling=table)
     assert table.n_max >= 3000
     assert np.all(np.isfinite(res[1].probabilities))
 
@@ -228,7 +239,7 @@ def test_shared_stirling_table_grows():
 # ---------------------------------------------------------------------------- special trees
 def test_root_only_tree():
     t = ContextTree.from_leaf_counts(np.zeros((1, 0), np.int64), np.array([[3, 1]]), [])
-    r = estimate_tree(t, HDPOptions(n_iter=20), seed=0)
+    r = estimate_tree(t, HDPOptions.preset("paper", n_iter=20), seed=0)
     np.testing.assert_allclose(r.probabilities[0], [(3 + 1) / 6, (1 + 1) / 6])
     assert r.concentration_mean.shape == (0,)
     assert r.diagnostics().index.tolist() == ["log_joint"]
@@ -236,20 +247,20 @@ def test_root_only_tree():
 
 def test_single_value_child():
     t = ContextTree.from_leaf_counts(np.array([[0], [1]]), np.array([[5], [2]]), [2])
-    r = estimate_tree(t, HDPOptions(n_iter=50), seed=0)
+    r = estimate_tree(t, HDPOptions.preset("paper", n_iter=50), seed=0)
     np.testing.assert_allclose(r.probabilities, 1.0)
 
 
 @pytest.mark.parametrize("tying", ["none", "same-parent", "single", "level"])
 def test_group_names(tying):
-    r = estimate_tree(TREE, HDPOptions(n_iter=30, tying=tying), seed=0)
+    r = estimate_tree(TREE, HDPOptions.preset("paper", n_iter=30, tying=tying), seed=0)
     assert len(r.group_names) == r.n_groups
     if tying != "single":
         assert len(set(r.group_names)) == r.n_groups
 
 
 def test_fixed_concentrations_stay_fixed():
-    r = estimate_tree(TREE, HDPOptions(n_iter=100, fix_concentrations=True,
+    r = estimate_tree(TREE, HDPOptions.preset("paper", n_iter=100, fix_concentrations=True,
                                        concentration_init=(1.0, 2.0, 3.0)), seed=0)
     assert np.all(r.trace.concentrations == np.array([1.0, 2.0, 3.0]))
 
@@ -257,7 +268,7 @@ def test_fixed_concentrations_stay_fixed():
 def test_concentration_cap():
     t = ContextTree.from_leaf_counts(np.array([[0], [1], [2]]),
                                      np.array([[500, 500], [500, 500], [500, 500]]), [3])
-    r = estimate_tree(t, HDPOptions(n_iter=200, concentration_max=3.0), seed=0)
+    r = estimate_tree(t, HDPOptions.preset("paper", n_iter=200, concentration_max=3.0), seed=0)
     assert r.trace.concentrations.max() <= 3.0
 
 
@@ -326,7 +337,8 @@ def test_an_error_in_a_worker_stops_the_run():
         raise RuntimeError("stop")
 
     with pytest.raises(RuntimeError, match="stop"):
-        estimate_trees([TREE] * 4, HDPOptions(n_iter=5000, n_chains=2), seed=0, n_threads=2,
+        estimate_trees([TREE] * 4, HDPOptions.preset("paper", n_iter=5000, n_chains=2), seed=0,
+                                                     n_threads=2,
                        progress=progress)
     assert len(calls) <= 8  # each worker stopped at its first chunk boundary
 
@@ -338,7 +350,7 @@ def test_results_do_not_depend_on_earlier_calls():
     # one depth-1 node holds every row: its count exceeds a fresh call's ratio tables
     small = ContextTree.from_leaf_counts(np.array([[0, 0], [0, 1]]), np.array([[7, 2], [3, 9]]),
                                          [2, 2])
-    opt = HDPOptions(n_iter=300, n_chains=2)
+    opt = HDPOptions.preset("paper", n_iter=300, n_chains=2)
     table = LogStirlingTable()
     fresh = estimate_tree(small, opt, seed=4, stirling=table)
     big = ContextTree.from_leaf_counts(np.array([[0], [1]]), np.array([[3000, 20], [5, 900]]),
@@ -376,7 +388,7 @@ PRESET_TREES = [_tree(seed=s, n_leaves=n, K=k, cards=c) for s, (n, k, c) in enum
     HDPOptions.preset("ensemble", mcse_tolerance=1e-4, max_iter=300),  # most trees go on
     HDPOptions.preset("adaptive", min_iter=40, max_iter=40, burn_in=10),  # stop at max_iter
     HDPOptions.preset("ensemble", concentration_init=(0.7,)),
-    HDPOptions(n_iter=120, n_chains=2, trace_nodes=(0,), record_draws=(0,)),
+    HDPOptions.preset("paper", n_iter=120, n_chains=2, trace_nodes=(0,), record_draws=(0,)),
 ], ids=["adaptive", "ensemble", "goes-on", "max-iter", "init-tuple", "fixed-two-chains"])
 def test_one_path_gives_every_tree_the_same_result_whatever_the_threads(options):
     # the scheduler runs a tree's chains and blocks in the calling thread or on a pool; each
@@ -412,7 +424,7 @@ def test_adaptive_progress_counts_the_iterations_really_run(n_chains):
     """The bar's total shrinks by what a tree that stops early leaves unrun, so it ends at the
     iterations run (not max_iter per tree, added at once)."""
     seen = []
-    opt = HDPOptions(n_iter="auto", n_chains=n_chains)
+    opt = HDPOptions.preset("paper", n_iter="auto", n_chains=n_chains)
     results = estimate_trees([TREE] * 3, opt, seed=0, n_threads=2,
                              progress=lambda d, t: seen.append((d, t)))
     run = sum(r.n_iterations for r in results) * n_chains
@@ -424,8 +436,8 @@ def test_adaptive_progress_counts_the_iterations_really_run(n_chains):
 
 def test_progress_can_count_trees():
     seen = []
-    estimate_trees([TREE] * 3, HDPOptions(n_iter="auto"), seed=0, n_threads=2,
+    estimate_trees([TREE] * 3, HDPOptions.preset("paper", n_iter="auto"), seed=0, n_threads=2,
                    progress=lambda d, t: seen.append((d, t)), progress_unit="trees")
     assert seen == [(0, 3), (1, 3), (2, 3), (3, 3)]
     with pytest.raises(ValueError, match="progress_unit"):
-        estimate_trees([TREE], HDPOptions(n_iter=10), progress_unit="rows")
+        estimate_trees([TREE], HDPOptions.preset("paper", n_iter=10), progress_unit="rows")

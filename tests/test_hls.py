@@ -16,7 +16,6 @@ from fastpath.cli import main
 from fastpath.counts import ContextTree
 from fastpath.estimate import HLSOptions
 from fastpath.estimate._hls import _loss_grad, hls_fit, hls_table
-from fastpath.pipeline import FitConfig
 from validation.experiments.classifiers import make_classifier, parse_classifier
 
 #: tolerances tight enough for 1e-6 agreement of both optimisers
@@ -136,13 +135,10 @@ def test_the_penalty_is_checked_and_reaches_the_fit():
     with pytest.raises(ValueError, match="estimator"):
         BayesNetClassifier(estimator="hlss").fit_config()
     config = BayesNetClassifier(estimator=HLSOptions(C=0.5)).fit_config()
-    assert (config.estimator, config.hls_C) == ("hls", 0.5)
-    assert BayesNetClassifier(estimator="hls").fit_config().hls_C == 1.0 == HLSOptions().C
-    # the former parameter: an error naming its replacement, never ignored
-    with pytest.raises(TypeError, match=r"hls_C is no longer a parameter.*HLSOptions\(C=0.5\)"):
-        BayesNetClassifier(estimator="hls", hls_C=0.5)
-    with pytest.raises(ValueError, match="hls_C is no longer a parameter"):
-        FitConfig.from_params({**BayesNetClassifier(estimator="hls").get_params(), "hls_C": 2})
+    assert (config.estimator, config.estimator_options) == ("hls", HLSOptions(C=0.5))
+    # the name: the options' defaults, the authors' penalty
+    assert BayesNetClassifier(estimator="hls").fit_config().estimator_options == HLSOptions()
+    assert HLSOptions().C == 1.0
 
 
 @pytest.mark.parametrize("make", [

@@ -320,7 +320,7 @@ def test_a_json_nesting_bomb_is_refused(models, work):
     (b"\xff\xfe{}", "unreadable metadata"),
     (b'{"format": "hdpbn-model", "version": 1' + b"1" * 5000 + b"}", "unreadable metadata"),
     (b'{"format": "hdpbn-model", "version": "2"}', "version must be an integer"),
-    (b'{"format": "hdpbn-model", "version": 2, "estimator": 7}', "estimator must be"),
+    (b'{"format": "hdpbn-model", "version": 4, "estimator": 7}', "estimator must be"),
     (b'["hdpbn-model"]', "not an hdpbn model file"),
 ], ids=["not-utf8", "4000-digit-int", "version-str", "estimator-int", "a-list"])
 def test_documents_that_are_no_model_are_refused(models, work, meta_bytes, match):

@@ -1,20 +1,18 @@
 """fastpath.classifier._model_io: model files as arrays + JSON, never pickle.
 
 A saved and reloaded classifier must predict exactly as the original (every structure, both
-estimators) and carry the same learned state field by field, member by member. Files written by
-the release before the classifiers shared one format (main at 2b1c588, in
-``tests/data/models-2b1c588``) still load and predict exactly as they did. Files that are not
-models are refused with a ``ValueError`` naming the file; labels that JSON cannot hold are
-refused when saving (``TypeError``, nothing written); loading never unpickles, checked with a
-crafted archive whose object array would run code if it were unpickled.
+estimators) and carry the same learned state field by field, member by member. Files of the
+format of hdpbn 0.1.0 (``tests/data/models-0.1.0``, kept from now on) load and predict exactly
+as they did; files of the development versions before it are refused naming their version.
+Files that are not models are refused with a ``ValueError`` naming the file; labels that JSON
+cannot hold are refused when saving (``TypeError``, nothing written); loading never unpickles,
+checked with a crafted archive whose object array would run code if it were unpickled.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -26,13 +24,9 @@ from fastpath.classifier import load_classifier
 from fastpath.classifier._model_io import FORMAT_VERSION, read_model, read_model_meta, save_model
 from fastpath.io import load_dataset
 from fastpath.pipeline import FittedModel
-from fastpath.pipeline._config import HDP_PARAMETERS
 
-OLD_MODELS = os.path.join(os.path.dirname(__file__), "data", "models-2b1c588")
-#: version 2 files saved while the sampler's options were keywords of the classifiers
-KEYWORD_MODELS = os.path.join(os.path.dirname(__file__), "data", "models-20d5344")
-#: version 3 files saved before HDPOptions had keep_traces
-TRACES_MODELS = os.path.join(os.path.dirname(__file__), "data", "models-23eea2b")
+#: files of the format of hdpbn 0.1.0, with the predictions the code that wrote them made
+RELEASE_MODELS = os.path.join(os.path.dirname(__file__), "data", "models-0.1.0")
 
 TREE_ARRAYS = ("level_offsets", "parent", "branch_value", "counts", "child_offsets",
                "lookup_offsets", "child_lookup")
@@ -107,7 +101,7 @@ def test_save_load_round_trip_is_exact(credit, tmp_path, structure, k, estimator
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
     np.testing.assert_array_equal(loaded.predict(X), clf.predict(X))
     meta = read_model_meta(path)
-    assert meta["format"] == "hdpbn-model" and meta["version"] == 3  # no weights: as before
+    assert meta["format"] == "hdpbn-model" and meta["version"] == FORMAT_VERSION == 4
 
 
 def test_round_trip_of_integer_labels_and_unnamed_columns(tmp_path):
@@ -140,157 +134,47 @@ def test_the_file_is_one_npz_of_plain_arrays(credit, tmp_path):
     assert meta == read_model_meta(tmp_path / "m.npz")
 
 
-# ====================================================================== files of the last release
+# ====================================================================== files of 0.1.0
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # short runs
-@pytest.mark.parametrize("name", ["skdb-hdp", "tan-m", "kdb-hdp-paper", "eskdb-hdp", "eskdb-m"])
-def test_files_saved_by_the_previous_format_load_and_predict_identically(credit, name):
-    """Saved by main at 2b1c588 (version 1: one layout per estimator) on every third row of
-    credit-a, with the predictions (and log predictions) it made; today's classifiers fitted
-    alike predict the same, up to the last bits of an exponential: the files were written on
-    a machine whose numpy calls the C library's exp, which numpy's own AVX-512 exp and the
-    ensembles' vectorised one (fastpath.utils._exp) round differently in the last place."""
+@pytest.mark.parametrize("name", ["kdb-hdp", "skdb-hdp-paper", "tan-m", "eskdb-hdp",
+                                  "eskdb-hls"])
+def test_files_of_the_release_format_load_and_predict_identically(credit, name):
+    """Saved with the format of 0.1.0 on every third row of credit-a (make_models.py), with the
+    predictions that code made: the loaded model predicts them, and a fit with the loaded
+    parameters predicts them bit for bit (the stored ones up to another machine's exp, which
+    may round the last place differently: numpy calls the C library's, and the ensembles'
+    vectorised one is fastpath.utils._exp)."""
     X, y = credit
     X, y = X.iloc[::3].reset_index(drop=True), y[::3]
-    path = os.path.join(OLD_MODELS, f"{name}.npz")
-    assert read_model_meta(path)["version"] == 1
-    expected = np.load(os.path.join(OLD_MODELS, f"{name}-proba.npy"))
+    path = os.path.join(RELEASE_MODELS, f"{name}.npz")
+    assert read_model_meta(path)["version"] == FORMAT_VERSION
+    expected = np.load(os.path.join(RELEASE_MODELS, f"{name}-proba.npy"))
+    expected_log = np.load(os.path.join(RELEASE_MODELS, f"{name}-log-proba.npy"))
     loaded = load_classifier(path)
     assert isinstance(loaded, ESKDBClassifier if name.startswith("eskdb") else
                       BayesNetClassifier)
-    same = functools.partial(np.testing.assert_allclose, rtol=1e-14, atol=1e-300)
-    same(loaded.predict_proba(X), expected)
-    # a logarithm near 0 keeps the absolute error of its argument near 1
-    np.testing.assert_allclose(loaded.predict_log_proba(X),
-                               np.load(os.path.join(OLD_MODELS, f"{name}-log-proba.npy")),
-                               rtol=1e-14, atol=1e-15)
-    refit = type(loaded)(**loaded.get_params())
-    refit_proba = refit.fit(X, y).predict_proba(X)
-    if name.startswith("eskdb") and _forced_cuts_added(loaded, refit, X):
-        return  # the members' forced cut (2026-11-28) codes those columns anew: a new model
-    same(refit_proba, expected)
-    np.testing.assert_array_equal(refit_proba, loaded.predict_proba(X))  # this machine: exactly
-
-
-def _forced_cuts_added(loaded, refit, X) -> bool:
-    """Whether ``refit`` differs from the ensemble ``loaded`` only by the authors' forced cut:
-    each member codes every column as before, but for numeric columns of two or more values
-    that were one bin, which now have a cut (each column's cut points are drawn from a seed of
-    its own, so the other columns' are the same)."""
-    added = False
-    for old, new in zip(loaded.members_, refit.members_, strict=True):
-        for j, (a, b) in enumerate(zip(old.encoder.codings_, new.encoder.codings_, strict=True)):
-            values = pd.to_numeric(X.iloc[:, j], errors="coerce").nunique()
-            if a.kind == "numeric" and not a.cut_points and values >= 2:
-                assert len(b.cut_points) >= 1
-                added = True
-            else:
-                assert a == b
-    return added
-
-
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # short runs
-@pytest.mark.parametrize("name", ["kdb-hdp", "skdb-hdp-paper", "tan-m", "eskdb-hdp"])
-def test_files_saved_with_the_sampler_keywords_load_and_predict_identically(credit, name):
-    """Saved by main at 20d5344 (the sampler's options as keywords of the classifiers, some
-    given, on every third row of credit-a), with the predictions it made: the loaded model
-    predicts them, and a fit with the loaded parameters predicts them bit for bit."""
-    X, y = credit
-    X, y = X.iloc[::3].reset_index(drop=True), y[::3]
-    path = os.path.join(KEYWORD_MODELS, f"{name}.npz")
-    assert read_model_meta(path)["version"] == 2
-    loaded, _ = _predicts_as_saved(KEYWORD_MODELS, name, X, y)
-    assert not set(HDP_PARAMETERS) & set(loaded.get_params())  # read as the sampler
-
-
-def _predicts_as_saved(folder: str, name: str, X, y):
-    """``folder``'s model ``name`` loaded, and a fit with its parameters: the loaded model
-    predicts what the old code stored, and the fit what the loaded model predicts, bit for
-    bit."""
-    expected = np.load(os.path.join(folder, f"{name}-proba.npy"))
-    expected_log = np.load(os.path.join(folder, f"{name}-log-proba.npy"))
-    loaded = load_classifier(os.path.join(folder, f"{name}.npz"))
-    assert isinstance(loaded, ESKDBClassifier if name.startswith("eskdb") else
-                      BayesNetClassifier)
-    # another machine's exp may round the last place differently (see the test above)
     np.testing.assert_allclose(loaded.predict_proba(X), expected, rtol=1e-14, atol=1e-300)
+    # a logarithm near 0 keeps the absolute error of its argument near 1
     np.testing.assert_allclose(loaded.predict_log_proba(X), expected_log, rtol=1e-14,
                                atol=1e-15)
     refit = type(loaded)(**loaded.get_params()).fit(X, y)
     np.testing.assert_array_equal(refit.predict_proba(X), loaded.predict_proba(X))
     np.testing.assert_array_equal(refit.predict_log_proba(X), loaded.predict_log_proba(X))
-    return loaded, refit
 
 
-#: the parameters of make_models.py's cases, written with today's sampler parameter
-KEYWORD_CASES_TODAY = {
-    "kdb-hdp": lambda: BayesNetClassifier("kdb", 2, sampler=HDPOptions.preset(
-        "adaptive", min_iter=60, max_iter=400, burn_in=20, mcse_tolerance=0.02, n_chains=2),
-        random_state=0),
-    "skdb-hdp-paper": lambda: BayesNetClassifier("skdb", 2, sampler=HDPOptions.preset(
-        "paper", n_iter=150, concentration_every=1, tying="same-parent", alpha0=3.0),
-        random_state=1),
-    # the ensemble's preset with its tolerance scaled, as the keywords scaled it
-    # (the ensemble's defaults when it was saved: stochastic cut points, no weights)
-    "eskdb-hdp": lambda: ESKDBClassifier(3, 2, random_state=0, discretization="stochastic",
-                                         discriminative=None).set_params(
-        sampler=ESKDBClassifier(3).hdp_options().replace(max_iter=300)),
-}
-
-
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # short runs
-@pytest.mark.parametrize("name", sorted(KEYWORD_CASES_TODAY))
-def test_the_former_keywords_written_as_hdp_options_predict_bit_for_bit(credit, name):
-    """The same parameters, written today, give the same predictions as the model saved with
-    the former keywords, bit for bit (and the stored ones up to another machine's exp)."""
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_files_of_development_versions_are_refused_naming_the_version(credit, tmp_path,
+                                                                       version):
     X, y = credit
-    X, y = X.iloc[::3].reset_index(drop=True), y[::3]
-    loaded = load_classifier(os.path.join(KEYWORD_MODELS, f"{name}.npz"))
-    clf = KEYWORD_CASES_TODAY[name]()
-    assert clf.get_params() == loaded.get_params()
-    proba = clf.fit(X, y).predict_proba(X)
-    np.testing.assert_array_equal(proba, loaded.predict_proba(X))
-    np.testing.assert_allclose(proba, np.load(os.path.join(KEYWORD_MODELS, f"{name}-proba.npy")),
-                               rtol=1e-14, atol=1e-300)
-
-
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # short runs
-@pytest.mark.parametrize("name", ["kdb-hdp", "skdb-hdp-paper", "tan-m", "eskdb-hdp"])
-def test_files_saved_before_keep_traces_load_and_predict_identically(credit, name):
-    """Saved by main at 23eea2b (an HDPOptions without keep_traces, a traced node, posterior
-    draws, presets by name), with the predictions it made: the loaded model predicts them,
-    keeps its traces (the former behaviour), and a fit with the loaded parameters predicts
-    them bit for bit."""
-    X, y = credit
-    X, y = X.iloc[::3].reset_index(drop=True), y[::3]
-    path = os.path.join(TRACES_MODELS, f"{name}.npz")
-    meta = read_model_meta(path)
-    assert meta["version"] == 3
-    assert "keep_traces" not in (meta["params"]["sampler"]
-                                 if isinstance(meta["params"]["sampler"], dict) else {})
-    loaded, refit = _predicts_as_saved(TRACES_MODELS, name, X, y)
-    if name != "tan-m":
-        assert loaded.hdp_options().keep_traces
-        assert all(r.trace.log_joint.shape[1] > 0 for r in refit.hdp_results_)
-
-
-def test_a_preset_saved_under_its_former_name_loads_as_the_new_one(credit, tmp_path):
-    # "strict" was called "fast" when format versions 1 and 2 were written: such a file loads,
-    # silently, though a user can no longer pass the name
-    X, y = credit
-    clf = BayesNetClassifier("nb", sampler="strict", random_state=0).fit(X, y)
-    clf.save(tmp_path / "strict.npz")
-    with np.load(tmp_path / "strict.npz", allow_pickle=False) as data:
+    BayesNetClassifier("nb", estimator="m").fit(X, y).save(tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz", allow_pickle=False) as data:
         arrays = {name: data[name] for name in data.files}
     meta = json.loads(bytes(arrays.pop("meta")).decode("utf-8"))
-    assert meta["params"]["sampler"] == "strict"
-    meta["params"]["sampler"] = "fast"
-    _write_meta(tmp_path / "fast.npz", json.dumps(meta).encode(), **arrays)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        loaded = BayesNetClassifier.load(tmp_path / "fast.npz")
-    assert loaded.get_params()["sampler"] == "strict"
-    assert loaded.hdp_options() == HDPOptions.preset("strict")
-    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    meta["version"] = version
+    _write_meta(tmp_path / "old.npz", json.dumps(meta).encode(), **arrays)
+    with pytest.raises(ValueError, match=rf"model file version {version} was written by a "
+                                         r"development version of hdpbn before 0\.1\.0"):
+        BayesNetClassifier.load(tmp_path / "old.npz")
 
 
 def test_a_file_loads_only_into_the_estimator_that_saved_it(credit, tmp_path):
@@ -299,7 +183,7 @@ def test_a_file_loads_only_into_the_estimator_that_saved_it(credit, tmp_path):
     with pytest.raises(ValueError, match="holds an ESKDBClassifier; load it with"):
         BayesNetClassifier.load(tmp_path / "e.npz")
     with pytest.raises(ValueError, match="holds a BayesNetClassifier"):
-        ESKDBClassifier.load(os.path.join(OLD_MODELS, "tan-m.npz"))
+        ESKDBClassifier.load(os.path.join(RELEASE_MODELS, "tan-m.npz"))
     assert isinstance(load_classifier(tmp_path / "e.npz"), ESKDBClassifier)
 
 
@@ -440,7 +324,7 @@ class _Payload:
         return os.mkdir, (self.target,)
 
 
-@pytest.mark.parametrize("member", ["tree1_table", "meta"])
+@pytest.mark.parametrize("member", ["member0_tree1_table", "meta"])
 def test_loading_never_unpickles_a_crafted_object_array(credit, tmp_path, member):
     X, y = credit
     BayesNetClassifier("nb", m=1.0).fit(X, y).save(tmp_path / "ok.npz")

@@ -51,7 +51,7 @@ def test_reference_root_shortcut_explains_the_java_numbers():
 @pytest.fixture(scope="module")
 def ds1_fit() -> PPLResult:
     before = jax.config.jax_enable_x64
-    res = fit(worked_example_tree("DS1"), chains=4, warmup=500, samples=1000, seed=2)
+    res = fit(worked_example_tree("DS1"), n_chains=4, burn_in=500, samples=1000, seed=2)
     assert jax.config.jax_enable_x64 == before  # the run's double precision was scoped
     return res
 
@@ -106,7 +106,7 @@ def test_untrustworthy_run_is_flagged_loudly():
 
     # a single chain cannot be checked by R-hat: the run must say so
     with pytest.warns(UntrustworthyRunWarning):
-        res = fit(worked_example_tree("DS2"), chains=1, warmup=50, samples=50, seed=0)
+        res = fit(worked_example_tree("DS2"), n_chains=1, burn_in=50, samples=50, seed=0)
     assert not res.diagnostics.trustworthy
     assert any("R-hat" in p for p in res.diagnostics.problems)
 
@@ -127,7 +127,7 @@ def test_cli_estimate_writes_fastpath_columns_and_json(tmp_path, capsys):
     data = tmp_path / "table.csv"
     pd.DataFrame(rows, columns=["child", "y", "x1"]).to_csv(data, index=False)
     out = tmp_path / "nodes.csv"
-    status = main(["estimate", str(data), "--chains", "2", "--warmup", "300", "--samples",
+    status = main(["estimate", str(data), "--chains", "2", "--burn-in", "300", "--samples",
                    "300", "--seed", "1", "--out", str(out), "--json",
                    "--chain-method", "sequential"])
     report = json.loads(capsys.readouterr().out)

@@ -185,8 +185,8 @@ def test_exact_update_matches_enumeration(small_exact, root, window, overrelax):
     tree, values, exact = small_exact
     mean, n_conf, _ = exact[root]
     assert n_conf > 1000  # the enumeration really covers many configurations
-    opt = HDPOptions(
-        n_iter=30000, burn_in=1000, update="exact", root=root, window=window,
+    opt = HDPOptions.preset(
+        "paper", n_iter=30000, burn_in=1000, update="exact", root=root, window=window,
         fix_concentrations=True, concentration_init=values, n_chains=4, overrelax=overrelax,
     )
     res = estimate_tree(tree, opt, seed=11)
@@ -197,8 +197,8 @@ def test_posterior_draws_match_enumeration(small_exact):
     # thinned Dirichlet draws given (t, alpha): their first two moments against enumeration
     tree, values, exact = small_exact
     mean, _, second = exact["exact"]
-    opt = HDPOptions(
-        n_iter=30000, burn_in=1000, fix_concentrations=True, concentration_init=values,
+    opt = HDPOptions.preset(
+        "paper", n_iter=30000, burn_in=1000, fix_concentrations=True, concentration_init=values,
         n_chains=4, thin=5, record_draws=True,
     )
     res = estimate_tree(tree, opt, seed=14)
@@ -218,8 +218,8 @@ def test_log_space_and_band_paths_match_enumeration(small_exact, monkeypatch, ov
     tree, values, exact = small_exact
     monkeypatch.setattr(hdp, "RATIO_N_MAX", 3)
     monkeypatch.setattr(hdp, "_RATIOS", type(hdp._RATIOS)())
-    opt = HDPOptions(
-        n_iter=30000, burn_in=1000, root="exact", window=1,
+    opt = HDPOptions.preset(
+        "paper", n_iter=30000, burn_in=1000, root="exact", window=1,
         fix_concentrations=True, concentration_init=values, n_chains=4, overrelax=overrelax,
     )
     res = estimate_tree(tree, opt, seed=12, stirling=hdp.LogStirlingTable())
@@ -230,8 +230,8 @@ def test_window_update_is_biased_on_a_tight_window(small_exact):
     # The reference's window moves with the current value: with +-1 it is visibly not a Gibbs
     # step (this is the power check of the enumeration test above).
     tree, values, exact = small_exact
-    opt = HDPOptions(
-        n_iter=30000, burn_in=1000, update="window", root="exact", window=1,
+    opt = HDPOptions.preset(
+        "paper", n_iter=30000, burn_in=1000, update="window", root="exact", window=1,
         fix_concentrations=True, concentration_init=values, n_chains=4,
     )
     res = estimate_tree(tree, opt, seed=13)
@@ -283,7 +283,8 @@ def quadrature_posterior(leaves, root, alpha0=2.0, shape=2.0, rate=1.0):
 def test_free_concentration_matches_quadrature(root, overrelax):
     leaves = [[2, 0], [20, 5]]  # worked example, dataset 1
     p_exact, alpha_exact = quadrature_posterior(leaves, root)
-    opt = HDPOptions(n_iter=100000, root=root, n_chains=4, concentration_every=1, thin=50,
+    opt = HDPOptions.preset("paper", n_iter=100000, root=root, n_chains=4, concentration_every=1,
+                            thin=50,
                      overrelax=overrelax)
     res = estimate_tree(_worked_tree(*leaves), opt, seed=5)
     _check_close_rows(res, p_exact)
@@ -305,10 +306,9 @@ def _check_close_rows(res, p_leaves):
 
 
 def _mean_over_seeds(c0, c1, n_seeds=20, **kw):
-    vals = [
-        estimate_tree(_worked_tree(c0, c1), HDPOptions(**kw), seed=s).probabilities[1:, 0]
-        for s in range(n_seeds)
-    ]
+    options = HDPOptions.preset("paper", **kw)
+    vals = [estimate_tree(_worked_tree(c0, c1), options, seed=s).probabilities[1:, 0]
+            for s in range(n_seeds)]
     return np.mean(vals, axis=0)
 
 
@@ -373,7 +373,8 @@ def _check_state(tree, t, n):
     seed=st.integers(0, 2**32 - 1),
 )
 def test_invariants_after_sweeps(tree, tying, update, root, window, seed):
-    opt = HDPOptions(n_iter=37, burn_in=5, tying=tying, update=update, root=root, window=window,
+    opt = HDPOptions.preset("paper", n_iter=37, burn_in=5, tying=tying, update=update, root=root,
+                            window=window,
                      n_chains=2, thin=3, concentration_every=2)
     res = estimate_tree(tree, opt, seed=seed, n_threads=1)
     for c in range(2):
@@ -393,7 +394,8 @@ def test_invariants_after_every_sweep_on_a_deep_tree():
     paths = rng.integers(0, 3, size=(60, 3))
     counts = rng.integers(0, 30, size=(60, 3))
     tree = ContextTree.from_leaf_counts(paths, counts, [3, 3, 3])
-    opt = HDPOptions(window=2)  # alpha0 2, exact root and update, Gamma(2, 1) prior, cap 4000
+    # alpha0 2, exact root and update, Gamma(2, 1) prior, cap 4000
+    opt = HDPOptions.preset("paper", window=2)
     prep = hdp._prepare(0, tree, opt)
     table = hdp.LogStirlingTable()
     table.ensure(int(tree.counts.max()))
@@ -441,7 +443,7 @@ def test_concentration_step_draws_the_augmented_conditional(alpha, uniforms):
     rng = np.random.default_rng(5)
     paths = rng.integers(0, 3, size=(40, 3))
     tree = ContextTree.from_leaf_counts(paths, rng.integers(0, 5, size=(40, 2)), [3, 3, 3])
-    opt = HDPOptions(concentration_max=1e6,
+    opt = HDPOptions.preset("paper", concentration_max=1e6,
                      concentration_draws="uniforms" if uniforms else "gamma")
     prep = hdp._prepare(0, tree, opt)
     table = hdp.LogStirlingTable()
@@ -553,7 +555,7 @@ def test_a_wide_window_samples_large_leaves_as_a_narrow_band_would():
     # its end here and gave [[69, 59], [62, 15]]
     paths = np.array([[0], [1]])
     tree = ContextTree.from_leaf_counts(paths, np.array([[30000, 5000], [3000, 40]]), [2])
-    res = estimate_tree(tree, HDPOptions(n_iter=200, window=200), seed=3)
+    res = estimate_tree(tree, HDPOptions.preset("paper", n_iter=200, window=200), seed=3)
     assert res.table_counts[0, 1:].tolist() == [[7, 1], [8, 1]]
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fastpath import BayesNetClassifier
 from fastpath.estimate import UnconvergedWarning, summarise_fit
-from fastpath.estimate.hdp import SAMPLER_PRESETS, HDPOptions, estimate_trees
+from fastpath.estimate.hdp import HDPOptions, estimate_trees
 from fastpath.estimate.hdp._options import AUTO_BATCH
 from fastpath.estimate.hdp._stopping import StopCheck, batch_means_mcse, check_stop, next_length
 from fastpath.io import load_dataset
@@ -114,7 +114,7 @@ def test_options_validate_the_adaptive_length():
     opt = HDPOptions.preset("strict", max_iter=3000)
     assert opt.adaptive and opt.overrelax and opt.concentration_every == 1
     assert opt.iterations_max == 3000 and opt.burn_in_iterations == opt.min_iter // 2
-    assert HDPOptions.preset("paper") == HDPOptions()  # the paper's sampler is the default
+    assert HDPOptions.preset("adaptive") == HDPOptions()  # the classifiers' default
 
 
 def test_adaptive_runs_stop_at_block_boundaries_and_reproduce_for_any_thread_count(trees):
@@ -180,12 +180,15 @@ def test_paper_sampler_reproduces_the_estimates_before_presets_bit_for_bit():
 def test_the_classifier_takes_a_preset_and_options_override_it():
     X, y = load_dataset("credit-a")
     X, y = X.iloc[:200], y.iloc[:200]
-    # the default: the adaptive preset; the paper's sampler is HDPOptions()'s defaults
-    assert BayesNetClassifier().hdp_options() == HDPOptions.preset("adaptive")
-    assert BayesNetClassifier(sampler="paper").hdp_options() == HDPOptions()
+    # the default: the adaptive preset, HDPOptions()'s defaults; passed changed, it stays
+    # adaptive (only the field changed changes)
+    assert BayesNetClassifier().hdp_options() == HDPOptions.preset("adaptive") == HDPOptions()
+    two = BayesNetClassifier(sampler=HDPOptions(n_chains=2)).hdp_options()
+    assert two == HDPOptions.preset("adaptive", n_chains=2) and two.adaptive
+    assert BayesNetClassifier(sampler="paper").hdp_options().n_iter == 5000
     clf = BayesNetClassifier(structure="nb", estimator="hdp", sampler="strict", random_state=0)
     assert clf.hdp_options() == HDPOptions.preset("strict")
-    assert SAMPLER_PRESETS["strict"]["n_iter"] == "auto"
+    assert HDPOptions.preset("strict").n_iter == "auto"
     over = BayesNetClassifier(estimator="hdp",
                               sampler=HDPOptions.preset("strict", n_iter=700, overrelax=False))
     assert over.hdp_options().n_iter == 700 and not over.hdp_options().overrelax
@@ -294,10 +297,7 @@ def test_the_presets_and_the_former_name():
     assert not plain.overrelax and plain.concentration_every == 5 and plain.mcse_weighting == "rows"
     strict = HDPOptions.preset("strict")
     assert strict.mcse_weighting == "max" and strict.convergence_checks and strict.overrelax
-    # the former name of "strict" (renamed before any release) is refused, naming the new one
-    with pytest.raises(ValueError, match="sampler='fast' was renamed sampler='strict'"):
-        HDPOptions.preset("fast")
-    with pytest.raises(ValueError, match="sampler='fast' was renamed sampler='strict'"):
+    with pytest.raises(ValueError, match=r"sampler must be one of .*got 'fast'"):
         BayesNetClassifier(sampler="fast").hdp_options()
     # the ensemble's: plain moves, the concentrations every iteration, drawn from uniforms where
     # they can be, chains of at least 60 iterations after a burn-in of 10
@@ -335,7 +335,8 @@ def test_the_rows_probability_trace_is_what_the_rows_read_at_every_kept_iteratio
     tree = trees[2]
     leaf = int(tree.level_offsets[-2])
     leaves = tuple(range(leaf, tree.n_nodes))
-    res = estimate_trees([tree], HDPOptions(n_iter=300, burn_in=100, thin=1, trace_nodes=leaves),
+    res = estimate_trees([tree], HDPOptions.preset("paper", n_iter=300, burn_in=100, thin=1,
+                                                   trace_nodes=leaves),
                          seed=3, n_threads=1)[0]
     counts = tree.counts[leaf:]
     kept = res.trace.node_probabilities[:, res.trace.kept]  # (chains, kept, leaves, K)

@@ -319,9 +319,9 @@ def _fast_run(tree: ContextTree, tying: str, cfg: AgreementConfig, seed: int, *,
             trace_nodes=tuple(range(tree.n_nodes)),
         )
         return estimate_tree(tree, opts, seed=seed, n_threads=1)
-    opts = HDPOptions(
-        n_iter=cfg.fast_iter * scale, burn_in=cfg.fast_burn * scale, tying=tying, update=update,
-        root=root, n_chains=cfg.chains, thin=cfg.fast_thin * scale,
+    opts = HDPOptions.preset(
+        "paper", n_iter=cfg.fast_iter * scale, burn_in=cfg.fast_burn * scale, tying=tying,
+        update=update, root=root, n_chains=cfg.chains, thin=cfg.fast_thin * scale,
         trace_nodes=tuple(range(tree.n_nodes)), overrelax=overrelax,
     )
     # one thread: seconds are then the sum of the chains' run times, comparable with NUTS
@@ -386,8 +386,8 @@ def run_nuts(tree: ContextTree, tying: str, cfg: AgreementConfig, seed: int) -> 
     def once(target: float, warmup_factor: int, draws_factor: int) -> SamplerSummary:
         with _xla_fast_compile(cfg.fast_compile), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = fit(tree, tying=tying, chains=cfg.chains,
-                      warmup=cfg.nuts_warmup * warmup_factor,
+            res = fit(tree, tying=tying, n_chains=cfg.chains,
+                      burn_in=cfg.nuts_warmup * warmup_factor,
                       samples=cfg.nuts_samples * draws_factor, seed=seed,
                       chain_method=cfg.chain_method, target_accept=target,
                       reparam=cfg.reparam, warn=False)

@@ -111,10 +111,11 @@ def nuts_tables(classifier: Any, *, chains: int = 4, warmup: int = 1000, samples
     tables, diagnostics = [], []
     for i, tree in enumerate(classifier.trees_):
         tree_seed = int(np.random.SeedSequence(seed, spawn_key=(i,)).generate_state(1)[0])
-        res = nuts_fit(tree, tying=options.tying, chains=chains, warmup=warmup,
+        res = nuts_fit(tree, tying=options.tying, n_chains=chains, burn_in=warmup,
                        samples=samples, seed=tree_seed, alpha0=options.alpha0,
-                       prior_shape=options.concentration_shape,
-                       prior_rate=options.concentration_rate, retries=RETRIES, warn=False)
+                       concentration_shape=options.concentration_shape,
+                       concentration_rate=options.concentration_rate, retries=RETRIES,
+                       warn=False)
         tables.append(np.array(res.probabilities, dtype=np.float64))
         diagnostics.append(res.diagnostics)
     return tables, diagnostics

@@ -203,9 +203,10 @@ def run_sbc(case: SBCCase, *, n_threads: int | None = None) -> SBCResult:
         phis.append(phi)
     checks = _checked_nodes(sk, case.leaf_checks)
     nodes = tuple(sorted({n for _, n, _ in checks}))
-    opts = HDPOptions(
-        n_iter=case.burn_in + case.n_draws * case.thin, burn_in=case.burn_in, thin=case.thin,
-        tying=case.tying, update=case.update, root=case.root, n_chains=1, record_draws=nodes,
+    opts = HDPOptions.preset(
+        "paper", n_iter=case.burn_in + case.n_draws * case.thin, burn_in=case.burn_in,
+        thin=case.thin, tying=case.tying, update=case.update, root=case.root, n_chains=1,
+        record_draws=nodes,
         concentration_shape=case.prior_shape, concentration_rate=case.prior_rate,
     ).replace(**case.fit_options)
     if case.burn_in % case.thin:
@@ -304,7 +305,7 @@ FULL_CASES: tuple[SBCCase, ...] = (
     SBCCase("wide_fast", **_WIDE, seed=5, thin=100, burn_in=2000, fit_options=_FAST_MOVES),
     SBCCase("large_alpha_fast", **_LARGE, seed=6, thin=200, burn_in=2000, replications=500,
             fit_options=_FAST_MOVES),
-    # the overrelaxed exact update (HDPOptions(overrelax=True)) on the same simulations
+    # the overrelaxed exact update (overrelax=True) on the same simulations
     SBCCase("tiny_overrelaxed", **_TINY, seed=1, fit_options=_OVERRELAX),
     SBCCase("small_overrelaxed", **_SMALL, seed=2, fit_options=_OVERRELAX),
     SBCCase("small_none_overrelaxed", **_SMALL, tying="none", seed=3, fit_options=_OVERRELAX),

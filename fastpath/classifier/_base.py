@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import inspect
 import os
 import re
 import warnings
@@ -36,7 +35,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..encode._encoder import as_frame, column_labels
 from ..estimate.hdp._options import HDPOptions
 from ..io._typed_table import TableWithTypes
-from ..pipeline._config import HDP_PARAMETERS, FitConfig, hdp_options
+from ..pipeline._config import FitConfig, hdp_options
 from ..pipeline._explain import Explanation, members_explain, structure_information
 from ..pipeline._fitted import FittedModel
 from ..pipeline._intervals import members_proba_draws, model_draws
@@ -93,26 +92,6 @@ SHARED_PARAMETERS: tuple[str, ...] = (
     "class_weight", "sampler", "selection_rows", "discriminative", "n_jobs", "random_state",
     "verbose",
 )
-
-
-def _removed_keywords(cls: type, params: dict[str, Any]) -> str | None:
-    """What to write instead of the former keywords among ``params`` (None when there are
-    none): the :class:`HDPOptions` the sampler's now are, the ``HLSOptions`` ``hls_C`` is."""
-    if "hls_C" in params:
-        return (f"{cls.__name__}: hls_C is no longer a parameter; HLS's penalty is an option of "
-                f"its estimator: pass estimator=HLSOptions(C={params['hls_C']!r}) (from "
-                "fastpath.estimate import HLSOptions)")
-    removed = [name for name in params if name in HDP_PARAMETERS]
-    if not removed:
-        return None
-    sampler = params.get("sampler", inspect.signature(cls).parameters["sampler"].default)
-    given = ", ".join(f"{name}={params[name]!r}" for name in removed)
-    instead = (f"HDPOptions.preset({sampler!r}, {given})" if isinstance(sampler, str)
-               else f"<the HDPOptions>.replace({given})")
-    what = "is no longer a parameter" if len(removed) == 1 else "are no longer parameters"
-    return (f"{cls.__name__}: {', '.join(removed)} {what}; the sampler's options are one "
-            f"parameter, an HDPOptions: pass sampler={instead} (from fastpath import "
-            "HDPOptions)")
 
 
 def _class_counts(members: Any) -> np.ndarray:
@@ -209,14 +188,6 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
     random_state: int | np.random.Generator | None
     verbose: int
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
-        # a former keyword of the sampler is refused here, naming its replacement, rather than
-        # by __init__'s bare "unexpected keyword argument" (type checkers read __init__)
-        message = _removed_keywords(cls, kwargs)
-        if message is not None:
-            raise TypeError(message)
-        return super().__new__(cls)
-
     def _store_parameters(self, arguments: dict[str, Any]) -> None:
         """Store every parameter of the class's ``__init__`` from ``arguments`` (that
         ``__init__``'s ``locals()``) as it was passed, and nothing else, as scikit-learn asks
@@ -229,14 +200,6 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
         """The parameters of the fit's :class:`~fastpath.pipeline._config.FitConfig`."""
         return self.get_params()
 
-    def set_params(self, **params: Any) -> Self:
-        """Set parameters, as scikit-learn's ``set_params`` (a former sampler keyword raises
-        ``ValueError`` naming its replacement)."""
-        message = _removed_keywords(type(self), params)
-        if message is not None:
-            raise ValueError(message)
-        return super().set_params(**params)
-
     def fit_config(self) -> FitConfig:
         """The checked parameters (``ValueError`` naming a bad one, before any work)."""
         params = self._fit_params()
@@ -245,8 +208,9 @@ class BaseBayesNet(ClassifierMixin, BaseEstimator):
 
     def hdp_options(self) -> HDPOptions:
         """The sampler options these parameters give (``ValueError`` naming a bad one): the
-        ``sampler`` when it is an :class:`HDPOptions`, else its preset's options (an
-        ensemble's tolerance scaled to its members, :func:`~fastpath.pipeline.hdp_options`)."""
+        ``sampler`` when it is an :class:`HDPOptions`, else its preset's options
+        (:func:`~fastpath.pipeline.hdp_options`). An ensemble samples each member's trees with
+        ``hdp_options().for_members(n_estimators)``, whichever way ``sampler`` was given."""
         return hdp_options(self._fit_params())
 
     def __sklearn_tags__(self):

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..estimate._hls_options import HLSOptions
 from ..estimate.hdp._options import DEFAULT_ENSEMBLE_SAMPLER, HDPOptions
+from ..pipeline._registry import ordered_structure_learner
 from ..structure._selective import ENSEMBLE_SELECTION_ROWS
 from ._base import BaseBayesNet
 
@@ -51,6 +52,12 @@ class ESKDBClassifier(BaseBayesNet):
         With the discriminative layer, mixed members beat stochastic ones on 0-1 loss on 19
         of the 26 numeric datasets where they differ (docs/results.md, "Numeric columns:
         discriminative weights on the members' tables").
+    structure : str, default="skdb"
+        Every member's structure learner: selective kDB (the authors' ESKDB), or another
+        *ordered* learner (``"kdb"``, or one registered with ``ordered=True``,
+        :func:`fastpath.pipeline.register_structure`), which each member after the first runs
+        on its own attribute order drawn from ``I(X; Y)``. ``ValueError`` for a learner that
+        does not follow an order (``"nb"``, ``"tan"``): its members would all be alike.
     m, m_backoff, categorical_features, na_values, numeric_errors, exclude_features
         As for :class:`~fastpath.BayesNetClassifier` (``m`` is chosen per member, with the
         back-off ``m_backoff`` the members' m-estimates use).
@@ -60,14 +67,16 @@ class ESKDBClassifier(BaseBayesNet):
         Monte-Carlo error of what its rows read is at most the tolerance. The default preset,
         ``"ensemble"``, makes the table-count moves the paper's plain ones, re-samples the
         concentrations at every iteration and makes the chains at least 60 iterations long
-        (burn-in 10). A preset's tolerance is scaled to the ensemble: the members' is the
-        preset's times ``sqrt(n_estimators)``, since the average of the members divides their
-        Monte-Carlo errors (the overrelaxed moves of ``"adaptive"``, the single classifier's
-        default, or longer chains gave the same accuracy for more sampling time;
-        docs/performance.md, "The ensemble's sampler"). An ``HDPOptions`` is the members' own,
-        its ``mcse_tolerance`` included (:meth:`hdp_options` gives the options of a preset
-        scaled, ``clf.hdp_options().replace(max_iter=...)`` changes one of them). The authors
-        ran ``sampler=HDPOptions.preset("paper", n_iter=1000)``.
+        (burn-in 10). The ``mcse_tolerance`` of the sampler, named or given, is that of the
+        ensemble's average: each member's trees are sampled to ``mcse_tolerance *
+        sqrt(n_estimators)`` (:meth:`HDPOptions.for_members`), since the average of the members
+        divides their Monte-Carlo errors (the overrelaxed moves of ``"adaptive"``, the single
+        classifier's default, or longer chains gave the same accuracy for more sampling time;
+        docs/performance.md, "The ensemble's sampler"). ``sampler="ensemble"`` and
+        ``sampler=HDPOptions.preset("ensemble")`` are the same sampler;
+        :meth:`hdp_options` gives the options (``clf.hdp_options().replace(max_iter=...)``
+        changes one of them). The authors ran ``sampler=HDPOptions.preset("paper",
+        n_iter=1000)``.
     selection_rows : int, "auto" or None, default="auto"
         Each member scores its candidate (n*, k*) by leave-one-out on a sample of this many
         training rows when there are more (drawn by a seeded hash of the rows' positions, so
@@ -117,10 +126,11 @@ class ESKDBClassifier(BaseBayesNet):
     k: int
     estimator: str | HLSOptions
     discretization: str
+    structure: str
 
     def __init__(
         self, n_estimators: int = 20, k: int = 5, estimator: str | HLSOptions = "hdp", *,
-        discretization: str = "mixed",
+        discretization: str = "mixed", structure: str = "skdb",
         m: float | str = "auto", m_backoff: str = "path", categorical_features: Any = "auto",
         na_values: str | Sequence[str] | None = None, numeric_errors: str = "coerce",
         exclude_features: str | Sequence[str | int] | None = "auto",
@@ -134,5 +144,7 @@ class ESKDBClassifier(BaseBayesNet):
         self._store_parameters(locals())
 
     def _fit_params(self) -> dict[str, Any]:
-        """The members' parameters: selective kDB-``k`` each, ``n_estimators`` of them."""
-        return {**self.get_params(), "structure": "skdb"}
+        """The members' parameters: ``n_estimators`` members of the ordered ``structure``
+        (``ValueError`` naming the ordered learners otherwise)."""
+        ordered_structure_learner(self.structure)
+        return self.get_params()

@@ -48,7 +48,7 @@ class BayesNetClassifier(BaseBayesNet):
         the leave-one-out RMSE, see :mod:`fastpath.structure._selective`).
     k : int, default=1
         Maximum number of attribute parents for ``"kdb"`` and ``"skdb"`` (ignored otherwise).
-    estimator : {"hdp", "m", "hgs", "hls"} or HLSOptions, default="hdp"
+    estimator : {"hdp", "m", "hgs", "hls"}, HLSOptions or a registered estimator, default="hdp"
         How conditional probability tables are estimated: the hierarchical Dirichlet process
         (the paper's method, sampled as ``sampler`` says), m-estimates with back-off (the
         paper's baseline; no sampling, so the fastest fit), hierarchical gradient smoothing
@@ -58,10 +58,11 @@ class BayesNetClassifier(BaseBayesNet):
         regression on the indicators of the nodes of a row's path; :mod:`fastpath.estimate._hls`).
         ``"hls"`` has the authors' L2 penalty; :class:`fastpath.estimate.HLSOptions` sets
         another (``estimator=HLSOptions(C=0.5)``: ``C`` times the log loss of the training rows
-        plus half the squared norm of the node coefficients, scikit-learn's convention; this
-        was formerly the parameter ``hls_C``, which now raises ``TypeError`` naming it). HGS
+        plus half the squared norm of the node coefficients, scikit-learn's convention). HGS
         and HLS are fitted on the context trees' counts, so they give the same tables in memory
-        and out of core (docs/model.md, section 10).
+        and out of core (docs/model.md, section 10). An estimator registered with
+        :func:`fastpath.pipeline.register_estimator` is taken by its name, or by an instance of
+        its options class.
     m : float, "auto" or "holdout", default="auto"
         m-estimate mass. ``"auto"`` chooses it from ``{0.05, 0.2, 1, 5, 20}`` by the
         leave-one-out RMSE of the whole model over every training row (each row predicted from
@@ -143,10 +144,8 @@ default="adaptive"
         re-sampled (``concentration_every``: 5 is the reference's schedule, 1 mixes them
         faster per second, docs/validation.md, "Efficiency"), the root concentration
         (``alpha0``) and ``n_chains``. A fit whose estimates end above the tolerance (or whose
-        chains disagree) warns; the warning names the trees and the option to change. These
-        options were formerly sixteen parameters of their own (``n_iter=...``): such a keyword
-        now raises ``TypeError`` naming the ``HDPOptions`` to pass, and model files that hold
-        them load with the options they meant.
+        chains disagree) warns; the warning names the trees and the option to change.
+        ``HDPOptions()`` is the default, ``"adaptive"``.
     selection_rows : int, "auto" or None, default=None
         ``structure="skdb"``: score the candidate (n*, k*) by leave-one-out on a sample of
         this many training rows when there are more (a seeded hash of the rows' positions, the

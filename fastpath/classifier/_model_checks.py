@@ -6,8 +6,8 @@ whose arrays are far larger than the file). Every field is checked here for its 
 and its agreement with the others -- the columns of each member's encoder, the classes, the
 tree specifications and the shapes of their arrays -- so that a bad file fails when it is
 loaded, with a :class:`ModelFileError` naming the file and the field, and never later in a
-numba kernel. The checks follow what :func:`~._model_io.save_model` writes (and version 1
-files); what a fit can produce always passes.
+numba kernel. The checks follow what :func:`~._model_io.save_model` writes; what a fit can
+produce always passes.
 """
 
 from __future__ import annotations
@@ -115,15 +115,15 @@ class Checker:
 
     # ------------------------------------------------------------------ the document
     def meta(self, meta: dict, entries: list[dict]) -> None:
-        """Every field of the JSON document ``meta`` whose members are ``entries`` (the
-        document itself for a version 1 single classifier)."""
+        """Every field of the JSON document ``meta`` whose members are ``entries``."""
         params = self.dict(meta.get("params"), "params")
         for key, value in params.items():
             if key == "sampler" and isinstance(value, dict):  # an HDPOptions' fields
-                for name, v in value.items():
-                    for i, x in enumerate(v if isinstance(v, list) else [v]):
-                        self.scalar(x, f"params['sampler'][{name!r}]"
-                                    + (f"[{i}]" if isinstance(v, list) else ""))
+                self.fields(value, "params['sampler']")
+            elif key == "estimator" and isinstance(value, dict):  # name and options' fields
+                self.str(value.get("name"), "params['estimator']['name']")
+                self.fields(self.dict(value.get("options"), "params['estimator']['options']"),
+                            "params['estimator']['options']")
             elif isinstance(value, list):
                 for i, v in enumerate(value):
                     self.scalar(v, f"params[{key!r}][{i}]")
@@ -142,7 +142,7 @@ class Checker:
         if names is not None and len(set(names)) != len(names):
             # a fit refuses such columns; prediction would select a column twice by name
             raise self.fail("feature_names_in", "repeats a name")
-        excluded = self.strings(meta.get("excluded_features", []), "excluded_features")
+        excluded = self.strings(meta.get("excluded_features"), "excluded_features")
         known = names if names is not None else [f"x{j}" for j in range(n_features)]
         if len(set(excluded)) != len(excluded) or not set(excluded) <= set(known):
             raise self.fail("excluded_features", "must name distinct columns of the model")
@@ -158,12 +158,16 @@ class Checker:
             self.member(self.dict(entry, f"members[{e}]"), f"members[{e}]",
                         n_features - len(excluded), len(classes))
 
+    def fields(self, fields: dict, field: str) -> None:
+        """An options object's stored fields: each a JSON scalar or a list of them."""
+        for name, v in fields.items():
+            for i, x in enumerate(v if isinstance(v, list) else [v]):
+                self.scalar(x, f"{field}[{name!r}]" + (f"[{i}]" if isinstance(v, list) else ""))
+
     def member(self, entry: dict, field: str, n_features: int, n_classes: int) -> None:
         encoder = self.dict(entry.get("encoder"), f"{field}.encoder", ("codings",))
         cards = self.encoder(encoder, f"{field}.encoder", n_features)
-        if "structure" not in entry and entry.get("selection") is None:
-            raise self.fail(field, "has neither a structure nor a selection")
-        self.optional(self.dict, entry.get("structure"), f"{field}.structure")
+        self.dict(entry.get("structure"), f"{field}.structure")
         self.optional(self.dict, entry.get("selection"), f"{field}.selection")
         trees = self.list(entry.get("trees"), f"{field}.trees")
         if not trees:

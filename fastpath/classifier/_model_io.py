@@ -8,16 +8,15 @@ Loading uses ``np.load(..., allow_pickle=False)``, so a model file cannot run co
 and category labels must be JSON values (str, int, float, bool); others are refused at save time
 rather than silently changed.
 
-Version 1 files (a single classifier's ``hdpbn-model`` and an ensemble's ``hdpbn-ensemble``,
-written before the classifiers shared one format) still load, into the same members. Version 2
-files (written while the sampler's options were sixteen parameters of the classifiers, ``n_iter``
-to ``convergence_checks``) load with those keywords read as the ``sampler`` they meant
-(:func:`~fastpath.pipeline._config.sampler_from_keywords`): the same options, so the same
-predictions and the same refit. Version 3 stores a ``sampler`` that is an
-:class:`~fastpath.estimate.HDPOptions` as a mapping of its fields, and an ``estimator`` that is
-an :class:`~fastpath.estimate.HLSOptions` as ``"hls"`` and ``hls_C`` (version 2's parameter:
-such a file loads ``estimator="hls"`` with the authors' penalty, another as an
-``HLSOptions``).
+The format is version :data:`FORMAT_VERSION`, hdpbn 0.1.0's, whether or not the members have
+discriminative weights; files of other versions (those of development states before 0.1.0)
+are refused, naming the version. The estimator's parameters are stored as JSON values; a
+``sampler`` that is an :class:`~fastpath.estimate.HDPOptions` as a mapping of its fields, and an
+``estimator`` that is an instance of a registered estimator's options class (an
+:class:`~fastpath.estimate.HLSOptions`, or any registered estimator's dataclass,
+:mod:`fastpath.pipeline._registry`) as ``{"name": <the estimator's name>, "options": <its
+fields>}``; such a file loads where that estimator is registered. ``tests/data/models-0.1.0``
+holds files of this format, which every later version must load and predict from bit for bit.
 
 Untrusted files
 ---------------
@@ -69,12 +68,11 @@ from ..counts._context_tree import ContextTree
 from ..counts._counting import TreeSpec
 from ..encode._encoder import TableEncoder
 from ..estimate._diagnostics import FitDiagnostics
-from ..estimate._hls_options import HLS_C, HLSOptions
-from ..estimate.hdp._options import RENAMED_PRESETS, HDPOptions
-from ..pipeline._config import HDP_PARAMETERS, LEGACY_SAMPLER, hdp_options, sampler_from_keywords
+from ..estimate.hdp._options import HDPOptions
+from ..pipeline._config import hdp_options
 from ..pipeline._fitted import FittedModel, Member
 from ..pipeline._intervals import from_stored, model_draws, stored_draws
-from ..pipeline._registry import uses_sampler
+from ..pipeline._registry import ESTIMATORS, estimator_of, uses_sampler
 from ..structure._graphs import Structure
 from ..structure._selective import SelectedStructure
 from ..utils._files import atomic_write
@@ -82,16 +80,11 @@ from ._model_checks import Checker, ModelFileError
 
 __all__ = ["ModelFileError", "model_class_name", "read_model", "read_model_meta", "save_model"]
 
+#: the model-file format of hdpbn 0.1.0: the one version written and read. Its number follows
+#: the development states' versions 1 to 3, never to be read as one of them.
 FORMAT_VERSION = 4
-#: the version a model without discriminative weights still writes (version 4 adds the
-#: members' ``term_weights``, which a reader of version 3 would ignore: wrong probabilities)
-_UNWEIGHTED_VERSION = 3
 #: the ``format`` of every model file
 MODEL = "hdpbn-model"
-#: the ``format`` of an ensemble's version 1 file
-_ENSEMBLE_V1 = "hdpbn-ensemble"
-#: which estimator wrote a version 1 file
-_V1_CLASSES = {MODEL: "BayesNetClassifier", _ENSEMBLE_V1: "ESKDBClassifier"}
 
 #: the most members (arrays) a model file may have
 MAX_MEMBERS = 1_000_000
@@ -105,11 +98,9 @@ MAX_META_BYTES = 1 * 2**30
 #: forged size; memory is bounded by this ratio times the file's size and by MAX_MODEL_BYTES
 MAX_RATIO = 1100
 RATIO_FLOOR = 2**20
-#: the arrays of a model file: its JSON document, and each member's trees' (version 1 files:
-#: without the member prefix)
+#: the arrays of a model file: its JSON document, and each member's trees'
 _MEMBER_NAME = re.compile(
-    r"meta|(?:member\d+_)?tree\d+_(?:paths|counts|table)|member\d+_tree\d+_(?:draws|alphas)"
-    r"|member\d+_term_weights")
+    r"meta|member\d+_tree\d+_(?:paths|counts|table|draws|alphas)|member\d+_term_weights")
 #: the longest ``.npy`` header read (numpy's own default limit)
 MAX_HEADER_BYTES = 10_000
 
@@ -135,21 +126,47 @@ def _jsonable_params(params: dict[str, Any]) -> dict[str, Any]:
         elif key == "class_weight" and isinstance(value, dict):  # label, weight, label, ...
             value = [_label(v) for pair in value.items() for v in pair]
         elif key == "sampler" and isinstance(value, HDPOptions):  # field -> value (or values)
-            out[key] = {name: list(v) if isinstance(v, tuple) else _label(v)
-                        for name, v in dataclasses.asdict(value).items()
-                        # its default left out: files that do not drop traces stay readable
-                        # by the versions before the option
-                        if not (name == "keep_traces" and v)}
+            out[key] = _option_fields(value, "sampler")
             continue
-        elif key == "estimator" and isinstance(value, HLSOptions):  # "hls" and its penalty
-            out["hls_C"] = float(value.C)
-            value = "hls"
-        elif key == "estimator" and not isinstance(value, str):
-            raise ValueError(f"estimator={value!r:.80}: a model file stores an estimator by its "
-                             "name (or HLSOptions); options of type "
-                             f"{type(value).__name__} cannot be saved")
+        elif key == "estimator" and not isinstance(value, str):  # a registered options class
+            record, _ = estimator_of(value)
+            out[key] = {"name": record.name, "options": _option_fields(value, "estimator")}
+            continue
         out[key] = _label(value) if not isinstance(value, list) else value
     return out
+
+
+def _option_fields(options: Any, key: str) -> dict[str, Any]:
+    """The fields of an options object (a dataclass: an ``HDPOptions``, a registered
+    estimator's options) as JSON values, a tuple as a list; ``ValueError`` naming the
+    parameter for another object or a field that is not a JSON value."""
+    if not dataclasses.is_dataclass(options) or isinstance(options, type):
+        raise ValueError(f"{key}={options!r:.80}: a model file stores options that are a "
+                         f"dataclass of JSON values; options of type {type(options).__name__} "
+                         "cannot be saved")
+    out = {}
+    for f in dataclasses.fields(options):
+        v = getattr(options, f.name)
+        try:
+            out[f.name] = [_label(x) for x in v] if isinstance(v, tuple | list) else _label(v)
+        except TypeError as exc:
+            raise ValueError(f"{key}={options!r:.80}: field {f.name!r} cannot be saved "
+                             f"({exc})") from None
+    return out
+
+
+def _options_of(stored: dict) -> Any:
+    """The options object of a stored ``estimator`` (:func:`_option_fields`' mapping, with
+    the estimator's name): an instance of that registered estimator's options class, a list
+    field as a tuple (``ValueError`` when the name is not registered with an options
+    class)."""
+    name, fields = stored.get("name"), stored.get("options")
+    record = ESTIMATORS.get(name) if isinstance(name, str) else None
+    if record is None or record.options is None or not isinstance(fields, dict):
+        raise ValueError(f"estimator {name!r:.60} with options is not a registered estimator "
+                         f"with an options class (registered: {tuple(ESTIMATORS)})")
+    return record.options(**{k: tuple(v) if isinstance(v, list) else v
+                             for k, v in fields.items()})
 
 
 def _write_trees(prefix: str, specs, trees, tables, arrays: dict[str, np.ndarray]) -> list[dict]:
@@ -204,18 +221,14 @@ def _array(arrays: dict[str, np.ndarray], key: str, check: Checker) -> np.ndarra
     return arrays[key]
 
 
-def _fit_warnings(meta: dict, check: Checker) -> tuple[str, ...] | None:
-    """The fit's recorded warnings (None for files written before they were kept)."""
-    kept = meta.get("fit_warnings")
-    if kept is None:
-        return None
-    return tuple(check.strings(kept, "fit_warnings"))
+def _fit_warnings(meta: dict, check: Checker) -> tuple[str, ...]:
+    """The fit's recorded warnings."""
+    return tuple(check.strings(meta.get("fit_warnings"), "fit_warnings"))
 
 
 def _excluded_features(meta: dict) -> tuple[str, ...]:
-    """The columns the fit left out (none in files written before columns were left out;
-    checked by :meth:`Checker.document`)."""
-    return tuple(meta.get("excluded_features", []))
+    """The columns the fit left out (checked by :meth:`Checker.meta`)."""
+    return tuple(meta["excluded_features"])
 
 
 def _encoder_dict(encoder: TableEncoder) -> dict:
@@ -296,8 +309,7 @@ def save_model(class_name: str, params: dict[str, Any], model: FittedModel,
     names = model.feature_names_in_
     meta = {
         "format": MODEL,
-        "version": (FORMAT_VERSION if any(m.term_weights is not None for m in model.members_)
-                    else _UNWEIGHTED_VERSION),
+        "version": FORMAT_VERSION,
         "estimator": class_name,
         "params": _jsonable_params(params),
         "classes": [_label(c) for c in model.classes_],
@@ -348,13 +360,7 @@ def with_article(name: str) -> str:
 def model_class_name(path: str | os.PathLike) -> str:
     """The name of the estimator class that wrote the model file ``path``
     (:class:`ModelFileError` naming the file when it is not one)."""
-    return _class_name(read_model_meta(path))
-
-
-def _class_name(meta: dict) -> str:
-    if meta.get("version", 0) >= 2:
-        return meta["estimator"]
-    return _V1_CLASSES[meta["format"]]
+    return read_model_meta(path)["estimator"]
 
 
 class _Archive:
@@ -490,36 +496,30 @@ def _meta(name: str, archive: _Archive, class_name: str | None) -> dict[str, Any
     except ValueError:  # not UTF-8, not JSON, or an integer of more digits than Python reads
         raise ModelFileError(f"{name!r} is not an hdpbn model file (unreadable metadata)"
                              ) from None
-    if not isinstance(meta, dict) or not isinstance(meta.get("format"), str) or (
-            meta["format"] not in _V1_CLASSES):
+    if not isinstance(meta, dict) or meta.get("format") != MODEL:
         raise ModelFileError(f"{name!r} is not an hdpbn model file")
-    version = meta.get("version", 0)
+    version = meta.get("version")
     if isinstance(version, bool) or not isinstance(version, int):
         raise ModelFileError(f"{name!r} is not a valid hdpbn model file: version must be an "
                              f"integer, got {version!r:.60}")
     if version > FORMAT_VERSION:
         raise ModelFileError(
-            f"{name!r}: model file version {meta['version']} is newer than this hdpbn "
-            f"understands ({FORMAT_VERSION}); upgrade hdpbn"
-        )
-    if version >= 2 and not isinstance(meta.get("estimator"), str):
+            f"{name!r}: model file version {version} is newer than this hdpbn understands "
+            f"({FORMAT_VERSION}); upgrade hdpbn")
+    if version < FORMAT_VERSION:
+        raise ModelFileError(
+            f"{name!r}: model file version {version} was written by a development version of "
+            f"hdpbn before 0.1.0, whose format ({FORMAT_VERSION}) this one reads; fit the model "
+            "again")
+    if not isinstance(meta.get("estimator"), str):
         raise ModelFileError(f"{name!r} is not a valid hdpbn model file: estimator must be "
                              f"a class name, got {meta.get('estimator')!r:.60}")
-    if class_name is not None and _class_name(meta) != class_name:
-        raise ModelFileError(f"{name!r} holds {with_article(_class_name(meta))}; load it with "
-                             f"{_class_name(meta)}.load or fastpath.classifier.load_classifier")
+    if class_name is not None and meta["estimator"] != class_name:
+        raise ModelFileError(f"{name!r} holds {with_article(meta['estimator'])}; load it with "
+                             f"{meta['estimator']}.load or fastpath.classifier.load_classifier")
     check = Checker(name)
-    if not (meta["format"] == MODEL and version < 2):
-        check.list(meta.get("members"), "members")
-    check.meta(meta, _entries(meta))
+    check.meta(meta, check.list(meta.get("members"), "members"))
     return meta
-
-
-def _entries(meta: dict) -> list:
-    """The members' entries of the document (a version 1 single classifier: the document)."""
-    if meta["format"] == MODEL and meta.get("version", 0) < 2:
-        return [dict(meta, selection=meta.get("selection"))]  # one member, fields on top
-    return meta["members"]  # a list: checked by _meta before anything reads it
 
 
 def _classes(meta: dict) -> np.ndarray:
@@ -533,42 +533,18 @@ def _feature_names(meta: dict) -> np.ndarray | None:
 
 
 def _params(meta: dict) -> dict[str, Any]:
-    """The stored parameters; a file written before the classifiers had a ``sampler``
-    parameter was fitted with the paper's sampler, and says so once loaded."""
+    """The stored parameters, a class weight's dict, the sampler's and the estimator's
+    options rebuilt."""
     params = dict(meta["params"])
-    params.setdefault("sampler", LEGACY_SAMPLER)
-    # written before selection could be sampled: every row scored the candidates
-    params.setdefault("selection_rows", None)
-    # written before identifiers and dates were left out: every column was kept
-    params.setdefault("exclude_features", None)
-    # written before the discriminative layer: none
-    params.setdefault("discriminative", None)
-    # written before class weights: none; a dict is stored as its labels and weights in turn
-    params.setdefault("class_weight", None)
-    weights = params["class_weight"]
+    weights = params.get("class_weight")  # a dict: its labels and weights in turn
     if isinstance(weights, list):
         if len(weights) % 2:
             raise ValueError("class_weight must list labels and weights in pairs")
         params["class_weight"] = dict(zip(weights[::2], weights[1::2], strict=True))
-    sampler = params["sampler"]
-    if isinstance(sampler, dict):  # version 3: the fields of an HDPOptions
-        params["sampler"] = HDPOptions(**sampler)
-    else:
-        # a preset saved under its former name ("fast", format versions 1 and 2) is the same
-        # options: the one use of RENAMED_PRESETS, which users can no longer pass
-        params["sampler"] = RENAMED_PRESETS.get(sampler, sampler)
-    if "stochastic_discretization" in params:  # an ensemble's, before the members' cut points
-        # had more kinds than the stochastic MDL and Weka's MDL
-        params["discretization"] = ("stochastic" if params.pop("stochastic_discretization")
-                                    else "mdl")
-    if "hls_C" in params:  # HLS's penalty: an HLSOptions (version 2: a parameter of its own)
-        C = params.pop("hls_C")
-        if params.get("estimator") == "hls" and (meta.get("version", 0) >= 3 or C != HLS_C):
-            params["estimator"] = HLSOptions(C=C)
-    if any(name in params for name in HDP_PARAMETERS):  # version 2: the sampler's keywords
-        params["sampler"] = sampler_from_keywords(params)
-        for name in HDP_PARAMETERS:
-            params.pop(name, None)
+    if isinstance(params.get("sampler"), dict):  # the fields of an HDPOptions
+        params["sampler"] = HDPOptions(**params["sampler"])
+    if isinstance(params.get("estimator"), dict):  # a registered estimator's options
+        params["estimator"] = _options_of(params["estimator"])
     return params
 
 
@@ -604,11 +580,8 @@ def _structures(entry: dict, field: str, n_features: int, check: Checker
                                  f"does not have the model's {n_features} attributes")
         if any(not 0 <= a < n_features for a in selection.attributes):
             raise check.fail(f"{field}.selection.attributes", "are not attributes of the model")
-    if "structure" in entry:
-        structure = check.built(f"{field}.structure",
-                                lambda: Structure.from_dict(entry["structure"]))
-    else:  # version 1 ensembles kept the selection only
-        structure = selection.structure
+    structure = check.built(f"{field}.structure",
+                            lambda: Structure.from_dict(entry["structure"]))
     if structure.n_attributes != n_features:
         raise check.fail(f"{field}.structure",
                          f"has {structure.n_attributes} attributes, the model {n_features}")
@@ -617,16 +590,14 @@ def _structures(entry: dict, field: str, n_features: int, check: Checker
 
 def read_model(path: str | os.PathLike,
                class_name: str | None = None) -> tuple[dict[str, Any], FittedModel]:
-    """The parameters and the learned state written by :func:`save_model` (or by version 1's
-    single-classifier and ensemble writers); ``class_name``: the estimator that must have
-    written it. Every field is checked first (:class:`ModelFileError` naming the file and the
-    field, see the module docstring)."""
+    """The parameters and the learned state written by :func:`save_model`; ``class_name``: the
+    estimator that must have written it. Every field is checked first (:class:`ModelFileError`
+    naming the file and the field, see the module docstring)."""
     with _open(path, class_name) as (meta, archive):
         arrays = _read_arrays(archive)
     check = Checker(os.fspath(path))
-    entries = _entries(meta)
-    prefixes = ([""] if meta["format"] == MODEL and meta.get("version", 0) < 2
-                else [f"member{e}_" for e in range(len(entries))])
+    entries = meta["members"]
+    prefixes = [f"member{e}_" for e in range(len(entries))]
     n_features = meta["n_features_in"]
     excluded = _excluded_features(meta)
     members = []

@@ -43,7 +43,8 @@ def add_diagnose_parser(subparsers) -> None:
 
 def _rerun(path: str, chains: int | None) -> tuple[FitDiagnostics, str]:
     model = load_classifier(path)
-    fitted = model.hdp_options()
+    # the options the members' trees ran with (an ensemble's: the tolerance of one member)
+    fitted = model.hdp_options().for_members(len(model.members_))
     n_chains = int(chains) if chains is not None else fitted.n_chains
     if n_chains < 1:
         raise ValueError(f"--chains must be >= 1, got {n_chains}")

@@ -30,7 +30,6 @@ from ..estimate.hdp._options import (
     BURN_IN_CAP,
     ESTIMATE_SAMPLER,
     PAPER_ITERATIONS,
-    RENAMED_PRESETS,
     SAMPLER_PRESETS,
 )
 from ..io._tables import decompression_error
@@ -55,7 +54,7 @@ def add_estimate_parser(subparsers) -> None:
         "p_<value> (posterior mean) and, with --chains >= 2, mcse_<value>.",
     )
     p.add_argument("data", metavar="DATA", help="child-first table")
-    p.add_argument("--sampler", default=None, type=sampler_name, choices=[*SAMPLER_PRESETS],
+    p.add_argument("--sampler", default=None, choices=[*SAMPLER_PRESETS],
                    help=f"paper: the paper's sampler, {PAPER_ITERATIONS} plain Gibbs iterations; "
                    "adaptive: exact overrelaxed moves until the Monte-Carlo error of what the "
                    f"table's rows read is <= {_DEFAULT.mcse_tolerance} ({_DEFAULT.min_iter} to "
@@ -113,8 +112,9 @@ def add_adaptive_length_options(group) -> None:
                    help="adaptive length: the most iterations per chain "
                    f"(default: {_DEFAULT.max_iter})")
     group.add_argument("--mcse-tolerance", type=float, default=None, metavar="TOL",
-                   help="the largest Monte-Carlo standard error of what the rows read "
-                   f"(default: {_DEFAULT.mcse_tolerance})")
+                   help="the largest Monte-Carlo standard error of what the rows read (an "
+                   "ensemble: of its members' average, each member sampled to TOL x "
+                   f"sqrt(members)) (default: {_DEFAULT.mcse_tolerance})")
 
 
 def add_burn_in_option(group) -> None:
@@ -132,15 +132,6 @@ def parse_iterations(text: str) -> int | str:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer or 'auto', got {text!r}") from None
-
-
-def sampler_name(text: str) -> str:
-    """``--sampler``: a preset's name; a former name is refused naming its new one (the list of
-    choices alone would not say which it became)."""
-    if text in RENAMED_PRESETS:
-        raise argparse.ArgumentTypeError(f"{text!r} was renamed {RENAMED_PRESETS[text]!r} "
-                                         "(the same options)")
-    return text
 
 
 #: How :func:`fastpath.estimate._diagnostics.remedy` writes an option on the command line

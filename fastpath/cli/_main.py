@@ -194,7 +194,6 @@ def _add_model_options(p: argparse.ArgumentParser, structure: str | None = None)
         add_adaptive_length_options,
         add_burn_in_option,
         parse_iterations,
-        sampler_name,
     )
 
     structure = _BNC["structure"] if structure is None else structure
@@ -260,7 +259,7 @@ def _add_model_options(p: argparse.ArgumentParser, structure: str | None = None)
                    "list of columns (default: auto)")
     h = p.add_argument_group("HDP sampler (--estimator hdp)")
     h.add_argument("--sampler", default=None,
-                   type=sampler_name, choices=[*SAMPLER_PRESETS],
+                   choices=[*SAMPLER_PRESETS],
                    help="adaptive: exact overrelaxed moves, each tree sampled until the "
                    "Monte-Carlo error of what the training rows read is at most "
                    f"--mcse-tolerance ({HDPOptions.min_iter} to {HDPOptions.max_iter} "
@@ -322,7 +321,8 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
     from ..classifier._ensemble import ESKDBClassifier
     from ..classifier._estimator import BayesNetClassifier
     from ..estimate._hls_options import HLS_C, HLSOptions
-    from ..pipeline._config import hdp_options, sampler_from_keywords
+    from ..estimate.hdp._options import HDPOptions
+    from ..pipeline._config import hdp_options
 
     m: Any = args.m
     if m not in ("auto", "holdout"):
@@ -379,14 +379,14 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
                 discretization=args.discretization)
         else:
             own = dict(structure=args.structure, k=_BNC["k"] if args.k is None else args.k)
-        # the flags' options, as the classifier's former keywords meant them (an ensemble's
-        # tolerance, unless given, the preset's times sqrt(n_estimators))
-        sampler = sampler_from_keywords({**flags, "sampler": preset,
-                                         "n_estimators": own.get("n_estimators", 1)})
+        # the preset with the flags' options, its name when they change nothing (an ensemble
+        # samples its members with the tolerance of their average either way:
+        # HDPOptions.for_members)
+        sampler: Any = HDPOptions.preset(preset, **flags)
+        if sampler == HDPOptions.preset(preset):
+            sampler = preset
         if getattr(args, "keep_draws", False):
-            sampler = hdp_options({"sampler": sampler,
-                                   "n_estimators": own.get("n_estimators", 1)}
-                                  ).replace(record_draws=True)
+            sampler = hdp_options({"sampler": sampler}).replace(record_draws=True)
         # --hls-c: the penalty of --estimator hls (the authors' is plain "hls")
         estimator: Any = args.estimator
         if estimator == "hls" and args.hls_c != HLS_C:

@@ -270,21 +270,19 @@ class TreeDiagnostics:
 
     @classmethod
     def from_dict(cls, d: dict) -> TreeDiagnostics:
-        """The inverse of :meth:`to_dict`. A record written before the rows' statistics existed
-        is judged as it was then: by the concentrations' and log joint's R-hat and ESS."""
+        """The inverse of :meth:`to_dict` (NaN: ``None``, as JSON writes it)."""
         def floats(xs):
             return tuple(math.nan if x is None else float(x) for x in xs)
 
-        old = "convergence_checks" not in d
         return cls(int(d["index"]), str(d["name"]), int(d["n_nodes"]), int(d["n_chains"]),
                    int(d["n_draws"]), tuple(str(v) for v in d["variables"]), floats(d["mean"]),
-                   floats(d["rhat"]), floats(d["ess_bulk"]), int(d.get("iterations", 0)),
-                   str(d.get("stop_reason", "n_iter")),
-                   *floats([d.get("max_mcse"), d.get("mcse_tolerance"), d.get("rows_mcse"),
-                            d.get("rows_rhat"), d.get("rows_ess")]),
-                   mcse_weighting=str(d.get("mcse_weighting", "max")),
-                   convergence_checks=bool(d.get("convergence_checks", True)) or old,
-                   batch_size=int(d.get("batch_size", 0)))
+                   floats(d["rhat"]), floats(d["ess_bulk"]), int(d["iterations"]),
+                   str(d["stop_reason"]),
+                   *floats([d["max_mcse"], d["mcse_tolerance"], d["rows_mcse"], d["rows_rhat"],
+                            d["rows_ess"]]),
+                   mcse_weighting=str(d["mcse_weighting"]),
+                   convergence_checks=bool(d["convergence_checks"]),
+                   batch_size=int(d["batch_size"]))
 
 
 @dataclass(frozen=True)
@@ -479,7 +477,7 @@ class FitDiagnostics:
     @classmethod
     def from_dict(cls, d: dict, options: HDPOptions | None = None) -> FitDiagnostics:
         return cls(tuple(TreeDiagnostics.from_dict(t) for t in d["trees"]),
-                   float(d.get("rhat_max", RHAT_MAX)), float(d.get("ess_min", ESS_PER_CHAIN_MIN)),
+                   float(d["rhat_max"]), float(d["ess_min"]),
                    options)
 
 
@@ -577,6 +575,7 @@ def summarise_fit(
     rhat_max: float = RHAT_MAX,
     ess_min_per_chain: float = ESS_PER_CHAIN_MIN,
     deferred: bool = False,
+    options: HDPOptions | None = None,
 ) -> FitDiagnostics:
     """R-hat and bulk ESS of the concentrations and the log joint of every fitted tree.
 
@@ -597,6 +596,10 @@ def summarise_fit(
         ensemble fit, whose members' hundreds of trees make them a visible share of a small
         dataset's fit; docs/performance.md, "Diagnostics computed when read"). The checks are
         still made now; the arguments too.
+    options : HDPOptions, optional
+        The options the advice of :meth:`FitDiagnostics.warning_message` starts from
+        (default: the first result's): an ensemble's, whose trees ran with the tolerance of one
+        member (:meth:`HDPOptions.for_members`), are the options its ``sampler`` gives.
     """
     results = list(results)
     for r in results:
@@ -612,7 +615,8 @@ def summarise_fit(
     if not ess_min_per_chain >= 0:
         raise ValueError(f"ess_min_per_chain must be >= 0, got {ess_min_per_chain!r}")
     chains = max((r.options.n_chains for r in results), default=1)
-    options = results[0].options if results else None
+    if options is None:
+        options = results[0].options if results else None
     if deferred and _certified(results):
         names = list(tree_names)
         return FitDiagnostics._deferred(lambda: _tree_records(results, names), float(rhat_max),

@@ -174,7 +174,7 @@ _minimize = lbfgs_minimizer(_objective, "hls")
 def hls_fit(tree: ContextTree, C: float = HLS_C, *, max_iter: int = HLS_MAX_ITER,
             gtol: float = HLS_GTOL, ftol: float = HLS_FTOL) -> HLSFit:
     """HLS estimates of ``tree`` with the penalty ``C`` (module docstring)."""
-    C = check_float("hls_C", C, positive=True)
+    C = check_float("C", C, positive=True)
     n_values = tree.n_values
     root = tree.counts[0]
     values = np.flatnonzero(root > 0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,13 +13,12 @@ from ..counts import _counting
 from ..encode._encoder import TableEncoder, check_numeric_errors
 from ..encode._exclusion import check_exclude_features
 from ..estimate._discriminative import GRANULARITIES
-from ..estimate._hls_options import HLS_C, HLSOptions
 from ..estimate._mestimate import M_BACKOFFS
 from ..estimate.hdp._options import (
+    DEFAULT_SAMPLER,
     SAMPLER_PRESETS,
     HDPOptions,
-    ensemble_tolerance,
-    resolve_preset,
+    check_preset,
 )
 from ..predict import _inference
 from ..structure._selective import auto_selection_rows
@@ -36,79 +34,28 @@ M_RULES: dict[str, str] = {"auto": "loo", "holdout": "holdout"}
 #: stochastic MDL; each at random resolution; or the two draws mixed (even members stochastic
 #: MDL, odd members random resolution: :meth:`FitConfig.member_discretizations`)
 DISCRETIZATIONS: tuple[str, ...] = ("mdl", "stochastic", "random", "mixed")
-#: the classifiers' former keywords of the sampler, now fields of the ``sampler`` parameter's
-#: :class:`HDPOptions` (same names): model files written before keep them, and
-#: :func:`sampler_from_keywords` reads them
-HDP_PARAMETERS: tuple[str, ...] = (
-    "n_iter", "burn_in", "tying", "update", "root", "n_chains", "concentration_shape",
-    "concentration_rate", "concentration_every", "alpha0", "overrelax",
-    "min_iter", "max_iter", "mcse_tolerance", "mcse_weighting", "convergence_checks",
-)
-#: the preset of a model file written before the classifiers had a ``sampler`` parameter: its
-#: fit ran the paper's sampler (not today's default, so that it refits as it was fitted)
-LEGACY_SAMPLER = "paper"
 
 
 def check_sampler(sampler: Any) -> str | HDPOptions:
     """``sampler`` when it is a preset's name or an :class:`HDPOptions`; ``ValueError``
-    otherwise (for a former preset name, one that names the new name)."""
+    otherwise."""
     if isinstance(sampler, HDPOptions):
         return sampler
     if isinstance(sampler, str):
-        return resolve_preset(sampler)  # ValueError naming the presets
+        return check_preset(sampler)  # ValueError naming the presets
     raise ValueError(f"sampler must be one of {tuple(SAMPLER_PRESETS)} or an HDPOptions, got "
                      f"{sampler!r}")
 
 
 def hdp_options(params: Mapping[str, Any]) -> HDPOptions:
     """The sampler options of the estimator parameters ``params`` (``ValueError`` naming a bad
-    one).
-
-    ``params["sampler"]`` is an :class:`HDPOptions`, used as it is, or the name of a preset
-    (:data:`~fastpath.estimate.hdp._options.SAMPLER_PRESETS`; :data:`LEGACY_SAMPLER`, the
-    paper's, when absent, as for model files written before the classifiers had a ``sampler``
-    parameter, whose fits were the paper's sampler). An ensemble (``n_estimators`` above 1)
-    given a preset's name takes the preset's ``mcse_tolerance`` times ``sqrt(n_estimators)``
-    (:func:`~fastpath.estimate.hdp._options.ensemble_tolerance`): the members' tolerance when
-    their average must be within the preset's.
-    """
-    former = [name for name in HDP_PARAMETERS if params.get(name) is not None]
-    if former:  # never silently ignored (sampler_from_keywords reads them)
-        raise ValueError(f"{former[0]} is no longer a parameter: the sampler's options are "
-                         "one, sampler=HDPOptions(...)")
-    sampler = check_sampler(params.get("sampler", LEGACY_SAMPLER))
-    if isinstance(sampler, HDPOptions):
-        return sampler
-    return _scaled(HDPOptions.preset(sampler), params.get("n_estimators", 1))
-
-
-def _scaled(options: HDPOptions, n_members: Any) -> HDPOptions:
-    """``options`` with the tolerance of each of ``n_members`` averaged members."""
-    if isinstance(n_members, numbers.Integral) and int(n_members) > 1:
-        return dataclasses.replace(
-            options, mcse_tolerance=ensemble_tolerance(options.mcse_tolerance, int(n_members)))
-    return options
-
-
-def sampler_from_keywords(params: Mapping[str, Any]) -> str | HDPOptions:
-    """The ``sampler`` parameter that the former keywords among ``params``
-    (:data:`HDP_PARAMETERS`, with the preset ``params["sampler"]``) meant: the preset's name
-    when they changed nothing, else the :class:`HDPOptions` they gave, as they gave it then.
-
-    Every keyword that was not None overrode the preset, and an ensemble whose
-    ``mcse_tolerance`` was None took the preset's times ``sqrt(n_estimators)``; the options
-    returned are exactly those, so a fit with them is the fit the keywords asked for.
-    """
-    sampler = check_sampler(params.get("sampler", LEGACY_SAMPLER))
-    if isinstance(sampler, HDPOptions):
-        return sampler
-    overrides = {name: params[name] for name in HDP_PARAMETERS
-                 if params.get(name) is not None}
-    options = HDPOptions.preset(sampler, **overrides)
-    if "mcse_tolerance" not in overrides:
-        options = _scaled(options, params.get("n_estimators", 1))
-    plain = hdp_options({"sampler": sampler, "n_estimators": params.get("n_estimators", 1)})
-    return sampler if options == plain else options
+    one): ``params["sampler"]`` when it is an :class:`HDPOptions`, else the options of the
+    preset it names (:data:`~fastpath.estimate.hdp._options.SAMPLER_PRESETS`;
+    :data:`~fastpath.estimate.hdp._options.DEFAULT_SAMPLER` when absent). A preset's name and
+    its options are the same sampler everywhere: an ensemble scales either's tolerance to its
+    members alike (:meth:`HDPOptions.for_members`)."""
+    sampler = check_sampler(params.get("sampler", DEFAULT_SAMPLER))
+    return sampler if isinstance(sampler, HDPOptions) else HDPOptions.preset(sampler)
 
 
 def kernels_cold() -> bool:
@@ -138,9 +85,11 @@ class FitConfig:
     m-estimates' back-off rule, :func:`fastpath.estimate.m_estimate_table`) defaults to
     ``"path"`` and ``verbose`` to 0 when ``params`` lacks them. ``estimator`` is the name of a
     registered estimator (:data:`~fastpath.pipeline._registry.ESTIMATORS`); an ``estimator``
-    parameter that is an options object (an :class:`~fastpath.estimate.HLSOptions`) is kept as
-    ``estimator_options``, and ``hls_C`` (HLS's penalty, :mod:`fastpath.estimate._hls`) is
-    that of an ``HLSOptions``, else 1.
+    parameter that is an instance of a registered estimator's options class (an
+    :class:`~fastpath.estimate.HLSOptions`) is kept as ``estimator_options`` (for a name, the
+    class's defaults: :func:`~fastpath.pipeline._registry.estimator_of`). ``hdp`` is the
+    sampler's options as the ``sampler`` parameter gives them (an estimator with the sampler
+    only; an ensemble's members sample with ``hdp.for_members(n_members)``).
 
     A fit learns ``n_members`` members (``n_estimators``; 1 for a single classifier) that
     differ in how they are drawn (:mod:`fastpath.pipeline._members`): member 0 orders the
@@ -167,7 +116,6 @@ class FitConfig:
     na_values: tuple[str, ...] = ()
     numeric_errors: str = "coerce"
     exclude_features: Any = "auto"
-    hls_C: float = HLS_C
     estimator_options: Any = None
     discriminative: str | None = None
 
@@ -179,13 +127,9 @@ class FitConfig:
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> FitConfig:
         structure, estimator, k, m = (params[n] for n in ("structure", "estimator", "k", "m"))
-        if params.get("hls_C") is not None:  # never silently ignored (model files map it)
-            raise ValueError("hls_C is no longer a parameter: HLS's penalty is "
-                             "estimator=HLSOptions(C=...)")
         structure_learner(structure)  # ValueError naming the registered ones
         spec, options = estimator_of(estimator)  # the same
         estimator = spec.name
-        hls_C = options.C if isinstance(options, HLSOptions) else HLS_C
         check_int("k", k, 0)
         if not (isinstance(m, str) and m in M_RULES):
             if isinstance(m, bool) or not isinstance(m, numbers.Real) or not (
@@ -233,7 +177,6 @@ class FitConfig:
             na_values=check_na_values(params.get("na_values")),
             numeric_errors=check_numeric_errors(params.get("numeric_errors", "coerce")),
             exclude_features=check_exclude_features(params.get("exclude_features", "auto")),
-            hls_C=hls_C,
             estimator_options=options,
             discriminative=discriminative,
         )

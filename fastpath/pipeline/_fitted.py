@@ -92,12 +92,9 @@ class Member:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state["packed"] = None  # rebuilt from the tables on unpickling
+        # rebuilt from the tables when needed (an ensemble's plan packs its trees)
+        state["packed"] = None
         return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state.pop("prediction_plan", None)  # what pickles of earlier versions kept here
-        self.__dict__.update(state)  # packed when needed: an ensemble's plan packs its trees
 
 
 @dataclass

@@ -36,7 +36,13 @@ from ..utils._progress import FitLog
 from ..utils._validation import seed_int
 from ._config import FitConfig
 from ._holdout import holdout_key, holdout_rows, holdout_size
-from ._registry import BUILT_IN_ESTIMATORS, ESTIMATORS, STRUCTURES, EstimatedTables
+from ._registry import (
+    ESTIMATORS,
+    STRUCTURES,
+    EstimatedTables,
+    EstimationContext,
+    check_tables,
+)
 
 
 class TreeSource(Protocol):
@@ -269,41 +275,26 @@ def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | 
                     tree_names: Sequence[str] | None = None,
                     log: FitLog | None = None) -> EstimatedTables:
     """The tables of ``config.estimator``'s registered estimator
-    (:data:`~fastpath.pipeline._registry.ESTIMATORS`): m-estimates with the chosen ``m`` (and
-    ``config.m_backoff``), HDP estimates with ``config.hdp``, HGS estimates
-    (:mod:`fastpath.estimate._hgs`) or HLS estimates with ``config.hls_C``
-    (:mod:`fastpath.estimate._hls`); the last two need only the trees' counts.
+    (:data:`~fastpath.pipeline._registry.ESTIMATORS`), given an
+    :class:`~fastpath.pipeline._registry.EstimationContext` of the fit's parameters: its
+    options (``config.estimator_options``), the sampler's (``config.hdp``), the chosen ``m``
+    and ``config.m_backoff``, the seed, threads and ``log`` (default ``config.log()``); its
+    tables checked (:func:`~fastpath.pipeline._registry.check_tables`) and made read-only.
 
     HDP fits warn (:class:`~fastpath.estimate._diagnostics.UnconvergedWarning`, pointed at the
     first line outside fastpath) when a tree's estimates are not certified
     (:meth:`~fastpath.estimate._diagnostics.FitDiagnostics.unconverged`), with advice in the
     classifiers' parameters; ``tree_names`` name the trees in the diagnostics (default:
-    ``P(child | parents)``); ``log`` (default ``config.log()``) shows the sampler's progress
-    when verbose.
+    ``P(child | parents)``).
     """
-    log = config.log() if log is None else log
-    estimated = ESTIMATORS[config.estimator].estimate(config, trees, m, tree_names, log)
-    _check_tables(config.estimator, trees, estimated.tables)
+    record = ESTIMATORS[config.estimator]
+    context = EstimationContext(
+        options=config.estimator_options, sampler=config.hdp, n_members=config.n_members,
+        m=m, m_backoff=config.m_backoff, seed=seed_int(config.random_state),
+        n_threads=config.n_threads, log=config.log() if log is None else log,
+        tree_names=tree_names)
+    estimated = record.estimate(trees, context)
+    check_tables(record, trees, estimated.tables, tree_names)
     for t in estimated.tables:
         t.flags.writeable = False
     return estimated
-
-
-def _check_tables(estimator: str, trees: Sequence[ContextTree], tables: Sequence[Any]) -> None:
-    """Refuse an estimator's tables that prediction could not read: one float64 table per
-    tree, of the tree's shape (nodes x values), and for a registered estimator probabilities
-    in [0, 1] (its output checked as a model file's tables are)."""
-    if len(tables) != len(trees):
-        raise ValueError(f"estimator {estimator!r} returned {len(tables)} tables for "
-                         f"{len(trees)} trees")
-    for i, (tree, table) in enumerate(zip(trees, tables, strict=True)):
-        if (not isinstance(table, np.ndarray) or table.dtype != np.float64
-                or table.shape != tree.counts.shape):
-            raise ValueError(f"estimator {estimator!r}: table {i} must be a float64 array of "
-                             f"shape {tree.counts.shape} (the tree's nodes x values), got "
-                             f"{getattr(table, 'dtype', type(table).__name__)} "
-                             f"{getattr(table, 'shape', '')}")
-        # the built-in estimators' ranges are their tests'; a registered one's are read here
-        if estimator not in BUILT_IN_ESTIMATORS and not ((table >= 0) & (table <= 1)).all():
-            raise ValueError(f"estimator {estimator!r}: table {i} holds values outside [0, 1] "
-                             "(or not finite)")

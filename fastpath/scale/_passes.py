@@ -222,7 +222,7 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
     # pass 2: every member's pair statistics; member e's g-th group rides in pass g
     mi: list[np.ndarray | None] = [None] * n_members
     cmi = [np.zeros((p, p)) for _ in range(n_members)]
-    if config.structure != "nb":
+    if STRUCTURES[config.structure].scores:
         log.stage(f"pass 2: pair statistics of {n} rows ({structure_name(config)}){of_members}")
         groups = [pair_groups(c, n_classes, n, max(1, pair_memory // n_members)) for c in cards]
         for g in range(max(len(gs) for gs in groups)):

@@ -23,19 +23,21 @@ MCSE_WEIGHTINGS: tuple[str, ...] = ("max", "rows")
 #: how the concentration steps draw their auxiliary variables (``HDPOptions.concentration_draws``)
 CONCENTRATION_DRAWS: tuple[str, ...] = ("gamma", "uniforms")
 #: the reference implementation's run length and concentration schedule: Gibbs iterations per
-#: chain, and every how many iterations the concentrations are re-sampled (``"paper"`` preset,
-#: and :class:`HDPOptions`' own defaults)
+#: chain, and every how many iterations the concentrations are re-sampled (the ``"paper"``
+#: preset)
 PAPER_ITERATIONS = 5000
 PAPER_CONCENTRATION_EVERY = 5
 #: the most iterations a default burn-in discards (``HDPOptions.burn_in_iterations``)
 BURN_IN_CAP = 1000
 
-#: Named sampler settings (``HDPOptions.preset``, ``BayesNetClassifier(sampler=...)``).
+#: Named sampler settings (``HDPOptions.preset``, ``BayesNetClassifier(sampler=...)``): each
+#: preset is the fields it changes from ``HDPOptions()``, which is ``"adaptive"``.
 #:
-#: ``"adaptive"`` (the classifiers' default): exact overrelaxed moves with the concentrations
-#: re-sampled every iteration, each tree sampled until the Monte-Carlo error of what the
-#: training rows read is small (``n_iter="auto"``, ``mcse_weighting="rows"``, no R-hat/ESS
-#: condition; with two or more chains the error includes how far the chains disagree).
+#: ``"adaptive"`` (the classifiers' default, and :class:`HDPOptions`' own defaults): exact
+#: overrelaxed moves with the concentrations re-sampled every iteration, each tree sampled
+#: until the Monte-Carlo error of what the training rows read is small (``n_iter="auto"``,
+#: ``mcse_weighting="rows"``, no R-hat/ESS condition; with two or more chains the error
+#: includes how far the chains disagree).
 #: ``"adaptive-plain"``: the same rule with the paper's moves (plain Gibbs, concentrations
 #: every 5th iteration): less time per tree, since nearly every tree stops at ``min_iter``
 #: under both, but a larger error against long reference runs and a measurable loss of log
@@ -47,26 +49,22 @@ BURN_IN_CAP = 1000
 #: ``"ensemble"`` (``ESKDBClassifier``'s default): the paper's plain table-count moves with the
 #: concentrations re-sampled at every iteration, chains of at least 60 iterations (burn-in 10)
 #: instead of 500: an ensemble averages its members' estimates, whose Monte-Carlo errors then
-#: divide, and its fit scales the tolerance to match (:func:`ensemble_tolerance`); the
-#: concentrations' every-iteration steps are what lets the chains be that short (their drift,
-#: shared by all the members, is a bias the average does not divide) (docs/performance.md,
-#: "The ensemble's sampler").
+#: divide (an ensemble scales any sampler's tolerance to its members:
+#: :func:`ensemble_tolerance`); the concentrations' every-iteration steps are what lets the
+#: chains be that short (their drift, shared by all the members, is a bias the average does
+#: not divide) (docs/performance.md, "The ensemble's sampler").
 #: ``"paper"``: the paper's and the reference's sampler, 5,000 plain Gibbs iterations with the
 #: concentrations re-sampled every 5th (the experiments' runner and ``hdpbn estimate``).
 SAMPLER_PRESETS: dict[str, dict[str, object]] = {
-    "adaptive": {"n_iter": "auto", "concentration_every": 1, "overrelax": True,
-                 "mcse_weighting": "rows", "convergence_checks": False},
-    "adaptive-plain": {"n_iter": "auto", "concentration_every": 5, "overrelax": False,
-                       "mcse_weighting": "rows", "convergence_checks": False},
-    "ensemble": {"n_iter": "auto", "min_iter": 60, "burn_in": 10, "concentration_every": 1,
-                 "concentration_draws": "uniforms",
-                 "overrelax": False, "mcse_weighting": "rows", "convergence_checks": False},
-    "strict": {"n_iter": "auto", "concentration_every": 1, "overrelax": True,
-               "mcse_weighting": "max", "convergence_checks": True},
+    "adaptive": {},
+    "adaptive-plain": {"concentration_every": PAPER_CONCENTRATION_EVERY, "overrelax": False},
+    "ensemble": {"min_iter": 60, "burn_in": 10, "concentration_draws": "uniforms",
+                 "overrelax": False},
+    "strict": {"mcse_weighting": "max", "convergence_checks": True},
     "paper": {"n_iter": PAPER_ITERATIONS, "concentration_every": PAPER_CONCENTRATION_EVERY,
               "overrelax": False},
 }
-#: The classifiers' default preset.
+#: The classifiers' default preset (``HDPOptions()``).
 DEFAULT_SAMPLER = "adaptive"
 #: The ensemble's default preset: the same rule for every member tree, with the paper's cheaper
 #: plain moves and shorter chains. Averaging 20 members divides their Monte-Carlo errors, so
@@ -78,9 +76,8 @@ DEFAULT_ENSEMBLE_SAMPLER = "ensemble"
 
 def ensemble_tolerance(tolerance: float, n_members: int) -> float:
     """The Monte-Carlo tolerance of each member's trees when ``n_members`` estimates are
-    averaged: ``tolerance * sqrt(n_members)``, so that the mean of independent members' errors
-    is within ``tolerance`` (the error of a mean of E independent estimates is 1/sqrt(E) of
-    each one's)."""
+    averaged and their mean must be within ``tolerance``: ``tolerance * sqrt(n_members)`` (the
+    error of a mean of E independent estimates is 1/sqrt(E) of each one's)."""
     return float(tolerance) * math.sqrt(n_members)
 
 
@@ -88,27 +85,76 @@ def ensemble_tolerance(tolerance: float, n_members: int) -> float:
 #: (its output is compared with the reference's), so it keeps the paper's sampler where the
 #: classifiers default to :data:`DEFAULT_SAMPLER`.
 ESTIMATE_SAMPLER = "paper"
-#: Former preset names: name -> preset. Kept for model files only: a file of format version 1
-#: or 2 written while ``"strict"`` was called ``"fast"`` stores that name and loads as
-#: ``"strict"`` (:func:`fastpath.classifier._model_io._params`). Passed by a user, a former
-#: name is refused with its new name (:func:`resolve_preset`; the CLI's ``--sampler``).
-RENAMED_PRESETS: dict[str, str] = {"fast": "strict"}
 
 
 @dataclass(frozen=True)
 class HDPOptions:
-    """Options of the HDP sampler; defaults follow the reference implementation.
+    """Options of the HDP sampler. ``HDPOptions()`` is the classifiers' default sampler, the
+    ``"adaptive"`` preset; :meth:`preset` gives the others (``HDPOptions.preset("paper")``:
+    the reference implementation's), keywords changing any field.
+
+    The fields come in three groups: the moves (what one Gibbs iteration does), the run and
+    its stopping rule (how many iterations, how many chains, when a tree's estimates are
+    precise enough), and what is kept of the run.
 
     Attributes
     ----------
+    tying : {"level", "same-parent", "single", "none"}
+        *Moves.* Which nodes share a concentration (paper, "Sampling and tying
+        concentrations").
+    update : {"exact", "window"}
+        Table-count update: ``exact`` is a valid Gibbs step (full conditional when the feasible
+        range holds at most ``2 window + 1`` values, else the cell of size ``2 window + 1`` of a
+        randomly shifted partition); ``window`` is the reference's +-``window`` around the current
+        value (not an exact Gibbs step; reproduces the reference).
+    root : {"exact", "reference"}
+        ``exact`` integrates the root probability against its Dirichlet(alpha0 / K) prior (paper,
+        "Sampling pseudo-counts"); ``reference`` treats the root as an ordinary node whose table
+        counts are fixed at min(1, n), as the reference code does.
+    window : int
+        Half-width of the table-count window (``update="window"``); ``exact`` uses cells of
+        ``2 window + 1`` values.
+    overrelax : bool
+        Overrelaxed updates (``update="exact"`` only; default True): nine in ten table-count
+        updates reflect the current value's position in its conditional's cdf instead of
+        drawing afresh, and the concentrations take Adler's overrelaxed step
+        (Metropolis-corrected) instead of their Gamma draw. Still exact (every step leaves the
+        posterior invariant); several times the ESS per iteration of the concentrations and
+        leaves for a little more time per iteration (measurements: docs/sampler.md,
+        "Overrelaxed updates", and docs/validation.md, "Efficiency"). Not in the paper or the
+        reference code (``preset("paper")`` turns it off). ``concentration_max`` then
+        truncates the concentrations' posterior (proposals above it are rejected) instead of
+        clipping draws.
+    alpha0 : float
+        Root concentration, fixed, with the uniform base measure 1/K.
+    concentration_shape, concentration_rate : float
+        Gamma(shape, rate) prior of the sampled concentrations (reference: 2, 1).
+    concentration_init : float or sequence of float
+        Start value of the concentrations (reference: 2), one value or one per tying group.
+    fix_concentrations : bool
+        Keep the concentrations at ``concentration_init`` (no sampling).
+    concentration_max : float
+        Cap applied to every concentration draw (reference: 4,000).
+    concentration_every : int
+        Concentrations are re-sampled after the sweep of iterations ``it`` (1-based) with
+        ``it % every == 3 % every``: every iteration for the default 1; 3, 8, 13, ... for the
+        reference's 5 (``preset("paper")``).
+    concentration_draws : {"gamma", "uniforms"}
+        How a concentration step draws ``q_j ~ Beta(alpha, N_j)`` for a node with ``N_j <= 8``
+        (:data:`~fastpath.estimate.hdp._kernels.SMALL_SHAPE`): ``"gamma"`` as every other node,
+        a ratio of two Gamma variates (the reference implementation's way), or ``"uniforms"``
+        as the product ``prod_{i < N_j} U_i^(1 / (alpha + i))`` of ``N_j`` uniforms -- the same
+        distribution, fewer random numbers and no Gamma variate for the sparse trees' many small
+        nodes (the ``"ensemble"`` preset's; other presets keep ``"gamma"``, so that their seeds
+        give the numbers they always gave).
     n_iter : int or "auto"
-        Gibbs iterations per chain (reference default 5,000; the paper's experiments 50,000).
-        ``"auto"``: each tree's chains run ``min_iter`` iterations, then on to the length the
-        stopping rule predicts (in multiples of ``check_every``), until the tree's estimates
-        are precise and its chains look converged at a check
-        (:mod:`fastpath.estimate.hdp._stopping`), or ``max_iter``. The decision is taken at
-        checks only, from the tree's own chains, so a seed gives the same result for any
-        number of threads.
+        *The run and its stopping rule.* Gibbs iterations per chain (the reference's 5,000;
+        the paper's experiments 50,000). ``"auto"`` (default): each tree's chains run
+        ``min_iter`` iterations, then on to the length the stopping rule predicts (in
+        multiples of ``check_every``), until the tree's estimates are precise and its chains
+        look converged at a check (:mod:`fastpath.estimate.hdp._stopping`), or ``max_iter``.
+        The decision is taken at checks only, from the tree's own chains, so a seed gives the
+        same result for any number of threads.
     burn_in : int or None
         Iterations discarded before averaging; ``None`` means ``min(1000, n_iter // 10)``
         (with ``n_iter="auto"``: ``min_iter // 2``).
@@ -116,11 +162,16 @@ class HDPOptions:
         ``n_iter="auto"`` only: the fewest and the most iterations per chain.
     check_every : int
         ``n_iter="auto"`` only: the chains stop at ``min_iter`` plus a multiple of it.
+    n_chains : int
+        Independent chains per tree; estimates are averaged over chains.
     mcse_tolerance : float
         The largest Monte-Carlo standard error (batch means of :data:`AUTO_BATCH` iterations
         when adaptive, pooled over chains) allowed on what ``mcse_weighting`` names: where an
         adaptive run stops, and, for every run, above which the fit's
-        :class:`~fastpath.estimate.UnconvergedWarning` says the estimates are imprecise.
+        :class:`~fastpath.estimate.UnconvergedWarning` says the estimates are imprecise. An
+        ensemble of E members averages their estimates: it applies the tolerance to that
+        average, sampling each member's trees to ``mcse_tolerance * sqrt(E)``
+        (:func:`ensemble_tolerance`).
     mcse_weighting : {"rows", "max"}
         What must be below ``mcse_tolerance``. ``"rows"`` (default): the root mean square,
         over the training rows, of the MCSE of the probability each row reads at its leaf
@@ -133,59 +184,12 @@ class HDPOptions:
         do not (the ``"strict"`` preset; with two or more chains also the split R-hat of the
         rows' probability trace). ``False`` (default): they are computed and reported
         (``diagnostics_``) but neither stop the chains nor warn.
-    tying : {"level", "same-parent", "single", "none"}
-        Which nodes share a concentration (paper, "Sampling and tying concentrations").
-    update : {"exact", "window"}
-        Table-count update: ``exact`` is a valid Gibbs step (full conditional when the feasible
-        range holds at most ``2 window + 1`` values, else the cell of size ``2 window + 1`` of a
-        randomly shifted partition); ``window`` is the reference's +-``window`` around the current
-        value (not an exact Gibbs step; reproduces the reference).
-    root : {"exact", "reference"}
-        ``exact`` integrates the root probability against its Dirichlet(alpha0 / K) prior (paper,
-        "Sampling pseudo-counts"); ``reference`` treats the root as an ordinary node whose table
-        counts are fixed at min(1, n), as the reference code does.
-    concentration_shape, concentration_rate : float
-        Gamma(shape, rate) prior of the sampled concentrations (reference: 2, 1).
-    concentration_init : float or sequence of float
-        Start value of the concentrations (reference: 2), one value or one per tying group.
-    fix_concentrations : bool
-        Keep the concentrations at ``concentration_init`` (no sampling).
-    concentration_max : float
-        Cap applied to every concentration draw (reference: 4,000).
-    concentration_every : int
-        Concentrations are re-sampled after the sweep of iterations ``it`` (1-based) with
-        ``it % every == 3 % every`` -- 3, 8, 13, ... for the default 5 (the reference schedule).
-    concentration_draws : {"gamma", "uniforms"}
-        How a concentration step draws ``q_j ~ Beta(alpha, N_j)`` for a node with ``N_j <= 8``
-        (:data:`~fastpath.estimate.hdp._kernels.SMALL_SHAPE`): ``"gamma"`` as every other node,
-        a ratio of two Gamma variates (the reference implementation's way), or ``"uniforms"``
-        as the product ``prod_{i < N_j} U_i^(1 / (alpha + i))`` of ``N_j`` uniforms -- the same
-        distribution, fewer random numbers and no Gamma variate for the sparse trees' many small
-        nodes (the ``"ensemble"`` preset's; other presets keep ``"gamma"``, so that their seeds
-        give the numbers they always gave).
-    alpha0 : float
-        Root concentration, fixed, with the uniform base measure 1/K.
-    overrelax : bool
-        Overrelaxed updates (``update="exact"`` only): nine in ten table-count updates reflect the
-        current value's position in its conditional's cdf instead of drawing afresh, and the
-        concentrations take Adler's overrelaxed step (Metropolis-corrected) instead of their Gamma
-        draw. Still exact (every step leaves the posterior invariant); several times the ESS per
-        iteration of the concentrations and leaves for a little more time per iteration
-        (measurements: docs/sampler.md, "Overrelaxed updates", and docs/validation.md,
-        "Efficiency").
-        Not in the paper or the reference code, hence off by default. ``concentration_max`` then
-        truncates the concentrations' posterior (proposals above it are rejected) instead of
-        clipping draws.
-    window : int
-        Half-width of the table-count window (``update="window"``); ``exact`` uses cells of
-        ``2 window + 1`` values.
-    n_chains : int
-        Independent chains per tree; estimates are averaged over chains.
-    thin : int
-        Traces (concentrations, log joint, chosen node probabilities) and posterior draws are
-        kept every ``thin`` iterations.
     n_batches : int
-        Batches per chain for the batch-means Monte-Carlo standard errors.
+        Batches per chain for the batch-means Monte-Carlo standard errors of a fixed
+        ``n_iter``.
+    thin : int
+        *What is kept.* Traces (concentrations, log joint, chosen node probabilities) and
+        posterior draws are kept every ``thin`` iterations.
     trace_nodes : sequence of int
         Nodes whose Rao-Blackwellised probability vectors are traced.
     record_draws : bool or sequence of int
@@ -204,30 +208,33 @@ class HDPOptions:
         is the same either way).
     """
 
-    n_iter: int | str = PAPER_ITERATIONS
-    burn_in: int | None = None
-    min_iter: int = 500
-    max_iter: int = 5000
-    check_every: int = 250
-    mcse_tolerance: float = 0.01
-    mcse_weighting: str = "rows"
-    convergence_checks: bool = False
+    # the moves
     tying: str = "level"
     update: str = "exact"
     root: str = "exact"
+    window: int = 10
+    overrelax: bool = True
+    alpha0: float = 2.0
     concentration_shape: float = 2.0
     concentration_rate: float = 1.0
     concentration_init: float | tuple[float, ...] = 2.0
     fix_concentrations: bool = False
     concentration_max: float = 4000.0
-    concentration_every: int = PAPER_CONCENTRATION_EVERY
+    concentration_every: int = 1
     concentration_draws: str = "gamma"
-    alpha0: float = 2.0
-    overrelax: bool = False
-    window: int = 10
+    # the run and its stopping rule
+    n_iter: int | str = "auto"
+    burn_in: int | None = None
+    min_iter: int = 500
+    max_iter: int = 5000
+    check_every: int = 250
     n_chains: int = 1
-    thin: int = 10
+    mcse_tolerance: float = 0.01
+    mcse_weighting: str = "rows"
+    convergence_checks: bool = False
     n_batches: int = 25
+    # what is kept
+    thin: int = 10
     trace_nodes: tuple[int, ...] = ()
     record_draws: bool | tuple[int, ...] = False
     keep_traces: bool = True
@@ -350,19 +357,28 @@ class HDPOptions:
     @classmethod
     def preset(cls, name: str, **overrides) -> HDPOptions:
         """The options of a named sampler (:data:`SAMPLER_PRESETS`), ``overrides`` applied on
-        top (``ValueError`` for an unknown name, and for a former name, naming its new one)."""
-        return cls(**{**SAMPLER_PRESETS[resolve_preset(name)], **overrides})
+        top (``ValueError`` for an unknown name)."""
+        return cls(**{**SAMPLER_PRESETS[check_preset(name)], **overrides})
 
     def replace(self, **changes) -> HDPOptions:
         return dataclasses.replace(self, **changes)
 
+    def for_members(self, n_members: int) -> HDPOptions:
+        """The options each member's trees are sampled with when an ensemble averages
+        ``n_members`` members' estimates and their mean must be within ``mcse_tolerance``:
+        the tolerance :func:`ensemble_tolerance` (``mcse_tolerance * sqrt(n_members)``), the
+        other fields unchanged; these options themselves for one member. Every ensemble
+        applies it, whether its ``sampler`` names a preset or is an ``HDPOptions``."""
+        n_members = check_int("n_members", n_members, 1)
+        if n_members == 1:
+            return self
+        return self.replace(
+            mcse_tolerance=ensemble_tolerance(self.mcse_tolerance, n_members))
 
-def resolve_preset(name: str) -> str:
-    """``name`` when it names a preset; ``ValueError`` for an unknown one, and for a former
-    name (:data:`RENAMED_PRESETS`) one that names the new name."""
-    if isinstance(name, str) and name in RENAMED_PRESETS:
-        raise ValueError(f"sampler={name!r} was renamed sampler={RENAMED_PRESETS[name]!r} "
-                         "(the same options)")
+
+def check_preset(name: str) -> str:
+    """``name`` when it names a preset (:data:`SAMPLER_PRESETS`); ``ValueError`` listing them
+    otherwise."""
     if not (isinstance(name, str) and name in SAMPLER_PRESETS):
         raise ValueError(f"sampler must be one of {tuple(SAMPLER_PRESETS)}, got {name!r}")
     return name
