@@ -101,7 +101,7 @@ def test_notebook_is_a_page_with_figures_and_math(site):
     page = site / "examples" / "teaching.html"
     built = page.read_text()
     assert "One step by hand" in built and "Past depth one" in built
-    assert built.count('src="data:image/png;base64,') == 11  # the notebook's eleven figures
+    assert built.count('src="data:image/png;base64,') == 14  # the notebook's fourteen figures
     n_formulas = built.count('class="arithmatex"')
     assert n_formulas >= 30
     dom = _chromium("--dump-dom", page.as_uri()).stdout
