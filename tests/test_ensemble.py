@@ -109,7 +109,7 @@ def test_every_members_numeric_attribute_of_two_values_has_a_cut(credit, streame
 
 def test_seeds_reproduce_and_threads_do_not_matter(credit):
     X, y = credit
-    params = dict(n_estimators=3, k=2, sampler=HDPOptions.preset("ensemble", n_iter=150),
+    params = dict(n_estimators=3, k=2, sampler=HDPOptions.preset("ensemble", n_iter=50),
                   random_state=9)
     a = ESKDBClassifier(**params, n_jobs=1).fit(X, y).predict_proba(X)
     b = ESKDBClassifier(**params, n_jobs=2).fit(X, y).predict_proba(X)  # members in 2 threads
