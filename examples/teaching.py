@@ -958,10 +958,11 @@ odds = explanation.log_odds()
 log_proba = clf.predict_log_proba(X_test)
 print(f"{len(X_test)} test rows; prior + contributions = the model's log-odds (to 1e-12):",
       np.allclose(odds.log_odds, log_proba[:, 1] - log_proba[:, 0], rtol=0, atol=1e-12))
-print("mean |contribution| to the log-odds, the largest three:")
-print(explanation.importance().head(3).round(3).to_string())
-print("I(X; Y | parents) in the learnt structure, nats, the largest three:")
-print(clf.structure_information().head(3).round(3).to_string())
+# two global importances: the mean absolute contribution over the test rows, and the
+# conditional mutual information of each attribute with the class given its parent (nats)
+importance = explanation.importance().to_frame("mean |contribution|").join(
+    clf.structure_information().rename("I(X; Y | parents)"))
+print(importance.head(5).round(3).to_string())
 
 fig, ax = plt.subplots(figsize=(6, 6))
 draw_structure(ax, clf.members_[0], explanation.feature_names)
@@ -972,8 +973,8 @@ show(fig, "explain_structure")
 # **What to notice.** TAN gives every attribute the class and at most one other attribute as
 # parents (section "Chow-Liu and TAN" of the structure notebook): the blue arrows form a tree.
 # The attributes that carry most of the predictions (mean absolute contribution, above) are
-# those most informative about the class given their parent (the conditional mutual
-# information), A9 first in both: a global importance read off the model, not estimated.
+# among those most informative about the class given their parent (the conditional mutual
+# information), A9 first by both: a global importance read off the model, not estimated.
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4))
