@@ -36,6 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = next((shutil.which(n) for n in ("chromium-headless-shell", "chromium",
                                            "chromium-browser", "google-chrome")
                  if shutil.which(n)), None)
+# every test reads the site its module fixture builds (mkdocs, about 20 CPU seconds): the
+# module is one long test, left out of make test-fast whatever each test's own time
+pytestmark = pytest.mark.slow
 # the fill of a mermaid node under this site's theme (mkdocs-material, default indigo palette)
 MERMAID_FILL = (237, 240, 255)
 
