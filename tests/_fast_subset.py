@@ -38,7 +38,7 @@ PACKAGE = ROOT / "fastpath"
 TIMES = Path(__file__).with_name("test_times.txt")
 #: CPU seconds (set-up and call) above which ``--fast`` leaves a test out: with it, the subset
 #: runs in about a minute on 2 cores once the kernels are compiled
-BUDGET_S = 1.0
+BUDGET_S = 0.5
 #: the shortest time ``--record-times`` writes down
 RECORDED_FROM_S = 0.5
 #: modules no in-process test reaches, with why
