@@ -49,7 +49,7 @@ demo: $(VENV)/.installed-core
 test: $(VENV)/.installed-test
 	$(PY) -m pytest -n 2 --dist loadgroup -q
 
-# the suite less its long tests (marked slow or study, or over a CPU second in
+# the suite less its long tests (marked slow or study, or over half a CPU second in
 # tests/test_times.txt), in about a minute on 2 cores once the kernels are compiled; fails
 # when a module of fastpath is left without a test (tests/_fast_subset.py)
 test-fast: $(VENV)/.installed-test
