@@ -36,14 +36,16 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = next((shutil.which(n) for n in ("chromium-headless-shell", "chromium",
                                            "chromium-browser", "google-chrome")
                  if shutil.which(n)), None)
-# every test reads the site its module fixture builds (mkdocs, about 20 CPU seconds): the
-# module is one long test, left out of make test-fast whatever each test's own time
-pytestmark = pytest.mark.slow
 # the fill of a mermaid node under this site's theme (mkdocs-material, default indigo palette)
 MERMAID_FILL = (237, 240, 255)
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary on PATH "
-                                "(apt-get install chromium-headless-shell)")
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary on PATH "
+                       "(apt-get install chromium-headless-shell)"),
+    # every test reads the site its module fixture builds (mkdocs, about 20 CPU seconds): the
+    # module is one long test, left out of make test-fast whatever each test's own time
+    pytest.mark.slow,
+]
 
 
 @pytest.fixture(scope="module")
