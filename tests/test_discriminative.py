@@ -8,6 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastpath.estimate._discriminative import (
+    _finite,
+    _fit,
     _objective,
     choose_penalty,
     fit_term_weights,
@@ -115,3 +117,42 @@ def test_mean_log_loss_is_the_posteriors_log_loss():
     z = terms.sum(axis=1)
     p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
     assert mean_log_loss(terms, y, w) == pytest.approx(-np.mean(np.log(p[np.arange(y.size), y])))
+
+
+def _cv_losses(terms: np.ndarray, y: np.ndarray, grid: tuple[float, ...]) -> list[float]:
+    """Every ridge's 3-fold held-out loss, each fold's weights fitted from w = 1."""
+    fold = np.arange(y.size) % 3
+    losses = []
+    for lam in grid:
+        loss = 0.0
+        for k in range(3):
+            held = fold == k
+            w = fit_term_weights(terms[~held], y[~held], "attribute_class", lam)
+            loss += mean_log_loss(terms[held], y[held], w) * held.sum()
+        losses.append(loss / y.size)
+    return losses
+
+
+@pytest.mark.parametrize("truth", [(1.0, 1.0, 1.0, 1.0), (1.0, 3.0, 1.0, 1.0),
+                                   (1.0, 1.5, 0.5, 1.0)])
+def test_the_ridge_path_finds_the_grids_best_ridge(truth):
+    # the path starts each fit from the last ridge's weights and stops at the first rise: on
+    # a held-out loss that falls then rises it picks the ridge a search of the whole grid picks
+    terms, _ = _problem(11, n_rows=300)
+    y = _drawn_from(terms, np.array(truth), 3)
+    grid = (0.1, 1.0, 10.0, 100.0, 1000.0)
+    losses = _cv_losses(terms, y, grid)
+    best = int(np.argmin(losses))
+    assert all(np.diff(losses[: best + 1]) <= 1e-9) and all(np.diff(losses[best:]) >= -1e-9)
+    assert choose_penalty(terms, y, "attribute_class", grid) == grid[best]
+
+
+def test_the_minimum_does_not_depend_on_the_start():
+    terms, y = _problem(12, n_rows=400)
+    index = weight_index(terms.shape[1], terms.shape[2], "attribute_class")
+    finite = _finite(terms)
+    cold = _fit(finite, y, index, 5.0)
+    warm = _fit(finite, y, index, 5.0, np.full(cold.size, 2.5))
+    f = [float(_objective(w, finite, y, index, 5.0)[0]) for w in (cold, warm)]
+    assert f[0] == pytest.approx(f[1], abs=1e-7)
+    np.testing.assert_allclose(cold, warm, atol=2e-3)

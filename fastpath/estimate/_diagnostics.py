@@ -595,8 +595,8 @@ def summarise_fit(
         computed when first read (the same numbers): a fit that does not warn then spends
         nothing on statistics that only a reader of ``diagnostics_`` looks at (every
         ensemble fit, whose members' hundreds of trees make them a visible share of a small
-        dataset's fit; docs/performance.md, "The tenth session"). The checks are still made
-        now; the arguments too.
+        dataset's fit; docs/performance.md, "Diagnostics computed when read"). The checks are
+        still made now; the arguments too.
     """
     results = list(results)
     for r in results:

@@ -177,15 +177,19 @@ def fit_layer(config: FitConfig, members: Sequence[Member], codes: Sequence[np.n
     granularity = config.discriminative
 
     def terms_of(e: int) -> np.ndarray:
-        return member_loo_terms(members[e], codes[e], node_concentrations(
-            members[e], None if results is None else results[e]))
+        # one thread: the members are weighed in threads of their own, and a first fit then
+        # compiles only the serial terms kernel (the parallel one costs several times more)
+        with limit_threads(1):
+            return member_loo_terms(members[e], codes[e], node_concentrations(
+                members[e], None if results is None else results[e]))
 
     first = terms_of(0)
     penalty = choose_penalty(first, y, granularity, _discriminative.PENALTY_GRID)
 
     def weigh(e: int) -> np.ndarray:
+        terms = first if e == 0 else terms_of(e)
         with limit_threads(1):
-            return fit_term_weights(first if e == 0 else terms_of(e), y, granularity, penalty)
+            return fit_term_weights(terms, y, granularity, penalty)
 
     n_threads = min(config.n_threads, len(members))
     if n_threads > 1:

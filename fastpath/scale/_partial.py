@@ -51,6 +51,21 @@ from ._errors import StreamError, first_true
 from ._schema import declare_schema
 
 
+def smallest_hashes(hashes: np.ndarray, rows: np.ndarray, start: int, n: int, key: int,
+                    size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
+                                        np.ndarray | None]:
+    """A reservoir of the ``size`` rows with the smallest seeded hashes, after rows ``start`` to
+    ``start + n`` arrive: the kept rows' ``hashes`` and positions ``rows`` with the new rows'
+    appended, and the positions in those arrays that stay and that leave (both None when all
+    ``size`` fit). The rows kept after every chunk are those of the concatenated chunks."""
+    h = np.concatenate([hashes, row_hashes(start, start + n, key)])
+    positions = np.concatenate([rows, np.arange(start, start + n, dtype=np.int64)])
+    if h.size <= size:
+        return h, positions, None, None
+    part = np.argpartition(h, size - 1)
+    return h, positions, part[:size], part[size:]
+
+
 @dataclass
 class PartialState:
     """Counts gathered by ``partial_fit``.
@@ -70,23 +85,20 @@ class PartialState:
     y: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
 
     def add(self, codes: np.ndarray, y: np.ndarray) -> None:
-        start, n = self.n_seen, y.shape[0]
         if self.key is None:
             self.accumulator.update(codes, y)
         else:
             if self.codes is None:
                 self.codes = np.empty((0, codes.shape[1]), np.int64)
-            h = np.concatenate([self.hashes, row_hashes(start, start + n, self.key)])
-            rows = np.concatenate([self.rows, np.arange(start, start + n, dtype=np.int64)])
+            h, rows, keep, out = smallest_hashes(self.hashes, self.rows, self.n_seen,
+                                                 y.shape[0], self.key, MAX_HOLDOUT)
             all_codes = np.concatenate([self.codes, codes])
             all_y = np.concatenate([self.y, y])
-            if h.size > MAX_HOLDOUT:
-                part = np.argpartition(h, MAX_HOLDOUT - 1)
-                keep, out = part[:MAX_HOLDOUT], part[MAX_HOLDOUT:]
+            if keep is not None:
                 self.accumulator.update(all_codes[out], all_y[out])
                 h, rows, all_codes, all_y = h[keep], rows[keep], all_codes[keep], all_y[keep]
             self.hashes, self.rows, self.codes, self.y = h, rows, all_codes, all_y
-        self.n_seen += n
+        self.n_seen += y.shape[0]
         self.stale = True
 
     def split(self, n_hold: int) -> tuple[CountAccumulator, np.ndarray, np.ndarray]:
@@ -123,18 +135,17 @@ class LayerReservoir:
     y: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
 
     def add(self, codes: list[np.ndarray], y: np.ndarray) -> None:
-        start, n = self.n_seen, y.shape[0]
-        h = np.concatenate([self.hashes, row_hashes(start, start + n, self.key)])
-        rows = np.concatenate([self.rows, np.arange(start, start + n, dtype=np.int64)])
+        h, rows, keep, _ = smallest_hashes(self.hashes, self.rows, self.n_seen, y.shape[0],
+                                           self.key, self.size)
         kept = codes if self.codes is None else [np.concatenate([a, b]) for a, b
                                                  in zip(self.codes, codes, strict=True)]
         all_y = np.concatenate([self.y, y])
-        if h.size > self.size:
-            keep = np.sort(np.argpartition(h, self.size - 1)[:self.size])
+        if keep is not None:
+            keep = np.sort(keep)
             h, rows, all_y = h[keep], rows[keep], all_y[keep]
             kept = [c[keep] for c in kept]
         self.hashes, self.rows, self.codes, self.y = h, rows, kept, all_y
-        self.n_seen += n
+        self.n_seen += y.shape[0]
 
     def layer(self) -> tuple[list[np.ndarray], np.ndarray]:
         """Every member's codes of the kept rows and their classes, in row order."""
