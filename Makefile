@@ -6,8 +6,7 @@
 #   make lint     the `dev` extra (test + docs + ruff);  make docs: the `docs` extra (mkdocs)
 #   make notebook the `teach` extra; re-executes the class notebooks (examples/teaching.ipynb,
 #                 structure.ipynb, labs.ipynb) in place (the site shows their stored outputs, and
-#                 tests/test_teaching_notebook.py, _structure.py, _labs.py check they are current;
-#                 the labs' re-execution, two minutes, under make study)
+#                 tests/test_teaching_notebook.py, _structure.py, _labs.py check they are current)
 #   make student  the `teach` extra; writes student/: the notebooks without their solutions or
 #                 outputs, and the problem set (examples/editions.py)
 #   make slides   the `teach` extra; writes build/slides/hdpbn-slides.pdf, offline
@@ -25,7 +24,7 @@ PY        := $(VENV)/bin/python
 PYTHON312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12 /usr/local/bin/python3.12 /usr/bin/python3.12; do \
                  if $$p -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then echo $$p; break; fi; done)
 
-.PHONY: demo test study lint docs notebook student slides bench clean install weka
+.PHONY: demo test test-fast test-times study lint docs notebook student slides bench clean install weka
 
 $(PY):
 	@if [ -z "$(PYTHON312)" ]; then echo "error: python3.12 not found; install Python 3.12 or set PYTHON312=/path/to/python3.12" >&2; exit 1; fi
@@ -49,6 +48,16 @@ demo: $(VENV)/.installed-core
 
 test: $(VENV)/.installed-test
 	$(PY) -m pytest -n 2 --dist loadgroup -q
+
+# the suite less its long tests (marked slow or study, or over half a CPU second in
+# tests/test_times.txt), in about a minute on 2 cores once the kernels are compiled; fails
+# when a module of fastpath is left without a test (tests/_fast_subset.py)
+test-fast: $(VENV)/.installed-test
+	$(PY) -m pytest -n 2 --dist loadgroup -q --fast
+
+# the whole suite, rewriting tests/test_times.txt (each test's CPU seconds) for test-fast
+test-times: $(VENV)/.installed-test
+	$(PY) -m pytest -n 2 --dist loadgroup -q --record-times
 
 # the statistical studies that make test leaves out (pytest's `study` marker: a minute or more)
 study: $(VENV)/.installed-test

@@ -10,8 +10,10 @@ and without outputs, so that a student runs every cell (the labs too, which have
 no folded answers): each ``<details markdown="1">
 <summary>Solution</summary> ... </details>`` block of a Markdown cell (the folded solutions of
 the exercises) is removed, and nothing else; the problem set (``docs/problems.md``) goes with
-them. Its marking scheme (``teaching/marking_scheme.md``) does not. The script refuses to write
-an edition in which the word "Solution" is left.
+them, and so do the modules of ``examples/`` that the notebooks import (``classroom.py``, which
+shows their figures, and ``explain_figures.py``), so that the edition runs from its own folder.
+Its marking scheme (``teaching/marking_scheme.md``) does not. The script refuses to write an
+edition in which the word "Solution" is left.
 
 **slides** writes one PDF, 16:9, from what is stored in the repository: a title page with the
 course's learning objectives and prerequisites (``docs/teaching.md``), then, for each figure of
@@ -39,6 +41,8 @@ NOTEBOOKS = ("teaching", "structure", "labs")
 SOLVED = ("teaching", "structure")
 PROBLEMS = ROOT / "docs" / "problems.md"
 TEACHING_PAGE = ROOT / "docs" / "teaching.md"
+#: an import of a module, in a notebook's code (those of examples/ travel with the notebooks)
+IMPORT = re.compile(r"^from (\w+) import|^import (\w+)$", flags=re.M)
 SOLUTION = re.compile(r'\n?<details markdown="1"><summary>Solution</summary>.*?</details>\n?',
                       flags=re.S)
 
@@ -66,8 +70,11 @@ def student_edition(out: Path, root: Path = ROOT) -> list[Path]:
 
     out.mkdir(parents=True, exist_ok=True)
     written = []
+    modules: set[str] = set()
     for name in NOTEBOOKS:
         nb = nbformat.read(root / "examples" / f"{name}.ipynb", as_version=4)
+        modules.update(a or b for c in nb.cells if c.cell_type == "code"
+                       for a, b in IMPORT.findall(c.source))
         if strip_solutions(nb) == 0 and name in SOLVED:
             raise ValueError(f"examples/{name}.ipynb has no folded solution to remove")
         text = nbformat.writes(nb)
@@ -75,6 +82,9 @@ def student_edition(out: Path, root: Path = ROOT) -> list[Path]:
             raise ValueError(f"examples/{name}.ipynb: 'Solution' is left in the student edition")
         write_text(out / f"{name}.ipynb", text)
         written.append(out / f"{name}.ipynb")
+    for module in sorted(m for m in modules if (root / "examples" / f"{m}.py").is_file()):
+        write_text(out / f"{module}.py", (root / "examples" / f"{module}.py").read_text())
+        written.append(out / f"{module}.py")
     write_text(out / "problems.md", (root / "docs" / "problems.md").read_text())
     written.append(out / "problems.md")
     return written

@@ -14,6 +14,9 @@ sampler keeps its posterior draws is fitted on one half and explains and predict
   by predicted probability, observed frequency with its 90 % binomial interval), beside every
   test row's 90 % credible interval of ``P(y | x)`` of the second class (``'-'``) sorted by
   its mean.
+
+The teaching notebook (examples/teaching.py, section 9) draws the same three figures with the
+functions below.
 """
 
 from __future__ import annotations
@@ -23,10 +26,9 @@ import warnings
 from pathlib import Path
 
 import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 from fastpath import BayesNetClassifier
@@ -112,11 +114,20 @@ def reliability(ax, proba, y, name: str, bins: int = 10) -> list[tuple]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs/img"))
-    args = parser.parse_args()
-    out = Path(args.out)
+def intervals(ax, proba, low, high, name: str, level: float = 0.9) -> None:
+    """Every row's ``level`` credible interval ``[low, high]`` of a class's probability (a
+    vertical line) and its ``predict_proba`` (a dot), rows sorted by ``proba``."""
+    order = np.argsort(proba, kind="stable")
+    ax.vlines(np.arange(len(order)), low[order], high[order], color="tab:blue", lw=0.8)
+    ax.plot(np.arange(len(order)), proba[order], ".", color="k", ms=2)
+    ax.set_xlabel(f"test rows, by predicted P({name} | x)")
+    ax.set_ylabel(f"P({name} | x): predict_proba and its {100 * level:g} % credible interval")
+    ax.set_title("posterior uncertainty of each prediction")
+
+
+def credit_halves() -> tuple[BayesNetClassifier, pd.DataFrame, np.ndarray]:
+    """TAN with HDP estimates, its posterior draws kept, fitted on a random half of credit-a
+    (seed 0); the other half's rows and labels."""
     X, y = load_dataset("credit-a")
     y = np.asarray(y)
     rng = np.random.default_rng(0)
@@ -127,7 +138,16 @@ def main() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clf.fit(X.iloc[train], y[train])
-    Xt, yt = X.iloc[test].reset_index(drop=True), y[test]
+    return clf, X.iloc[test].reset_index(drop=True), y[test]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs/img"))
+    args = parser.parse_args()
+    out = Path(args.out)
+    matplotlib.use("Agg")  # files only (a notebook importing this module keeps its backend)
+    clf, Xt, yt = credit_halves()
     explanation = clf.explain(Xt)
     lp = clf.predict_log_proba(Xt)
     error = np.abs(explanation.log_odds().log_odds - (lp[:, 1] - lp[:, 0])).max()
@@ -144,7 +164,7 @@ def main() -> None:
     print("\nI(X; Y | parents), nats (training counts):")
     print(clf.structure_information().head(5).round(3).to_string())
     fig, ax = plt.subplots(figsize=(6, 6))
-    draw_structure(ax, clf.members_[0], clf._used_feature_names())
+    draw_structure(ax, clf.members_[0], explanation.feature_names)
     fig.tight_layout()
     save_figure(fig, out / "explain_structure.png", dpi=110)
     proba = clf.predict_proba(Xt)[:, 1]
@@ -153,12 +173,7 @@ def main() -> None:
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.5))
     name = repr(clf.classes_[1])
     table = reliability(a, proba, positive, name)
-    order = np.argsort(proba, kind="stable")
-    b.vlines(np.arange(len(order)), low[order, 1], high[order, 1], color="tab:blue", lw=0.8)
-    b.plot(np.arange(len(order)), proba[order], ".", color="k", ms=2)
-    b.set_xlabel(f"test rows, by predicted P({name} | x)")
-    b.set_ylabel(f"P({name} | x): predict_proba and its 90 % credible interval")
-    b.set_title("posterior uncertainty of each prediction")
+    intervals(b, proba, low[:, 1], high[:, 1], name)
     fig.tight_layout()
     save_figure(fig, out / "explain_reliability.png", dpi=110)
     width = high[:, 1] - low[:, 1]

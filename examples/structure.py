@@ -32,9 +32,6 @@
 # them). Figures for slides: set `TEACHING_FIGURES` to a folder, as for the teaching notebook.
 
 # %%
-import os
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -51,18 +48,9 @@ from fastpath.structure import (
     tan,
 )
 
+from classroom import show  # examples/classroom.py: display, and save for slides
+
 np.set_printoptions(precision=4, suppress=True)
-FIGURES = Path(os.environ["TEACHING_FIGURES"]) if os.environ.get("TEACHING_FIGURES") else None
-
-
-def show(fig, name):
-    """Display a figure; with TEACHING_FIGURES set, also save it as name.svg and name.pdf."""
-    fig.tight_layout()
-    if FIGURES is not None:
-        FIGURES.mkdir(parents=True, exist_ok=True)
-        for ext in ("svg", "pdf"):
-            fig.savefig(FIGURES / f"{name}.{ext}")
-    plt.show()
 
 
 def encode(X, y):

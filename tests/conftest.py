@@ -13,11 +13,20 @@ import pytest
 from fastpath.io import load_dataset
 from fastpath.utils._warn import forget_shown
 
+from _fast_subset import add_option, configure
+
+
+def pytest_addoption(parser):
+    """``--fast``: make test-fast's subset (tests/_fast_subset.py)."""
+    add_option(parser)
+
 
 def pytest_configure(config):
-    """Under pytest-xdist, compile the numba kernels once, in two processes at once
-    (tests/_warm_kernels.py), before the workers start, so that no two workers compile the
-    same kernel; a warm cache makes this a few seconds. ``HDPBN_NO_WARM_KERNELS=1`` skips it."""
+    """``--fast``'s plugin (tests/_fast_subset.py); then, under pytest-xdist, compile the numba
+    kernels once, in two processes at once (tests/_warm_kernels.py), before the workers start,
+    so that no two workers compile the same kernel; a warm cache makes this a few seconds.
+    ``HDPBN_NO_WARM_KERNELS=1`` skips it."""
+    configure(config)
     if (hasattr(config, "workerinput") or not config.getoption("numprocesses", None)
             or os.environ.get("HDPBN_NO_WARM_KERNELS")):
         return

@@ -83,3 +83,24 @@ def test_predict_interval_needs_a_model_with_draws(tmp_path, capsys):
     assert main(["fit", "car", "--estimator", "m", "--model", str(model), "--quiet"]) == 0
     assert main(["predict", "car", "--model", str(model), "--interval", "0.9"]) == 2
     assert "record_draws=True" in capsys.readouterr().err
+
+
+def test_fit_thin_keeps_more_states_of_the_same_chain(credit, tmp_path, capsys):
+    """``fit --thin K`` keeps the chain's state every K-th iteration: with 200 iterations and
+    a burn-in of 20, K = 4 keeps 200 // 4 - 20 // 4 = 45 draws where the default K = 10 keeps
+    18, and the chain, hence every estimate and ``predict_proba``, is the same."""
+    data, model = credit
+    thinned = tmp_path / "thin4.npz"
+    assert main(["fit", str(data), "--target", "class", "--structure", "tan", "--exclude",
+                 "id", "--iterations", "200", "--keep-draws", "--thin", "4", "--model",
+                 str(thinned), "--quiet"]) == 0
+    default, thin4 = BayesNetClassifier.load(model), BayesNetClassifier.load(thinned)
+    assert [clf.hdp_options().thin for clf in (default, thin4)] == [10, 4]
+    assert default.hdp_options().burn_in_iterations == 20
+    X = pd.read_csv(data).drop(columns=["class"]).head(50)
+    np.testing.assert_array_equal(thin4.predict_proba(X), default.predict_proba(X))
+    assert default.predict_proba_draws(X).shape[0] == 200 // 10 - 20 // 10
+    assert thin4.predict_proba_draws(X).shape[0] == 200 // 4 - 20 // 4
+    assert main(["fit", str(data), "--target", "class", "--structure", "tan", "--thin", "0",
+                 "--model", str(tmp_path / "bad.npz"), "--quiet"]) == 2
+    assert "--thin must be >= 1, got 0" in capsys.readouterr().err

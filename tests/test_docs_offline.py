@@ -39,8 +39,13 @@ CHROMIUM = next((shutil.which(n) for n in ("chromium-headless-shell", "chromium"
 # the fill of a mermaid node under this site's theme (mkdocs-material, default indigo palette)
 MERMAID_FILL = (237, 240, 255)
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary on PATH "
-                                "(apt-get install chromium-headless-shell)")
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary on PATH "
+                       "(apt-get install chromium-headless-shell)"),
+    # every test reads the site its module fixture builds (mkdocs, about 20 CPU seconds): the
+    # module is one long test, left out of make test-fast whatever each test's own time
+    pytest.mark.slow,
+]
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +106,7 @@ def test_notebook_is_a_page_with_figures_and_math(site):
     page = site / "examples" / "teaching.html"
     built = page.read_text()
     assert "One step by hand" in built and "Past depth one" in built
-    assert built.count('src="data:image/png;base64,') == 11  # the notebook's eleven figures
+    assert built.count('src="data:image/png;base64,') == 14  # the notebook's fourteen figures
     n_formulas = built.count('class="arithmatex"')
     assert n_formulas >= 30
     dom = _chromium("--dump-dom", page.as_uri()).stdout

@@ -198,7 +198,7 @@ def test_a_sparse_model_whose_arrays_compress_a_thousand_times_loads(tmp_path):
     """The counts of a wide, sparse tree are mostly zeros: they deflate almost as far as
     deflate goes (about 1000 times), and such a model is no zip bomb."""
     rng = np.random.default_rng(0)
-    n = 3000  # a tree of 3,000 seen contexts x 200 values: 4.8 MB of counts, mostly zeros
+    n = 1400  # a tree of 1,400 seen contexts x 200 values: 2.2 MB of counts, mostly zeros
     X = pd.DataFrame({"id": [f"c{i}" for i in range(n)],
                       "x": rng.choice([f"v{v}" for v in range(200)], n)})
     y = rng.choice(["p", "q"], n)

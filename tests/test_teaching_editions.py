@@ -39,8 +39,13 @@ SOLUTION = re.compile(r'<details markdown="1"><summary>Solution</summary>(.*?)</
 
 def test_student_edition_has_no_solution_text(tmp_path):
     written = editions.student_edition(tmp_path / "student")
-    assert sorted(p.name for p in written) == ["labs.ipynb", "problems.md", "structure.ipynb",
+    # the notebooks' own modules of examples/ travel with them: the edition runs in its folder
+    assert sorted(p.name for p in written) == ["classroom.py", "explain_figures.py",
+                                               "labs.ipynb", "problems.md", "structure.ipynb",
                                                "teaching.ipynb"]
+    for module in ("classroom.py", "explain_figures.py"):
+        assert (tmp_path / "student" / module).read_text() == \
+            (ROOT / "examples" / module).read_text()
     for name in editions.NOTEBOOKS:
         full = nbformat.read(ROOT / "examples" / f"{name}.ipynb", as_version=4)
         student = nbformat.read(tmp_path / "student" / f"{name}.ipynb", as_version=4)

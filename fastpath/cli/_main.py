@@ -294,6 +294,11 @@ def _add_model_options(p: argparse.ArgumentParser, structure: str | None = None)
                    help="keep the tables' posterior draws in the model (the sampler's "
                    "record_draws), so that 'hdpbn predict --interval' can give credible "
                    "intervals; the model file grows by up to 200 tables per tree")
+    h.add_argument("--thin", type=int, default=None, metavar="K",
+                   help="keep the sampler's state every K-th iteration: the posterior draws "
+                   "of --keep-draws after burn-in, and the traces 'hdpbn diagnose' reads "
+                   f"(the sampler's thin; default: {HDPOptions.thin}); a smaller K keeps more, "
+                   "closer draws of the same chain, which it does not change")
     p.add_argument("--seed", type=int, default=CLI_SEED,
                    help=f"random seed (default: {CLI_SEED})")
     p.add_argument("--threads", type=int, default=None,
@@ -311,7 +316,7 @@ _FLAG_ERRORS = {
 # (HLSOptions' "C" is renamed below: a plain word substitution would reach other words)
 _FLAG_NAMES = {"n_iter": "--iterations", "min_iter": "--min-iter", "max_iter": "--max-iter",
                "mcse_tolerance": "--mcse-tolerance", "burn_in": "--burn-in",
-               "class_weight": "--class-weight"}
+               "class_weight": "--class-weight", "thin": "--thin"}
 
 
 def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
@@ -385,8 +390,12 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
         sampler: Any = HDPOptions.preset(preset, **flags)
         if sampler == HDPOptions.preset(preset):
             sampler = preset
-        if getattr(args, "keep_draws", False):
-            sampler = hdp_options({"sampler": sampler}).replace(record_draws=True)
+        # what the chains keep (--keep-draws, --thin): the same chains, more of their states
+        kept = {name: value for name, value in (
+            ("record_draws", getattr(args, "keep_draws", False) or None),
+            ("thin", getattr(args, "thin", None))) if value is not None}
+        if kept:
+            sampler = hdp_options({"sampler": sampler}).replace(**kept)
         # --hls-c: the penalty of --estimator hls (the authors' is plain "hls")
         estimator: Any = args.estimator
         if estimator == "hls" and args.hls_c != HLS_C:
