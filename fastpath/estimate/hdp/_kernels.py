@@ -700,8 +700,9 @@ def ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, r1, r2, r2_orde
     relative to ``w(lo) = 1``, into ``buf[:m]``; returns their total.
 
     The conditional (paper, "Sampling pseudo-counts", from eq. 11) is
-    ``w(t) = alpha_j^t S(n_j, t) S(m_rest + t, t_p) / (alpha_p)_(M_rest + t)`` (rising
-    factorial over the parent's *total*, docs/theory.md section 12), so
+    ``w(t) = alpha_j^t S(n_j, t) S(m_rest + t, t_p) / (alpha_p)_(M_rest + t)``: the rising
+    factorial runs over the parent's *total* (eq. 11), not over its count of value k as
+    Algorithm 4 writes (a typo of the paper, docs/theory.md section 12), so
     ``w(t+1) / w(t) = r1[n_j, t] r2[m_rest + t, t_p] alpha_j / (alpha_p + M_rest + t)``:
     two loads from the ratio tables and a few multiplications per candidate.
     """
@@ -730,7 +731,8 @@ def ratio_weights_root(buf, lo, m, nj, m_rest, big_rest, aj, alpha0, a0k, r1):
     """:func:`ratio_weights` for a child of the root under the exact treatment: the root's
     probability integrated against its Dirichlet(alpha0 / K) prior (the paper's base case),
     ``w(t) = alpha_j^t S(n_j, t) Gamma(m_rest + t + alpha0/K) / Gamma(M_rest + t + alpha0)``
-    (the *root's* counts, docs/theory.md section 12), so
+    with the *root's* counts, where the paper's base case writes the child's (a typo,
+    docs/theory.md section 12), so
     ``w(t+1) / w(t) = r1[n_j, t] alpha_j (m_rest + t + alpha0/K) / (M_rest + t + alpha0)``."""
     row1 = nj * (nj + 1) // 2
     den = big_rest + lo + alpha0
@@ -792,7 +794,10 @@ def draw_candidate(buf, m, c, tot, reflect, rng):
     Overrelaxed (Neal 1998): ``v`` uniform on the current value's interval ``[F(c-), F(c))``
     of the cdf, the new value is the one whose interval holds ``tot - v``. One uniform ``u``
     serves both the choice and the point: ``u / reflect`` is uniform given ``u < reflect``, as
-    ``(u - reflect) / (1 - reflect)`` is given ``u >= reflect``.
+    ``(u - reflect) / (1 - reflect)`` is given ``u >= reflect``. Since ``v -> tot - v``
+    preserves length, ``p(c) P(c -> c') = |I_c cap (tot - I_c')|`` is symmetric: the move is
+    reversible for the conditional, as a Gibbs draw is, and goes to the other side of it,
+    which suppresses the random walk of strongly coupled variables.
     """
     u = uniform(rng)
     if u < reflect:
@@ -820,94 +825,80 @@ def move_table_count(j, k, p, d, t, T, n, N):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def update_table_count(j, k, model, cfg, state, scratch, a0k, r2_order):
-    """Draw ``t[j, k]`` from its full conditional given everything else (Algorithms 3-4), in
-    place: the candidates (:func:`feasible_range`, then :func:`window_range` or
-    :func:`random_cell`), their weights (:func:`ratio_weights`, :func:`ratio_weights_root`
-    or :func:`log_weights`), the draw (:func:`draw_candidate`) and the counts it moves
-    (:func:`move_table_count`). ``a0k = alpha0 / K``; ``r2_order``: the order of the ratio
-    table ``r2`` (:func:`ratio_table_order`)."""
-    n = state.n
-    t = state.t
-    N = state.N
-    alpha = state.alpha
-    group = model.group
-    nj = n[j, k]
-    if nj < 2:
-        return  # t = n is forced
-    p = model.parent[j]
-    aj = alpha[group[j]]
-    if p == 0:
-        ap = cfg.alpha0
-        generic = cfg.root == ROOT_REFERENCE  # else the root's Dirichlet base case
-    else:
-        ap = alpha[group[p]]
-        generic = True
-    told = t[j, k]
-    m_rest = n[p, k] - told  # the parent's n and N without this t
-    big_rest = N[p] - told
-    tpk = t[p, k]
-    lo, hi = feasible_range(nj, m_rest, tpk, generic)
-    if cfg.update == UPDATE_WINDOW:
-        lo, hi = window_range(lo, hi, told, cfg.window)
-    else:
-        lo, hi = random_cell(lo, hi, told, 2 * cfg.window + 1, state.rng)
-    m = hi - lo + 1
-    if m <= 1:
-        return
-    buf = scratch.buf
-    if nj <= model.nr and (not generic or m_rest + hi <= model.nr):
-        if generic:
-            tot = ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, model.r1,
-                                model.r2, r2_order)
-        else:
-            tot = ratio_weights_root(buf, lo, m, nj, m_rest, big_rest, aj, cfg.alpha0, a0k,
-                                     model.r1)
-    else:
-        tot = log_weights(buf, lo, hi, nj, model.band_slot[j, k], generic, m_rest, big_rest,
-                          tpk, aj, ap, cfg.alpha0, a0k, scratch.band_b0, scratch.band_vals,
-                          model.stir)
-    d = lo + draw_candidate(buf, m, told - lo, tot, cfg.reflect, state.rng) - told
-    move_table_count(j, k, p, d, t, state.T, n, N)
-
-
-@njit(cache=True, nogil=True, inline="always")
 def sweep(model, cfg, state, scratch):
-    """One sweep of the table counts, leaves to root, each value in turn (Algorithms 3-4): every
-    pair of ``model.pair_node`` / ``model.pair_value`` by :func:`update_table_count`.
+    """One sweep of the table counts, leaves to root, each value in turn (Algorithms 3-4):
+    every pair ``(j, k)`` of ``model.pair_node`` / ``model.pair_value`` draws ``t[j, k]`` from
+    its full conditional given everything else: the candidates (:func:`feasible_range`, then
+    :func:`window_range` or :func:`random_cell`), their weights (:func:`ratio_weights`,
+    :func:`ratio_weights_root`, or :func:`log_weights` when a count is beyond the ratio
+    tables), the draw (:func:`draw_candidate`) and the counts it moves
+    (:func:`move_table_count`).
 
     Parameters
     ----------
     model : TreeModel
+        The pairs are those that can ever need sampling (subtree count >= 2), nodes deepest
+        first; a pair whose current ``n <= 1`` has ``t = n`` forced.
     cfg : SamplerConfig
         ``alpha0``, ``root``, ``update``, ``window`` and ``reflect`` are read.
     state : ChainState
         ``t``, ``T`` and the parents' ``n``, ``N`` are updated in place; draws from ``state.rng``.
     scratch : Scratch
         ``buf`` (at least ``2 window + 1`` values) and the band caches.
-
-    Notes
-    -----
-    The pairs are those that can ever need sampling (their subtree count is >= 2), nodes
-    deepest first; a pair whose current ``n <= 1`` has ``t = n`` forced.
-
-    Two typos of the paper are corrected (docs/theory.md, section 12): the parent's rising
-    factorial runs over its *total* ``M + t`` (eq. 11), not over its count of value k as
-    Algorithm 4 writes; and the root's factor Gamma(m + t + alpha0/K) / Gamma(M + t + alpha0)
-    uses the *root's* counts, where the paper's base case writes the child's.
-
-    With probability ``cfg.reflect`` (0: never) an update is overrelaxed instead of a Gibbs
-    draw (:func:`draw_candidate`). Since ``v -> tot - v`` preserves length,
-    ``p(t) P(t -> t') = |I_t cap (tot - I_t')|`` is symmetric: the step is reversible for the
-    conditional, as a Gibbs step is, and moves to the other side of it, which suppresses the
-    random walk of strongly coupled variables (Neal 1998).
     """
-    pair_node = model.pair_node
-    pair_value = model.pair_value
-    a0k = cfg.alpha0 / state.n.shape[1]
-    r2_order = ratio_table_order(model.r2.shape[0])
+    # the arrays as locals: the pair loop indexes plain arrays (a record passed to a step in
+    # the loop would have every array of it reference-counted at each pair: 2.5x slower)
+    parent, group, band_slot, stir, r1, r2 = (model.parent, model.group, model.band_slot,
+                                              model.stir, model.r1, model.r2)
+    n, t, N, T, alpha, rng = state.n, state.t, state.N, state.T, state.alpha, state.rng
+    buf, band_b0, band_vals = scratch.buf, scratch.band_b0, scratch.band_vals
+    pair_node, pair_value = model.pair_node, model.pair_value
+    nr = model.nr
+    alpha0 = cfg.alpha0
+    generic_root = cfg.root == ROOT_REFERENCE  # else the root's Dirichlet base case
+    update = cfg.update
+    window = cfg.window
+    reflect = cfg.reflect  # 0: never overrelax
+    a0k = alpha0 / n.shape[1]
+    width = 2 * window + 1
+    r2_order = ratio_table_order(r2.shape[0])
     for q in range(pair_node.shape[0]):
-        update_table_count(pair_node[q], pair_value[q], model, cfg, state, scratch, a0k, r2_order)
+        j = pair_node[q]
+        k = pair_value[q]
+        nj = n[j, k]
+        if nj < 2:
+            continue  # t = n is forced
+        p = parent[j]
+        aj = alpha[group[j]]
+        if p == 0:
+            ap = alpha0
+            generic = generic_root
+        else:
+            ap = alpha[group[p]]
+            generic = True
+        told = t[j, k]
+        m_rest = n[p, k] - told  # the parent's n and N without this t
+        big_rest = N[p] - told
+        tpk = t[p, k]
+        lo, hi = feasible_range(nj, m_rest, tpk, generic)
+        if update == UPDATE_WINDOW:
+            lo, hi = window_range(lo, hi, told, window)
+        else:
+            lo, hi = random_cell(lo, hi, told, width, rng)
+        m = hi - lo + 1
+        if m <= 1:
+            continue
+        if nj <= nr and (not generic or m_rest + hi <= nr):
+            if generic:
+                tot = ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, r1, r2,
+                                    r2_order)
+            else:
+                tot = ratio_weights_root(buf, lo, m, nj, m_rest, big_rest, aj, alpha0, a0k, r1)
+        else:
+            tot = log_weights(buf, lo, hi, nj, band_slot[j, k], generic, m_rest, big_rest, tpk,
+                              aj, ap, alpha0, a0k, band_b0, band_vals, stir)
+        d = lo + draw_candidate(buf, m, told - lo, tot, reflect, rng) - told
+        move_table_count(j, k, p, d, t, T, n, N)
 
 
 # ---------------------------------------------------------------------------- concentrations
