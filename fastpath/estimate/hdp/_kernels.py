@@ -14,16 +14,41 @@ by :mod:`fastpath.estimate.hdp._api`):
 * :class:`ChainState` -- what a chain updates in place (below);
 * :class:`Accumulators` -- running sums of the estimates (posterior mean, batch means, alpha);
 * :class:`Traces` -- the thinned traces and posterior draws;
-* :class:`Scratch` -- per-chain work buffers (no information carried between iterations except
-  the band caches of ``log S``, which only save work).
+* :class:`Scratch` -- per-chain work buffers, allocated once per chain by :func:`new_chain` (no
+  information carried between iterations except the band caches of ``log S``, which only save
+  work; nothing is allocated in the iteration loop).
 
-Each kernel unpacks the fields it needs into locals first, so the loops index plain arrays (as
-they did with positional arguments) and no reference counting happens inside them. The kernels
-called once per iteration (:func:`sweep`, :func:`sample_concentrations`, :func:`rb_estimate`,
-:func:`log_joint`, :func:`posterior_draw`) are inlined into :func:`run_iterations`
-(``inline="always"``, numba IR): a call boundary increfs and decrefs every array of the records
-passed, which made small trees' iterations markedly slower than with positional arguments;
-inlined, they are as fast (docs/sampler.md, "Implementation", has the measurement).
+The steps, one small function each, named after what they compute in the paper (equation
+numbers of Petitjean et al. 2018; "the full conditional" is the unnumbered equation of section
+4.4, "Sampling pseudo-counts", derived from eq. 11):
+
+* :func:`run_iterations` (Algorithm 1's loop) -- per iteration :func:`sweep`,
+  :func:`sample_concentrations` on its schedule, :func:`rb_estimate` (eqs. 12-14), then
+  :func:`record_kept` (the concentrations' sum, :func:`rows_probability`, the batch means:
+  :func:`close_batch`, :func:`close_last_batch`), :func:`record_trace` (with
+  :func:`log_joint`) and :func:`record_draw` (:func:`posterior_draw`);
+* :func:`sweep` (Algorithms 3-4) -- per (node, value) pair: :func:`feasible_range` (eq. 7's
+  ``1 <= t <= n`` and the parent's ``n >= t`` of eq. 10), :func:`window_range` or
+  :func:`random_cell` (the update modes below), the candidates' weights from the full
+  conditional by :func:`ratio_weights` (generic parent), :func:`ratio_weights_root` (the
+  root's Dirichlet-integrated base case) or :func:`log_weights` (counts beyond the ratio
+  tables), :func:`draw_candidate` (inverse cdf, or the overrelaxed reflection) and
+  :func:`move_table_count` (eq. 10);
+* :func:`sample_concentrations` (Algorithm 5) -- :func:`start_gamma_conditionals`, per tied
+  node :func:`add_neg_log_q_uniforms` or :func:`add_neg_log_q_gammas` (``q_j ~ Beta(alpha,
+  N_j)``), per group :func:`fold_products` then :func:`gibbs_concentration` or
+  :func:`overrelaxed_concentration`;
+* :func:`log_joint` (eq. 11) -- :func:`log_joint_root`, :func:`log_joint_nodes`,
+  :func:`log_concentration_prior`;
+* :func:`init_state` (Algorithm 2, eqs. 10 and 15, :func:`_init_t`).
+
+The steps of an iteration are inlined into :func:`run_iterations` (``inline="always"``, numba
+IR): a call boundary increfs and decrefs every array of the records passed, which made small
+trees' iterations markedly slower than with positional arguments; inlined, they are as fast
+(docs/sampler.md, "Implementation", has the measurement). The steps called once per iteration
+take the records; those called inside a loop over pairs or nodes take plain arrays and scalars,
+unpacked from the records before the loop: a record passed inside the loop would have every one
+of its arrays reference-counted at each pass (a sweep 2.5 times slower).
 
 State of one chain (:class:`ChainState`, all arrays owned by the caller and updated in place):
 
@@ -55,7 +80,8 @@ its Dirichlet-integrated base case):
   Given ``u`` the cell is a deterministic block of a partition that does not depend on ``t``, so
   this is an exact Gibbs step on the augmented pair ``(t, u)`` (docs/sampler.md has the proof).
   With ``overrelax`` (:data:`OVERRELAX_TABLES`), most of these draws are replaced by
-  reflections of the current value's position in the conditional's cdf (see :func:`sweep`), and
+  reflections of the current value's position in the conditional's cdf
+  (:func:`draw_candidate`), and
   the concentrations' Gamma draw by an overrelaxed Metropolis-Hastings step
   (:func:`sample_concentrations`): both leave the posterior invariant and let the strongly
   coupled concentrations and table counts move together faster.
