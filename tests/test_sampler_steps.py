@@ -135,12 +135,8 @@ def test_table_count_weights_are_the_conditional_of_eq11(root):
         want = np.exp(logp[lo - 1:hi] - logp[lo - 1:hi].max())
         want /= want.sum()
         m = hi - lo + 1
-        if generic:
-            tot = S.ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, model.r1,
-                                  model.r2, r2_order)
-        else:
-            tot = S.ratio_weights_root(buf, lo, m, nj, m_rest, big_rest, aj, cfg.alpha0, a0k,
-                                       model.r1)
+        tot = S.ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, generic, a0k,
+                              model.r1, model.r2, r2_order)
         np.testing.assert_allclose(np.diff(buf[:m], prepend=0.0) / tot, want, **tol)
         tot = S.log_weights(buf, lo, hi, nj, -1, generic, m_rest, big_rest, tpk, aj, ap,
                             cfg.alpha0, a0k, *none, model.stir)

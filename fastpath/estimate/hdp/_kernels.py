@@ -30,9 +30,9 @@ numbers of Petitjean et al. 2018; "the full conditional" is the unnumbered equat
 * :func:`sweep` (Algorithms 3-4) -- per (node, value) pair: :func:`feasible_range` (eq. 7's
   ``1 <= t <= n`` and the parent's ``n >= t`` of eq. 10), :func:`window_range` or
   :func:`random_cell` (the update modes below), the candidates' weights from the full
-  conditional by :func:`ratio_weights` (generic parent), :func:`ratio_weights_root` (the
-  root's Dirichlet-integrated base case) or :func:`log_weights` (counts beyond the ratio
-  tables), :func:`draw_candidate` (inverse cdf, or the overrelaxed reflection) and
+  conditional, for a generic parent or the root's Dirichlet-integrated base case, by
+  :func:`ratio_weights` or :func:`log_weights` (counts beyond the ratio tables),
+  :func:`draw_candidate` (inverse cdf, or the overrelaxed reflection) and
   :func:`move_table_count` (eq. 10);
 * :func:`sample_concentrations` (Algorithm 5) -- :func:`start_gamma_conditionals`, per tied
   node :func:`add_neg_log_q_uniforms` or :func:`add_neg_log_q_gammas` (``q_j ~ Beta(alpha,
@@ -660,8 +660,8 @@ def _band_lookup(slot, t, lo, hi, nk, band_b0, band_vals, stir):
 # ---------------------------------------------------------------------------- table-count sweep
 # One update of t[j, k] (Algorithms 3-4), in the order the sweep runs its steps:
 # feasible_range, then window_range or random_cell; the candidates' cumulative weights by
-# ratio_weights / ratio_weights_root (linear space) or log_weights (log space); draw_candidate;
-# move_table_count. update_table_count strings them together and sweep runs it over the pairs.
+# ratio_weights (linear space) or log_weights (log space); draw_candidate; move_table_count.
+# sweep strings them together over the pairs.
 @njit(cache=True, nogil=True, inline="always")
 def feasible_range(nj, m_rest, tpk, generic):
     """The values ``t[j, k]`` can take given every other table count, ``[lo, hi]``.
@@ -712,56 +712,30 @@ def random_cell(lo, hi, told, width, rng):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _rescale(buf, n_done, tot, w):
-    """Divide the first ``n_done`` cumulative weights, their total ``tot`` and the next weight
-    ``w`` by 1e200 (the weights are relative: only their ratios matter)."""
-    for i in range(n_done):
-        buf[i] *= 1e-200
-    return tot * 1e-200, w * 1e-200
+def ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, generic, a0k, r1, r2,
+                  r2_order):
+    """Cumulative weights of the candidates ``lo..lo+m-1`` of ``t[j, k]``, relative to
+    ``w(lo) = 1``, into ``buf[:m]``; returns their total. Every ``n`` involved must be within
+    the ratio tables ``r1``, ``r2`` (:func:`build_ratio_tables`).
 
-
-@njit(cache=True, nogil=True, inline="always")
-def ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, r1, r2, r2_order):
-    """Cumulative weights of the candidates ``lo..lo+m-1`` of ``t[j, k]`` under a generic parent,
-    relative to ``w(lo) = 1``, into ``buf[:m]``; returns their total.
-
-    The conditional (paper, "Sampling pseudo-counts", from eq. 11) is
-    ``w(t) = alpha_j^t S(n_j, t) S(m_rest + t, t_p) / (alpha_p)_(M_rest + t)``: the rising
+    The full conditional (paper, "Sampling pseudo-counts", from eq. 11) under a generic parent
+    is ``w(t) = alpha_j^t S(n_j, t) S(m_rest + t, t_p) / (alpha_p)_(M_rest + t)``: the rising
     factorial runs over the parent's *total* (eq. 11), not over its count of value k as
     Algorithm 4 writes (a typo of the paper, docs/theory.md section 12), so
-    ``w(t+1) / w(t) = r1[n_j, t] r2[m_rest + t, t_p] alpha_j / (alpha_p + M_rest + t)``:
-    two loads from the ratio tables and a few multiplications per candidate.
+    ``w(t+1) / w(t) = r1[n_j, t] r2[m_rest + t, t_p] alpha_j / (alpha_p + M_rest + t)``.
+
+    Under the root of the exact treatment (``generic`` false, ``ap = alpha0``, ``a0k = alpha0 /
+    K``) the root's probability is integrated against its Dirichlet(alpha0 / K) prior (the
+    paper's base case), ``w(t) = alpha_j^t S(n_j, t) Gamma(m_rest + t + alpha0/K) / Gamma(M_rest
+    + t + alpha0)`` with the *root's* counts, where the paper writes the child's (a typo, ibid.),
+    so ``w(t+1) / w(t) = r1[n_j, t] alpha_j (m_rest + t + alpha0/K) / (M_rest + t + alpha0)``.
+
+    Either way a candidate costs two loads and a few multiplications (no log, no exp).
     """
     row1 = nj * (nj + 1) // 2
     # r2[parent's n at candidate t, tpk]: consecutive entries of column tpk
     off2 = r2_column(tpk, r2_order) + m_rest + lo - tpk
-    den = ap + big_rest + lo
-    w = 1.0
-    tot = 0.0
-    for i in range(m):
-        tot += w
-        buf[i] = tot
-        if i == m - 1:
-            break
-        f = r1[row1 + lo + i] * r2[off2] * aj / den
-        off2 += 1
-        den += 1.0
-        w *= f
-        if w > 1e200:
-            tot, w = _rescale(buf, i + 1, tot, w)
-    return tot
-
-
-@njit(cache=True, nogil=True, inline="always")
-def ratio_weights_root(buf, lo, m, nj, m_rest, big_rest, aj, alpha0, a0k, r1):
-    """:func:`ratio_weights` for a child of the root under the exact treatment: the root's
-    probability integrated against its Dirichlet(alpha0 / K) prior (the paper's base case),
-    ``w(t) = alpha_j^t S(n_j, t) Gamma(m_rest + t + alpha0/K) / Gamma(M_rest + t + alpha0)``
-    with the *root's* counts, where the paper's base case writes the child's (a typo,
-    docs/theory.md section 12), so
-    ``w(t+1) / w(t) = r1[n_j, t] alpha_j (m_rest + t + alpha0/K) / (M_rest + t + alpha0)``."""
-    row1 = nj * (nj + 1) // 2
-    den = big_rest + lo + alpha0
+    den = ap + big_rest + lo if generic else big_rest + lo + ap
     num = m_rest + lo + a0k
     w = 1.0
     tot = 0.0
@@ -770,22 +744,30 @@ def ratio_weights_root(buf, lo, m, nj, m_rest, big_rest, aj, alpha0, a0k, r1):
         buf[i] = tot
         if i == m - 1:
             break
-        f = r1[row1 + lo + i] * aj * num / den
-        num += 1.0
+        if generic:
+            f = r1[row1 + lo + i] * r2[off2] * aj / den
+            off2 += 1
+        else:
+            f = r1[row1 + lo + i] * aj * num / den
+            num += 1.0
         den += 1.0
         w *= f
-        if w > 1e200:
-            tot, w = _rescale(buf, i + 1, tot, w)
+        if w > 1e200:  # rescale what we have so far (only the ratios matter)
+            for i2 in range(i + 1):
+                buf[i2] *= 1e-200
+            tot *= 1e-200
+            w *= 1e-200
     return tot
 
 
 @njit(cache=True, nogil=True, inline="always")
 def log_weights(buf, lo, hi, nj, slot, generic, m_rest, big_rest, tpk, aj, ap, alpha0, a0k,
                 band_b0, band_vals, stir):
-    """The weights of :func:`ratio_weights` (``generic``) or :func:`ratio_weights_root` in log
-    space, for counts beyond the ratio tables: log-scores relative to ``t = lo`` from
-    :func:`log_stirling` (a leaf's, ``slot >= 0``, from its band cache), then cumulative
-    weights relative to their maximum into ``buf[:hi - lo + 1]``; returns their total."""
+    """The weights of :func:`ratio_weights` in log space, for counts beyond the ratio tables:
+    log-scores relative to ``t = lo`` from :func:`log_stirling` (a leaf's, ``slot >= 0``, from
+    its band cache), then cumulative weights relative to their maximum into
+    ``buf[:hi - lo + 1]``; returns their total. ``generic`` and ``ap``: as for
+    :func:`ratio_weights` (``alpha0`` and ``a0k = alpha0 / K`` for the root's base case)."""
     m = hi - lo + 1
     cum = 0.0
     mx = -np.inf
@@ -855,10 +837,9 @@ def sweep(model, cfg, state, scratch):
     """One sweep of the table counts, leaves to root, each value in turn (Algorithms 3-4):
     every pair ``(j, k)`` of ``model.pair_node`` / ``model.pair_value`` draws ``t[j, k]`` from
     its full conditional given everything else: the candidates (:func:`feasible_range`, then
-    :func:`window_range` or :func:`random_cell`), their weights (:func:`ratio_weights`,
-    :func:`ratio_weights_root`, or :func:`log_weights` when a count is beyond the ratio
-    tables), the draw (:func:`draw_candidate`) and the counts it moves
-    (:func:`move_table_count`).
+    :func:`window_range` or :func:`random_cell`), their weights (:func:`ratio_weights`, or
+    :func:`log_weights` when a count is beyond the ratio tables), the draw
+    (:func:`draw_candidate`) and the counts it moves (:func:`move_table_count`).
 
     Parameters
     ----------
@@ -915,11 +896,8 @@ def sweep(model, cfg, state, scratch):
         if m <= 1:
             continue
         if nj <= nr and (not generic or m_rest + hi <= nr):
-            if generic:
-                tot = ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, r1, r2,
-                                    r2_order)
-            else:
-                tot = ratio_weights_root(buf, lo, m, nj, m_rest, big_rest, aj, alpha0, a0k, r1)
+            tot = ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, generic, a0k, r1,
+                                r2, r2_order)
         else:
             tot = log_weights(buf, lo, hi, nj, band_slot[j, k], generic, m_rest, big_rest, tpk,
                               aj, ap, alpha0, a0k, band_b0, band_vals, stir)
