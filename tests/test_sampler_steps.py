@@ -145,7 +145,7 @@ def test_table_count_weights_are_the_conditional_of_eq11(root):
     assert checked >= 10
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(lo=st.integers(1, 30), size=st.integers(1, 60), width=st.integers(1, 9),
        pos=st.floats(0.0, 1.0), key=st.integers(0, 10**6))
 def test_random_cells_partition_the_range_whatever_t(lo, size, width, pos, key):
