@@ -91,6 +91,7 @@ def main(argv=None) -> int:
     ap.add_argument("--concentration-every", type=int, default=5)
     ap.add_argument("--window", type=int, default=10)
     ap.add_argument("--overrelax", action="store_true")
+    ap.add_argument("--concentration-draws", default="gamma", choices=("gamma", "uniforms"))
     ap.add_argument("--chains", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=5)
@@ -112,7 +113,8 @@ def main(argv=None) -> int:
     table = LogStirlingTable()
     opt = HDPOptions.preset("paper", n_iter=args.iterations, tying=args.tying, update=args.update,
                      root=args.root, n_chains=args.chains, window=args.window,
-                     concentration_every=args.concentration_every, overrelax=args.overrelax)
+                     concentration_every=args.concentration_every, overrelax=args.overrelax,
+                     concentration_draws=args.concentration_draws)
 
     t0 = time.perf_counter()
     estimate_trees([tree], opt.replace(n_iter=10, burn_in=0), seed=args.seed, n_threads=1,
@@ -144,7 +146,8 @@ def main(argv=None) -> int:
         "threads": args.threads,
         "options": {"tying": args.tying, "update": args.update, "root": args.root,
                     "concentration_every": args.concentration_every, "window": args.window,
-                    "overrelax": args.overrelax},
+                    "overrelax": args.overrelax,
+                    "concentration_draws": args.concentration_draws},
         "seconds": round(seconds, 4),
         "ns_per_node_value_iteration": round(seconds / units * 1e9, 2),
         "cpu_seconds": round(cpu, 4),
@@ -178,6 +181,7 @@ def _child_argv(args) -> list[str]:
     out = ["--data", str(Path(args.data).resolve()), "--iterations", str(args.iterations),
            "--tying", args.tying, "--update", args.update, "--root", args.root,
            "--concentration-every", str(args.concentration_every), "--window", str(args.window),
+           "--concentration-draws", args.concentration_draws,
            "--chains", str(args.chains), "--threads", str(args.threads),
            "--repeat", str(args.repeat), "--seed", str(args.seed), "--json", "--no-one-thread"]
     if args.truth:
@@ -263,7 +267,8 @@ def compare_with_baseline(args) -> int:
         "threads": args.threads,
         "options": {"tying": args.tying, "update": args.update, "root": args.root,
                     "concentration_every": args.concentration_every, "window": args.window,
-                    "overrelax": args.overrelax},
+                    "overrelax": args.overrelax,
+                    "concentration_draws": args.concentration_draws},
         "pairs": args.pairs,
         "repeat_per_process": args.repeat,
         "seconds_a": [r[0]["seconds"] for r in rows],

@@ -14,16 +14,41 @@ by :mod:`fastpath.estimate.hdp._api`):
 * :class:`ChainState` -- what a chain updates in place (below);
 * :class:`Accumulators` -- running sums of the estimates (posterior mean, batch means, alpha);
 * :class:`Traces` -- the thinned traces and posterior draws;
-* :class:`Scratch` -- per-chain work buffers (no information carried between iterations except
-  the band caches of ``log S``, which only save work).
+* :class:`Scratch` -- per-chain work buffers, allocated once per chain by :func:`new_chain` (no
+  information carried between iterations except the band caches of ``log S``, which only save
+  work; nothing is allocated in the iteration loop).
 
-Each kernel unpacks the fields it needs into locals first, so the loops index plain arrays (as
-they did with positional arguments) and no reference counting happens inside them. The kernels
-called once per iteration (:func:`sweep`, :func:`sample_concentrations`, :func:`rb_estimate`,
-:func:`log_joint`, :func:`posterior_draw`) are inlined into :func:`run_iterations`
-(``inline="always"``, numba IR): a call boundary increfs and decrefs every array of the records
-passed, which made small trees' iterations markedly slower than with positional arguments;
-inlined, they are as fast (docs/sampler.md, "Implementation", has the measurement).
+The steps, one small function each, named after what they compute in the paper (equation
+numbers of Petitjean et al. 2018; "the full conditional" is the unnumbered equation of section
+4.4, "Sampling pseudo-counts", derived from eq. 11):
+
+* :func:`run_iterations` (Algorithm 1's loop) -- per iteration :func:`sweep`,
+  :func:`sample_concentrations` on its schedule, :func:`rb_estimate` (eqs. 12-14), then
+  :func:`record_kept` (the concentrations' sum, :func:`rows_probability`, the batch means:
+  :func:`close_batch`, :func:`close_last_batch`), :func:`record_trace` (with
+  :func:`log_joint`) and :func:`record_draw` (:func:`posterior_draw`);
+* :func:`sweep` (Algorithms 3-4) -- per (node, value) pair: :func:`feasible_range` (eq. 7's
+  ``1 <= t <= n`` and the parent's ``n >= t`` of eq. 10), :func:`window_range` or
+  :func:`random_cell` (the update modes below), the candidates' weights from the full
+  conditional, for a generic parent or the root's Dirichlet-integrated base case, by
+  :func:`ratio_weights` or :func:`log_weights` (counts beyond the ratio tables),
+  :func:`draw_candidate` (inverse cdf, or the overrelaxed reflection) and
+  :func:`move_table_count` (eq. 10);
+* :func:`sample_concentrations` (Algorithm 5) -- :func:`start_gamma_conditionals`, per tied
+  node :func:`add_neg_log_q_uniforms` or :func:`add_neg_log_q_gammas` (``q_j ~ Beta(alpha,
+  N_j)``), per group :func:`fold_products` then :func:`gibbs_concentration` or
+  :func:`overrelaxed_concentration`;
+* :func:`log_joint` (eq. 11) -- :func:`log_joint_root`, :func:`log_joint_nodes`,
+  :func:`log_concentration_prior`;
+* :func:`init_state` (Algorithm 2, eqs. 10 and 15, :func:`_init_t`).
+
+The steps of an iteration are inlined into :func:`run_iterations` (``inline="always"``, numba
+IR): a call boundary increfs and decrefs every array of the records passed, which made small
+trees' iterations markedly slower than with positional arguments; inlined, they are as fast
+(docs/sampler.md, "Implementation", has the measurement). The steps called once per iteration
+take the records; those called inside a loop over pairs or nodes take plain arrays and scalars,
+unpacked from the records before the loop: a record passed inside the loop would have every one
+of its arrays reference-counted at each pass (a sweep 2.5 times slower).
 
 State of one chain (:class:`ChainState`, all arrays owned by the caller and updated in place):
 
@@ -55,7 +80,8 @@ its Dirichlet-integrated base case):
   Given ``u`` the cell is a deterministic block of a partition that does not depend on ``t``, so
   this is an exact Gibbs step on the augmented pair ``(t, u)`` (docs/sampler.md has the proof).
   With ``overrelax`` (:data:`OVERRELAX_TABLES`), most of these draws are replaced by
-  reflections of the current value's position in the conditional's cdf (see :func:`sweep`), and
+  reflections of the current value's position in the conditional's cdf
+  (:func:`draw_candidate`), and
   the concentrations' Gamma draw by an overrelaxed Metropolis-Hastings step
   (:func:`sample_concentrations`): both leave the posterior invariant and let the strongly
   coupled concentrations and table counts move together faster.
@@ -90,6 +116,11 @@ WINDOW_T_CAP = 10000
 OVERRELAX_TABLES = 0.9
 #: ``overrelax=True``: Adler's coefficient of the concentration step (-1: full reflection)
 OVERRELAX_CONC = -0.9
+
+#: the largest N_j whose Beta(alpha, N_j) auxiliary the concentration step may draw as a product
+#: of N_j uniforms (``SamplerConfig.beta_uniforms``): up to here they cost less than two Gamma
+#: variates
+SMALL_SHAPE = 8
 
 
 # ---------------------------------------------------------------------------- records
@@ -289,6 +320,14 @@ class Scratch(NamedTuple):
         First ``t`` of each band cache (``< 1``: empty).
     band_vals : ndarray of float64, (n_bands, BAND)
         ``log S(n, band_b0 + i)`` of each band (:func:`_band_lookup`).
+    conc_work : ndarray of float64, (n_groups, 3 + SMALL_SHAPE)
+        The concentration step's per-group constants and running products
+        (:func:`start_gamma_conditionals`).
+    log_alpha, lgamma_alpha : ndarray of float64, (n_groups,)
+        ``log`` and ``lgamma`` of the concentrations (:func:`log_joint`).
+
+    The last three default to empty arrays, which the kernels replace by arrays allocated at
+    each call (:func:`new_chain` allocates them once per chain).
     """
 
     buf: np.ndarray
@@ -298,6 +337,9 @@ class Scratch(NamedTuple):
     conc: np.ndarray
     band_b0: np.ndarray
     band_vals: np.ndarray
+    conc_work: np.ndarray = np.ones((0, 3 + SMALL_SHAPE))
+    log_alpha: np.ndarray = np.zeros(0)
+    lgamma_alpha: np.ndarray = np.zeros(0)
 
 
 _INV_2_53 = 1.0 / 9007199254740992.0
@@ -395,10 +437,6 @@ def _mt_c_table(n: int) -> np.ndarray:
     return out
 
 
-#: the largest N_j whose Beta(alpha, N_j) auxiliary the concentration step may draw as a product
-#: of N_j uniforms (``SamplerConfig.beta_uniforms``): up to here they cost less than two Gamma
-#: variates
-SMALL_SHAPE = 8
 #: 1 / sqrt(9 (b - 1/3)) of Marsaglia-Tsang for the integer shapes b < 4096 of Beta(alpha, N_j)
 _MT_C = _mt_c_table(4096)
 
@@ -620,69 +658,215 @@ def _band_lookup(slot, t, lo, hi, nk, band_b0, band_vals, stir):
 
 
 # ---------------------------------------------------------------------------- table-count sweep
+# One update of t[j, k] (Algorithms 3-4), in the order the sweep runs its steps:
+# feasible_range, then window_range or random_cell; the candidates' cumulative weights by
+# ratio_weights (linear space) or log_weights (log space); draw_candidate; move_table_count.
+# sweep strings them together over the pairs.
+@njit(cache=True, nogil=True, inline="always")
+def feasible_range(nj, m_rest, tpk, generic):
+    """The values ``t[j, k]`` can take given every other table count, ``[lo, hi]``.
+
+    ``1 <= t <= n[j, k]`` (``S(n, t) = 0`` outside, eq. 7), and under a parent whose table
+    counts are sampled (``generic``: not the root of the exact treatment) the parent keeps
+    ``n[p, k] = m_rest + t >= t[p, k]`` (its count is the sum of its children's table counts,
+    eq. 10).
+    """
+    lo = 1
+    if generic:
+        need = tpk - m_rest
+        if need > lo:
+            lo = need
+    return lo, nj
+
+
+@njit(cache=True, nogil=True, inline="always")
+def window_range(lo, hi, told, window):
+    """``UPDATE_WINDOW``: ``[lo, hi]`` cut to the reference's ``told +- window`` and to
+    :data:`WINDOW_T_CAP` (paper, "Sampling pseudo-counts": "a window of +-10")."""
+    if told - window > lo:
+        lo = told - window
+    if told + window < hi:
+        hi = told + window
+    if WINDOW_T_CAP < hi:
+        hi = WINDOW_T_CAP
+    return lo, hi
+
+
+@njit(cache=True, nogil=True, inline="always")
+def random_cell(lo, hi, told, width, rng):
+    """``UPDATE_EXACT``: ``[lo, hi]`` when it holds at most ``width`` values, else the cell
+    holding ``told`` of its partition into blocks of ``width`` shifted by ``u`` uniform on
+    ``{0..width-1}`` (one uniform drawn from ``rng``; an exact Gibbs step on ``(t, u)``, see the
+    module docstring)."""
+    if hi - lo + 1 <= width:
+        return lo, hi
+    u = int(uniform(rng) * width)
+    if u >= width:
+        u = width - 1
+    a = lo - u + ((told - lo + u) // width) * width
+    if a > lo:
+        lo = a
+    if a + width - 1 < hi:
+        hi = a + width - 1
+    return lo, hi
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, generic, a0k, r1, r2,
+                  r2_order):
+    """Cumulative weights of the candidates ``lo..lo+m-1`` of ``t[j, k]``, relative to
+    ``w(lo) = 1``, into ``buf[:m]``; returns their total. Every ``n`` involved must be within
+    the ratio tables ``r1``, ``r2`` (:func:`build_ratio_tables`).
+
+    The full conditional (paper, "Sampling pseudo-counts", from eq. 11) under a generic parent
+    is ``w(t) = alpha_j^t S(n_j, t) S(m_rest + t, t_p) / (alpha_p)_(M_rest + t)``: the rising
+    factorial runs over the parent's *total* (eq. 11), not over its count of value k as
+    Algorithm 4 writes (a typo of the paper, docs/theory.md section 12), so
+    ``w(t+1) / w(t) = r1[n_j, t] r2[m_rest + t, t_p] alpha_j / (alpha_p + M_rest + t)``.
+
+    Under the root of the exact treatment (``generic`` false, ``ap = alpha0``, ``a0k = alpha0 /
+    K``) the root's probability is integrated against its Dirichlet(alpha0 / K) prior (the
+    paper's base case), ``w(t) = alpha_j^t S(n_j, t) Gamma(m_rest + t + alpha0/K) / Gamma(M_rest
+    + t + alpha0)`` with the *root's* counts, where the paper writes the child's (a typo, ibid.),
+    so ``w(t+1) / w(t) = r1[n_j, t] alpha_j (m_rest + t + alpha0/K) / (M_rest + t + alpha0)``.
+
+    Either way a candidate costs two loads and a few multiplications (no log, no exp).
+    """
+    row1 = nj * (nj + 1) // 2
+    # r2[parent's n at candidate t, tpk]: consecutive entries of column tpk
+    off2 = r2_column(tpk, r2_order) + m_rest + lo - tpk
+    den = ap + big_rest + lo if generic else big_rest + lo + ap
+    num = m_rest + lo + a0k
+    w = 1.0
+    tot = 0.0
+    for i in range(m):
+        tot += w
+        buf[i] = tot
+        if i == m - 1:
+            break
+        if generic:
+            f = r1[row1 + lo + i] * r2[off2] * aj / den
+            off2 += 1
+        else:
+            f = r1[row1 + lo + i] * aj * num / den
+            num += 1.0
+        den += 1.0
+        w *= f
+        if w > 1e200:  # rescale what we have so far (only the ratios matter)
+            for i2 in range(i + 1):
+                buf[i2] *= 1e-200
+            tot *= 1e-200
+            w *= 1e-200
+    return tot
+
+
+@njit(cache=True, nogil=True, inline="always")
+def log_weights(buf, lo, hi, nj, slot, generic, m_rest, big_rest, tpk, aj, ap, alpha0, a0k,
+                band_b0, band_vals, stir):
+    """The weights of :func:`ratio_weights` in log space, for counts beyond the ratio tables:
+    log-scores relative to ``t = lo`` from :func:`log_stirling` (a leaf's, ``slot >= 0``, from
+    its band cache), then cumulative weights relative to their maximum into
+    ``buf[:hi - lo + 1]``; returns their total. ``generic`` and ``ap``: as for
+    :func:`ratio_weights` (``alpha0`` and ``a0k = alpha0 / K`` for the root's base case)."""
+    m = hi - lo + 1
+    cum = 0.0
+    mx = -np.inf
+    for i in range(m):
+        tt = lo + i
+        if slot >= 0:
+            sc = _band_lookup(slot, tt, lo, hi, nj, band_b0, band_vals, stir)
+        else:
+            sc = log_stirling(nj, tt, stir)
+        sc += cum
+        if generic:
+            sc += log_stirling(m_rest + tt, tpk, stir)
+            cum += math.log(aj / (ap + big_rest + tt))
+        else:
+            cum += math.log(aj * (m_rest + tt + a0k) / (big_rest + tt + alpha0))
+        buf[i] = sc
+        if sc > mx:
+            mx = sc
+    tot = 0.0
+    for i in range(m):
+        tot += math.exp(buf[i] - mx)
+        buf[i] = tot
+    return tot
+
+
+@njit(cache=True, nogil=True, inline="always")
+def draw_candidate(buf, m, c, tot, reflect, rng):
+    """Index of the new value among ``m`` candidates of cumulative weights ``buf[:m]`` (total
+    ``tot``; the current value is candidate ``c``): the inverse cdf at one uniform from
+    ``rng``, or with probability ``reflect`` the overrelaxed move.
+
+    Overrelaxed (Neal 1998): ``v`` uniform on the current value's interval ``[F(c-), F(c))``
+    of the cdf, the new value is the one whose interval holds ``tot - v``. One uniform ``u``
+    serves both the choice and the point: ``u / reflect`` is uniform given ``u < reflect``, as
+    ``(u - reflect) / (1 - reflect)`` is given ``u >= reflect``. Since ``v -> tot - v``
+    preserves length, ``p(c) P(c -> c') = |I_c cap (tot - I_c')|`` is symmetric: the move is
+    reversible for the conditional, as a Gibbs draw is, and goes to the other side of it,
+    which suppresses the random walk of strongly coupled variables.
+    """
+    u = uniform(rng)
+    if u < reflect:
+        f_lo = buf[c - 1] if c > 0 else 0.0
+        u = tot - (f_lo + (u / reflect) * (buf[c] - f_lo))
+    else:
+        if reflect > 0.0:
+            u = (u - reflect) / (1.0 - reflect)
+        u *= tot
+    # branch-free: the number of cumulative weights <= u
+    i = 0
+    for i2 in range(m - 1):
+        i += buf[i2] <= u
+    return i
+
+
+@njit(cache=True, nogil=True, inline="always")
+def move_table_count(j, k, p, d, t, T, n, N):
+    """``t[j, k] += d`` and the sums holding it: ``T[j]`` and the parent's ``n[p, k]``,
+    ``N[p]`` (eq. 10: a parent's count is the sum of its children's table counts)."""
+    t[j, k] += d
+    T[j] += d
+    n[p, k] += d
+    N[p] += d
+
+
 @njit(cache=True, nogil=True, inline="always")
 def sweep(model, cfg, state, scratch):
-    """One sweep of the table counts, leaves to root, each value in turn (Algorithms 3-4).
+    """One sweep of the table counts, leaves to root, each value in turn (Algorithms 3-4):
+    every pair ``(j, k)`` of ``model.pair_node`` / ``model.pair_value`` draws ``t[j, k]`` from
+    its full conditional given everything else: the candidates (:func:`feasible_range`, then
+    :func:`window_range` or :func:`random_cell`), their weights (:func:`ratio_weights`, or
+    :func:`log_weights` when a count is beyond the ratio tables), the draw
+    (:func:`draw_candidate`) and the counts it moves (:func:`move_table_count`).
 
     Parameters
     ----------
     model : TreeModel
+        The pairs are those that can ever need sampling (subtree count >= 2), nodes deepest
+        first; a pair whose current ``n <= 1`` has ``t = n`` forced.
     cfg : SamplerConfig
         ``alpha0``, ``root``, ``update``, ``window`` and ``reflect`` are read.
     state : ChainState
         ``t``, ``T`` and the parents' ``n``, ``N`` are updated in place; draws from ``state.rng``.
     scratch : Scratch
         ``buf`` (at least ``2 window + 1`` values) and the band caches.
-
-    Notes
-    -----
-    ``pair_node``/``pair_value`` list the (node, value) pairs that can ever need sampling (their
-    subtree count is >= 2), nodes deepest first; pairs with ``n <= 1`` have ``t = n`` forced.
-
-    The weights of the candidates ``lo..hi`` are built relative to ``w(lo) = 1`` from the ratio
-    ``w(t + 1) / w(t) = S(n_j, t+1)/S(n_j, t) * S(m + t + 1, t_p)/S(m + t, t_p) * alpha_j /
-    (alpha_p + M + t)`` (generic parent; ``m``, ``M`` = parent's n and N without this t) or
-    ``S(n_j, t+1)/S(n_j, t) * alpha_j (m + t + alpha0/K) / (M + t + alpha0)`` (root parent, exact
-    treatment) when every n involved is within the ratio tables; otherwise in log space with
-    :func:`log_stirling` (values of large fixed leaf counts cached in bands).
-
-    Two typos of the paper are corrected here (docs/theory.md, section 12): the parent's rising
-    factorial runs over its *total* ``M + t`` (eq. 11), not over its count of value k as
-    Algorithm 4 writes; and the root's factor Gamma(m + t + alpha0/K) / Gamma(M + t + alpha0)
-    uses the *root's* counts, where the paper's base case writes the child's.
-
-    With probability ``reflect`` (0: never) an update is *overrelaxed* instead of a Gibbs draw:
-    ``v`` uniform on the current value's interval ``[F(t-), F(t))`` of the conditional's cdf
-    (restricted to the cell), the new value is the one whose interval holds ``1 - v``. Since
-    ``v -> 1 - v`` preserves length, ``p(t) P(t -> t') = |I_t cap (1 - I_t')|`` is symmetric:
-    the step is reversible for the conditional, as a Gibbs step is, and moves to the other side
-    of it, which suppresses the random walk of strongly coupled variables (Neal 1998).
     """
-    parent = model.parent
-    group = model.group
-    pair_node = model.pair_node
-    pair_value = model.pair_value
-    band_slot = model.band_slot
-    stir = model.stir
-    r1 = model.r1
-    r2 = model.r2
+    # the arrays as locals: the pair loop indexes plain arrays (a record passed to a step in
+    # the loop would have every array of it reference-counted at each pair: 2.5x slower)
+    parent, group, band_slot, stir, r1, r2 = (model.parent, model.group, model.band_slot,
+                                              model.stir, model.r1, model.r2)
+    n, t, N, T, alpha, rng = state.n, state.t, state.N, state.T, state.alpha, state.rng
+    buf, band_b0, band_vals = scratch.buf, scratch.band_b0, scratch.band_vals
+    pair_node, pair_value = model.pair_node, model.pair_value
     nr = model.nr
     alpha0 = cfg.alpha0
-    root_mode = cfg.root
+    generic_root = cfg.root == ROOT_REFERENCE  # else the root's Dirichlet base case
     update = cfg.update
     window = cfg.window
     reflect = cfg.reflect  # 0: never overrelax
-    n = state.n
-    t = state.t
-    N = state.N
-    T = state.T
-    alpha = state.alpha
-    rng = state.rng
-    buf = scratch.buf
-    band_b0 = scratch.band_b0
-    band_vals = scratch.band_vals
-    K = n.shape[1]
-    a0k = alpha0 / K
+    a0k = alpha0 / n.shape[1]
     width = 2 * window + 1
     r2_order = ratio_table_order(r2.shape[0])
     for q in range(pair_node.shape[0]):
@@ -695,115 +879,146 @@ def sweep(model, cfg, state, scratch):
         aj = alpha[group[j]]
         if p == 0:
             ap = alpha0
-            generic = root_mode == ROOT_REFERENCE
+            generic = generic_root
         else:
             ap = alpha[group[p]]
             generic = True
         told = t[j, k]
-        m_rest = n[p, k] - told
+        m_rest = n[p, k] - told  # the parent's n and N without this t
         big_rest = N[p] - told
         tpk = t[p, k]
-        lo = 1
-        hi = nj
-        if generic:
-            need = tpk - m_rest  # the parent keeps n >= t
-            if need > lo:
-                lo = need
+        lo, hi = feasible_range(nj, m_rest, tpk, generic)
         if update == UPDATE_WINDOW:
-            if told - window > lo:
-                lo = told - window
-            if told + window < hi:
-                hi = told + window
-            if WINDOW_T_CAP < hi:
-                hi = WINDOW_T_CAP
-        elif hi - lo + 1 > width:
-            # the cell of a randomly shifted partition of [lo, hi] into blocks of `width`
-            u = int(uniform(rng) * width)
-            if u >= width:
-                u = width - 1
-            a = lo - u + ((told - lo + u) // width) * width
-            if a > lo:
-                lo = a
-            if a + width - 1 < hi:
-                hi = a + width - 1
+            lo, hi = window_range(lo, hi, told, window)
+        else:
+            lo, hi = random_cell(lo, hi, told, width, rng)
         m = hi - lo + 1
         if m <= 1:
             continue
         if nj <= nr and (not generic or m_rest + hi <= nr):
-            # linear space: cumulative weights relative to w(lo) = 1
-            row1 = nj * (nj + 1) // 2
-            w = 1.0
-            tot = 0.0
-            # r2[parent's n at candidate t, tpk]: consecutive entries of column tpk
-            off2 = r2_column(tpk, r2_order) + m_rest + lo - tpk
-            den = ap + big_rest + lo if generic else big_rest + lo + alpha0
-            num = m_rest + lo + a0k
-            for i in range(m):
-                tot += w
-                buf[i] = tot
-                if i == m - 1:
-                    break
-                if generic:
-                    f = r1[row1 + lo + i] * r2[off2] * aj / den
-                    off2 += 1
-                else:
-                    f = r1[row1 + lo + i] * aj * num / den
-                    num += 1.0
-                den += 1.0
-                w *= f
-                if w > 1e200:  # rescale what we have so far
-                    for i2 in range(i + 1):
-                        buf[i2] *= 1e-200
-                    tot *= 1e-200
-                    w *= 1e-200
+            tot = ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, generic, a0k, r1,
+                                r2, r2_order)
         else:
-            # log space (large counts): log-scores relative to t = lo, then their maximum
-            slot = band_slot[j, k]
-            cum = 0.0
-            mx = -np.inf
-            for i in range(m):
-                tt = lo + i
-                if slot >= 0:
-                    sc = _band_lookup(slot, tt, lo, hi, nj, band_b0, band_vals, stir)
-                else:
-                    sc = log_stirling(nj, tt, stir)
-                sc += cum
-                if generic:
-                    sc += log_stirling(m_rest + tt, tpk, stir)
-                    cum += math.log(aj / (ap + big_rest + tt))
-                else:
-                    cum += math.log(aj * (m_rest + tt + a0k) / (big_rest + tt + alpha0))
-                buf[i] = sc
-                if sc > mx:
-                    mx = sc
-            tot = 0.0
-            for i in range(m):
-                tot += math.exp(buf[i] - mx)
-                buf[i] = tot
-        # inverse cdf, branch-free: the number of cumulative weights <= u
-        u = uniform(rng)
-        if u < reflect:
-            # overrelaxed: a uniform point of the current value's cdf interval, reflected (one
-            # uniform serves both the choice and the point: u / reflect is uniform given u <
-            # reflect, as (u - reflect) / (1 - reflect) is given u >= reflect)
-            c = told - lo
-            f_lo = buf[c - 1] if c > 0 else 0.0
-            u = tot - (f_lo + (u / reflect) * (buf[c] - f_lo))
-        else:
-            if reflect > 0.0:
-                u = (u - reflect) / (1.0 - reflect)
-            u *= tot
-        i = 0
-        for i2 in range(m - 1):
-            i += buf[i2] <= u
-        d = lo + i - told
-        t[j, k] = told + d
-        T[j] += d
-        n[p, k] += d
-        N[p] += d
+            tot = log_weights(buf, lo, hi, nj, band_slot[j, k], generic, m_rest, big_rest, tpk,
+                              aj, ap, alpha0, a0k, band_b0, band_vals, stir)
+        d = lo + draw_candidate(buf, m, told - lo, tot, reflect, rng) - told
+        move_table_count(j, k, p, d, t, T, n, N)
 
 
 # ---------------------------------------------------------------------------- concentrations
+# One concentration step (Algorithm 5), in the order it runs: start_gamma_conditionals; per
+# tied node, its T_j into the shape and -log q_j, q_j ~ Beta(alpha, N_j), into the rate
+# (add_neg_log_q_uniforms or add_neg_log_q_gammas); fold_products; then per group
+# gibbs_concentration or overrelaxed_concentration. sample_concentrations strings them together.
+@njit(cache=True, nogil=True, inline="always")
+def start_gamma_conditionals(alpha, shape0, rate0, sh, rt, work):
+    """Each group's Gamma conditional started at its prior, ``sh = shape0``, ``rt = rate0``
+    (Algorithm 5's Gamma(nu0, mu0)), with, in ``work`` (rows: groups), the Marsaglia-Tsang
+    constants ``d, c`` of ``Gamma(alpha)`` (``alpha + 1`` when ``alpha < 1``) in columns 0-1
+    and the running products of :func:`add_neg_log_q_gammas` and
+    :func:`add_neg_log_q_uniforms` (columns 2 and 3..) reset to 1."""
+    for g in range(alpha.shape[0]):
+        sh[g] = shape0
+        rt[g] = rate0
+        a = alpha[g]
+        d = (a if a >= 1.0 else a + 1.0) - 1.0 / 3.0
+        work[g, 0] = d
+        work[g, 1] = 1.0 / math.sqrt(9.0 * d)
+        for i in range(2, work.shape[1]):
+            work[g, i] = 1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def add_neg_log_q_uniforms(g, b, a, rt, prod_u, rng):
+    """``-log q_j`` of a node with ``N_j = b <= SMALL_SHAPE`` added to ``rt[g]``, with
+    ``q_j ~ Beta(a, b)`` drawn as ``prod_{i < b} U_i^(1 / (a + i))`` (see
+    :func:`sample_concentrations`): each ``U_i`` multiplied into ``prod_u[g, i]``, which is
+    folded into ``rt[g]`` (one log per ``i`` for the whole group) before it underflows."""
+    for i in range(b):
+        pu = prod_u[g, i] * uniform(rng)
+        if pu < 1e-250:
+            rt[g] -= math.log(pu) / (a + i)
+            pu = 1.0
+        prod_u[g, i] = pu
+
+
+@njit(cache=True, nogil=True, inline="always")
+def add_neg_log_q_gammas(g, b, a, dg, cg, rt, prod, rng):
+    """``-log q_j = log(1 + Y / X)`` of a node with ``N_j = b`` added to ``rt[g]``, ``q_j ~
+    Beta(a, b)`` as ``X / (X + Y)``, ``Y ~ Gamma(b)``, ``X ~ Gamma(a)`` (Marsaglia-Tsang
+    constants ``dg, cg`` of the group; for ``a < 1``, ``X = X' U^(1/a)``, ``X' ~ Gamma(a +
+    1)``, in log space). For ``a >= 1`` the factor ``1 + Y / X`` is multiplied into
+    ``prod[g]``, folded into ``rt[g]`` by one log when large."""
+    db = b - 1.0 / 3.0
+    cb = _MT_C[b] if b < _MT_C.shape[0] else 1.0 / math.sqrt(9.0 * db)
+    # Y ~ Gamma(N_j), then X ~ Gamma(alpha) (or alpha + 1), from one inlined code site
+    y = 0.0
+    x = 0.0
+    for r in range(2):
+        v = _gamma_mt_dc(db if r == 0 else dg, cb if r == 0 else cg, rng)
+        if r == 0:
+            y = v
+        else:
+            x = v
+    if a >= 1.0:
+        pr = prod[g] * (1.0 + y / x)
+        if pr > 1e250:
+            rt[g] += math.log(pr)
+            pr = 1.0
+        prod[g] = pr
+    else:
+        dd = math.log(y) - math.log(x) - math.log(uniform(rng)) / a
+        rt[g] += dd + math.log1p(math.exp(-dd)) if dd > 0.0 else math.log1p(math.exp(dd))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fold_products(g, a, small, rt, prod, prod_u):
+    """The running products of group ``g`` folded into its rate: ``rt[g] += log prod[g] -
+    sum_i log(prod_u[g, i]) / (a + i)``."""
+    if prod[g] != 1.0:
+        rt[g] += math.log(prod[g])
+    for i in range(small):
+        if prod_u[g, i] != 1.0:
+            rt[g] -= math.log(prod_u[g, i]) / (a + i)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def gibbs_concentration(shape, rate, cap, rng):
+    """``alpha ~ Gamma(shape, rate)`` (Algorithm 5's last step), clipped to ``[1e-300, cap]``."""
+    a = gamma_variate(shape, rng) / rate
+    if a > cap:
+        a = cap
+    if a < 1e-300:
+        a = 1e-300
+    return a
+
+
+@njit(cache=True, nogil=True, inline="always")
+def overrelaxed_concentration(alpha_g, shape, rate, cap, adler, rng):
+    """Adler's overrelaxed step for ``alpha ~ Gamma(shape, rate)``, Metropolis-corrected (see
+    :func:`sample_concentrations`); returns the new value (``alpha_g`` if rejected, or if the
+    proposal is not positive or above ``cap``)."""
+    mu = 1.0 - 1.0 / (9.0 * shape)
+    sd = math.sqrt(1.0 / (9.0 * shape))
+    y0 = alpha_g * rate
+    w0 = (y0 / shape) ** (1.0 / 3.0)
+    z0 = (w0 - mu) / sd
+    z1 = adler * z0 + math.sqrt(1.0 - adler * adler) * normal(rng)
+    w1 = mu + sd * z1
+    if not w1 > 0.0:
+        return alpha_g
+    y1 = shape * w1 * w1 * w1
+    a1 = y1 / rate
+    if not a1 <= cap:
+        return alpha_g
+    # log [Gamma(y1) dy1/dz1 / Gamma(y0) dy0/dz0] - log [phi(z1) / phi(z0)]
+    la = ((shape - 1.0) * (math.log(y1) - math.log(y0)) - (y1 - y0)
+          + 2.0 * (math.log(w1) - math.log(w0)) + 0.5 * (z1 * z1 - z0 * z0))
+    if la >= 0.0 or math.log(uniform(rng)) < la:
+        return a1
+    return alpha_g
+
+
 @njit(cache=True, nogil=True, inline="always")
 def sample_concentrations(model, cfg, state, scratch):
     """Beta/Gamma augmentation (Algorithm 5): q_j ~ Beta(alpha, N_j) over the tied nodes, then
@@ -818,11 +1033,11 @@ def sample_concentrations(model, cfg, state, scratch):
     state : ChainState
         ``state.alpha`` is updated in place from ``N``, ``T``; draws from ``state.rng``.
     scratch : Scratch
-        ``sh``, ``rt`` receive each group's Gamma shape and rate.
+        ``sh``, ``rt`` receive each group's Gamma shape and rate; ``conc_work`` is work space
+        (allocated here if it has fewer rows than groups).
 
     Notes
     -----
-
     ``-log q = log(1 + Y / X)`` with ``X ~ Gamma(alpha)``, ``Y ~ Gamma(N_j)``; for ``alpha < 1``,
     ``X = X' U^(1/alpha)`` with ``X' ~ Gamma(alpha + 1)``, kept in log space. With
     ``beta_uniforms`` a node with ``N_j <= SMALL_SHAPE`` (most nodes of sparse trees) draws
@@ -840,9 +1055,6 @@ def sample_concentrations(model, cfg, state, scratch):
     since the coordinate is nearly normal). Proposals above ``cap`` are rejected.
     """
     group = model.group
-    shape0 = cfg.shape0
-    rate0 = cfg.rate0
-    cap = cfg.cap
     adler = cfg.adler  # 0: plain Gibbs draw
     N = state.N
     T = state.T
@@ -852,18 +1064,12 @@ def sample_concentrations(model, cfg, state, scratch):
     rt = scratch.rt
     small = SMALL_SHAPE if cfg.beta_uniforms else 0
     G = alpha.shape[0]
-    work = np.ones((G, 3 + SMALL_SHAPE))  # one allocation: a small tree's step is short
-    dg = work[:, 0]
-    cg = work[:, 1]
-    prod = work[:, 2]  # running products of (1 + Y/X), folded into rt by one log when large
-    prod_u = work[:, 3:]  # running products of the uniforms U_i (N_j <= small, see Notes)
-    for g in range(G):
-        sh[g] = shape0
-        rt[g] = rate0
-        a = alpha[g]
-        d = (a if a >= 1.0 else a + 1.0) - 1.0 / 3.0
-        dg[g] = d
-        cg[g] = 1.0 / math.sqrt(9.0 * d)
+    work = scratch.conc_work
+    if work.shape[0] < G:  # a Scratch built without it
+        work = np.ones((G, 3 + SMALL_SHAPE))
+    prod = work[:, 2]
+    prod_u = work[:, 3:]
+    start_gamma_conditionals(alpha, cfg.shape0, cfg.rate0, sh, rt, work)
     for j in range(1, N.shape[0]):
         g = group[j]
         sh[g] += T[j]
@@ -871,67 +1077,17 @@ def sample_concentrations(model, cfg, state, scratch):
         if b <= 0:
             continue  # q = 1
         if b <= small:
-            for i in range(b):
-                pu = prod_u[g, i] * uniform(rng)
-                if pu < 1e-250:  # folded in before it underflows
-                    rt[g] -= math.log(pu) / (alpha[g] + i)
-                    pu = 1.0
-                prod_u[g, i] = pu
-            continue
-        a = alpha[g]
-        db = b - 1.0 / 3.0
-        cb = _MT_C[b] if b < _MT_C.shape[0] else 1.0 / math.sqrt(9.0 * db)
-        # Y ~ Gamma(N_j), then X ~ Gamma(alpha) (or alpha + 1), from one inlined code site
-        y = 0.0
-        x = 0.0
-        for r in range(2):
-            v = _gamma_mt_dc(db if r == 0 else dg[g], cb if r == 0 else cg[g], rng)
-            if r == 0:
-                y = v
-            else:
-                x = v
-        if a >= 1.0:
-            pr = prod[g] * (1.0 + y / x)
-            if pr > 1e250:
-                rt[g] += math.log(pr)
-                pr = 1.0
-            prod[g] = pr
+            add_neg_log_q_uniforms(g, b, alpha[g], rt, prod_u, rng)
         else:
-            dd = math.log(y) - math.log(x) - math.log(uniform(rng)) / a
-            rt[g] += dd + math.log1p(math.exp(-dd)) if dd > 0.0 else math.log1p(math.exp(dd))
+            add_neg_log_q_gammas(g, b, alpha[g], work[g, 0], work[g, 1], rt, prod, rng)
     for g in range(G):
-        if prod[g] != 1.0:
-            rt[g] += math.log(prod[g])
-        for i in range(small):
-            if prod_u[g, i] != 1.0:
-                rt[g] -= math.log(prod_u[g, i]) / (alpha[g] + i)
+        fold_products(g, alpha[g], small, rt, prod, prod_u)
         if rt[g] <= 0.0 or sh[g] <= 0.0:
             continue  # improper prior and no information: keep the current value
         if adler != 0.0:
-            shg = sh[g]
-            mu = 1.0 - 1.0 / (9.0 * shg)
-            sd = math.sqrt(1.0 / (9.0 * shg))
-            y0 = alpha[g] * rt[g]
-            w0 = (y0 / shg) ** (1.0 / 3.0)
-            z0 = (w0 - mu) / sd
-            z1 = adler * z0 + math.sqrt(1.0 - adler * adler) * normal(rng)
-            w1 = mu + sd * z1
-            if w1 > 0.0:
-                y1 = shg * w1 * w1 * w1
-                a1 = y1 / rt[g]
-                if a1 <= cap:
-                    # log [Gamma(y1) dy1/dz1 / Gamma(y0) dy0/dz0] - log [phi(z1) / phi(z0)]
-                    la = ((shg - 1.0) * (math.log(y1) - math.log(y0)) - (y1 - y0)
-                          + 2.0 * (math.log(w1) - math.log(w0)) + 0.5 * (z1 * z1 - z0 * z0))
-                    if la >= 0.0 or math.log(uniform(rng)) < la:
-                        alpha[g] = a1
-            continue
-        a = gamma_variate(sh[g], rng) / rt[g]
-        if a > cap:
-            a = cap
-        if a < 1e-300:
-            a = 1e-300
-        alpha[g] = a
+            alpha[g] = overrelaxed_concentration(alpha[g], sh[g], rt[g], cfg.cap, adler, rng)
+        else:
+            alpha[g] = gibbs_concentration(sh[g], rt[g], cfg.cap, rng)
 
 
 # ---------------------------------------------------------------------------- estimates
@@ -1034,42 +1190,13 @@ def posterior_draw(model, cfg, state, scratch):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def log_joint(model, cfg, state):
-    """log P(data, t, alpha) of the augmented model (paper, eq. 11), up to the data's multinomial
-    coefficient, with the chosen root treatment; the Gamma prior of the concentrations is included
-    when they are sampled.
-
-    Parameters
-    ----------
-    model : TreeModel
-    cfg : SamplerConfig
-        ``alpha0``, ``root``, ``shape0``, ``rate0`` and ``fix_conc`` are read.
-    state : ChainState
-
-    Returns
-    -------
-    float
-    """
-    group = model.group
-    stir = model.stir
-    alpha0 = cfg.alpha0
-    root_mode = cfg.root
-    shape0 = cfg.shape0
-    rate0 = cfg.rate0
-    fix_conc = cfg.fix_conc
-    n = state.n
-    t = state.t
-    N = state.N
-    T = state.T
-    alpha = state.alpha
-    n_nodes, K = n.shape
-    G = alpha.shape[0]
-    log_a = np.empty(G)
-    lg_a = np.empty(G)
-    for g in range(G):
-        log_a[g] = math.log(alpha[g])
-        lg_a[g] = math.lgamma(alpha[g])
-    lj = 0.0
+def log_joint_root(lj, n, t, N, T, alpha0, root_mode, stir):
+    """``lj`` plus the root's factor of eq. (11). Exact treatment: the root's probability
+    integrated against its Dirichlet(alpha0 / K) prior, ``Gamma(alpha0) / Gamma(N_0 + alpha0)
+    prod_k Gamma(n_0k + alpha0/K) / Gamma(alpha0/K)``; reference treatment: a node of
+    concentration ``alpha0`` over the uniform base ``1/K``, ``(alpha0/K)^T_0 / (alpha0)_(N_0)
+    prod_k S(n_0k, t_0k)``."""
+    K = n.shape[1]
     if root_mode == ROOT_EXACT:
         base = alpha0 / K
         lj += math.lgamma(alpha0) - math.lgamma(N[0] + alpha0)
@@ -1080,23 +1207,161 @@ def log_joint(model, cfg, state):
         lj += T[0] * math.log(alpha0 / K) - (math.lgamma(alpha0 + N[0]) - math.lgamma(alpha0))
         for k in range(K):
             lj += log_stirling(n[0, k], t[0, k], stir)
-    for j in range(1, n_nodes):
+    return lj
+
+
+@njit(cache=True, nogil=True, inline="always")
+def log_joint_nodes(lj, group, n, t, N, T, alpha, log_a, lg_a, stir):
+    """``lj`` plus the factors of eq. (11) of the other nodes, ``alpha_j^T_j / (alpha_j)_(N_j)
+    prod_k S(n_jk, t_jk)``, with ``log_a``, ``lg_a`` the log and log-Gamma of each group's
+    concentration (``(a)_(N) = Gamma(a + N) / Gamma(a)``; ``log S(n, n) = 0``)."""
+    for j in range(1, n.shape[0]):
         g = group[j]
         lj += T[j] * log_a[g] + lg_a[g] - math.lgamma(alpha[g] + N[j])
-        for k in range(K):
+        for k in range(n.shape[1]):
             nk = n[j, k]
             if nk > 1:
                 tk = t[j, k]
-                if tk < nk:  # log S(n, n) = 0
+                if tk < nk:
                     lj += log_stirling(nk, tk, stir)
-    if not fix_conc and shape0 > 0.0 and rate0 > 0.0:
-        for g in range(G):
-            lj += (shape0 * math.log(rate0) - math.lgamma(shape0) + (shape0 - 1.0) * log_a[g]
-                   - rate0 * alpha[g])
+    return lj
+
+
+@njit(cache=True, nogil=True, inline="always")
+def log_concentration_prior(lj, alpha, log_a, shape0, rate0):
+    """``lj`` plus the log density of every group's concentration under the Gamma(shape0,
+    rate0) prior (Algorithm 5's ``Gamma(nu0, mu0)``)."""
+    for g in range(alpha.shape[0]):
+        lj += (shape0 * math.log(rate0) - math.lgamma(shape0) + (shape0 - 1.0) * log_a[g]
+               - rate0 * alpha[g])
+    return lj
+
+
+@njit(cache=True, nogil=True, inline="always")
+def log_joint(model, cfg, state, scratch):
+    """log P(data, t, alpha) of the augmented model (paper, eq. 11), up to the data's multinomial
+    coefficient, with the chosen root treatment (:func:`log_joint_root`,
+    :func:`log_joint_nodes`); the Gamma prior of the concentrations is included when they are
+    sampled (:func:`log_concentration_prior`).
+
+    Parameters
+    ----------
+    model : TreeModel
+    cfg : SamplerConfig
+        ``alpha0``, ``root``, ``shape0``, ``rate0`` and ``fix_conc`` are read.
+    state : ChainState
+    scratch : Scratch
+        ``log_alpha``, ``lgamma_alpha`` are work space (allocated here if shorter than the
+        groups).
+
+    Returns
+    -------
+    float
+    """
+    alpha = state.alpha
+    G = alpha.shape[0]
+    log_a = scratch.log_alpha
+    lg_a = scratch.lgamma_alpha
+    if log_a.shape[0] < G or lg_a.shape[0] < G:  # a Scratch built without them
+        log_a = np.empty(G)
+        lg_a = np.empty(G)
+    for g in range(G):
+        log_a[g] = math.log(alpha[g])
+        lg_a[g] = math.lgamma(alpha[g])
+    lj = log_joint_root(0.0, state.n, state.t, state.N, state.T, cfg.alpha0, cfg.root,
+                        model.stir)
+    lj = log_joint_nodes(lj, model.group, state.n, state.t, state.N, state.T, alpha, log_a, lg_a,
+                         model.stir)
+    if not cfg.fix_conc and cfg.shape0 > 0.0 and cfg.rate0 > 0.0:
+        lj = log_concentration_prior(lj, alpha, log_a, cfg.shape0, cfg.rate0)
     return lj
 
 
 # ---------------------------------------------------------------------------- the chain
+# One iteration (Algorithm 1's loop): sweep, sample_concentrations on their schedule,
+# rb_estimate, then after burn-in record_kept (the concentrations' sum, the rows' probability,
+# the batch means) and every thin-th iteration record_trace and record_draw.
+@njit(cache=True, nogil=True, inline="always")
+def rows_probability(counts, phat, leaf_start, inv_rows):
+    """The mean over the training rows of the estimate each reads at its leaf,
+    ``sum_{leaf, k} n_leaf,k phat_leaf,k / N`` (``inv_rows = 1 / N``)."""
+    rows_p = 0.0
+    for j in range(leaf_start, counts.shape[0]):
+        for k in range(counts.shape[1]):
+            rows_p += counts[j, k] * phat[j, k]
+    return rows_p * inv_rows
+
+
+@njit(cache=True, nogil=True, inline="always")
+def close_batch(acc_batch, acc_sum, bm_s1, bm_s2, bsize):
+    """The open batch of ``bsize`` estimates closed: its sum into ``acc_sum``, its mean and the
+    mean's square into ``bm_s1``, ``bm_s2`` (batch means, for the MCSE); emptied."""
+    inv_b = 1.0 / bsize
+    for j in range(acc_batch.shape[0]):
+        for k in range(acc_batch.shape[1]):
+            s = acc_batch[j, k]
+            bm = s * inv_b
+            acc_sum[j, k] += s
+            bm_s1[j, k] += bm
+            bm_s2[j, k] += bm * bm
+            acc_batch[j, k] = 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def close_last_batch(acc_batch, acc_sum):
+    """The last, partial batch's sum into ``acc_sum`` (not a batch mean); emptied."""
+    for j in range(acc_batch.shape[0]):
+        for k in range(acc_batch.shape[1]):
+            acc_sum[j, k] += acc_batch[j, k]
+            acc_batch[j, k] = 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def record_kept(r, last, model, cfg, state, accum, traces, inv_rows):
+    """After burn-in, kept iteration ``r`` (0-based; ``last``: the run's last iteration), whose
+    estimate :func:`rb_estimate` has added to the open batch: the concentrations' sum, the
+    rows' probability (:func:`rows_probability`), and the batch closed when full
+    (:func:`close_batch`) or at the last iteration (:func:`close_last_batch`)."""
+    alpha = state.alpha
+    alpha_sum = accum.alpha_sum
+    bsize = cfg.batch_size
+    for g in range(alpha.shape[0]):
+        alpha_sum[g] += alpha[g]
+    traces.rows_tr[r] = rows_probability(model.counts, accum.phat, model.leaf_start, inv_rows)
+    if r < cfg.n_batches * bsize and (r + 1) % bsize == 0:
+        close_batch(accum.acc_batch, accum.acc_sum, accum.bm_s1, accum.bm_s2, bsize)
+    elif last:
+        close_last_batch(accum.acc_batch, accum.acc_sum)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def record_trace(idx, model, cfg, state, accum, traces, scratch):
+    """Trace point ``idx``: the concentrations, the log joint (:func:`log_joint`) and the
+    traced nodes' estimates (``accum.phat``)."""
+    alpha = state.alpha
+    phat = accum.phat
+    trace_ids = traces.trace_ids
+    node_tr = traces.node_tr
+    for g in range(alpha.shape[0]):
+        traces.conc_tr[idx, g] = alpha[g]
+    traces.lj_tr[idx] = log_joint(model, cfg, state, scratch)
+    for i in range(trace_ids.shape[0]):
+        for k in range(phat.shape[1]):
+            node_tr[idx, i, k] = phat[trace_ids[i], k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def record_draw(di, model, cfg, state, traces, scratch):
+    """Posterior draw ``di`` (:func:`posterior_draw`) of the nodes ``traces.draw_ids``."""
+    posterior_draw(model, cfg, state, scratch)
+    phi = scratch.phi
+    draw_ids = traces.draw_ids
+    draws = traces.draws
+    for i in range(draw_ids.shape[0]):
+        for k in range(phi.shape[1]):
+            draws[di, i, k] = phi[draw_ids[i], k]
+
+
 @njit(cache=True, nogil=True)
 def run_iterations(it_start, it_stop, model, cfg, state, accum, traces, scratch):
     """Advance one chain over the 1-based iterations ``it_start <= it < it_stop``.
@@ -1118,94 +1383,46 @@ def run_iterations(it_start, it_stop, model, cfg, state, accum, traces, scratch)
 
     Notes
     -----
-    Per iteration: the table-count sweep; the concentrations when ``it % every == 3 % every``
-    (iterations 3, 8, 13, ... for every = 5; the reference schedule); then, after burn-in, the
-    Rao-Blackwellised estimate is added to the current batch (batch means for the MCSE; a batch
-    is added to ``acc_sum`` when it closes and the last partial batch at ``it == n_iter``). Every
-    ``thin``-th iteration records the traces, and after burn-in the posterior draws (from their
-    own stream ``rng_draw``, so asking for draws leaves the chain itself unchanged).
+    Per iteration (Algorithm 1): the table-count sweep (:func:`sweep`); the concentrations
+    (:func:`sample_concentrations`) when ``it % every == 3 % every`` (iterations 3, 8, 13, ...
+    for every = 5; the reference schedule); then, after burn-in, the Rao-Blackwellised estimate
+    (:func:`rb_estimate`, eqs. 12-14) is added to the current batch (batch means for the MCSE;
+    a batch is added to ``acc_sum`` when it closes and the last partial batch at
+    ``it == n_iter``: :func:`record_kept`). Every ``thin``-th iteration records the traces
+    (:func:`record_trace`), and after burn-in the posterior draws (:func:`record_draw`, from
+    their own stream ``rng_draw``, so asking for draws leaves the chain itself unchanged).
     """
     n_iter = cfg.n_iter
     burn_in = cfg.burn_in
     every = cfg.conc_every
-    fix_conc = cfg.fix_conc
     thin = cfg.thin
-    bsize = cfg.batch_size
-    n_batches = cfg.n_batches
-    n = state.n
-    alpha = state.alpha
-    phat = accum.phat
-    acc_sum = accum.acc_sum
-    acc_batch = accum.acc_batch
-    bm_s1 = accum.bm_s1
-    bm_s2 = accum.bm_s2
-    alpha_sum = accum.alpha_sum
-    conc_tr = traces.conc_tr
-    lj_tr = traces.lj_tr
-    trace_ids = traces.trace_ids
-    node_tr = traces.node_tr
-    draw_ids = traces.draw_ids
-    draws = traces.draws
-    rows_tr = traces.rows_tr
     counts = model.counts
     leaf_start = model.leaf_start
-    phi = scratch.phi
-    n_nodes, K = n.shape
-    G = alpha.shape[0]
-    has_groups = G > 0
+    n_traced = traces.trace_ids.shape[0]
+    n_drawn = traces.draw_ids.shape[0]
+    conc_step = state.alpha.shape[0] > 0 and not cfg.fix_conc
     phase = 3 % every
     n_trace_burn = burn_in // thin
     n_rows = 0
-    for j in range(leaf_start, n_nodes):
-        for k in range(K):
+    for j in range(leaf_start, counts.shape[0]):
+        for k in range(counts.shape[1]):
             n_rows += counts[j, k]
     inv_rows = 1.0 / n_rows if n_rows > 0 else 0.0
     for it in range(it_start, it_stop):
         sweep(model, cfg, state, scratch)
-        if has_groups and not fix_conc and it % every == phase:
+        if conc_step and it % every == phase:
             sample_concentrations(model, cfg, state, scratch)
         kept = it > burn_in
         traced = it % thin == 0
-        if kept or (traced and trace_ids.shape[0] > 0):
+        if kept or (traced and n_traced > 0):
             rb_estimate(model, cfg, state, accum, kept)
         if kept:
-            r = it - burn_in - 1  # index among kept iterations
-            for g in range(G):
-                alpha_sum[g] += alpha[g]
-            rows_p = 0.0
-            for j in range(leaf_start, n_nodes):
-                for k in range(K):
-                    rows_p += counts[j, k] * phat[j, k]
-            rows_tr[r] = rows_p * inv_rows
-            if r < n_batches * bsize and (r + 1) % bsize == 0:
-                inv_b = 1.0 / bsize
-                for j in range(n_nodes):
-                    for k in range(K):
-                        s = acc_batch[j, k]
-                        bm = s * inv_b
-                        acc_sum[j, k] += s
-                        bm_s1[j, k] += bm
-                        bm_s2[j, k] += bm * bm
-                        acc_batch[j, k] = 0.0
-            elif it == n_iter:
-                for j in range(n_nodes):
-                    for k in range(K):
-                        acc_sum[j, k] += acc_batch[j, k]
-                        acc_batch[j, k] = 0.0
+            record_kept(it - burn_in - 1, it == n_iter, model, cfg, state, accum, traces,
+                        inv_rows)
         if traced:
-            idx = it // thin - 1
-            for g in range(G):
-                conc_tr[idx, g] = alpha[g]
-            lj_tr[idx] = log_joint(model, cfg, state)
-            for i in range(trace_ids.shape[0]):
-                for k in range(K):
-                    node_tr[idx, i, k] = phat[trace_ids[i], k]
-            if kept and draw_ids.shape[0] > 0:
-                posterior_draw(model, cfg, state, scratch)
-                di = it // thin - n_trace_burn - 1
-                for i in range(draw_ids.shape[0]):
-                    for k in range(K):
-                        draws[di, i, k] = phi[draw_ids[i], k]
+            record_trace(it // thin - 1, model, cfg, state, accum, traces, scratch)
+            if kept and n_drawn > 0:
+                record_draw(it // thin - n_trace_burn - 1, model, cfg, state, traces, scratch)
 
 
 # ---------------------------------------------------------------------------- a chain's records
@@ -1286,7 +1503,8 @@ def new_chain(model, cfg, alpha_init, seeds, trace_ids, draw_ids, n_draws, it_st
                 n_bands += 1
     scratch = Scratch(np.empty(2 * cfg.window + 1), np.zeros(G), np.zeros(G),
                       np.zeros((n_nodes, K)), np.zeros(K), np.zeros(n_bands, dtype=np.int64),
-                      np.zeros((n_bands, BAND)))
+                      np.zeros((n_bands, BAND)), np.ones((G, 3 + SMALL_SHAPE)), np.zeros(G),
+                      np.zeros(G))
     run_iterations(1, it_stop, model, cfg, state, accum, traces, scratch)
     return state, accum, traces, scratch
 
