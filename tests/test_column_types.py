@@ -22,6 +22,7 @@ from fastpath.io._column_types import (
     HIGH_CARDINALITY_ROWS,
     NUMERIC_IDENTIFIER_MIN_ROWS,
     declare_missing,
+    declared_missing,
     distinct_sketch,
     estimated_distinct,
     excluded_columns,
@@ -344,3 +345,20 @@ def test_a_cell_that_is_no_label_is_named_with_its_row(exclude):
     with pytest.raises(ValueError, match=r"column 'cells', row 58: a dict"):
         BayesNetClassifier(estimator="m", exclude_features=exclude).fit(
             frame, np.resize(["p", "q"], len(frame)))
+
+
+@pytest.mark.parametrize("values", [[None] * 6, ["a", None, 3, "-999", 2.5, "b"]])
+def test_a_token_that_is_a_number_is_found_in_an_object_column(values):
+    """A column of Python objects (mixed values, or only missing ones) with a declared token
+    that is a number: its cells equal to the token, as text or as a number, are missing."""
+    col = pd.Series(values, dtype=object)
+    mask = declared_missing(col, ("-999", "b"))
+    expected = [v in ("-999", "b") for v in values]
+    if any(expected):
+        np.testing.assert_array_equal(mask, expected)
+    else:
+        assert mask is None
+    frame = pd.DataFrame({"v": values * 10, "x": np.arange(60) % 3})
+    model = BayesNetClassifier(estimator="m", na_values=["-999", "b"]).fit(
+        frame, np.resize(["p", "q"], 60))
+    assert model.predict_proba(frame).shape == (60, 2)

@@ -290,7 +290,8 @@ def declared_missing(s: pd.Series, tokens: tuple[str, ...]) -> np.ndarray | None
         if len(numbers) and s.dtype == object:  # numbers among the text: 3 matches "3"
             values = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64,
                                                                na_value=np.nan)
-            mask |= np.isin(values, numbers.to_numpy(dtype=np.float64))
+            # a new array: pandas may hand out the isin mask read-only
+            mask = mask | np.isin(values, numbers.to_numpy(dtype=np.float64))
     return mask if mask.any() else None
 
 
