@@ -1,4 +1,4 @@
-"""The measurement behind ``exclude_features="auto"``'s thresholds (fastpath.encode._exclusion,
+"""The measurement behind ``exclude_features="auto"``'s thresholds (fastpath.io._column_types,
 docs/usage.md "Identifiers and dates").
 
     python benchmarks/exclusion_thresholds.py DATASETS/*.csv.gz     # the 41 datasets
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fastpath import BayesNetClassifier
 from fastpath.io import read_table
-from fastpath.pipeline._members import leave_out
+from fastpath.pipeline._members import typed_columns
 
 
 def datasets(paths: list[str]) -> None:
@@ -43,13 +43,13 @@ def datasets(paths: list[str]) -> None:
             table = read_table(path, nominal_columns=[-1])
             frame = table.frame[table.frame.iloc[:, -1].notna()]
             X, y = frame.iloc[:, :-1], frame.iloc[:, -1].astype(str)
-            left_out += [(name, "all rows", c) for c in leave_out(config, X)[2]]
+            left_out += [(name, "all rows", c) for c in typed_columns(config, X)[2]]
             if y.value_counts().min() >= 2:
                 for seed in range(5):
                     split = StratifiedKFold(2, shuffle=True, random_state=seed).split(X, y)
                     for train, _ in split:
                         left_out += [(name, f"2-fold seed {seed}", c)
-                                     for c in leave_out(config, X.iloc[train])[2]]
+                                     for c in typed_columns(config, X.iloc[train])[2]]
         for c in X.columns:
             present = X[c].dropna()
             if table.types[c] == "nominal":

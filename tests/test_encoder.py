@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from fastpath.encode import UNKNOWN, TableEncoder, as_frame, mdl_cut_points
 from fastpath.encode._encoder import AttributeCoding, code_members, members_layout
+from fastpath.io._column_types import type_columns
 
 
 def _mixed_frame(n=120, seed=0):
@@ -475,13 +476,32 @@ def test_members_encoders_are_each_members_own_fit():
     frame.loc[::7, "v"] = np.nan
     seeds = np.random.SeedSequence(9).spawn(5)
     kinds = ["stochastic", "random", "stochastic", "random", "random"]
-    encoders = fit_members(frame, y, 3, "auto", kinds,
+    encoders = fit_members(type_columns(frame), y, 3, kinds,
                            [np.random.default_rng(s) for s in seeds])
     for encoder, seed, kind in zip(encoders, seeds, kinds, strict=True):
         alone = TableEncoder(discretization=kind,
                              random_state=np.random.default_rng(seed)).fit(frame, y, 3)
         assert encoder.codings_ == alone.codings_ and encoder.discretization == kind
     assert len({e.codings_[0].cut_points for e in encoders}) > 1
+
+
+def test_fit_codes_from_the_column_types_it_is_given():
+    """``fit(..., types=...)`` codes the typed table of the record (the table is not typed
+    again): the encoder ``fit`` learns from the rows themselves, stray tokens and declared
+    missing values included, and no column is read for its type a second time."""
+    frame, y = _mixed_frame(200)
+    frame["stray"] = np.where(np.arange(200) == 3, "?", frame["size"].round(1).astype(str))
+    frame["declared"] = np.where(np.arange(200) % 9 == 0, "-1", "a")
+    enc = TableEncoder(["count"], na_values=["-1"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        typed = enc.column_types(frame)
+        from_types = TableEncoder(["count"], na_values=["-1"]).fit(None, y, 2, types=typed)
+        alone = TableEncoder(["count"], na_values=["-1"]).fit(frame, y, 2)
+    assert from_types.codings_ == alone.codings_
+    assert from_types.codings_[5].missing_tokens == ("?",)
+    assert from_types.codings_[6].categories == ("a",)
+    np.testing.assert_array_equal(from_types.transform(frame), alone.transform(frame))
 
 
 @settings(max_examples=60, deadline=None)

@@ -20,16 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import DataConversionWarning
 
-from fastpath.utils._dtypes import (
-    as_nominal,
-    duplicates,
-    is_numeric_dtype,
-    parse_numbers,
-    python_scalar,
-    stray_message,
-    stray_tokens,
-    to_float64,
-)
+from fastpath.utils._dtypes import as_nominal, duplicates, python_scalar, to_float64
 from fastpath.utils._exp import exp_in_place
 from fastpath.utils._sums import pairwise_sum
 from fastpath.utils._validation import (
@@ -244,26 +235,6 @@ def test_check_labels_mixed_types_are_ordered_by_their_text():
 
 
 # ====================================================================== dtypes
-@pytest.mark.parametrize(
-    "series,numeric",
-    [
-        (pd.Series([1, 2]), True),
-        (pd.Series([1.5, np.nan]), True),
-        (pd.Series([1, None], dtype="Int64"), True),
-        (pd.Series([True, False]), False),
-        (pd.Series([True, None], dtype="boolean"), False),
-        (pd.Series(["a", "b"]), False),
-        (pd.Series(["a", 1], dtype=object), False),
-        (pd.Series([1, 2], dtype="category"), False),
-    ],
-)
-def test_is_numeric_dtype_excludes_bools(series, numeric):
-    assert is_numeric_dtype(series.dtype) is numeric
-    # pandas' own notion, bools removed
-    assert numeric == (pd.api.types.is_numeric_dtype(series)
-                       and series.dtype.kind != "b" and str(series.dtype) != "boolean")
-
-
 def test_to_float64_maps_missing_to_nan():
     out = to_float64(pd.Series([1, None, 3], dtype="Int64"))
     assert out.dtype == np.float64
@@ -344,47 +315,6 @@ def test_flush_stale_cache_flushes_when_a_dependency_changes(tmp_path, monkeypat
     finally:
         sys.modules.pop("kern_for_cache", None)
         sys.modules.pop("dep_for_cache", None)
-
-
-# ---------------------------------------------------------------- stray tokens (issue 17, item 3)
-def test_stray_tokens_read_a_column_of_95_percent_numbers_as_numeric():
-    at_95 = pd.Series([str(i) for i in range(19)] + ["?"])
-    assert stray_tokens(at_95) == {"?": 1}
-    just_below = pd.Series([*range(94), "?", "n/a", "?", "x", "x", "x"], dtype=object)
-    assert stray_tokens(just_below) is None  # 94 %
-    at_least = pd.Series([*range(95), "?", "n/a", "?", "x", "x"], dtype=object)
-    assert stray_tokens(at_least) == {"?": 2, "x": 2, "n/a": 1}  # most frequent first
-    # missing values are left out of the share
-    assert stray_tokens(pd.Series([*range(19), "?", *[None] * 10], dtype=object)) == {"?": 1}
-
-
-@pytest.mark.parametrize(
-    "series",
-    [
-        pd.Series(["1", "2", "3"]),  # text of numbers only: keeps its type
-        pd.Series([1.0, 2.0, None], dtype=object),
-        pd.Series(["a", "b", "1"]),
-        pd.Series(pd.Categorical([*map(str, range(40)), "?"])),  # declared nominal
-        pd.Series([True, False] * 20 + [None]),
-        pd.Series(np.arange(40.0)),
-    ],
-)
-def test_stray_tokens_leave_other_columns_alone(series):
-    assert stray_tokens(series) is None
-
-
-def test_parse_numbers_marks_text_and_bools_in_a_text_column():
-    values, stray = parse_numbers(pd.Series([1.5, "2", "?", None, True], dtype=object))
-    np.testing.assert_array_equal(values, [1.5, 2.0, np.nan, np.nan, np.nan])
-    np.testing.assert_array_equal(stray, [False, False, True, False, True])
-
-
-def test_stray_message_names_column_tokens_counts_and_remedy():
-    tokens = {f"t{i}": 7 - i for i in range(7)}
-    msg = stray_message("age", tokens, 500, "do this")
-    assert msg.startswith("column 'age' is read as numbers: 28 of its 500")
-    assert "'t0' (7x)" in msg and "'t4' (3x) and 2 more" in msg and "'t5'" not in msg
-    assert "95%" in msg and msg.endswith("do this")
 
 
 def test_pairwise_sum_is_numpys_sum():

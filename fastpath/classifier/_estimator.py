@@ -108,7 +108,7 @@ class BayesNetClassifier(BaseBayesNet):
         weights only. ``fit``'s ``sample_weight`` weighs rows (whole numbers: multiplicities).
         ``predict_joint_log_proba`` is the unweighted model's.
     exclude_features : "auto", None or list of names/indices, default="auto"
-        Columns left out of the model (:mod:`fastpath.encode._exclusion`). ``"auto"``:
+        Columns left out of the model (:mod:`fastpath.io._column_types`). ``"auto"``:
         identifiers (nominal columns whose values are >= 95 % distinct, at least 20 rows;
         integer columns >= 95 % distinct, at least 1,000 rows), high-cardinality nominal
         columns (at least 500 values, fewer than 20 rows a value) and dates, each with a

@@ -342,7 +342,7 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
             unknown = [c for c in names if c not in frame.columns]
             if unknown:
                 raise ValueError(f"--categorical names columns not in the data: {unknown}")
-            from ..utils._dtypes import stray_tokens
+            from ..io._column_types import stray_tokens
 
             # the text columns, less those numeric by the 95 % rule (kept as the file's
             # strings so that the model learns their stray tokens)

@@ -10,10 +10,12 @@ codes, one column per attribute:
   only; the codes are the intervals between cut points;
 * a **missing value** is a value of its own (paper, "Experimental design and setting"): if a column
   has missing values in training, missing gets the last code of that column;
-* a text column that is at least 95 % numbers (such as a numeric column with a few ``"?"``) is
-  numeric, its other values are missing, with a warning
-  (:func:`~fastpath.utils._dtypes.stray_tokens`; :func:`~fastpath.io.read_table` and streamed
-  fits follow the same rule).
+* which columns are nominal and which numeric, the declared missing values (``na_values``), the
+  stray tokens of a text column that is at least 95 % numbers (such as a numeric column with a
+  few ``"?"``: missing values, with a warning) and the identifiers and dates a fit leaves out
+  are decided once, before coding, by :func:`~fastpath.io._column_types.type_columns`, whose
+  record (:class:`~fastpath.io._column_types.ColumnTypes`) :meth:`TableEncoder.fit` codes
+  from; :func:`~fastpath.io.read_table` and streamed fits follow the same rules.
 
 Values never seen in training (a new category, or a missing value in a column that had none) are
 coded ``-1`` (*unknown*). Downstream, an unknown value is treated as unobserved: its own factor is
@@ -36,19 +38,23 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from ..io._typed_table import TableWithTypes
-from ..utils._dtypes import (
+from ..io._column_types import (
+    NOMINAL,
+    ColumnTypes,
+    check_cell_types,
     check_na_values,
-    column_arrays,
-    count_tokens,
-    declared_missing,
-    is_numeric_dtype,
-    is_text_dtype,
-    parse_numbers,
-    python_scalar,
-    stray_message,
-    stray_tokens,
+    check_numeric_errors,
+    declare_missing,
+    identifier_message,
+    is_identifier,
+    nominal_mask,
+    numeric_values,
+    raise_unhashable_cell,
+    stray_warning,
+    type_columns,
 )
+from ..io._typed_table import TableWithTypes
+from ..utils._dtypes import column_arrays, python_scalar
 from ..utils._validation import as_generator
 from ..utils._warn import DataWarning, warn
 from ._discretize import (
@@ -59,64 +65,11 @@ from ._discretize import (
     stochastic_mdl_cut_points,
     stochastic_mdl_cut_points_of_table,
 )
-from ._exclusion import identifier_message, is_identifier
 
 #: code of a value that was never seen in training
 UNKNOWN = -1
 #: the discretisations that draw their cut points from a generator
 RANDOM_DISCRETIZATIONS: tuple[str, ...] = ("stochastic", "random")
-
-#: what a numeric column's non-numbers become: missing values, with a warning ("coerce", as
-#: ``pandas.to_numeric(errors="coerce")``), or an error ("raise")
-NUMERIC_ERRORS: tuple[str, ...] = ("coerce", "raise")
-
-
-def check_numeric_errors(numeric_errors: Any) -> str:
-    """``numeric_errors`` checked (``ValueError`` naming the parameter)."""
-    if not (isinstance(numeric_errors, str) and numeric_errors in NUMERIC_ERRORS):
-        raise ValueError(f"numeric_errors must be one of {NUMERIC_ERRORS}, got "
-                         f"{numeric_errors!r}")
-    return numeric_errors
-
-
-def with_declared_missing(frame: pd.DataFrame, na_values: tuple[str, ...], *,
-                          fitting: bool = False) -> pd.DataFrame:
-    """``frame`` with the cells that are one of ``na_values`` missing
-    (:func:`~fastpath.utils._dtypes.declared_missing`): a new frame sharing the untouched
-    columns, ``frame`` itself when no cell is one. ``fitting``: a text column that is all numbers
-    once its tokens are missing becomes numbers (``float64``), as ``pandas.read_csv`` with
-    ``na_values`` would have read it -- so the column's type does not depend on whether the
-    tokens were declared to the reader or to the model."""
-    if not na_values:
-        return frame
-    changed: dict[int, pd.Series] = {}
-    for j in range(frame.shape[1]):
-        col = frame.iloc[:, j]
-        mask = declared_missing(col, na_values)
-        if mask is None:
-            continue
-        if isinstance(col.dtype, pd.CategoricalDtype):
-            # every category that reads as a token, observed or only declared
-            cats = col.cat.categories
-            hit = declared_missing(pd.Series(cats, dtype=cats.dtype), na_values)
-            col = col.cat.remove_categories([] if hit is None else list(cats[hit]))
-        elif is_numeric_dtype(col.dtype):
-            col = col.astype(np.float64).mask(mask)
-        else:
-            col = col.mask(mask)
-            if fitting and is_text_dtype(col.dtype):
-                _, stray = parse_numbers(col)
-                if not stray.any():
-                    col = pd.Series(pd.to_numeric(col).to_numpy(dtype=np.float64,
-                                                                 na_value=np.nan),
-                                    index=col.index, name=col.name)
-        changed[j] = col
-    if not changed:
-        return frame
-    out = frame.copy(deep=False)
-    for j, col in changed.items():
-        out.isetitem(j, col)
-    return out
 
 
 @dataclass(frozen=True)
@@ -135,7 +88,7 @@ class AttributeCoding:
         Code of a missing value, when missing values were seen in training.
     missing_tokens : tuple of str
         Numeric: the values (as text) that are not numbers and were read as missing in training
-        (the stray tokens of :func:`~fastpath.utils._dtypes.stray_tokens`); they are missing
+        (the stray tokens of :func:`~fastpath.io._column_types.stray_tokens`); they are missing
         when transforming too. Usually empty.
     """
 
@@ -253,15 +206,16 @@ class TableEncoder:
 
     Column types
     ------------
-    A string or object column whose non-missing values are at least 95 % numbers, and not all
-    numbers (a numeric column with a stray ``"?"``), is **numeric**: the values that are not
-    numbers become missing values, and ``fit`` warns with a ``DataWarning`` naming the column,
-    those values and their counts. They are remembered (``AttributeCoding.missing_tokens``) and
-    are missing in ``transform`` too; any other text in a numeric column raises a ``ValueError``
-    naming the column, the value and its row. To keep such a column nominal, list it in
-    ``categorical_features``; to say up front that a token means missing, make it ``NaN``
-    (``read_table(..., na_values=[...])`` for files). Below 95 % the column stays nominal; a
-    text column that is all numbers keeps its text type (nominal).
+    The rules of :mod:`fastpath.io._column_types`. A string or object column whose non-missing
+    values are at least 95 % numbers, and not all numbers (a numeric column with a stray
+    ``"?"``), is **numeric**: the values that are not numbers become missing values, and
+    ``fit`` warns with a ``DataWarning`` naming the column, those values and their counts. They
+    are remembered (``AttributeCoding.missing_tokens``) and are missing in ``transform`` too;
+    any other text in a numeric column is missing with a warning, or raises a ``ValueError``
+    naming the column, the value and its row (``numeric_errors``). To keep such a column
+    nominal, list it in ``categorical_features``; to say up front that a token means missing,
+    declare it (``na_values``). Below 95 % the column stays nominal; a text column that is all
+    numbers keeps its text type (nominal).
     discretization : {"mdl", "stochastic", "random"}, default="mdl"
         How numeric columns are cut: Fayyad & Irani's MDL as Weka computes it
         (:func:`~fastpath.encode._discretize.mdl_cut_points`); its stochastic variant
@@ -276,8 +230,9 @@ class TableEncoder:
         order); unused with ``"mdl"``.
     na_values : str or sequence of str, optional
         Tokens that mean a missing value in every column, when fitting and when transforming
-        (:func:`with_declared_missing`): ``"?"`` in a nominal column is then missing, not a
-        category, and a numeric column's declared tokens are missing without a warning.
+        (:func:`~fastpath.io._column_types.declare_missing`): ``"?"`` in a nominal column is
+        then missing, not a category, and a numeric column's declared tokens are missing
+        without a warning.
     numeric_errors : {"coerce", "raise"}, default="coerce"
         What a value that is not a number becomes in a numeric column, when it is neither
         declared (``na_values``) nor one of the stray tokens learned in training: a missing
@@ -307,70 +262,36 @@ class TableEncoder:
         """``numeric_errors`` (checked; encoders written before it existed coerce)."""
         return check_numeric_errors(getattr(self, "numeric_errors", "coerce"))
 
-    def declare_missing(self, frame: pd.DataFrame, *, fitting: bool = False) -> pd.DataFrame:
-        """``frame`` with the ``na_values`` missing (:func:`with_declared_missing`)."""
-        return with_declared_missing(frame, self.na_tokens, fitting=fitting)
+    def declare_missing(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` (rows to code) with the ``na_values`` missing
+        (:func:`~fastpath.io._column_types.declare_missing`)."""
+        return declare_missing(frame, self.na_tokens)
+
+    def column_types(self, frame: pd.DataFrame, exclude_features: Any = None) -> ColumnTypes:
+        """The :class:`~fastpath.io._column_types.ColumnTypes` of ``frame`` (training rows)
+        under this encoder's ``categorical_features`` and ``na_values``, the columns
+        ``exclude_features`` leaves out marked (:func:`~fastpath.io._column_types.
+        type_columns`): what :meth:`fit` codes from."""
+        return type_columns(frame, self.categorical_features, na_values=self.na_tokens,
+                            exclude_features=exclude_features)
 
     # ------------------------------------------------------------------ fit
     def nominal_mask(self, frame: pd.DataFrame) -> np.ndarray:
-        """Which columns of ``frame`` are nominal under ``categorical_features``.
-
-        The columns chosen by the data (non-numeric dtypes, less the text columns that are
-        almost all numbers: see the class docstring), plus those ``categorical_features`` lists.
-        """
-        listed = self.listed_mask(frame)
-        dtypes = frame.dtypes.tolist()
-        return np.fromiter((self.is_nominal(frame, j, dtypes[j], listed)
-                            for j in range(len(dtypes))), dtype=bool, count=len(dtypes))
-
-    @staticmethod
-    def is_nominal(frame: pd.DataFrame, j: int, dtype: Any, listed: np.ndarray | None) -> bool:
-        """Whether column ``j`` (of ``dtype``) is nominal (:meth:`nominal_mask`), ``listed``
-        being :meth:`listed_mask`: only a text column's values are read (each read builds a
-        pandas Series, dear next to a small batch's coding, and the numbers' rule parses
-        them)."""
-        if listed is not None and listed[j]:
-            return True
-        if listed is not None and pd.api.types.is_bool_dtype(dtype):
-            return False  # a list makes an unlisted bool column numeric (0/1)
-        return not is_numeric_dtype(dtype) and (
-            not is_text_dtype(dtype) or stray_tokens(frame.iloc[:, j]) is None)
-
-    def listed_mask(self, frame: pd.DataFrame) -> np.ndarray | None:
-        """The columns ``categorical_features`` lists (``None`` for ``"auto"``/``None``)."""
-        spec = self.categorical_features
-        names = list(frame.columns)
-        if spec is None or (isinstance(spec, str) and spec == "auto"):
-            return None
-        items = list(spec)
-        if len(items) == len(names) and all(isinstance(b, bool | np.bool_) for b in items):
-            return np.asarray(items, dtype=bool)
-        mask = np.zeros(len(names), dtype=bool)
-        for item in items:
-            if isinstance(item, str):
-                if item not in names:
-                    raise ValueError(
-                        f"categorical_features names column {item!r}, which is not in the data"
-                    )
-                mask[names.index(item)] = True
-            elif isinstance(item, int | np.integer) and not isinstance(item, bool):
-                if not -len(names) <= item < len(names):
-                    raise ValueError(f"categorical_features index {item} is out of range")
-                mask[item] = True
-            else:
-                raise ValueError(
-                    "categorical_features must be 'auto', a boolean mask, or column names/indices;"
-                    f" got item {item!r}"
-                )
-        return mask
+        """Which columns of ``frame`` are nominal under ``categorical_features``: the columns
+        chosen by the data (non-numeric dtypes, less the text columns that are almost all
+        numbers: see the class docstring), plus those ``categorical_features`` lists
+        (:func:`~fastpath.io._column_types.nominal_mask`)."""
+        return nominal_mask(frame, self.categorical_features)
 
     def fit(self, X: Any, y_codes: np.ndarray, n_classes: int, *,
-            numeric_rows: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
-            ) -> TableEncoder:
+            numeric_rows: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
+            types: ColumnTypes | None = None) -> TableEncoder:
         """Learn the coding of every column from training rows (MDL uses the class).
 
         ``numeric_rows``: a dict that receives every numeric column's non-missing values and
         their classes (by column index), from which :meth:`redrawn` draws other cut points.
+        ``types``: the :meth:`column_types` of ``X``, when the caller has them (``X`` is then
+        not read again: the encoder codes ``types.frame``).
         """
         if self.discretization not in self.DISCRETIZATIONS:
             raise ValueError(f"discretization must be one of {self.DISCRETIZATIONS}, got "
@@ -379,35 +300,32 @@ class TableEncoder:
         rng = (as_generator(self.random_state) if self.discretization in RANDOM_DISCRETIZATIONS
                else None)
         check_numeric_errors(self.numeric_errors)  # before any work
-        frame, _ = as_frame(X)
-        frame = self.declare_missing(frame, fitting=True)
-        _check_cell_types(frame)
+        if types is None:
+            types = self.column_types(as_frame(X)[0])
+        frame = types.frame
+        check_cell_types(frame)
         try:
-            return self._fit(frame, np.asarray(y_codes, dtype=np.int64), n_classes, rng,
+            return self._fit(types, np.asarray(y_codes, dtype=np.int64), n_classes, rng,
                              numeric_rows)
         except TypeError:  # e.g. a list in a cell: name the column and the row
-            _raise_unhashable_cell(frame)
+            raise_unhashable_cell(frame)
             raise
 
-    def _fit(self, frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
+    def _fit(self, types: ColumnTypes, y_codes: np.ndarray, n_classes: int,
              rng: np.random.Generator | None,
              numeric_rows: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
              ) -> TableEncoder:
-        nominal = self.nominal_mask(frame)
+        frame = types.frame
         codings = []
-        for j, name in enumerate(frame.columns):
+        for j, (name, typed) in enumerate(zip(frame.columns, types.columns, strict=True)):
             col = frame.iloc[:, j]
             missing = col.isna().to_numpy()
-            values = tokens = None
-            if not nominal[j]:
-                values, stray = self._numeric_values(col, name, None)
-                if stray.any():
-                    tokens = count_tokens(col[stray])
-                    message = stray_message(
-                        name, tokens, int((~missing).sum()),
-                        f"declare them with na_values={list(tokens)[:5]!r} (hdpbn "
-                        "--na-values) to read them as missing without this warning, or list "
-                        "the column in categorical_features to keep it nominal")
+            values = None
+            tokens = typed.stray_tokens  # rule 3: read as missing, said here
+            if typed.kind != NOMINAL:
+                values, stray = numeric_values(col, name, None)
+                if tokens:
+                    message = stray_warning(name, tokens, int((~missing).sum()))
                     if self.errors == "raise":
                         raise ValueError(f"{message} (numeric_errors='raise' refuses them)")
                     warn(message, DataWarning)
@@ -420,7 +338,7 @@ class TableEncoder:
             if missing.all():
                 # nothing to discretise or enumerate: one value, "missing"
                 codings.append(AttributeCoding(name=str(name), kind="nominal", missing_code=0))
-            elif nominal[j]:
+            elif typed.kind == NOMINAL:
                 if isinstance(col.dtype, pd.CategoricalDtype):
                     categories = tuple(python_scalar(c) for c in col.cat.categories)
                     codes = col.cat.codes.to_numpy()
@@ -506,51 +424,6 @@ class TableEncoder:
         out.codings_ = tuple(codings)
         return out
 
-    @staticmethod
-    def _numeric_values(col: pd.Series, name: Any, known: tuple[str, ...] | None,
-                        errors: str = "coerce") -> tuple[np.ndarray, np.ndarray]:
-        """``(values, stray)`` of a numeric column: NaN where missing or a stray token.
-
-        ``known``: the tokens learned in training as missing (``None`` when fitting: any may).
-        Another non-number is missing too, with one warning naming the column, the tokens and
-        their counts, or with ``errors="raise"`` a ``ValueError`` naming the first one's row.
-        """
-        try:
-            values, stray = parse_numbers(col)
-        except (TypeError, ValueError) as exc:  # e.g. a list in a cell
-            raise ValueError(f"column {name!r} is numeric but holds {exc}") from None
-        if known is not None and stray.any():
-            text = col[stray].astype(str).to_numpy()
-            bad = ~np.isin(text, np.asarray(known, dtype=object))
-            if bad.any() and errors == "raise":
-                row = int(np.flatnonzero(stray)[np.flatnonzero(bad)[0]])
-                allowed = (f" (only {list(known)} stood for missing values in training)"
-                           if known else "")
-                raise ValueError(
-                    f"column {name!r} was fitted as numeric but holds {col.iloc[row]!r} (row "
-                    f"{row}), which is not a number{allowed}, and numeric_errors='raise'; fix "
-                    "the value, make it NaN, or declare it with na_values when fitting"
-                )
-            if bad.any():
-                tokens = count_tokens(text[bad])
-                shown = ", ".join(f"{t!r} ({c}x)" for t, c in list(tokens.items())[:5])
-                more = f" and {len(tokens) - 5} more" if len(tokens) > 5 else ""
-                n_bad = int(bad.sum())
-                warn(
-                    f"column {name!r} was fitted as numeric, but {n_bad} of these {len(col)} "
-                    f"values {'is not a number' if n_bad == 1 else 'are not numbers'} "
-                    f"({shown}{more}): read as missing values; declare such tokens with "
-                    "na_values when fitting (hdpbn --na-values) to silence this, or pass "
-                    "numeric_errors='raise' to refuse them",
-                    DataWarning)
-        if np.isinf(values).any():
-            row = int(np.flatnonzero(np.isinf(values))[0])
-            raise ValueError(
-                f"column {name!r} contains {values[row]} (row {row}); infinite values are not "
-                "allowed: use NaN for a missing value or a finite number"
-            )
-        return values, stray
-
     # ------------------------------------------------------------------ transform
     @property
     def cardinalities_(self) -> tuple[int, ...]:
@@ -568,11 +441,11 @@ class TableEncoder:
                 f"{len(self.codings_)}"
             )
         frame = self.declare_missing(frame)
-        _check_cell_types(frame)
+        check_cell_types(frame)
         try:
             return self._transform(frame)
         except TypeError:
-            _raise_unhashable_cell(frame)
+            raise_unhashable_cell(frame)
             raise
 
     def transform_shared(self, X: Any, cache: dict) -> np.ndarray:
@@ -589,11 +462,11 @@ class TableEncoder:
             )
         if not cache:
             frame = self.declare_missing(frame)
-            _check_cell_types(frame)
+            check_cell_types(frame)
         try:
             return self._transform(frame, cache)
         except TypeError:
-            _raise_unhashable_cell(frame)
+            raise_unhashable_cell(frame)
             raise
 
     def _transform(self, frame: pd.DataFrame, parsed: dict | None = None) -> np.ndarray:
@@ -714,11 +587,11 @@ def _numeric_column(frame: pd.DataFrame, j: int, coding: AttributeCoding,
             # plain numbers: parse_numbers' values, without a Series
             values = array.astype(np.float64, copy=False)
             if np.isinf(values).any():  # the slow path raises the error naming the row
-                TableEncoder._numeric_values(entry.series(), coding.name, coding.missing_tokens)
+                numeric_values(entry.series(), coding.name, coding.missing_tokens)
             parsed[key] = values, entry.missing
         else:
-            values, stray = TableEncoder._numeric_values(entry.series(), coding.name,
-                                                         coding.missing_tokens, errors)
+            values, stray = numeric_values(entry.series(), coding.name, coding.missing_tokens,
+                                           errors)
             parsed[key] = values, entry.missing | stray
     return parsed[key]
 
@@ -836,21 +709,22 @@ def _category_lookup_of(categories: tuple, types: tuple) -> Callable[[Any], int]
     return code_of
 
 
-def fit_members(frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
-                categorical_features: Any, discretizations: Sequence[str],
-                streams: Sequence[np.random.Generator | None], *, na_values: Any = None,
-                numeric_errors: str = "coerce") -> list[TableEncoder]:
+def fit_members(types: ColumnTypes, y_codes: np.ndarray, n_classes: int,
+                discretizations: Sequence[str], streams: Sequence[np.random.Generator | None],
+                *, na_values: Any = None, numeric_errors: str = "coerce") -> list[TableEncoder]:
     """One encoder per member (``streams``: each member's generator; ``discretizations``: each
-    member's), each what ``TableEncoder(categorical_features, discretization=...,
-    random_state=stream).fit`` learns, the table read once: member 0 fits it (and says what the
-    data warns about), the others copy its nominal codings and, unless theirs is Weka's MDL,
-    draw their cut points from the same rows."""
+    member's), each what ``TableEncoder(types.categorical_features, discretization=...,
+    random_state=stream).fit`` learns from the typed table ``types``
+    (:func:`~fastpath.io._column_types.type_columns`), the table read once: member 0 fits it
+    (and says what the data warns about), the others copy its nominal codings and, unless
+    theirs is Weka's MDL, draw their cut points from the same rows."""
     numeric_rows: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     tables: dict = {}  # each numeric column sorted once for every member's redraw
-    first = TableEncoder(categorical_features, discretization=discretizations[0],
+    first = TableEncoder(types.categorical_features, discretization=discretizations[0],
                          random_state=streams[0], na_values=na_values,
-                         numeric_errors=numeric_errors).fit(frame, y_codes, n_classes,
-                                                            numeric_rows=numeric_rows)
+                         numeric_errors=numeric_errors).fit(types.frame, y_codes, n_classes,
+                                                            numeric_rows=numeric_rows,
+                                                            types=types)
     encoders = [first]
     for stream, discretization in zip(streams[1:], discretizations[1:], strict=True):
         if discretization in RANDOM_DISCRETIZATIONS:
@@ -1020,7 +894,7 @@ def code_members(encoders: Sequence[TableEncoder], X: Any,
     frame = encoders[0].declare_missing(frame)  # the members share the model's policy
     errors = encoders[0].errors
     parsed = _columns_parsed(frame)
-    _check_cell_types(frame, [parsed[j].array for j in range(frame.shape[1])])
+    check_cell_types(frame, [parsed[j].array for j in range(frame.shape[1])])
     # column by column: each column is written, and the members' kernel reads it, as one run;
     # 32-bit (a code is below a column's number of values): half the bytes of a prediction's
     # largest array
@@ -1039,39 +913,9 @@ def code_members(encoders: Sequence[TableEncoder], X: Any,
             values, missing = _numeric_column(frame, j, coding, parsed, errors)
             _interval_codes(values, missing, cuts, below, missing_codes, targets, codes)
     except TypeError:
-        _raise_unhashable_cell(frame)
+        raise_unhashable_cell(frame)
         raise
     return codes, layout.columns
-
-
-def _check_cell_types(frame: pd.DataFrame, arrays: Sequence | None = None) -> None:
-    """Refuse column types no coding can represent faithfully (complex numbers). ``arrays``:
-    the frame's columns (:func:`~fastpath.utils._dtypes.column_arrays`), when the caller has
-    read them."""
-    dtypes = (frame.dtypes.tolist() if arrays is None else [a.dtype for a in arrays])
-    for j, dtype in enumerate(dtypes):
-        if (dtype.kind == "c" if isinstance(dtype, np.dtype)
-                else not isinstance(dtype, pd.CategoricalDtype)
-                and pd.api.types.is_complex_dtype(dtype)):
-            raise ValueError(f"column {frame.columns[j]!r} holds complex numbers; a column "
-                             "must hold real numbers or category labels")
-
-
-def _raise_unhashable_cell(frame: pd.DataFrame) -> None:
-    """After a ``TypeError``: raise a ``ValueError`` naming the first cell that is no label (a
-    list, a dict, an array), if there is one (only then is the cost of the scan paid)."""
-    for name in frame.columns:
-        col = frame[name]
-        if col.dtype != object:
-            continue
-        for row, value in enumerate(col.to_numpy()):
-            try:
-                hash(value)
-            except TypeError:
-                raise ValueError(
-                    f"column {name!r}, row {row}: a {type(value).__name__} ({value!r:.40}) is "
-                    "neither a number nor a category label"
-                ) from None
 
 
 def _jsonable_spec(spec: Any) -> Any:

@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..utils._dtypes import as_nominal, duplicates, is_numeric_dtype, to_float64
+from ..utils._dtypes import as_nominal, duplicates, to_float64
+from ._column_types import is_numeric_dtype
 from ._typed_table import NOMINAL, NUMERIC, TableWithTypes
 
 # ----------------------------------------------------------------------------- ARFF

@@ -32,7 +32,7 @@ The format is taken from the file name (or the ``format=`` argument):
 CSV / TSV: a column is numeric when pandas' C parser reads every non-empty field of it as a
 number, or when at least 95 % of its non-empty fields are numbers: then the other fields (the
 *stray tokens*, such as ``"?"``) are missing values and a ``DataWarning`` names the column, the
-tokens and their counts (the rule of :func:`fastpath.utils._dtypes.stray_tokens`, which
+tokens and their counts (rule 3 of :mod:`fastpath.io._column_types`, which
 :class:`~fastpath.encode.TableEncoder` and streamed fits follow too); ``na_values=[...]`` declares
 tokens missing up front, without the warning. Every other column is nominal and keeps its fields
 as the exact strings of the file (``"t"``/``"f"``, ``"True"``, ``"01"`` in a column with a
@@ -91,18 +91,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..utils._dtypes import (
-    as_nominal,
-    duplicates,
-    is_numeric_dtype,
-    parse_numbers,
-    stray_message,
-    stray_tokens,
-    to_float64,
-)
+from ..utils._dtypes import as_nominal, duplicates, to_float64
 from ..utils._validation import other_separator
 from ..utils._warn import DataWarning, warn
 from ._arff import read_arff
+from ._column_types import is_numeric_dtype, parse_numbers, stray_message, stray_tokens
 from ._typed_table import NOMINAL, NUMERIC, TableWithTypes
 
 _COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zip", ".zst")

@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..counts import _counting
-from ..encode._encoder import TableEncoder, check_numeric_errors
-from ..encode._exclusion import check_exclude_features
+from ..encode._encoder import TableEncoder
 from ..estimate._discriminative import GRANULARITIES
 from ..estimate._mestimate import M_BACKOFFS
 from ..estimate.hdp._options import (
@@ -20,9 +19,9 @@ from ..estimate.hdp._options import (
     HDPOptions,
     check_preset,
 )
+from ..io._column_types import check_exclude_features, check_na_values, check_numeric_errors
 from ..predict import _inference
 from ..structure._selective import auto_selection_rows
-from ..utils._dtypes import check_na_values
 from ..utils._numba_cache import module_kernels, none_cached
 from ..utils._progress import FitLog
 from ..utils._validation import as_generator, check_int, n_threads

@@ -30,7 +30,6 @@ place where a fitted record is built.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -41,8 +40,8 @@ from scipy.special import logsumexp
 from ..counts._context_tree import ContextTree
 from ..counts._counting import TreeSpec
 from ..encode._encoder import MembersLayout, TableEncoder, code_members, fit_members, members_layout
-from ..encode._exclusion import excluded_columns, say_excluded
 from ..estimate._diagnostics import tree_label
+from ..io._column_types import ColumnTypes, type_columns
 from ..predict._inference import (
     PackedMembers,
     members_proba_of_codes,
@@ -79,27 +78,18 @@ def member_streams(config: FitConfig) -> list[np.random.Generator | None]:
     return [np.random.default_rng(child) for child in root.spawn(config.n_members)]
 
 
-def leave_out(config: FitConfig, frame: pd.DataFrame
-              ) -> tuple[FitConfig, pd.DataFrame, tuple[str, ...]]:
-    """``frame`` without the columns ``config.exclude_features`` leaves out (identifiers and
-    dates by default, :mod:`fastpath.encode._exclusion`), each said once in a warning, their
-    names (what the model records as ``excluded_features_``), and ``config`` for the kept
-    columns: ``categorical_features`` given as names, positions or a mask becomes the mask of
-    the kept columns it lists (a listed column may be left out, and positions would shift)."""
-    encoder = config.table_encoder()
-    declared = encoder.declare_missing(frame, fitting=True)
-    listed, dtypes = encoder.listed_mask(declared), declared.dtypes.tolist()
-    excluded = excluded_columns(
-        declared, lambda j: encoder.is_nominal(declared, j, dtypes[j], listed),
-        config.exclude_features)
-    if not excluded:
-        return config, frame, ()
-    names = say_excluded(excluded, [str(c) for c in frame.columns])
-    if listed is not None:
-        kept = [j for j in range(frame.shape[1]) if j not in excluded]
-        config = dataclasses.replace(config, categorical_features=[bool(listed[j])
-                                                                   for j in kept])
-    return config, kept_columns(frame, names), names
+def typed_columns(config: FitConfig, frame: pd.DataFrame
+                  ) -> tuple[ColumnTypes, pd.DataFrame, tuple[str, ...]]:
+    """The types of ``frame``'s columns under the fit's rules, decided once
+    (:func:`~fastpath.io._column_types.type_columns`: nominal or numeric, declared and stray
+    missing tokens, and the columns ``config.exclude_features`` leaves out, identifiers and
+    dates by default, each said once in a warning): the kept columns' record (what the
+    members' encoders code from), ``frame`` without the left-out columns, and their names
+    (what the model records as ``excluded_features_``)."""
+    types = type_columns(frame, config.categorical_features, na_values=config.na_values,
+                         exclude_features=config.exclude_features)
+    names = types.say_excluded()
+    return types.kept(), kept_columns(frame, names), names
 
 
 def kept_columns(frame: pd.DataFrame, excluded: Sequence[str]) -> pd.DataFrame:
@@ -114,22 +104,21 @@ def kept_columns(frame: pd.DataFrame, excluded: Sequence[str]) -> pd.DataFrame:
 
 
 def member_encoders(config: FitConfig, streams: Sequence[np.random.Generator | None],
-                    frame: pd.DataFrame, y_codes: np.ndarray, n_classes: int,
+                    types: ColumnTypes, y_codes: np.ndarray, n_classes: int,
                     log: FitLog | None = None) -> list[TableEncoder]:
     """Every member's coding of the columns (step 1 of the module docstring), learned from
-    ``frame`` in this thread, the table read once (:func:`~fastpath.encode._encoder.
-    fit_members`): member 0 fits it, the others take its nominal codings and draw their own
-    cut points from the same rows and their own generators. What the data warns about (stray
-    tokens, identifiers, empty columns) is said once and points at the caller's line (a
-    warning raised in a worker thread could not)."""
+    the typed table ``types`` (:func:`typed_columns`) in this thread, the table read once
+    (:func:`~fastpath.encode._encoder.fit_members`): member 0 fits it, the others take its
+    nominal codings and draw their own cut points from the same rows and their own
+    generators. What the data warns about (stray tokens, identifiers, empty columns) is said
+    once and points at the caller's line (a warning raised in a worker thread could not)."""
     log = FitLog(0) if log is None else log
     # "attributes": the columns the model codes, those left out not counted (hdpbn fit's last
     # line counts them alike)
-    log.stage(f"coding {frame.shape[0]} rows x {frame.shape[1]} attributes"
+    log.stage(f"coding {types.frame.shape[0]} rows x {types.frame.shape[1]} attributes"
               + (f", {config.n_members} members" if config.n_members > 1 else ""))
-    return fit_members(frame, y_codes, n_classes, config.categorical_features,
-                       config.member_discretizations(), streams, na_values=config.na_values,
-                       numeric_errors=config.numeric_errors)
+    return fit_members(types, y_codes, n_classes, config.member_discretizations(), streams,
+                       na_values=config.na_values, numeric_errors=config.numeric_errors)
 
 
 def learn_member(config: FitConfig, index: int, rng: np.random.Generator | None,

@@ -16,10 +16,10 @@ from ._fitted import FittedModel, Member
 from ._members import (
     finish_fit,
     learn_member,
-    leave_out,
     member_encoders,
     member_streams,
     score_keys,
+    typed_columns,
 )
 from ._stages import choose_m_from_codes, name_trees
 from ._weights import layer_sample
@@ -34,9 +34,9 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
     streams = member_streams(config)
     log = config.log()
     feature_names = [str(c) for c in frame.columns]
-    config, frame, excluded = leave_out(config, frame)  # identifiers and dates, by default
-
-    encoders = member_encoders(config, streams, frame, y_codes, n_classes, log)
+    # the columns typed once; identifiers and dates left out, by default
+    types, frame, excluded = typed_columns(config, frame)
+    encoders = member_encoders(config, streams, types, y_codes, n_classes, log)
     # every column parsed (and every nominal one coded) once, here: the members' threads read
     columns = column_cache(encoders[0], frame) if n_members > 1 else None
     # the members' mutual informations of columns coded alike, computed once

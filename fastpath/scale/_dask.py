@@ -58,9 +58,9 @@ import numpy as np
 
 from ..encode._encoder import TableEncoder
 from ..encode._sketch import DEFAULT_MAX_BINS
+from ..io._column_types import is_numeric_dtype
 from ..pipeline._config import FitConfig
 from ..pipeline._fitted import FittedModel
-from ..utils._dtypes import is_numeric_dtype
 from ..utils._threads import limit_threads
 from ._errors import Where
 from ._passes import DEFAULT_PAIR_MEMORY, fit_passes
@@ -158,8 +158,8 @@ class DaskRunner:
         features = [c for c in columns if c != target]
         meta = self.ddf._meta.set_axis(columns, axis=1)
         encoder = config.table_encoder()
-        nominal = encoder.nominal_mask(encoder.declare_missing(meta[features], fitting=True))
-        proto = SchemaStats(features, target, nominal, max_bins)
+        proto = SchemaStats(features, target, encoder.column_types(meta[features]).nominal,
+                            max_bins)
         proto.na_values, proto.numeric_errors = encoder.na_tokens, encoder.errors
         proto.has_names = all(isinstance(c, str) for c in self.ddf.columns)
         proto.target_numeric = is_numeric_dtype(meta[target].dtype)

@@ -39,9 +39,9 @@ from ..pipeline._members import (
     finish_fit,
     kept_columns,
     learn_member,
-    leave_out,
     member_encoders,
     member_streams,
+    typed_columns,
 )
 from ..pipeline._stages import LearnedStructure, choose_m, name_trees, plan_m
 from ..pipeline._weights import layer_key, layer_rows
@@ -327,7 +327,7 @@ def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y
     feature_names = [str(c) for c in frame.columns]
     excluded: tuple[str, ...] = ()
     if schema is None:  # a declared schema declares the columns it codes
-        config, frame, excluded = leave_out(config, frame)
+        types, frame, excluded = typed_columns(config, frame)
     declared = None
     if schema is not None:
         declared = _schema_encoder(config, frame, has_names, schema, y_codes, n_classes)
@@ -335,7 +335,7 @@ def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y
     key = holdout_key(as_generator(config.random_state)) if config.m_rule else None
     streams = member_streams(config)
     if declared is None:
-        encoders = member_encoders(config, streams, frame, y_codes, n_classes)
+        encoders = member_encoders(config, streams, types, y_codes, n_classes)
     else:
         encoders = [copy.deepcopy(declared) for _ in streams]
     members, first_codes = [], []

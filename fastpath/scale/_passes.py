@@ -79,9 +79,9 @@ import numpy as np
 import pandas as pd
 
 from ..counts._counting import ProjectedCounts
-from ..encode._exclusion import say_excluded
 from ..encode._sketch import DEFAULT_MAX_BINS
 from ..estimate._mestimate import M_GRID_POSITIVE
+from ..io._column_types import say_excluded
 from ..pipeline._config import FitConfig
 from ..pipeline._fitted import FittedModel, Member
 from ..pipeline._holdout import holdout_threshold

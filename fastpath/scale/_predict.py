@@ -43,18 +43,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..encode._encoder import AttributeCoding
+from ..io._column_types import NUMERIC_SHARE, is_numeric_dtype, parse_numbers
 from ..io._tables import (
     decompression_error,
     raw_csv_header,
     read_table,
 )
-from ..utils._dtypes import (
-    NUMERIC_SHARE,
-    duplicates,
-    is_numeric_dtype,
-    parse_numbers,
-    to_float64,
-)
+from ..utils._dtypes import duplicates, to_float64
 from ..utils._validation import missing_columns_message
 from ._errors import StreamError, Where
 from ._sources import _arrow_to_frame, data_file, malformed_chunk

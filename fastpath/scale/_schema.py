@@ -1,10 +1,10 @@
 """Pass 1 of a fit out of core: the schema (columns, classes, categories, cut points).
 
-Column types are fixed by the first chunk, by the rule of in-memory fits
-(:meth:`~fastpath.encode.TableEncoder.nominal_mask`, after the declared ``na_values`` are made
-missing): a text column whose first chunk is at least 95 % numbers is numeric, and the values of
-a numeric column that are not numbers (its *stray tokens*, such as ``"?"``), in any chunk, are
-missing values; the one warning naming them, with their counts over the whole stream, comes at
+Column types are fixed by the first chunk, by the rules of in-memory fits
+(:func:`~fastpath.io._column_types.type_columns`, the declared ``na_values`` made missing): a
+text column whose first chunk is at least 95 % numbers is numeric, and the values of a numeric
+column that are not numbers (its *stray tokens*, such as ``"?"``), in any chunk, are missing
+values; the one warning naming them, with their counts over the whole stream, comes at
 the end of pass 1, as an in-memory fit of the same rows says it. With
 ``numeric_errors="raise"``, a non-number in a numeric column stops the fit with an error naming
 the chunk, the row, the column and the value.
@@ -23,9 +23,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..encode._encoder import AttributeCoding, TableEncoder, with_declared_missing
-from ..encode._exclusion import (
+from ..encode._encoder import AttributeCoding, TableEncoder
+from ..encode._sketch import DEFAULT_MAX_BINS, ClassHistogram
+from ..io._column_types import (
+    count_tokens,
     date_message,
+    declare_missing,
     distinct_sketch,
     estimated_distinct,
     high_cardinality_message,
@@ -33,20 +36,15 @@ from ..encode._exclusion import (
     is_date_column,
     is_high_cardinality,
     is_identifier,
+    is_numeric_dtype,
     is_numeric_identifier,
     listed_columns,
     number_share,
     numeric_identifier_message,
-)
-from ..encode._sketch import DEFAULT_MAX_BINS, ClassHistogram
-from ..utils._dtypes import (
-    count_tokens,
-    is_numeric_dtype,
     parse_numbers,
-    python_scalar,
-    stray_message,
-    stray_tokens,
+    stray_warning,
 )
+from ..utils._dtypes import python_scalar
 from ..utils._validation import as_generator, check_labels
 from ..utils._warn import DataWarning, warn
 from ._errors import Where, check_columns, fail, first_true
@@ -159,7 +157,7 @@ class SchemaStats:
         # nominal columns: whether every chunk's values read as dates (None: no value yet)
         self.dates: list[bool | None] = [None if nom else False for nom in self.nominal]
         # numeric columns: whether every value is an integer, and the distinct_sketch of
-        # their values while it is (a numeric identifier, encode._exclusion)
+        # their values while it is (a numeric identifier, io._column_types)
         self.integral: list[bool] = [not nom for nom in self.nominal]
         self.sketches: list[np.ndarray | None] = [None] * len(self.features)
         # the model's missing-value policy (TableEncoder's na_values and numeric_errors)
@@ -184,7 +182,7 @@ class SchemaStats:
         self.lengths[where.index] = self.lengths.get(where.index, 0) + n
         if n == 0:
             return self
-        frame = with_declared_missing(frame, self.na_values)
+        frame = declare_missing(frame, self.na_values)
         local, uniques = labels_of(frame[self.target], where, self.target_numeric)
         ids = np.empty(len(uniques), dtype=np.int64)
         for i, u in enumerate(uniques):
@@ -235,7 +233,7 @@ class SchemaStats:
 
     def excluded(self, spec: Any) -> dict[int, str]:
         """The features a fit leaves out under ``exclude_features=spec``
-        (:func:`fastpath.encode._exclusion.excluded_columns` on every chunk's rows), by
+        (:func:`fastpath.io._column_types.excluded_columns` on every chunk's rows), by
         position, with their warnings."""
         if spec is None:
             return {}
@@ -368,13 +366,8 @@ class SchemaStats:
                 tokens = dict(sorted(self.token_counts[j].items(),
                                      key=lambda kv: (-kv[1], kv[0])))
                 if tokens:
-                    warn(
-                        stray_message(
-                            name, tokens, n - n_missing + sum(tokens.values()),
-                            f"declare them with na_values={list(tokens)[:5]!r} (hdpbn "
-                            "--na-values) to read them as missing without this warning, or "
-                            "list the column in categorical_features to keep it nominal",
-                        ), DataWarning)
+                    warn(stray_warning(name, tokens, n - n_missing + sum(tokens.values())),
+                         DataWarning)
                 hist = self.hists[j]
                 hist.grow(len(self.labels))
                 if rng is None:
@@ -464,15 +457,13 @@ def first_stats(frame: pd.DataFrame, y: Any, categorical_features: Any, max_bins
     features = [c for c in names if c != target]
     encoder = TableEncoder(categorical_features, na_values=na_values,
                            numeric_errors=numeric_errors)
-    # the types of the first chunk with its declared tokens missing, as an in-memory fit
-    X = encoder.declare_missing(frame.set_axis(names, axis=1)[features], fitting=True)
-    nominal = encoder.nominal_mask(X)
-    stats = SchemaStats(features, target, nominal, max_bins)
+    # the types of the first chunk, as an in-memory fit types its rows
+    types = encoder.column_types(frame.set_axis(names, axis=1)[features])
+    stats = SchemaStats(features, target, types.nominal, max_bins)
     stats.na_values, stats.numeric_errors = encoder.na_tokens, encoder.errors
-    for j, name in enumerate(features):
-        if not nominal[j] and stats.numeric_errors == "coerce":
-            # a text column that is almost all numbers in the first chunk: its stray tokens
-            stats.known_tokens[j] = tuple(stray_tokens(X[name]) or ())
+    if stats.numeric_errors == "coerce":
+        # a text column that is almost all numbers in the first chunk: its stray tokens
+        stats.known_tokens = [tuple(c.stray_tokens) for c in types.columns]
     stats.has_names = all(isinstance(c, str) for c in frame.columns)
     stats.target_numeric = is_numeric_dtype(frame.iloc[:, names.index(target)].dtype)
     return stats

@@ -25,8 +25,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..io._column_types import is_numeric_dtype
 from ..io._tables import check_not_binary, detect_format, raw_csv_header
-from ..utils._dtypes import as_nominal, duplicates, is_numeric_dtype
+from ..utils._dtypes import as_nominal, duplicates
 from ..utils._validation import check_int
 from ._errors import StreamError, Where
 
