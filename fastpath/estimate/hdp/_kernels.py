@@ -638,8 +638,8 @@ def _band_lookup(slot, t, lo, hi, nk, band_b0, band_vals, stir):
     """log S(nk, t) from the band cache of ``slot``, a window of :data:`BAND` values of t moved
     so that [lo, hi] is covered; an entry is computed when first read (NaN: not yet), since a
     chain reads only a few dozen of a band's values and filling a whole band each time it moves
-    would cost far more than those reads (docs/performance.md, "The band cache of large leaf counts"). A range
-    wider than the band is not cached: the value is computed."""
+    would cost far more than those reads (docs/performance.md, "The band cache of large leaf
+    counts"). A range wider than the band is not cached: the value is computed."""
     if hi - lo + 1 > BAND:  # cells of more than BAND values (window >= BAND / 2)
         return log_stirling(nk, t, stir)
     b0 = band_b0[slot]
