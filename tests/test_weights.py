@@ -158,7 +158,7 @@ def test_model_files_keep_the_weights(car, tmp_path):
     assert read_model_meta(tmp_path / "m.npz")["version"] == 4
     ESKDBClassifier(n_estimators=2, random_state=0, discriminative=None).fit(X, y).save(
         tmp_path / "g.npz")
-    assert read_model_meta(tmp_path / "g.npz")["version"] == 3  # as written before weights
+    assert read_model_meta(tmp_path / "g.npz")["version"] == 4  # one format for every model
 
 
 def test_explanations_of_a_weighted_model_stay_exact(car):
