@@ -16,6 +16,7 @@ from fastpath.pipeline._weights import (
     layer_rows,
     layer_sample,
     leave_one_out_table,
+    member_loo_terms,
 )
 from fastpath.predict._explain import member_terms
 
@@ -199,3 +200,31 @@ def test_a_large_fit_weighs_the_same_rows_in_memory_and_streamed(monkeypatch):
     streamed = make().fit(lambda: (frame.iloc[i:i + 170] for i in range(0, n, 170)), "target")
     np.testing.assert_array_equal(memory.members_[0].term_weights,
                                   streamed.members_[0].term_weights)
+
+
+def test_a_row_is_left_out_of_its_own_class_only(car):
+    # naive Bayes with m-estimates, by hand: attribute t's term for class c is
+    # log((n_cx - [c = y_r] + m/K) / (N_c - [c = y_r] + m)), the row counted below y_r alone
+    X, y = _xy(car, 300)
+    model = BayesNetClassifier(structure="nb", estimator="m", m=2.0).fit(X, y)
+    member = model.members_[0]
+    frame = model._model_columns(model._validate_X(X))
+    from fastpath.encode._encoder import code_members
+    plan = prediction_plan(model.members_)
+    codes, _ = code_members(plan.encoders, frame, plan.layout)
+    labels = np.searchsorted(model.classes_, y)
+    concentrations = [np.full(tree.n_nodes, 2.0) for tree in member.trees[1:]]
+    terms = member_loo_terms(member, codes, labels, concentrations)
+    n_classes = model.classes_.size
+    for t, (tree, spec) in enumerate(zip(member.trees[1:], member.tree_specs[1:], strict=True),
+                                     start=1):
+        k = tree.n_values
+        class_node = {int(tree.branch_value[v]): v for v in range(1, tree.n_nodes)
+                      if tree.parent[v] == 0}
+        for r in range(0, 300, 37):
+            x = codes[r, spec.child]
+            for c in range(n_classes):
+                own = float(c == labels[r])
+                n = tree.counts[class_node[c]]
+                expected = np.log((n[x] - own + 2.0 / k) / (n.sum() - own + 2.0))
+                assert terms[r, t, c] == pytest.approx(expected, rel=1e-12)

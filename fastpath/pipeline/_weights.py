@@ -25,8 +25,10 @@ removed, the node's value ``x`` reads
 the estimate's ratio applied to the tables as estimated (for an HDP estimate, a posterior mean,
 the ratio is that of the mean concentration). The base is left as it is: the row's share of a
 parent's estimate is of the next order. A row alone at its leaf reads its parent's estimate,
-what a new row whose path was never seen reads. The class prior's term keeps the row (one row
-of many).
+what a new row whose path was never seen reads. A row was counted only below its own class:
+its terms for the other classes are read from the tables as estimated (left out there too, the
+other classes would read as less likely than they are, and the fitted loss would flatter the
+weights). The class prior's term keeps the row (one row of many).
 
 The ridge is chosen by cross-validating member 0's weights among
 :data:`~fastpath.estimate._discriminative.PENALTY_GRID`
@@ -145,25 +147,31 @@ def leave_one_out_table(tree: ContextTree, table: np.ndarray, concentration: np.
     return np.maximum(out, np.finfo(float).tiny)
 
 
-def member_loo_terms(member: Member, codes: np.ndarray, concentrations: list[np.ndarray]
-                     ) -> np.ndarray:
-    """The terms (rows, trees, classes) of the training rows ``codes`` (the member's codes)
-    under the member's tables with each row left out; term 0 the class prior's."""
-    tables = [member.probability_tables[0]]
+def member_loo_terms(member: Member, codes: np.ndarray, y: np.ndarray,
+                     concentrations: list[np.ndarray]) -> np.ndarray:
+    """The terms (rows, trees, classes) of the training rows ``codes`` (the member's codes) of
+    classes ``y``; term 0 the class prior's. A row was counted below its own class only: its
+    term for its class is read from the tables with the row left out, for every other class
+    from the tables as estimated."""
+    loo_tables = [member.probability_tables[0]]
     for t, (tree, table) in enumerate(zip(member.trees[1:], member.probability_tables[1:],
                                           strict=True)):
         base = (table[np.maximum(tree.parent, 0)] if member.m is None
                 else np.full_like(table, 1.0 / tree.n_values))
-        tables.append(leave_one_out_table(tree, table, concentrations[t], base))
-    packed = pack_members([pack(member.tree_specs, member.trees, tables)])
+        loo_tables.append(leave_one_out_table(tree, table, concentrations[t], base))
     columns = np.arange(codes.shape[1], dtype=np.int64)[None, :]
-    by_attribute, _, _ = member_terms(packed, codes, columns, 0)
     children = [spec.child for spec in member.tree_specs[1:]]
-    n_rows, n_classes = codes.shape[0], by_attribute.shape[2]
+    n_rows, n_classes = codes.shape[0], member.probability_tables[0].shape[1]
     terms = np.empty((n_rows, 1 + len(children), n_classes))
     with np.errstate(divide="ignore"):
         terms[:, 0] = np.log(member.probability_tables[0][0])
-    terms[:, 1:] = by_attribute[:, children] if children else 0.0
+    if children:
+        own = np.arange(n_classes)[None, None, :] == np.asarray(y)[:, None, None]
+        estimated, left_out = (
+            member_terms(pack_members([pack(member.tree_specs, member.trees, tables)]),
+                         codes, columns, 0)[0][:, children]
+            for tables in (member.probability_tables, loo_tables))
+        terms[:, 1:] = np.where(own, left_out, estimated)
     return terms
 
 
@@ -180,7 +188,7 @@ def fit_layer(config: FitConfig, members: Sequence[Member], codes: Sequence[np.n
         # one thread: the members are weighed in threads of their own, and a first fit then
         # compiles only the serial terms kernel (the parallel one costs several times more)
         with limit_threads(1):
-            return member_loo_terms(members[e], codes[e], node_concentrations(
+            return member_loo_terms(members[e], codes[e], y, node_concentrations(
                 members[e], None if results is None else results[e]))
 
     first = terms_of(0)
