@@ -9,6 +9,9 @@ from scipy.optimize import minimize
 
 from fastpath.estimate._lbfgs import lbfgs_minimizer
 
+# one worker of pytest-xdist runs them all: each process compiles the minimisers below
+pytestmark = pytest.mark.xdist_group("lbfgs")
+
 
 @njit
 def _rosenbrock(x, scale):
