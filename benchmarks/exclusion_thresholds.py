@@ -102,7 +102,7 @@ def customer_table(n: int = 20_000, seed: int = 0) -> pd.DataFrame:
     })
 
 
-def customers(estimator: str) -> None:
+def customers(estimation: str) -> None:
     from sklearn.metrics import log_loss
 
     frame = customer_table()
@@ -119,7 +119,7 @@ def customers(estimator: str) -> None:
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            clf = BayesNetClassifier(estimator=estimator, random_state=0, **params).fit(
+            clf = BayesNetClassifier(estimation=estimation, random_state=0, **params).fit(
                 X[train], y[train])
         yes = list(clf.classes_).index("yes")
         losses = [log_loss(y[rows] == "yes", clf.predict_proba(X[rows])[:, yes])
@@ -138,12 +138,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("datasets", nargs="*", help="dataset files, class last")
     parser.add_argument("--customers", action="store_true", help="the customer table")
-    parser.add_argument("--estimator", default="hdp", choices=["hdp", "m"])
+    parser.add_argument("--estimation", default="hdp", choices=["hdp", "m"])
     args = parser.parse_args()
     if args.datasets:
         datasets(args.datasets)
     if args.customers:
-        customers(args.estimator)
+        customers(args.estimation)
     return 0
 
 

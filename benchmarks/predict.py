@@ -62,7 +62,7 @@ def main() -> None:
     else:
         parser.error("give --data PATH or --synthetic N")
 
-    clf = BayesNetClassifier(structure="kdb", k=2, estimator="m", m=1.0, random_state=0)
+    clf = BayesNetClassifier(structure="kdb", k=2, estimation="m", m=1.0, random_state=0)
     clf.fit(X.iloc[:1000], np.asarray(y)[:1000])  # compile the kernels
     fit_s = best_of(lambda: clf.fit(X, y), args.repeat)
     print(f"data: {name}; {len(X)} rows x {X.shape[1]} attributes; kDB-2, m = 1")

@@ -6,7 +6,7 @@
 
 For every dataset (class column last; ``--typing manifest`` as in the experiments), the first
 ``--splits`` training/test splits of the experiments' protocol (2-fold x 5, seed 0), every
-structure and every variant, a ``BayesNetClassifier(estimator="hdp")`` is fitted on the training
+structure and every variant, a ``BayesNetClassifier(estimation="hdp")`` is fitted on the training
 rows and scored on the test rows, single-threaded (``n_jobs=1``, one numba thread, after a
 warm-up that compiles the kernels); structure ``eskdb`` is ``ESKDBClassifier()`` (20 selective
 kDB-5 members), whose ``paper`` variant is the authors' 1,000 iterations. The variants of one
@@ -74,7 +74,7 @@ def _model(structure: str, variant: str, seed: int, **overrides):
         return ESKDBClassifier(random_state=seed, n_jobs=1,
                                sampler=_sampler(variant, **overrides))
     spec = parse_classifier(f"{structure}-hdp")
-    return BayesNetClassifier(structure=spec.structure, k=spec.k, estimator="hdp",
+    return BayesNetClassifier(structure=spec.structure, k=spec.k, estimation="hdp",
                               random_state=seed, n_jobs=1, sampler=_sampler(variant, **overrides))
 
 

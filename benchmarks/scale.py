@@ -171,12 +171,12 @@ def _fit_child(args) -> int:
     m = args.m if args.m in ("auto", "holdout") else float(args.m)
     if args.structure == "eskdb":
         clf = ESKDBClassifier(n_estimators=args.n_estimators, k=args.k, m=m,
-                              estimator=args.estimator,
+                              estimation=args.estimation,
                               sampler=HDPOptions.preset("ensemble", n_iter=args.iterations),
                               random_state=0,
                               n_jobs=args.n_jobs)
     else:
-        clf = BayesNetClassifier(args.structure, args.k, m=m, estimator=args.estimator,
+        clf = BayesNetClassifier(args.structure, args.k, m=m, estimation=args.estimation,
                                  sampler=HDPOptions.preset("adaptive", n_iter=args.iterations),
                                  random_state=0, n_jobs=args.n_jobs)
     if args.warm:  # compile (numba cache) on a small file first, outside the timing
@@ -207,7 +207,7 @@ def _fit_child(args) -> int:
     out = {
         "path": str(args.path), "structure": args.structure, "k": args.k,
         "n_estimators": args.n_estimators if args.structure == "eskdb" else None,
-        "estimator": args.estimator, "chunksize": args.chunksize, "rows": rows,
+        "estimation": args.estimation, "chunksize": args.chunksize, "rows": rows,
         "passes": clf.n_passes_, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
         "rows_per_s": round(rows / wall), "m": m_used,
         "peak_rss_mb": round(peak_rss_mb(), 1), "rss_after_import_mb": round(rss_import, 1),
@@ -225,11 +225,11 @@ def _fit_child(args) -> int:
 
 
 def run_fit(path, *, structure="kdb", k=2, chunksize=100_000, m="auto", n_jobs=None,
-            warm=None, dask=0, one_core=False, n_estimators=20, estimator="m",
+            warm=None, dask=0, one_core=False, n_estimators=20, estimation="m",
             iterations=1000) -> dict:
     cmd = [sys.executable, __file__, "_fit", "--path", str(path), "--structure", structure,
            "--k", str(k), "--chunksize", str(chunksize), "--m", str(m), "--dask", str(dask),
-           "--n-estimators", str(n_estimators), "--estimator", estimator,
+           "--n-estimators", str(n_estimators), "--estimation", estimation,
            "--iterations", str(iterations)]
     if n_jobs is not None:
         cmd += ["--n-jobs", str(n_jobs)]
@@ -327,7 +327,7 @@ def study_mdl(rows: int = 1_000_000, n_test: int = 200_000, max_bins_list=(256, 
     X, y = frame(rows)
     X_test, y_test = frame(n_test)
     t0 = time.perf_counter()
-    ref = BayesNetClassifier("kdb", 2, estimator="m", random_state=0).fit(X, y)
+    ref = BayesNetClassifier("kdb", 2, estimation="m", random_state=0).fit(X, y)
     t_mem = time.perf_counter() - t0
     out = []
     xs = {c: np.sort(X[c].to_numpy()) for c in X.columns}
@@ -356,7 +356,7 @@ def study_mdl(rows: int = 1_000_000, n_test: int = 200_000, max_bins_list=(256, 
     for mb in max_bins_list:
         t0 = time.perf_counter()
         # the streaming driver itself: max_bins is an option of the out-of-core fit only
-        clf = BayesNetClassifier("kdb", 2, estimator="m", random_state=0)
+        clf = BayesNetClassifier("kdb", 2, estimation="m", random_state=0)
         clf._assign(fit_stream(
             FitConfig.from_params(clf.get_params()),
             lambda: (df.iloc[s : s + 100_000] for s in range(0, rows, 100_000)),
@@ -389,7 +389,7 @@ def study_splice(directory: Path, rows: int = 200_000) -> dict:
 def _splice_fit(path: str, warm: str) -> None:
     from fastpath import BayesNetClassifier
 
-    BayesNetClassifier("skdb", 5, estimator="m", random_state=0).fit(warm)  # compile, untimed
+    BayesNetClassifier("skdb", 5, estimation="m", random_state=0).fit(warm)  # compile, untimed
     import fastpath.scale._passes as S
 
     times = {}
@@ -409,7 +409,7 @@ def _splice_fit(path: str, warm: str) -> None:
     S.LocalRunner.run = timed("run", original[0])
     S.LocalRunner.schema = timed("schema", original[1])
     t0, c0 = time.perf_counter(), _cpu()
-    clf = BayesNetClassifier("skdb", 5, estimator="m", random_state=0).fit(path)
+    clf = BayesNetClassifier("skdb", 5, estimation="m", random_state=0).fit(path)
     total, total_cpu = time.perf_counter() - t0, _cpu() - c0
     rows = int(clf.trees_[0].counts.sum())
     print(json.dumps({
@@ -470,7 +470,7 @@ def study_predict(directory: Path, sizes=(1_000_000, 10_000_000), fmt="csv",
         ESKDBClassifier(n_jobs=1, random_state=0).fit(
             table.drop(columns="class"), table["class"]).save(model)
     else:
-        BayesNetClassifier("kdb", k=2, estimator="m", n_jobs=1, random_state=0).fit(
+        BayesNetClassifier("kdb", k=2, estimation="m", n_jobs=1, random_state=0).fit(
             warm, chunksize=100_000).save(model)
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
     out = directory / "predictions.csv"
@@ -513,7 +513,7 @@ def main(argv=None) -> int:
             p.add_argument("--structure", default="kdb", help="kdb (default) or eskdb, ...")
             p.add_argument("--k", type=int, default=2)
             p.add_argument("--n-estimators", type=int, default=20, help="eskdb: members")
-            p.add_argument("--estimator", default="m", choices=["m", "hdp"])
+            p.add_argument("--estimation", default="m", choices=["m", "hdp"])
         if name == "splice":
             p.add_argument("--rows", type=int, default=200_000)
         if name == "predict":
@@ -540,7 +540,7 @@ def main(argv=None) -> int:
     f.add_argument("--warm", default=None)
     f.add_argument("--dask", type=int, default=0)
     f.add_argument("--n-estimators", type=int, default=20)
-    f.add_argument("--estimator", default="m")
+    f.add_argument("--estimation", default="m")
     f.add_argument("--iterations", type=int, default=1000)
     pr = sub.add_parser("_predict")
     pr.add_argument("--path", required=True)
@@ -560,7 +560,7 @@ def main(argv=None) -> int:
         print(generate(args.rows, args.dir))
     elif args.cmd == "rss":
         study_rss(args.dir, tuple(args.sizes), args.format, structure=args.structure, k=args.k,
-                  n_estimators=args.n_estimators, estimator=args.estimator)
+                  n_estimators=args.n_estimators, estimation=args.estimation)
     elif args.cmd == "count":
         study_count(args.rows)
     elif args.cmd == "dask":

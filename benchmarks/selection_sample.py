@@ -47,7 +47,7 @@ def main(argv=None) -> int:
         _, _, train, _ = next(iter(CrossValidation().splits(y)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            coder = BayesNetClassifier(structure="nb", estimator="m", m=1.0)
+            coder = BayesNetClassifier(structure="nb", estimation="m", m=1.0)
             coder.fit(X.iloc[train], labels[train])
         codes = np.ascontiguousarray(coder.transform_codes(X.iloc[train]), dtype=np.int64)
         yt = y[train]

@@ -2,7 +2,7 @@
 
 The paper reports 86 s to fit SkDB-5 with HDP estimates (50,000 iterations) on adult and under
 1 s to classify 25,000 rows. This script fits ``BayesNetClassifier(structure="skdb", k=5,
-estimator="hdp", sampler="paper", n_iter=50_000)`` on a stratified half of a dataset (seed 0)
+estimation="hdp", sampler="paper", n_iter=50_000)`` on a stratified half of a dataset (seed 0)
 and predicts the other half, after a JIT warm-up on 2,000 rows that is not timed::
 
     python benchmarks/skdb_timing.py DATASETS/adult.csv.gz --typing manifest --threads 2
@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     _, _, train, test = next(iter(stratified_folds(y_codes, 2, 1, args.seed)))
 
     def model(n_iter):
-        return BayesNetClassifier(structure="skdb", k=args.k, estimator="hdp",
+        return BayesNetClassifier(structure="skdb", k=args.k, estimation="hdp",
                                   sampler=HDPOptions.preset("paper", n_iter=n_iter),
                                   n_jobs=args.threads, random_state=args.seed)
 

@@ -171,7 +171,7 @@ def generate(path, rows, seed=0, block=50_000, n_attributes=12):
 def classifier():
     """kDB-2 with m-estimates; the attributes declared nominal, so that typing the columns
     reads no value (the generated file's are letters: nothing to parse as numbers)."""
-    return BayesNetClassifier("kdb", k=2, estimator="m", m=1.0, n_jobs=1, random_state=0,
+    return BayesNetClassifier("kdb", k=2, estimation="m", m=1.0, n_jobs=1, random_state=0,
                               categorical_features=[f"a{j}" for j in range(12)])
 
 

@@ -915,9 +915,9 @@ for j in small:
 
 # %%
 candidates = {
-    "m-estimate, path back-off": dict(estimator="m", m="holdout", m_backoff="path"),
-    "m-estimate, value back-off": dict(estimator="m", m="holdout", m_backoff="value"),
-    "HDP": dict(estimator="hdp"),
+    "m-estimate, path back-off": dict(estimation="m", m="holdout", m_backoff="path"),
+    "m-estimate, value back-off": dict(estimation="m", m="holdout", m_backoff="value"),
+    "HDP": dict(estimation="hdp"),
 }
 print(f"{'kDB-1 on car, 2 x 2-fold':28s} {'0-1 loss':>9s} {'RMSE':>7s} {'log loss':>9s}")
 for label, options in candidates.items():

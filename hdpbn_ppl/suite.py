@@ -167,7 +167,7 @@ def model_tree(
 def _classifier_trees(dataset: str, structure: str, k: int) -> tuple[ContextTree, ...]:
     X, y = load_dataset(dataset)
     # m fixed: the m-estimate holdout is irrelevant to the trees and would cost a split
-    clf = BayesNetClassifier(structure=structure, k=k, estimator="m", m=1.0, random_state=0)
+    clf = BayesNetClassifier(structure=structure, k=k, estimation="m", m=1.0, random_state=0)
     return tuple(clf.fit(X, y).trees_)
 
 

@@ -40,14 +40,14 @@ def _other_paths() -> None:
 
     X, y = load_dataset("credit-a")
     y = np.asarray(y)
-    ensemble = ESKDBClassifier(n_estimators=2, k=2, estimator="m", random_state=0,
+    ensemble = ESKDBClassifier(n_estimators=2, k=2, estimation="m", random_state=0,
                                discriminative="attribute_class").fit(X, y)
     ensemble.predict_proba(X)
     ensemble.explain(X.iloc[:20])
     for structure in ("nb", "tan", "skdb"):
-        BayesNetClassifier(structure, 2, estimator="m", random_state=0).fit(X, y)
+        BayesNetClassifier(structure, 2, estimation="m", random_state=0).fit(X, y)
     frame = X.assign(target=y)
-    streamed = BayesNetClassifier("kdb", 1, estimator="m", random_state=0).fit(
+    streamed = BayesNetClassifier("kdb", 1, estimation="m", random_state=0).fit(
         lambda: (frame.iloc[i:i + 300] for i in range(0, len(frame), 300)), "target")
     streamed.predict_proba(X)
 

@@ -47,8 +47,8 @@ def test_the_classifiers_share_their_parameters_and_differ_in_their_own():
     assert (single["sampler"].default, ensemble["sampler"].default) == ("adaptive", "ensemble")
     assert (single["selection_rows"].default, ensemble["selection_rows"].default) == (None,
                                                                                         "auto")
-    assert list(single)[:3] == ["structure", "k", "estimator"]
-    assert list(ensemble)[:4] == ["n_estimators", "k", "estimator", "discretization"]
+    assert list(single)[:3] == ["structure", "k", "estimation"]
+    assert list(ensemble)[:4] == ["n_estimators", "k", "estimation", "discretization"]
     # scikit-learn reads them back, and positional arguments bind in order
     clf = BayesNetClassifier("tan", 1, "m", m=2.0)
     assert clf.get_params()["structure"] == "tan" and clf.m == 2.0
@@ -59,7 +59,7 @@ def test_the_classifiers_share_their_parameters_and_differ_in_their_own():
 
 def test_an_ensemble_of_one_selective_kdb_is_the_single_classifier(credit):
     X, y = credit
-    params = dict(k=2, estimator="hdp", sampler=HDPOptions.preset("adaptive", n_iter=60),
+    params = dict(k=2, estimation="hdp", sampler=HDPOptions.preset("adaptive", n_iter=60),
                   random_state=5, discriminative="attribute_class")
     single = BayesNetClassifier("skdb", **params).fit(X, y)
     one = ESKDBClassifier(1, discretization="mdl", **params).fit(X, y)
@@ -151,9 +151,9 @@ def test_read_tables_result_is_a_table_and_sep_reads_a_path(tmp_path):
     path = _semicolon_file(tmp_path)
     table = read_table(path, sep=";")
     X = table.frame.drop(columns="y")
-    reference = BayesNetClassifier(estimator="m").fit(X, table.frame["y"])
+    reference = BayesNetClassifier(estimation="m").fit(X, table.frame["y"])
     expected = reference.predict_proba(X)
-    model = BayesNetClassifier(estimator="m").fit(table, "y")  # the target named, as for a file
+    model = BayesNetClassifier(estimation="m").fit(table, "y")  # the target named, as for a file
     np.testing.assert_array_equal(model.predict_proba(X), expected)
     features = read_table(path, sep=";", columns=["a", "b"])
     for predict in (model.predict_proba, reference.predict_proba):
@@ -164,7 +164,7 @@ def test_read_tables_result_is_a_table_and_sep_reads_a_path(tmp_path):
                                   model.predict_log_proba(X))
     np.testing.assert_array_equal(np.vstack(list(model.iter_predict_proba(
         path, sep=";", chunksize=70))), expected)
-    streamed = BayesNetClassifier(estimator="m").fit(path, "y", sep=";", chunksize=100)
+    streamed = BayesNetClassifier(estimation="m").fit(path, "y", sep=";", chunksize=100)
     np.testing.assert_array_equal(streamed.predict_proba(X), expected)
 
 
@@ -172,12 +172,12 @@ def test_sep_is_refused_where_nothing_is_read(tmp_path):
     path = _semicolon_file(tmp_path)
     frame = pd.read_csv(path, sep=";")
     X, y = frame[["a", "b"]], frame["y"]
-    model = BayesNetClassifier(estimator="m").fit(X, y)
+    model = BayesNetClassifier(estimation="m").fit(X, y)
     with pytest.raises(ValueError, match=r"sep is the field separator .* not a DataFrame"):
         model.predict_proba(X, sep=";")
     with pytest.raises(ValueError, match=r"sep is the field separator .* not a DataFrame"):
-        BayesNetClassifier(estimator="m").fit(X, y, sep=";")
+        BayesNetClassifier(estimation="m").fit(X, y, sep=";")
     with pytest.raises(ValueError, match="sep must be one character"):
         model.predict_proba(path, sep=";;")
     with pytest.raises(ValueError, match="target column 'label'"):
-        BayesNetClassifier(estimator="m").fit(read_table(path, sep=";"), "label")
+        BayesNetClassifier(estimation="m").fit(read_table(path, sep=";"), "label")

@@ -36,7 +36,7 @@ def test_naive_bayes_matches_categorical_nb():
     # every attribute has K = 3 values, so m-estimates with m = 3 alpha are Lidstone(alpha)
     alpha = 0.5
     frame = pd.DataFrame({f"a{j}": X[:, j].astype(str) for j in range(p)})
-    ours = BayesNetClassifier(structure="nb", m=alpha * k, estimator="m").fit(frame, y)
+    ours = BayesNetClassifier(structure="nb", m=alpha * k, estimation="m").fit(frame, y)
     class_prior = ours.probability_tables_[0][0]
     ref = CategoricalNB(alpha=alpha, class_prior=class_prior).fit(X, y)
     np.testing.assert_allclose(ours.predict_proba(frame), ref.predict_proba(X), rtol=1e-10)
@@ -71,8 +71,8 @@ def test_save_load_and_pickle_give_identical_probabilities(tmp_path):
 
 def test_same_seed_same_model():
     X, y = load_dataset("tic-tac-toe")
-    a = BayesNetClassifier(random_state=3, estimator="m").fit(X, y)
-    b = BayesNetClassifier(random_state=3, estimator="m").fit(X, y)
+    a = BayesNetClassifier(random_state=3, estimation="m").fit(X, y)
+    b = BayesNetClassifier(random_state=3, estimation="m").fit(X, y)
     assert a.m_ == b.m_ and a.m_scores_ == b.m_scores_
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
 
@@ -91,9 +91,9 @@ def test_probabilities_sum_to_one_and_caller_data_untouched():
 def test_unknown_value_is_marginalised_out():
     """An unseen value drops its factor: NB then equals NB fitted without that column."""
     X, y = load_dataset("car")
-    full = BayesNetClassifier(structure="nb", m=1.0, estimator="m").fit(X, y)
+    full = BayesNetClassifier(structure="nb", m=1.0, estimation="m").fit(X, y)
     reduced = BayesNetClassifier(structure="nb", m=1.0,
-                                 estimator="m").fit(X.drop(columns="doors"), y)
+                                 estimation="m").fit(X.drop(columns="doors"), y)
     rows = X.iloc[:50].copy()
     rows["doors"] = "never-seen"
     np.testing.assert_allclose(
@@ -177,13 +177,28 @@ def test_bad_k(small, k):
 
 @pytest.mark.parametrize(
     "params,match",
-    [({"structure": "forest"}, "structure must be"), ({"estimator": "mle"}, "estimator must be"),
+    [({"structure": "forest"}, "structure must be"), ({"estimation": "mle"}, "estimation must be"),
      ({"m": -1}, "m must be"), ({"m": "best"}, "m must be")],
 )
 def test_unknown_names(small, params, match):
     X, y = small
     with pytest.raises(ValueError, match=match):
         BayesNetClassifier(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [BayesNetClassifier, ESKDBClassifier])
+def test_the_estimation_method_is_named_estimation_and_nothing_else(cls):
+    # ``estimator`` would read as a scikit-learn sub-estimator: the parameter has one name, and
+    # the other fails as any unknown keyword does (no alias)
+    from sklearn.base import clone
+
+    clf = cls(estimation="m")
+    assert clf.get_params()["estimation"] == "m" and "estimator" not in clf.get_params()
+    assert clone(clf.set_params(estimation="hgs")).estimation == "hgs"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'estimator'"):
+        cls(estimator="m")
+    with pytest.raises(ValueError, match="Invalid parameter 'estimator'"):
+        cls().set_params(estimator="m")
 
 
 def test_predict_with_different_columns(small):
@@ -249,7 +264,7 @@ def test_hdp_fit_exposes_diagnostics_and_saves_them(tmp_path):
     from fastpath.estimate import UnconvergedWarning
 
     X, y = load_dataset("tic-tac-toe")
-    clf = BayesNetClassifier(structure="nb", estimator="hdp",
+    clf = BayesNetClassifier(structure="nb", estimation="hdp",
                              sampler=HDPOptions.preset("adaptive", n_iter=300, n_chains=2),
                              random_state=0)
     with warnings.catch_warnings():
@@ -280,7 +295,7 @@ def test_bad_sampler_options_fail_before_any_work(small, params, match):
     with pytest.raises(ValueError, match=match):  # the options check themselves
         HDPOptions.preset("adaptive", **params)
     for sampler in ("slow", {**params}):
-        clf = BayesNetClassifier(estimator="hdp", sampler=sampler)
+        clf = BayesNetClassifier(estimation="hdp", sampler=sampler)
         with pytest.raises(ValueError, match="sampler must be one of"):
             clf.fit(X, y)
         assert not hasattr(clf, "structure_")  # rejected up front, before structure learning
@@ -288,7 +303,7 @@ def test_bad_sampler_options_fail_before_any_work(small, params, match):
 
 def test_overrelax_reaches_the_sampler_and_model_files(small, tmp_path):
     X, y = small
-    clf = BayesNetClassifier(structure="nb", estimator="hdp",
+    clf = BayesNetClassifier(structure="nb", estimation="hdp",
                              sampler=HDPOptions.preset("adaptive", n_iter=400, overrelax=True),
                              random_state=3).fit(X, y)
     assert all(r.options.overrelax for r in clf.hdp_results_)
@@ -300,13 +315,13 @@ def test_overrelax_reaches_the_sampler_and_model_files(small, tmp_path):
 
 def test_concentration_every_reaches_the_sampler_and_model_files(small, tmp_path):
     X, y = small
-    clf = BayesNetClassifier(structure="nb", estimator="hdp",
+    clf = BayesNetClassifier(structure="nb", estimation="hdp",
                              sampler=HDPOptions.preset("adaptive", n_iter=400,
                                                        concentration_every=1),
                              random_state=3).fit(X, y)
     assert clf.hdp_options().concentration_every == 1
     assert all(r.options.concentration_every == 1 for r in clf.hdp_results_)
-    default = BayesNetClassifier(structure="nb", estimator="hdp",
+    default = BayesNetClassifier(structure="nb", estimation="hdp",
                                  sampler=HDPOptions.preset("paper", n_iter=400),
                                  random_state=3).fit(X, y)
     # another schedule, another chain: the concentration traces differ
@@ -358,8 +373,8 @@ def test_m_backoff_value_reaches_the_tables_and_the_m_choice():
     from fastpath.estimate import m_estimate_table
 
     X, y = _zero_count_data()
-    path = BayesNetClassifier("tan", random_state=0, estimator="m").fit(X, y)
-    value = BayesNetClassifier("tan", m_backoff="value", random_state=0, estimator="m").fit(X, y)
+    path = BayesNetClassifier("tan", random_state=0, estimation="m").fit(X, y)
+    value = BayesNetClassifier("tan", m_backoff="value", random_state=0, estimation="m").fit(X, y)
     assert path.get_params()["m_backoff"] == "path"
     for tree, table in zip(value.trees_, value.probability_tables_, strict=True):
         np.testing.assert_array_equal(table, m_estimate_table(tree, value.m_, "value"))
@@ -403,17 +418,17 @@ def test_m_backoff_out_of_core(tmp_path):
     path = tmp_path / "zeros.csv"
     X.assign(target=y).to_csv(path, index=False)
     # a fixed m: the streamed fit estimates its tables with the value back-off
-    memory = BayesNetClassifier("tan", m=0.2, m_backoff="value", estimator="m").fit(X, y)
+    memory = BayesNetClassifier("tan", m=0.2, m_backoff="value", estimation="m").fit(X, y)
     streamed = BayesNetClassifier("tan", m=0.2, m_backoff="value",
-                                  estimator="m").fit(path, "target")
+                                  estimation="m").fit(path, "target")
     np.testing.assert_allclose(streamed.predict_proba(X), memory.predict_proba(X), rtol=1e-12)
     # m = "auto": the out-of-core m choice scores the candidates with the same back-off
-    auto = BayesNetClassifier("tan", m_backoff="value", random_state=1, estimator="m").fit(X, y)
+    auto = BayesNetClassifier("tan", m_backoff="value", random_state=1, estimation="m").fit(X, y)
     streamed = BayesNetClassifier("tan", m_backoff="value", random_state=1,
-                                  estimator="m").fit(path, "target")
+                                  estimation="m").fit(path, "target")
     assert streamed.m_scores_ == auto.m_scores_ and streamed.m_ == auto.m_
     np.testing.assert_allclose(streamed.predict_proba(X), auto.predict_proba(X), rtol=1e-12)
-    path_rule = BayesNetClassifier("tan", random_state=1, estimator="m").fit(path, "target")
+    path_rule = BayesNetClassifier("tan", random_state=1, estimation="m").fit(path, "target")
     assert path_rule.m_scores_ != streamed.m_scores_
 
 
@@ -422,7 +437,7 @@ def test_eskdb_passes_m_backoff_to_its_members(tmp_path):
     from fastpath.estimate import m_estimate_table
 
     X, y = _zero_count_data()
-    ens = ESKDBClassifier(n_estimators=2, k=1, estimator="m", m_backoff="value",
+    ens = ESKDBClassifier(n_estimators=2, k=1, estimation="m", m_backoff="value",
                           random_state=0).fit(X, y)
     for member in ens.members_:
         for tree, table in zip(member.trees, member.probability_tables, strict=True):
@@ -430,7 +445,7 @@ def test_eskdb_passes_m_backoff_to_its_members(tmp_path):
     ens.save(tmp_path / "ens.npz")
     assert ESKDBClassifier.load(tmp_path / "ens.npz").m_backoff == "value"
     with pytest.raises(ValueError, match=r"^m_backoff"):
-        ESKDBClassifier(estimator="m", m_backoff="values").fit(X, y)
+        ESKDBClassifier(estimation="m", m_backoff="values").fit(X, y)
 
 
 # ---------------------------------------------------------------------- the choice of m
@@ -442,11 +457,11 @@ def test_default_m_is_never_0_and_no_class_gets_probability_0():
     X, y = load_iris(return_X_y=True, as_frame=True)
     folds = list(StratifiedKFold(5).split(X, y))
     paper = [BayesNetClassifier("nb", m="holdout", random_state=0,
-                                estimator="m").fit(X.iloc[tr], y.iloc[tr]).m_
+                                estimation="m").fit(X.iloc[tr], y.iloc[tr]).m_
              for tr, _ in folds]
     assert 0.0 in paper  # what m="auto" was before: a certain estimate by accident
     for tr, te in folds:
-        clf = BayesNetClassifier("nb", random_state=0, estimator="m").fit(X.iloc[tr], y.iloc[tr])
+        clf = BayesNetClassifier("nb", random_state=0, estimation="m").fit(X.iloc[tr], y.iloc[tr])
         assert clf.m_ > 0 and set(clf.m_scores_) == {0.05, 0.2, 1.0, 5.0, 20.0}
         assert clf.predict_proba(X.iloc[te]).min() > 0
 
@@ -457,10 +472,10 @@ def test_default_m_does_not_depend_on_the_seed():
 
     X, y = load_wine(return_X_y=True, as_frame=True)
     paper = {BayesNetClassifier("nb", m="holdout", random_state=s,
-                                estimator="m").fit(X, y).m_ for s in range(6)}
+                                estimation="m").fit(X, y).m_ for s in range(6)}
     assert len(paper) > 1
     chosen = {BayesNetClassifier("nb", random_state=s,
-                                 estimator="m").fit(X, y).m_ for s in (0, 1, 2, None)}
+                                 estimation="m").fit(X, y).m_ for s in (0, 1, 2, None)}
     assert len(chosen) == 1
 
 
@@ -474,7 +489,7 @@ def test_partial_fit_with_default_m_scores_the_positive_candidates():
     X, y = load_dataset("car")
     perm = np.random.default_rng(0).permutation(len(X))  # every value in the first chunk
     X, y = X.iloc[perm].reset_index(drop=True), np.asarray(y)[perm]
-    clf = BayesNetClassifier("nb", random_state=0, estimator="m")
+    clf = BayesNetClassifier("nb", random_state=0, estimation="m")
     for s in range(0, len(X), 500):
         clf.partial_fit(X.iloc[s : s + 500], y[s : s + 500], classes=np.unique(y))
     clf.predict_proba(X.iloc[:3])  # re-estimates
@@ -483,10 +498,10 @@ def test_partial_fit_with_default_m_scores_the_positive_candidates():
 
 def test_verbose_reports_the_stages_and_the_sampler(capsys):
     X, y = load_dataset("car")
-    BayesNetClassifier("tan", estimator="hdp",
+    BayesNetClassifier("tan", estimation="hdp",
                        sampler=HDPOptions.preset("adaptive", n_iter=50), random_state=0).fit(X, y)
     assert capsys.readouterr().err == ""
-    clf = BayesNetClassifier("tan", estimator="hdp",
+    clf = BayesNetClassifier("tan", estimation="hdp",
                              sampler=HDPOptions.preset("adaptive", n_iter=50),
                              random_state=0, verbose=1)
     clf.fit(X, y)
@@ -502,7 +517,7 @@ def test_verbose_streamed_fit_names_its_passes(tmp_path, capsys):
     X, y = load_dataset("car")
     path = tmp_path / "car.csv"
     X.assign(cls=y).to_csv(path, index=False)
-    BayesNetClassifier("tan", verbose=True, estimator="m").fit(path, "cls", chunksize=500)
+    BayesNetClassifier("tan", verbose=True, estimation="m").fit(path, "cls", chunksize=500)
     err = capsys.readouterr().err
     for stage in ("pass 1: the schema", "pass 2: pair statistics", "pass 3: counting",
                   "pass 4: choosing m (loo)", "fitted in 4 passes"):
@@ -510,8 +525,8 @@ def test_verbose_streamed_fit_names_its_passes(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("make", [
-    lambda: BayesNetClassifier(estimator="m"),
-    lambda: ESKDBClassifier(n_estimators=2, estimator="m", random_state=0),
+    lambda: BayesNetClassifier(estimation="m"),
+    lambda: ESKDBClassifier(n_estimators=2, estimation="m", random_state=0),
 ])
 def test_zero_rows_predict_to_empty_arrays_of_the_right_shape(small, make, tmp_path):
     X, y = small
@@ -534,7 +549,7 @@ def test_zero_rows_predict_to_empty_arrays_of_the_right_shape(small, make, tmp_p
 
 def test_a_renamed_column_is_named_as_the_likely_match(small):
     X, y = small
-    clf = BayesNetClassifier(estimator="m").fit(X, y)
+    clf = BayesNetClassifier(estimation="m").fit(X, y)
     with pytest.raises(ValueError, match=r"renamed\? 'a' \(X has 'A'\)"):
         clf.predict(X.rename(columns={"a": "A"}))
 
@@ -548,9 +563,9 @@ def test_a_one_class_target_is_named_as_the_user_wrote_it(small, tmp_path):
     path = tmp_path / "one.csv"
     X.assign(c=y).to_csv(path, index=False)
     with pytest.raises(ValueError, match=r"only 1 class \('a'\)"):
-        BayesNetClassifier(estimator="m").fit(path, "c", chunksize=4)
+        BayesNetClassifier(estimation="m").fit(path, "c", chunksize=4)
     with pytest.raises(ValueError, match=r"only 1 class \('a'\)"):
-        BayesNetClassifier(estimator="m").partial_fit(X, y)
+        BayesNetClassifier(estimation="m").partial_fit(X, y)
 
 
 # ---------------------------------------------------------------- weights (issue 46, point 11)
@@ -564,7 +579,7 @@ def credit():
     lambda **p: BayesNetClassifier(structure="kdb", k=1,
                                    sampler=HDPOptions.preset("adaptive", n_iter=30),
                                    random_state=0, **p),
-    lambda **p: ESKDBClassifier(n_estimators=2, k=2, estimator="m", random_state=0, **p),
+    lambda **p: ESKDBClassifier(n_estimators=2, k=2, estimation="m", random_state=0, **p),
 ])
 def test_integer_sample_weights_are_the_rows_repeated(credit, make):
     X, y = credit
@@ -581,7 +596,7 @@ def test_integer_sample_weights_are_the_rows_repeated(credit, make):
 def test_a_class_whose_rows_all_weigh_zero_is_not_a_class(small):
     X, y = small
     y = np.array(["a", "b", "a", "b", "c", "a"])
-    clf = BayesNetClassifier(estimator="m").fit(X, y, sample_weight=[1, 1, 1, 1, 0, 2])
+    clf = BayesNetClassifier(estimation="m").fit(X, y, sample_weight=[1, 1, 1, 1, 0, 2])
     assert clf.classes_.tolist() == ["a", "b"]
 
 
@@ -596,7 +611,7 @@ def test_a_class_whose_rows_all_weigh_zero_is_not_a_class(small):
 def test_weights_that_cannot_be_counted_exactly_are_refused(small, weights, match):
     X, y = small
     with pytest.raises(ValueError, match=match):
-        BayesNetClassifier(estimator="m").fit(X, y, sample_weight=weights)
+        BayesNetClassifier(estimation="m").fit(X, y, sample_weight=weights)
 
 
 def test_sample_weight_with_a_stream_is_refused(small, tmp_path):
@@ -604,7 +619,7 @@ def test_sample_weight_with_a_stream_is_refused(small, tmp_path):
     path = tmp_path / "t.csv"
     X.assign(c=y).to_csv(path, index=False)
     with pytest.raises(ValueError, match="sample_weight applies to a table in memory"):
-        BayesNetClassifier(estimator="m").fit(str(path), "c", sample_weight=np.ones(6))
+        BayesNetClassifier(estimation="m").fit(str(path), "c", sample_weight=np.ones(6))
 
 
 def test_partial_fit_counts_weighted_rows_as_repeated(credit):
@@ -612,16 +627,16 @@ def test_partial_fit_counts_weighted_rows_as_repeated(credit):
     w = np.random.default_rng(1).integers(0, 3, len(X))
     rows = np.repeat(np.arange(len(X)), w)
     classes = np.unique(y)
-    a = BayesNetClassifier("nb", estimator="m", m=1.0).partial_fit(
+    a = BayesNetClassifier("nb", estimation="m", m=1.0).partial_fit(
         X, y, classes=classes, sample_weight=w)
-    b = BayesNetClassifier("nb", estimator="m", m=1.0).partial_fit(
+    b = BayesNetClassifier("nb", estimation="m", m=1.0).partial_fit(
         X.iloc[rows], y.iloc[rows], classes=classes)
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
 
 
 @pytest.mark.parametrize("make", [
-    lambda **p: BayesNetClassifier(estimator="m", **p),
-    lambda **p: ESKDBClassifier(n_estimators=2, k=1, estimator="m", random_state=0, **p),
+    lambda **p: BayesNetClassifier(estimation="m", **p),
+    lambda **p: ESKDBClassifier(n_estimators=2, k=1, estimation="m", random_state=0, **p),
 ])
 def test_class_weight_multiplies_the_class_prior(credit, make, tmp_path):
     X, y = credit
@@ -662,7 +677,7 @@ def test_class_weight_multiplies_the_class_prior(credit, make, tmp_path):
 
 def test_class_weight_with_integer_labels_survives_a_save(small, tmp_path):
     X, y = small
-    clf = BayesNetClassifier(estimator="m", class_weight={1: 2.5}).fit(X, y)
+    clf = BayesNetClassifier(estimation="m", class_weight={1: 2.5}).fit(X, y)
     clf.save(tmp_path / "m.npz")
     loaded = BayesNetClassifier.load(tmp_path / "m.npz")
     assert loaded.class_weight == {1: 2.5}
@@ -678,12 +693,12 @@ def test_class_weight_with_integer_labels_survives_a_save(small, tmp_path):
 def test_bad_class_weights_are_refused_before_the_fit(small, class_weight, match):
     X, y = small
     with pytest.raises(ValueError, match=match):
-        BayesNetClassifier(estimator="m", class_weight=class_weight).fit(X, y)
+        BayesNetClassifier(estimation="m", class_weight=class_weight).fit(X, y)
 
 
 def test_a_class_weight_for_an_unknown_label_leaves_the_estimator_as_it_was(small):
     X, y = small
-    clf = BayesNetClassifier(estimator="m").fit(X, y)
+    clf = BayesNetClassifier(estimation="m").fit(X, y)
     before = clf.predict_proba(X)
     clf.set_params(class_weight={7: 2.0})
     with pytest.raises(ValueError, match=r"labels that are not classes: \[7\]"):
@@ -698,7 +713,7 @@ def test_balanced_class_weight_finds_more_of_a_rare_class():
     y = np.where(rng.random(n) < 0.04, "yes", "no")
     X = pd.DataFrame({"a": np.where(rng.random(n) < np.where(y == "yes", 0.6, 0.3), "u", "v"),
                       "b": rng.normal(np.where(y == "yes", 0.7, 0.0), 1.0)})
-    plain = BayesNetClassifier("nb", estimator="m").fit(X, y)
-    balanced = BayesNetClassifier("nb", estimator="m", class_weight="balanced").fit(X, y)
+    plain = BayesNetClassifier("nb", estimation="m").fit(X, y)
+    balanced = BayesNetClassifier("nb", estimation="m", class_weight="balanced").fit(X, y)
     recall = [np.mean(c.predict(X)[y == "yes"] == "yes") for c in (plain, balanced)]
     assert recall[0] < 0.1 < 0.5 < recall[1]

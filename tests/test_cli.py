@@ -129,25 +129,25 @@ def test_help_says_bundled_names_are_accepted(cmd, capsys):
 
 def test_fit_passes_the_concentration_schedule(credit_csv, tmp_path, capsys):
     model = tmp_path / "every1.npz"
-    assert main(["fit", str(credit_csv), "--structure", "nb", "--estimator", "hdp",
+    assert main(["fit", str(credit_csv), "--structure", "nb", "--estimation", "hdp",
                  "--iterations", "300", "--concentration-every", "1", "--model", str(model),
                  "--quiet"]) == 0
     assert BayesNetClassifier.load(model).hdp_options().concentration_every == 1
-    assert main(["evaluate", str(credit_csv), "--estimator", "hdp",
+    assert main(["evaluate", str(credit_csv), "--estimation", "hdp",
                  "--concentration-every", "0"]) == 2
     assert "concentration_every" in capsys.readouterr().err
 
 
 def test_fit_passes_overrelax(credit_csv, tmp_path):
     model = tmp_path / "or.npz"
-    assert main(["fit", str(credit_csv), "--structure", "nb", "--estimator", "hdp",
+    assert main(["fit", str(credit_csv), "--structure", "nb", "--estimation", "hdp",
                  "--iterations", "300", "--overrelax", "--model", str(model), "--quiet"]) == 0
     assert BayesNetClassifier.load(model).hdp_options().overrelax is True
 
 
 def test_fit_passes_the_sampler_preset(credit_csv, tmp_path):
     model = tmp_path / "strict.npz"
-    assert main(["fit", str(credit_csv), "--structure", "nb", "--estimator", "hdp",
+    assert main(["fit", str(credit_csv), "--structure", "nb", "--estimation", "hdp",
                  "--sampler", "strict", "--model", str(model), "--quiet"]) == 0
     loaded = BayesNetClassifier.load(model)
     assert loaded.get_params()["sampler"] == "strict"  # a preset's name: no option changed
@@ -168,7 +168,7 @@ def test_the_defaults_are_hdp_with_the_adaptive_sampler(credit_csv, tmp_path):
     assert main(["fit", str(credit_csv), "--structure", "nb", "--model", str(model),
                  "--quiet"]) == 0
     params = BayesNetClassifier.load(model).get_params()
-    assert (params["estimator"], params["sampler"]) == ("hdp", "adaptive")
+    assert (params["estimation"], params["sampler"]) == ("hdp", "adaptive")
 
 
 def test_the_unconverged_warning_names_the_flags_not_python_parameters(credit_csv, tmp_path,
@@ -255,7 +255,7 @@ def test_output_paths_are_checked_before_the_work(credit_csv, tmp_path, capsys, 
     missing = tmp_path / "no-such-folder" / "m.npz"
     t0 = time.perf_counter()
     assert main(["fit", "--structure", "kdb",
-                 str(credit_csv), "--model", str(missing), "--estimator", "hdp",
+                 str(credit_csv), "--model", str(missing), "--estimation", "hdp",
                  "--quiet"]) == 2
     assert time.perf_counter() - t0 < 1.0
     err = capsys.readouterr().err
@@ -282,7 +282,7 @@ def test_output_paths_are_checked_before_the_work(credit_csv, tmp_path, capsys, 
 def test_damaged_model_files_are_errors_naming_them(credit_csv, tmp_path, capsys, damage):
     good = tmp_path / "good.npz"
     assert main(["fit", "--structure", "kdb",
-                 str(credit_csv), "--estimator", "m", "--model", str(good),
+                 str(credit_csv), "--estimation", "m", "--model", str(good),
                  "--quiet"]) == 0
     raw = good.read_bytes()
     bad = tmp_path / f"{damage}.npz"
@@ -332,7 +332,7 @@ def test_threads_and_seed_flags(credit_csv, tmp_path, capsys):
 
 def test_warnings_are_one_line_naming_the_command(credit_csv, tmp_path):
     # two short chains, asked for more precision than they have: the fit warns
-    proc = _hdpbn("fit", str(credit_csv), "--structure", "nb", "--estimator", "hdp",
+    proc = _hdpbn("fit", str(credit_csv), "--structure", "nb", "--estimation", "hdp",
                   "--chains", "2", "--iterations", "40", "--mcse-tolerance", "0.0001",
                   "--model", str(tmp_path / "h.npz"))
     _, err = proc.communicate(timeout=120)
@@ -346,7 +346,7 @@ def test_warnings_are_one_line_naming_the_command(credit_csv, tmp_path):
 
 def test_warning_display_is_restored_after_main(credit_csv, tmp_path, capsys):
     before = warnings.showwarning
-    assert main(["fit", str(credit_csv), "--structure", "nb", "--estimator", "hdp",
+    assert main(["fit", str(credit_csv), "--structure", "nb", "--estimation", "hdp",
                  "--chains", "2", "--iterations", "40", "--mcse-tolerance", "0.0001",
                  "--model", str(tmp_path / "h.npz")]) == 0
     assert warnings.showwarning is before
@@ -358,7 +358,7 @@ def test_eskdb_fit_predict_diagnose_and_evaluate(credit_csv, tmp_path, capsys):
     from fastpath import ESKDBClassifier
 
     model = tmp_path / "e.npz"
-    args = ["--structure", "eskdb", "--n-estimators", "3", "--estimator", "hdp",
+    args = ["--structure", "eskdb", "--n-estimators", "3", "--estimation", "hdp",
             "--iterations", "100", "--seed", "5"]
     assert main(["fit", str(credit_csv), "--model", str(model), *args, "--quiet"]) == 0
     loaded = ESKDBClassifier.load(model)
@@ -446,7 +446,7 @@ def test_fit_and_evaluate_print_convergence_warnings_on_stderr(credit_csv, tmp_p
 
 
 def test_fit_says_what_it_does_on_a_terminal_only(credit_csv, tmp_path, capsys, monkeypatch):
-    args = ["fit", str(credit_csv), "--structure", "kdb", "--k", "2", "--estimator", "hdp",
+    args = ["fit", str(credit_csv), "--structure", "kdb", "--k", "2", "--estimation", "hdp",
             "--iterations", "100", "--model", str(tmp_path / "m.npz")]
     assert main(args) == 0  # stderr is not a terminal under pytest: no stage lines
     assert "learning the structure" not in capsys.readouterr().err
@@ -491,7 +491,7 @@ def test_tokens_learned_at_a_cli_fit_are_missing_silently_at_prediction(tmp_path
     data = _stray_table(tmp_path / "t.csv")
     model = tmp_path / "m.npz"
     assert main(["fit", "--structure", "kdb",
-                 str(data), "--estimator", "m", "--model", str(model), *extra]) == 0
+                 str(data), "--estimation", "m", "--model", str(model), *extra]) == 0
     err = capsys.readouterr().err
     assert err.count("warning:") == 1 and "'n/a'" in err  # the fit says it once
     fitted = load_classifier(model)
@@ -505,7 +505,7 @@ def test_tokens_learned_at_a_cli_fit_are_missing_silently_at_prediction(tmp_path
     frame = pd.read_csv(data, keep_default_na=False, na_values=[""])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        clf = BayesNetClassifier(estimator="m", random_state=0).fit(
+        clf = BayesNetClassifier(estimation="m", random_state=0).fit(
             frame.drop(columns="class"), frame["class"])
     np.testing.assert_allclose(pd.read_csv(tmp_path / "p.csv")[["p_p", "p_q"]].to_numpy(),
                                clf.predict_proba(frame.drop(columns="class")))
@@ -515,7 +515,7 @@ def test_predict_quiet_prints_no_warnings(tmp_path, capsys):
     data = _stray_table(tmp_path / "t.csv")
     frame = pd.read_csv(data, keep_default_na=False, na_values=[""])
     numbers = pd.to_numeric(frame["income"], errors="coerce")
-    clf = BayesNetClassifier(estimator="m", random_state=0).fit(
+    clf = BayesNetClassifier(estimation="m", random_state=0).fit(
         frame.drop(columns="class").assign(income=numbers), frame["class"])
     model = tmp_path / "m.npz"
     clf.save(model)  # fitted without the token: prediction meets it as new
@@ -533,7 +533,7 @@ def test_predict_on_a_header_only_table_writes_a_header_only_table(credit_csv, t
                                                                    capsys, suffix):
     model = tmp_path / "m.npz"
     assert main(["fit", "--structure", "kdb",
-                 str(credit_csv), "--estimator", "m", "--model", str(model),
+                 str(credit_csv), "--estimation", "m", "--model", str(model),
                  "--quiet"]) == 0
     empty = pd.read_csv(credit_csv).iloc[:0].drop(columns="class")
     data = tmp_path / f"header{suffix}"
@@ -554,7 +554,7 @@ def test_a_wrong_separator_or_renamed_column_says_so_and_sep_reads_it(tmp_path, 
     data = _stray_table(tmp_path / "t.csv")
     model = tmp_path / "m.npz"
     assert main(["fit", "--structure", "kdb",
-                 str(data), "--estimator", "m", "--model", str(model), "--quiet"]) == 0
+                 str(data), "--estimation", "m", "--model", str(model), "--quiet"]) == 0
     frame = pd.read_csv(data, keep_default_na=False, na_values=[""])
     semi = tmp_path / "semi.csv"
     frame.to_csv(semi, sep=";", index=False)
@@ -569,13 +569,13 @@ def test_a_wrong_separator_or_renamed_column_says_so_and_sep_reads_it(tmp_path, 
     assert out.read_bytes() == (tmp_path / "q.csv").read_bytes()
     # fit and evaluate read it too, a fit in chunks as well (issue 55, point 3)
     assert main(["fit", "--structure", "kdb",
-                 str(semi), "--estimator", "m", "--model", str(tmp_path / "s.npz"),
+                 str(semi), "--estimation", "m", "--model", str(tmp_path / "s.npz"),
                  "--sep", ";", "--quiet"]) == 0
-    assert main(["evaluate", str(semi), "--estimator", "m", "--sep", ";", "--folds", "2",
+    assert main(["evaluate", str(semi), "--estimation", "m", "--sep", ";", "--folds", "2",
                  "--repeats", "1", "--json"]) == 0
     capsys.readouterr()
     assert main(["fit", "--structure", "kdb",
-                 str(semi), "--estimator", "m", "--model", str(tmp_path / "c.npz"),
+                 str(semi), "--estimation", "m", "--model", str(tmp_path / "c.npz"),
                  "--sep", ";", "--chunksize", "100", "--quiet"]) == 0
     assert main(["predict", str(data), "--model", str(tmp_path / "c.npz"), "--out",
                  str(tmp_path / "c.csv")]) == 0
@@ -598,7 +598,7 @@ def test_fit_class_weight_flag_reaches_the_model(tmp_path, capsys):
     for flag, expected in (("balanced", "balanced"), ("p:4,q:1", {"p": 4.0, "q": 1.0})):
         model = tmp_path / "m.npz"
         assert main(["fit", "--structure", "kdb",
-                     str(data), "--estimator", "m", "--model", str(model), "--quiet",
+                     str(data), "--estimation", "m", "--model", str(model), "--quiet",
                      "--class-weight", flag]) == 0
         assert load_classifier(model).class_weight == expected
     assert main(["fit", "--structure", "kdb",
@@ -607,7 +607,7 @@ def test_fit_class_weight_flag_reaches_the_model(tmp_path, capsys):
     assert "--class-weight must be 'balanced' or CLASS:WEIGHT" in capsys.readouterr().err
     assert main(["fit", "--structure", "kdb",
                  str(data), "--model", str(tmp_path / "x.npz"), "--class-weight",
-                 "r:2", "--estimator", "m"]) == 2
+                 "r:2", "--estimation", "m"]) == 2
     assert "labels that are not classes: ['r']" in capsys.readouterr().err
     assert main(["fit", "--structure", "kdb",
                  str(data), "--model", str(tmp_path / "x.npz"), "--class-weight",
@@ -631,7 +631,7 @@ def test_fit_defaults_to_the_ensemble_and_the_single_model_is_one_flag_away(tmp_
     assert isinstance(ensemble, ESKDBClassifier)
     assert ensemble.get_params() == ESKDBClassifier(random_state=0).get_params()
     assert len(ensemble.members_) == ESKDBClassifier().n_estimators
-    assert main(["fit", str(data), "--target", "y", "--structure", "kdb", "--estimator", "m",
+    assert main(["fit", str(data), "--target", "y", "--structure", "kdb", "--estimation", "m",
                  "--model", str(tmp_path / "k.npz"), "--quiet"]) == 0
     assert type(load_classifier(tmp_path / "k.npz")) is BayesNetClassifier
 
@@ -647,7 +647,7 @@ def test_fit_counts_rows_and_attributes_the_same_way_twice(tmp_path, capsys, mon
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)  # stage lines
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert main(["fit", "--structure", "kdb", "--estimator", "m", str(data),
+        assert main(["fit", "--structure", "kdb", "--estimation", "m", str(data),
                      "--model", str(tmp_path / "m.npz")]) == 0
     err = capsys.readouterr().err
     assert "coding 300 rows x 2 attributes" in err

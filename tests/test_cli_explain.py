@@ -80,7 +80,7 @@ def test_predict_interval_columns_are_the_models_quantiles(credit, tmp_path, cap
 
 def test_predict_interval_needs_a_model_with_draws(tmp_path, capsys):
     model = tmp_path / "m.npz"
-    assert main(["fit", "car", "--estimator", "m", "--model", str(model), "--quiet"]) == 0
+    assert main(["fit", "car", "--estimation", "m", "--model", str(model), "--quiet"]) == 0
     assert main(["predict", "car", "--model", str(model), "--interval", "0.9"]) == 2
     assert "record_draws=True" in capsys.readouterr().err
 

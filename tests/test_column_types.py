@@ -74,7 +74,7 @@ def _table(n: int = 3000, seed: int = 0) -> tuple[pd.DataFrame, pd.Series]:
 def _fit(X, y, **params):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = BayesNetClassifier(estimator="m", random_state=0, **params).fit(X, y)
+        model = BayesNetClassifier(estimation="m", random_state=0, **params).fit(X, y)
     return model, [str(w.message) for w in caught]
 
 
@@ -126,7 +126,7 @@ def test_a_fit_in_chunks_leaves_out_the_same_columns(tmp_path, chunksize):
     in_memory, _ = _fit(frame.drop(columns="label"), frame["label"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        streamed = BayesNetClassifier(estimator="m", random_state=0).fit(
+        streamed = BayesNetClassifier(estimation="m", random_state=0).fit(
             str(path), "label", chunksize=chunksize)
     assert streamed.excluded_features_ == in_memory.excluded_features_
     Xf = frame.drop(columns="label")
@@ -151,7 +151,7 @@ def test_the_distinct_sketch_is_the_same_in_chunks_and_exact_below_its_size():
 def _quiet_fit(X, y, **params):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return BayesNetClassifier(estimator="m", random_state=0, **params).fit(X, y)
+        return BayesNetClassifier(estimation="m", random_state=0, **params).fit(X, y)
 
 
 def test_an_array_of_every_column_predicts_as_the_frame_after_exclusions():
@@ -343,7 +343,7 @@ def test_a_cell_that_is_no_label_is_named_with_its_row(exclude):
     frame = _typed_frame()[["x", "grade"]]
     frame["cells"] = ["a", "b"] * 29 + [{"k": 1}, "a"]
     with pytest.raises(ValueError, match=r"column 'cells', row 58: a dict"):
-        BayesNetClassifier(estimator="m", exclude_features=exclude).fit(
+        BayesNetClassifier(estimation="m", exclude_features=exclude).fit(
             frame, np.resize(["p", "q"], len(frame)))
 
 
@@ -359,6 +359,6 @@ def test_a_token_that_is_a_number_is_found_in_an_object_column(values):
     else:
         assert mask is None
     frame = pd.DataFrame({"v": values * 10, "x": np.arange(60) % 3})
-    model = BayesNetClassifier(estimator="m", na_values=["-999", "b"]).fit(
+    model = BayesNetClassifier(estimation="m", na_values=["-999", "b"]).fit(
         frame, np.resize(["p", "q"], 60))
     assert model.predict_proba(frame).shape == (60, 2)

@@ -30,8 +30,8 @@ BNC = {n: p.default for n, p in inspect.signature(BayesNetClassifier).parameters
 ESKDB = {n: p.default for n, p in inspect.signature(ESKDBClassifier).parameters.items()}
 OPTIONS = {f.name: f.default for f in dataclasses.fields(HDPOptions)}
 # the flag of each classifier parameter that the command line always passes
-FLAGS = {"structure": "structure", "estimator": "estimator", "m": "m", "m_backoff": "m_backoff",
-         "n_jobs": "threads"}
+FLAGS = {"structure": "structure", "estimation": "estimation", "m": "m",
+         "m_backoff": "m_backoff", "n_jobs": "threads"}
 # the flag of each sampler option that the command line always passes
 SAMPLER_FLAGS = {"tying": "tying", "n_chains": "chains"}
 

@@ -214,7 +214,7 @@ def saved_model(tmp_path_factory):
     from fastpath.io import load_dataset
 
     X, y = load_dataset("car")
-    clf = BayesNetClassifier(structure="tan", estimator="hdp",
+    clf = BayesNetClassifier(structure="tan", estimation="hdp",
                              sampler=HDPOptions.preset("adaptive", n_iter=600, n_chains=2),
                              random_state=7)
     with warnings.catch_warnings():
@@ -270,7 +270,7 @@ def test_diagnose_errors(tmp_path):
         _diagnose([str(tmp_path / "missing.npz")])
     X, y = load_dataset("car")
     path = tmp_path / "m.npz"
-    BayesNetClassifier(structure="nb", estimator="m", m=1.0).fit(X, y).save(path)
+    BayesNetClassifier(structure="nb", estimation="m", m=1.0).fit(X, y).save(path)
     with pytest.raises(ValueError, match="only HDP fits"):
         _diagnose([str(path)])
     np.savez(tmp_path / "junk.npz", x=np.zeros(2))

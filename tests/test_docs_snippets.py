@@ -81,9 +81,9 @@ def test_the_readmes_when_to_use_it_quotes_the_results():
 
 
 def test_usages_parameter_tables_hold_every_parameter_and_every_choice_the_cli_offers():
-    """issue 55, point 7: ``--estimator`` offered m, hdp, hgs and hls where usage.md's table
+    """issue 55, point 7: ``--estimation`` offered m, hdp, hgs and hls where usage.md's table
     listed hdp and m; every parameter of both classifiers has a row, every structure and
-    estimator of the command line is named in its row."""
+    estimation method of the command line is named in its row."""
     import inspect
     from pathlib import Path
 
@@ -103,7 +103,7 @@ def test_usages_parameter_tables_hold_every_parameter_and_every_choice_the_cli_o
             assert name in rows or f"`{name}`" in others, (cls.__name__, name)
     fit = build_parser()._subparsers._group_actions[0].choices["fit"]
     choices = {a.dest: a.choices for a in fit._actions if a.choices}
-    for dest, row in (("structure", "structure"), ("estimator", "estimator")):
+    for dest, row in (("structure", "structure"), ("estimation", "estimation")):
         text = " ".join(rows[row])
         for choice in choices[dest]:
             assert f'"{choice}"' in text or f"--{dest} {choice}" in text, (dest, choice)

@@ -31,13 +31,13 @@ def credit():
     return X, np.asarray(y)
 
 
-@pytest.mark.parametrize("estimator", ["m", "hdp"])
-def test_one_member_without_stochastic_cuts_is_selective_kdb(credit, estimator):
+@pytest.mark.parametrize("estimation", ["m", "hdp"])
+def test_one_member_without_stochastic_cuts_is_selective_kdb(credit, estimation):
     X, y = credit
     # the discriminative layer included: member 0 weighs the rows a single classifier weighs
-    ref = BayesNetClassifier("skdb", 3, estimator, sampler=HDPOptions.preset("paper", n_iter=200),
+    ref = BayesNetClassifier("skdb", 3, estimation, sampler=HDPOptions.preset("paper", n_iter=200),
                              random_state=4, discriminative="attribute_class").fit(X, y)
-    ens = ESKDBClassifier(1, 3, estimator, discretization="mdl",
+    ens = ESKDBClassifier(1, 3, estimation, discretization="mdl",
                           sampler=HDPOptions.preset("paper", n_iter=200), random_state=4).fit(X, y)
     np.testing.assert_array_equal(ens.members_[0].term_weights, ref.members_[0].term_weights)
     (member,) = ens.members_
@@ -114,8 +114,8 @@ def test_seeds_reproduce_and_threads_do_not_matter(credit):
     a = ESKDBClassifier(**params, n_jobs=1).fit(X, y).predict_proba(X)
     b = ESKDBClassifier(**params, n_jobs=2).fit(X, y).predict_proba(X)  # members in 2 threads
     np.testing.assert_array_equal(a, b)
-    m1 = ESKDBClassifier(n_estimators=4, estimator="m", random_state=9, n_jobs=1).fit(X, y)
-    m3 = ESKDBClassifier(n_estimators=4, estimator="m", random_state=9, n_jobs=3).fit(X, y)
+    m1 = ESKDBClassifier(n_estimators=4, estimation="m", random_state=9, n_jobs=1).fit(X, y)
+    m3 = ESKDBClassifier(n_estimators=4, estimation="m", random_state=9, n_jobs=3).fit(X, y)
     np.testing.assert_array_equal(m1.predict_proba(X), m3.predict_proba(X))
     assert [mb.order for mb in m1.members_] == [mb.order for mb in m3.members_]
     c = ESKDBClassifier(**{**params, "random_state": 10}).fit(X, y).predict_proba(X)
@@ -126,7 +126,7 @@ def test_sampled_selections_reproduce_and_differ_between_members(credit):
     """selection_rows below the rows: each member scores its own sample (keys from its own
     seed), the same for any number of threads, and the rest of the fit draws as before."""
     X, y = credit
-    params = dict(n_estimators=3, k=2, estimator="m", random_state=9, selection_rows=150)
+    params = dict(n_estimators=3, k=2, estimation="m", random_state=9, selection_rows=150)
     a = ESKDBClassifier(**params, n_jobs=1).fit(X, y)
     b = ESKDBClassifier(**params, n_jobs=2).fit(X, y)
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
@@ -211,7 +211,7 @@ def test_prediction_reads_a_plan_built_with_the_fit_and_holds_its_arrays_once(cr
     ({"discretization": "yes"}, "discretization must be one of"),
     ({"discretization": True}, "discretization must be one of"),
     ({"k": -1}, "k must be"),
-    ({"estimator": "mle"}, "estimator must be"),
+    ({"estimation": "mle"}, "estimation must be"),
     ({"random_state": -3}, "random_state"),
 ])
 def test_bad_parameters_are_refused_naming_them(credit, params, match):
@@ -324,13 +324,13 @@ def _chunks(frame: pd.DataFrame, size: int):
     return [frame.iloc[i : i + size] for i in range(0, len(frame), size)]
 
 
-@pytest.mark.parametrize(("estimator", "discretization", "m"), [
+@pytest.mark.parametrize(("estimation", "discretization", "m"), [
     ("m", "stochastic", "auto"), ("m", "mdl", "holdout"), ("hdp", "stochastic", "auto"),
     ("m", "random", "auto"), ("hdp", "mixed", "auto"),
 ])
-def test_streamed_ensemble_equals_the_in_memory_one(credit, estimator, discretization, m):
+def test_streamed_ensemble_equals_the_in_memory_one(credit, estimation, discretization, m):
     X, y = credit
-    params = dict(n_estimators=4, estimator=estimator, m=m,
+    params = dict(n_estimators=4, estimation=estimation, m=m,
                   sampler=HDPOptions.preset("ensemble", n_iter=60),
                   discretization=discretization, random_state=5)
     with warnings.catch_warnings():
@@ -359,7 +359,7 @@ def test_streamed_ensemble_reads_the_data_as_often_as_one_member(credit, tmp_pat
 
     for n_members in (1, 5):
         reads.clear()
-        clf = ESKDBClassifier(n_estimators=n_members, estimator="m", random_state=0)
+        clf = ESKDBClassifier(n_estimators=n_members, estimation="m", random_state=0)
         clf.fit(chunks, "cls")
         # schema, pair statistics, counts, leave-one-out, the choice of m, the discriminative
         # layer's rows: whatever E is
@@ -370,7 +370,7 @@ def test_dask_ensemble_equals_the_in_memory_one(credit):
     dd = pytest.importorskip("dask.dataframe")
     X, y = credit
     frame = X.assign(cls=y)
-    params = dict(n_estimators=3, estimator="m", random_state=2)
+    params = dict(n_estimators=3, estimation="m", random_state=2)
     memory = ESKDBClassifier(**params).fit(X, y)
     ddf = dd.from_pandas(frame, npartitions=1)
     distributed = ESKDBClassifier(**params).fit(ddf, "cls")
@@ -385,7 +385,7 @@ def test_partial_fit_adds_counts_to_every_member(credit):
     first_rows = 500
     assert all(set(X[c].dropna()) <= set(X[c].iloc[:first_rows].dropna())
                for c in X.columns if not pd.api.types.is_numeric_dtype(X[c].dtype))
-    params = dict(n_estimators=3, estimator="m", m="holdout", random_state=1)
+    params = dict(n_estimators=3, estimation="m", m="holdout", random_state=1)
     clf = ESKDBClassifier(**params)
     clf.partial_fit(X.iloc[:first_rows], y[:first_rows], classes=np.unique(y))
     first = ESKDBClassifier(**params).fit(X.iloc[:first_rows], y[:first_rows])
@@ -420,7 +420,7 @@ def test_partial_fit_with_a_declared_schema_codes_every_member_with_it(credit):
 
 def test_mixed_members_alternate_the_stochastic_mdl_and_random_resolution(credit, tmp_path):
     X, y = credit
-    params = dict(n_estimators=4, k=2, estimator="m", discretization="mixed", random_state=3)
+    params = dict(n_estimators=4, k=2, estimation="m", discretization="mixed", random_state=3)
     ens = ESKDBClassifier(**params, n_jobs=1).fit(X, y)
     kinds = [m.encoder.discretization for m in ens.members_]
     assert kinds == ["stochastic", "random", "stochastic", "random"]

@@ -155,7 +155,7 @@ def test_cross_validate_with_a_seed_reproduces(tictactoe):
     X, y = tictactoe
 
     def make():
-        return BayesNetClassifier("nb", estimator="m", m=1.0)
+        return BayesNetClassifier("nb", estimation="m", m=1.0)
 
     a = cross_validate(make, X, y, n_folds=2, n_repeats=2, seed=3)
     b = cross_validate(make, X, y, n_folds=2, n_repeats=2, seed=3)
@@ -167,14 +167,14 @@ def test_cross_validate_with_a_seed_reproduces(tictactoe):
 def test_cross_validate_scores_every_fold_as_recomputed_by_hand(tictactoe):
     X, y = tictactoe
     calls = []
-    results = cross_validate(lambda: BayesNetClassifier("nb", estimator="m", m=1.0), X, y,
+    results = cross_validate(lambda: BayesNetClassifier("nb", estimation="m", m=1.0), X, y,
                              n_folds=3, n_repeats=1, seed=0,
                              progress=lambda i, n: calls.append((i, n)))
     assert calls == [(1, 3), (2, 3), (3, 3)]
     classes, y_codes = np.unique(y, return_inverse=True)
     folds = list(stratified_folds(y_codes, 3, 1, 0))
     for res, (_, _, train, test) in zip(results, folds, strict=True):
-        clf = BayesNetClassifier("nb", estimator="m", m=1.0).fit(X.iloc[train], y[train])
+        clf = BayesNetClassifier("nb", estimation="m", m=1.0).fit(X.iloc[train], y[train])
         proba = clf.predict_proba(X.iloc[test])
         assert list(clf.classes_) == list(classes)
         yt = y_codes[test]
@@ -206,7 +206,7 @@ def test_a_class_missing_from_the_training_fold_counts_as_an_error():
 
 def test_summarise_is_mean_and_sample_standard_deviation(tictactoe):
     X, y = tictactoe
-    results = cross_validate(lambda: BayesNetClassifier("nb", estimator="m", m=1.0), X, y,
+    results = cross_validate(lambda: BayesNetClassifier("nb", estimation="m", m=1.0), X, y,
                              n_folds=2, n_repeats=2, seed=1)
     s = summarise(results)
     for key in METRICS:

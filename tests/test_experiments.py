@@ -111,7 +111,7 @@ def test_dataset_means_ignore_incomplete_cells():
 
 def test_classifier_names():
     s = parse_classifier("SkDB5-HDP")
-    assert (s.structure, s.k, s.estimator, s.label) == ("skdb", 5, "hdp", "SkDB-5-HDP")
+    assert (s.structure, s.k, s.estimation, s.label) == ("skdb", 5, "hdp", "SkDB-5-HDP")
     assert parse_classifier("kdb0-m").k == 0
     assert parse_classifier("tan-m").label == "TAN-m"
     assert parse_classifier("rf").family == "rf"
@@ -127,7 +127,7 @@ def test_ensemble_and_raw_forest_names():
     assert (e.family, e.n_members, e.k, e.discretization, e.label) == (
         "eskdb", 20, 5, "stochastic", "ESKDB-20-HDP")
     d = parse_classifier("ESKDB5-mdl-m")
-    assert (d.n_members, d.discretization, d.estimator) == (5, "mdl", "m")
+    assert (d.n_members, d.discretization, d.estimation) == (5, "mdl", "m")
     # ensembles' cells since their selection is sampled, and since their stochastic cut points
     # have the authors' forced cut, are kept apart from the older ones
     assert e.cache_tag(1000) == "eskdb-hdp-it1000-selauto-fc"
@@ -303,7 +303,7 @@ def test_runner_end_to_end_with_resume(small_data, tmp_path):
     classes, y_codes = np.unique(labels, return_inverse=True)
     _, _, train, test = next(iter(stratified_folds(y_codes, 2, 1, 3)))
     cell = res[(res.dataset == "car") & (res.classifier == "kdb1-m") & (res.split == "r0-f0")]
-    model = BayesNetClassifier(structure="kdb", k=1, estimator="m", m="holdout",
+    model = BayesNetClassifier(structure="kdb", k=1, estimation="m", m="holdout",
                                random_state=int(cell["seed"].item()))
     model.fit(X.iloc[train], labels[train])
     proba = model.predict_proba(X.iloc[test])
@@ -548,7 +548,7 @@ def test_value_backoff_classifier_names():
     from validation.experiments.classifiers import make_classifier
 
     s = parse_classifier("KDB3-mv")
-    assert (s.family, s.structure, s.k, s.estimator, s.m_backoff) == (
+    assert (s.family, s.structure, s.k, s.estimation, s.m_backoff) == (
         "bnc", "kdb", 3, "m", "value")
     assert s.label == "kDB-3-m (value back-off)"
     assert s.cache_tag(500) == "kdb3-mv"
@@ -559,7 +559,7 @@ def test_value_backoff_classifier_names():
     assert parse_classifier("kdb3-hdp").m_backoff == "path"
     model = make_classifier(parse_classifier("skdb5-mv"), seed=2)
     assert isinstance(model, BayesNetClassifier)
-    assert (model.structure, model.k, model.estimator, model.m_backoff) == ("skdb", 5, "m",
+    assert (model.structure, model.k, model.estimation, model.m_backoff) == ("skdb", 5, "m",
                                                                            "value")
     assert make_classifier(parse_classifier("kdb3-m")).m_backoff == "path"
     for bad in ("kdb3-mvv", "tan-hdpv", "eskdb-mv"):
@@ -599,7 +599,7 @@ def test_mloo_names_the_default_m_rule_and_m_the_papers():
     assert parse_classifier("tan-m").m_rule == "holdout"
     assert parse_classifier("kdb3-mv").m_rule == "holdout"
     spec = parse_classifier("kdb3-mloo")
-    assert (spec.estimator, spec.m_backoff, spec.m_rule) == ("m", "path", "auto")
+    assert (spec.estimation, spec.m_backoff, spec.m_rule) == ("m", "path", "auto")
     assert spec.label == "kDB-3-m (leave-one-out m)"
     assert make_classifier(spec).m == "auto"
     assert make_classifier(parse_classifier("nb-m")).m == "holdout"
@@ -685,7 +685,7 @@ def test_hdpr_is_hdp_with_the_reference_samplers_shortcuts():
     from validation.experiments.classifiers import make_classifier, parse_classifier
 
     spec = parse_classifier("tan-hdpr")
-    assert (spec.estimator, spec.reference_sampler) == ("hdp", True)
+    assert (spec.estimation, spec.reference_sampler) == ("hdp", True)
     assert spec.cache_tag(1000) == "tan-hdpr-it1000" and spec.label == "TAN-HDP (reference sampler)"
     model = make_classifier(spec, iterations=300)
     options = model.hdp_options()

@@ -1,7 +1,7 @@
 """Exact explanations (fastpath/pipeline/_explain.py, fastpath/predict/_explain.py): the terms
 are the tables' numbers at the nodes an independent descent (``ContextTree.find``) reaches,
-they sum to ``predict_log_proba`` for every structure and estimator, the ensemble's gap obeys
-its identity and Jensen's bounds, unknown values contribute 0 and are flagged, and the
+they sum to ``predict_log_proba`` for every structure and estimation method, the ensemble's gap
+obeys its identity and Jensen's bounds, unknown values contribute 0 and are flagged, and the
 structure's information is the empirical ``I(X_i; Y | Pa_i)`` counted by brute force."""
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from fastpath.structure import mutual_information
 
 STRUCTURES = [dict(structure="nb"), dict(structure="tan"), dict(structure="kdb", k=1),
               dict(structure="kdb", k=2), dict(structure="skdb", k=2)]
-ESTIMATORS = [dict(estimator="m"), dict(estimator="m", m=0.5),
-              dict(estimator="hdp", sampler=HDPOptions.preset("adaptive", n_iter=40)),
-              dict(estimator="hgs")]
+ESTIMATIONS = [dict(estimation="m"), dict(estimation="m", m=0.5),
+               dict(estimation="hdp", sampler=HDPOptions.preset("adaptive", n_iter=40)),
+               dict(estimation="hgs")]
 
 
 def table(rng: np.random.Generator, n_rows: int, cards: list[int], n_classes: int
@@ -75,10 +75,10 @@ def brute_terms(clf, X: pd.DataFrame) -> list[np.ndarray]:
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(structure=st.sampled_from(STRUCTURES), estimator=st.sampled_from(ESTIMATORS),
+@given(structure=st.sampled_from(STRUCTURES), estimation=st.sampled_from(ESTIMATIONS),
        n_rows=st.integers(30, 200), cards=st.lists(st.integers(2, 4), min_size=2, max_size=5),
        n_classes=st.integers(2, 3), seed=st.integers(0, 2**32 - 1))
-def test_contributions_sum_to_the_log_posterior(structure, estimator, n_rows, cards, n_classes,
+def test_contributions_sum_to_the_log_posterior(structure, estimation, n_rows, cards, n_classes,
                                                 seed):
     rng = np.random.default_rng(seed)
     X, y = table(rng, n_rows, cards, n_classes)
@@ -87,7 +87,7 @@ def test_contributions_sum_to_the_log_posterior(structure, estimator, n_rows, ca
     test = with_unseen(rng, table(rng, 60, cards, n_classes)[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # short chains, unseen values
-        clf = BayesNetClassifier(**structure, **estimator, random_state=0).fit(X, y)
+        clf = BayesNetClassifier(**structure, **estimation, random_state=0).fit(X, y)
         ex = clf.explain(test)
         np.testing.assert_allclose(ex.log_posterior, clf.predict_log_proba(test), rtol=0,
                                    atol=1e-10)
@@ -112,8 +112,8 @@ def test_member_joint_is_the_prediction_kernels_bit_for_bit(car):
     """The prior plus the terms, added in the kernel's order, are the kernel's own floats,
     with every layout (tables in advance, merged branches, descents) in play."""
     X, y = car
-    for clf in (BayesNetClassifier(structure="kdb", k=3, estimator="m").fit(X, y),
-                ESKDBClassifier(n_estimators=3, estimator="m", random_state=1).fit(X, y)):
+    for clf in (BayesNetClassifier(structure="kdb", k=3, estimation="m").fit(X, y),
+                ESKDBClassifier(n_estimators=3, estimation="m", random_state=1).fit(X, y)):
         plan = clf._plan()
         codes, columns = code_members(plan.encoders, X, plan.layout)
         joint = packed_joint_log_likelihood(plan.packed, codes, columns)
@@ -126,7 +126,7 @@ def test_ensemble_gap_identity_and_bounds(car):
     X, y = car
     rng = np.random.default_rng(3)
     test = with_unseen(rng, X.iloc[::7].reset_index(drop=True), rate=0.05)
-    clf = ESKDBClassifier(n_estimators=4, estimator="m", random_state=2).fit(X, y)
+    clf = ESKDBClassifier(n_estimators=4, estimation="m", random_state=2).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ex = clf.explain(test)
@@ -160,7 +160,7 @@ def dataclasses_replace_members(clf, members):
 
 def test_iter_explain_streams_a_file_in_chunks(tmp_path, car):
     X, y = car
-    clf = BayesNetClassifier(structure="tan", estimator="m").fit(X, y)
+    clf = BayesNetClassifier(structure="tan", estimation="m").fit(X, y)
     path = tmp_path / "car.csv"
     X.to_csv(path, index=False)
     whole = clf.explain(X)
@@ -177,17 +177,17 @@ def test_iter_explain_streams_a_file_in_chunks(tmp_path, car):
 
 def test_class_weight_is_in_the_prior_term(car):
     X, y = car
-    clf = BayesNetClassifier(estimator="m", class_weight="balanced").fit(X, y)
+    clf = BayesNetClassifier(estimation="m", class_weight="balanced").fit(X, y)
     ex = clf.explain(X.iloc[:50])
     np.testing.assert_allclose(ex.log_posterior, clf.predict_log_proba(X.iloc[:50]), atol=1e-10)
-    plain = BayesNetClassifier(estimator="m").fit(X, y).explain(X.iloc[:50])
+    plain = BayesNetClassifier(estimation="m").fit(X, y).explain(X.iloc[:50])
     np.testing.assert_array_equal(ex.contributions, plain.contributions)
     assert not np.allclose(ex.prior, plain.prior)
 
 
 def test_to_frame_and_importance(car):
     X, y = car
-    clf = BayesNetClassifier(estimator="m").fit(X, y)
+    clf = BayesNetClassifier(estimation="m").fit(X, y)
     ex = clf.explain(X.iloc[:20])
     with pytest.raises(ValueError, match="cls"):
         ex.to_frame()
@@ -209,7 +209,7 @@ def test_to_frame_and_importance(car):
 def test_two_class_frame_sums_to_the_log_odds():
     rng = np.random.default_rng(0)
     X, y = table(rng, 300, [3, 2, 4], 2)
-    clf = BayesNetClassifier(structure="kdb", k=1, estimator="m").fit(X, y)
+    clf = BayesNetClassifier(structure="kdb", k=1, estimation="m").fit(X, y)
     frame = clf.explain(X).to_frame()
     lp = clf.predict_log_proba(X)
     parts = frame.drop(columns="log_odds").sum(axis=1)
@@ -234,7 +234,7 @@ def brute_cmi(x: np.ndarray, y: np.ndarray, parents: np.ndarray) -> float:
 def test_structure_information_is_the_conditional_mutual_information():
     rng = np.random.default_rng(5)
     X, y = table(rng, 400, [3, 3, 2, 4], 3)
-    clf = BayesNetClassifier(structure="kdb", k=2, estimator="m").fit(X, y)
+    clf = BayesNetClassifier(structure="kdb", k=2, estimation="m").fit(X, y)
     codes = clf.members_[0].encoder.transform(X)
     y_codes = np.searchsorted(clf.classes_, y)
     info = clf.structure_information()
@@ -242,7 +242,7 @@ def test_structure_information_is_the_conditional_mutual_information():
         expected = brute_cmi(codes[:, j], y_codes,
                              codes[:, list(parents)] if parents else np.zeros((len(X), 1)))
         assert info[f"a{j}"] == pytest.approx(expected, abs=1e-12)
-    nb = BayesNetClassifier(structure="nb", estimator="m").fit(X, y)
+    nb = BayesNetClassifier(structure="nb", estimation="m").fit(X, y)
     mi = mutual_information(codes, y_codes, clf.members_[0].encoder.cardinalities_, 3)
     np.testing.assert_allclose(nb.structure_information()[list(X.columns)], mi, atol=1e-12)
 

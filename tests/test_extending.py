@@ -28,7 +28,7 @@ def car():
 # ---------------------------------------------------------------------- an estimator
 @dataclasses.dataclass(frozen=True)
 class LaplaceOptions:
-    """Options of the toy estimator below, given as ``estimator=LaplaceOptions(prior=...)``."""
+    """Options of the toy estimator below, given as ``estimation=LaplaceOptions(prior=...)``."""
 
     prior: float = 1.0
 
@@ -80,16 +80,16 @@ def short_sampler():
 
 def test_an_estimator_is_added_at_one_point(car, laplace, tmp_path, capsys):
     X, y = car
-    clf = BayesNetClassifier("kdb", k=1, estimator="laplace", random_state=0).fit(X, y)
+    clf = BayesNetClassifier("kdb", k=1, estimation="laplace", random_state=0).fit(X, y)
     proba = clf.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert (clf.predict(X) == y.to_numpy()).mean() > 0.8
     # the same tables as m-estimates would not give: the toy's own rule ran
-    m1 = BayesNetClassifier("kdb", k=1, estimator="m", m=1.0, random_state=0).fit(X, y)
+    m1 = BayesNetClassifier("kdb", k=1, estimation="m", m=1.0, random_state=0).fit(X, y)
     assert not np.array_equal(proba, m1.predict_proba(X))
-    ESKDBClassifier(n_estimators=2, estimator="laplace", random_state=0).fit(X, y).predict(X)
+    ESKDBClassifier(n_estimators=2, estimation="laplace", random_state=0).fit(X, y).predict(X)
     # the command line accepts it too
-    assert main(["evaluate", "car", "--estimator", "laplace", "--structure", "nb",
+    assert main(["evaluate", "car", "--estimation", "laplace", "--structure", "nb",
                  "--folds", "2", "--repeats", "1"]) == 0
     capsys.readouterr()
 
@@ -117,8 +117,8 @@ def test_registration_refuses_built_in_and_taken_names():
     with pytest.raises(TypeError, match="expected a StructureLearner"):
         pipeline.register_structure(TableEstimator("mine", _laplace))
     assert "toy" not in pipeline.ESTIMATORS and "mine" not in pipeline.STRUCTURES
-    with pytest.raises(ValueError, match="estimator must be one of"):
-        BayesNetClassifier(estimator="toy").fit([[0], [1]], [0, 1])
+    with pytest.raises(ValueError, match="estimation must be one of"):
+        BayesNetClassifier(estimation="toy").fit([[0], [1]], [0, 1])
 
 
 # ---------------------------------------------------------------------- a structure learner
@@ -139,7 +139,7 @@ def _chain_from_scores(mi, cmi, n_attributes, k, order):
 
 def test_a_structure_learner_is_added_at_one_point(car, chain):
     X, y = car
-    clf = BayesNetClassifier("chain", estimator="m", random_state=0).fit(X, y)
+    clf = BayesNetClassifier("chain", estimation="m", random_state=0).fit(X, y)
     assert clf.structure_.parents == ((), *tuple((j - 1,) for j in range(1, X.shape[1])))
     assert (clf.predict(X) == y.to_numpy()).mean() > 0.7
     assert "chain" in pipeline.STRUCTURES
@@ -148,15 +148,15 @@ def test_a_structure_learner_is_added_at_one_point(car, chain):
 def test_a_learner_without_from_scores_fits_in_memory_only(car):
     X, y = car
     with _registered(StructureLearner("chain-mem", _chain, ordered=True)):
-        BayesNetClassifier("chain-mem", estimator="m").fit(X, y)
+        BayesNetClassifier("chain-mem", estimation="m").fit(X, y)
         with pytest.raises(ValueError, match="in memory only"):
-            BayesNetClassifier("chain-mem", estimator="m").fit(
+            BayesNetClassifier("chain-mem", estimation="m").fit(
                 iter([X.assign(**{"class": y})]), "class")
 
 
 def test_an_ordered_structure_learner_follows_each_members_drawn_order(car, chain):
     X, y = car
-    ens = ESKDBClassifier(4, estimator="m", structure="chain", random_state=0).fit(X, y)
+    ens = ESKDBClassifier(4, estimation="m", structure="chain", random_state=0).fit(X, y)
     orders = [member.structure.order for member in ens.members_]
     assert orders[0] == tuple(range(X.shape[1]))  # member 0: no order drawn
     assert len(set(orders[1:])) > 1  # the others: the orders drawn from I(X; Y)
@@ -187,7 +187,7 @@ def _short_sampler(trees, context):
 
 def test_a_changed_sampler_is_an_estimator_with_the_sampler(car, short_sampler):
     X, y = car
-    clf = BayesNetClassifier("nb", estimator="hdp-short", random_state=0).fit(X, y)
+    clf = BayesNetClassifier("nb", estimation="hdp-short", random_state=0).fit(X, y)
     assert isinstance(clf.hdp_options(), HDPOptions)
     assert all((r.options.n_iter, r.options.n_chains) == (200, 1) for r in clf.hdp_results_)
     assert (clf.predict(X) == y.to_numpy()).mean() > 0.7
@@ -209,9 +209,9 @@ def test_an_estimator_that_chooses_m_gets_each_members_m(car):
     X, y = car
     seen_m.clear()
     with _registered(TableEstimator("m-toy", _m_rule, chooses_m=True)):
-        ens = ESKDBClassifier(n_estimators=3, estimator="m-toy", m="auto",
+        ens = ESKDBClassifier(n_estimators=3, estimation="m-toy", m="auto",
                               random_state=0).fit(X, y)
-        ref = ESKDBClassifier(n_estimators=3, estimator="m", m="auto", random_state=0).fit(X, y)
+        ref = ESKDBClassifier(n_estimators=3, estimation="m", m="auto", random_state=0).fit(X, y)
     assert seen_m == [member.m for member in ens.members_]
     assert all(isinstance(m, float) for m in seen_m)
     assert [member.m_scores for member in ens.members_] == [
@@ -243,7 +243,7 @@ def test_an_estimators_tables_are_checked(car, estimate, match, name):
     X, y = car
     with _registered(TableEstimator(name, estimate)):
         with pytest.raises(ValueError, match=f"estimator '{name}'.*{match}"):
-            BayesNetClassifier("nb", estimator=name).fit(X, y)
+            BayesNetClassifier("nb", estimation=name).fit(X, y)
 
 
 def _spied(estimate):
@@ -261,9 +261,9 @@ def test_the_context_is_the_fits_parameters(car):
     X, y = car
     spy, seen = _spied(_laplace)
     with _registered(TableEstimator("spy", spy, options=LaplaceOptions)):
-        BayesNetClassifier("nb", estimator=LaplaceOptions(0.5), m_backoff="value", n_jobs=1,
+        BayesNetClassifier("nb", estimation=LaplaceOptions(0.5), m_backoff="value", n_jobs=1,
                            random_state=7).fit(X, y)
-        ESKDBClassifier(3, estimator="spy", random_state=7).fit(X, y)
+        ESKDBClassifier(3, estimation="spy", random_state=7).fit(X, y)
     single, ensemble = seen[0], seen[-1]
     assert isinstance(single, EstimationContext)
     assert single.options == LaplaceOptions(0.5) and ensemble.options == LaplaceOptions()
@@ -276,7 +276,7 @@ def test_a_sampler_estimator_samples_to_the_members_tolerance(car):
     X, y = car
     spy, seen = _spied(_short_sampler)
     with _registered(TableEstimator("hdp-spy", spy, sampler=True)):
-        ESKDBClassifier(4, estimator="hdp-spy", random_state=0).fit(X, y)
+        ESKDBClassifier(4, estimation="hdp-spy", random_state=0).fit(X, y)
     (context,) = seen
     assert context.sampler == HDPOptions.preset("ensemble")
     assert context.tree_sampler.mcse_tolerance == pytest.approx(0.01 * 2)
@@ -291,7 +291,7 @@ def test_rows_that_are_not_probability_vectors_are_refused_naming_the_node(car):
     with _registered(TableEstimator("half", _half_rows)):
         with pytest.raises(ValueError, match=r"estimator 'half': table 0 \(P\(class\)\), node 0:"
                                              r" its row sums to 0\.5, not 1"):
-            BayesNetClassifier("nb", estimator="half").fit(X, y)
+            BayesNetClassifier("nb", estimation="half").fit(X, y)
 
 
 def test_a_toy_of_each_kind_saves_loads_streams_and_makes_an_ensemble(car, chain, tmp_path):
@@ -300,8 +300,8 @@ def test_a_toy_of_each_kind_saves_loads_streams_and_makes_an_ensemble(car, chain
     member and an ensemble, saved and loaded with its options (where it is registered)."""
     X, y = car
     with _registered(TableEstimator("laplace-opts", _laplace, options=LaplaceOptions)):
-        for clf in (BayesNetClassifier("chain", estimator=LaplaceOptions(0.5), random_state=0),
-                    ESKDBClassifier(3, estimator=LaplaceOptions(0.5), structure="chain",
+        for clf in (BayesNetClassifier("chain", estimation=LaplaceOptions(0.5), random_state=0),
+                    ESKDBClassifier(3, estimation=LaplaceOptions(0.5), structure="chain",
                                     discriminative=None, random_state=0)):
             clf.fit(X, y)
             streamed = clone(clf).fit(iter([X.assign(**{"class": y})]), "class")
@@ -309,10 +309,10 @@ def test_a_toy_of_each_kind_saves_loads_streams_and_makes_an_ensemble(car, chain
             clf.save(tmp_path / "toy.npz")
             loaded = type(clf).load(tmp_path / "toy.npz")
             assert loaded.get_params() == clf.get_params()
-            assert loaded.estimator == LaplaceOptions(0.5)
+            assert loaded.estimation == LaplaceOptions(0.5)
             np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
             # the options reached the estimator: another prior, other tables
-            other = clone(clf).set_params(estimator=LaplaceOptions(2.0)).fit(X, y)
+            other = clone(clf).set_params(estimation=LaplaceOptions(2.0)).fit(X, y)
             assert not np.array_equal(other.predict_proba(X), clf.predict_proba(X))
     # unregistered, the file names what it needs
     with pytest.raises(ValueError, match="'laplace-opts' with options is not a registered"):
@@ -326,7 +326,7 @@ def test_options_that_are_not_a_dataclass_are_refused_when_saved(car, tmp_path):
         prior = 1.0
 
     with _registered(TableEstimator("opaque", _laplace, options=Opaque)):
-        clf = BayesNetClassifier("nb", estimator=Opaque(), random_state=0).fit(X, y)
+        clf = BayesNetClassifier("nb", estimation=Opaque(), random_state=0).fit(X, y)
         with pytest.raises(ValueError, match="Opaque cannot be saved"):
             clf.save(tmp_path / "m.npz")
     assert not (tmp_path / "m.npz").exists()
@@ -335,7 +335,7 @@ def test_options_that_are_not_a_dataclass_are_refused_when_saved(car, tmp_path):
 def test_a_registered_sampler_is_diagnosed_from_its_model_file(car, short_sampler, tmp_path,
                                                                 capsys):
     X, y = car
-    clf = BayesNetClassifier("nb", estimator="hdp-short", random_state=0).fit(X, y)
+    clf = BayesNetClassifier("nb", estimation="hdp-short", random_state=0).fit(X, y)
     clf.save(tmp_path / "m.npz")
     # exit status 1: the short chains are not certified, which is what diagnose reports
     assert main(["diagnose", str(tmp_path / "m.npz")]) == (0 if clf.diagnostics_.converged
@@ -350,4 +350,4 @@ def test_a_learner_in_memory_only_is_refused_before_a_stream_is_read():
 
     with _registered(StructureLearner("chain-mem", _chain, ordered=True)):
         with pytest.raises(ValueError, match="in memory only"):
-            BayesNetClassifier("chain-mem", estimator="m").fit(chunks(), "class")
+            BayesNetClassifier("chain-mem", estimation="m").fit(chunks(), "class")

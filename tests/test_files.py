@@ -54,7 +54,7 @@ def test_a_process_killed_while_saving_over_a_model_leaves_the_old_one(tmp_path)
     """The child loads the model, then saves a refit over it, stalling (then killed) after
     writing half of the new file; the old model still loads and predicts as before."""
     X, y = load_dataset("credit-a")
-    old = BayesNetClassifier(estimator="m", random_state=0).fit(X, y)
+    old = BayesNetClassifier(estimation="m", random_state=0).fit(X, y)
     path = tmp_path / "model.npz"
     old.save(path)
     before = path.read_bytes()
@@ -73,7 +73,7 @@ def test_a_process_killed_while_saving_over_a_model_leaves_the_old_one(tmp_path)
 
         np.savez_compressed = stalled
         X, y = load_dataset("credit-a")
-        BayesNetClassifier(estimator="m", random_state=1).fit(X, y).save({str(path)!r})
+        BayesNetClassifier(estimation="m", random_state=1).fit(X, y).save({str(path)!r})
     """)
     proc = subprocess.Popen([sys.executable, "-c", child])
     try:
@@ -99,7 +99,7 @@ def test_the_command_line_refuses_to_overwrite_its_input(credit_csv, tmp_path, c
     assert "--model" in capsys.readouterr().err and credit_csv.read_bytes() == data
     model = tmp_path / "m.npz"
     assert main(["fit", "--structure", "kdb",
-                 str(credit_csv), "--estimator", "m", "--model", str(model),
+                 str(credit_csv), "--estimation", "m", "--model", str(model),
                  "--quiet"]) == 0
     saved = model.read_bytes()
     # the same file under another spelling of its path
@@ -210,7 +210,7 @@ def test_a_saved_model_is_readable_by_others_under_umask_022(tmp_path):
     X, y = load_dataset("credit-a")
     old = os.umask(0o022)
     try:
-        BayesNetClassifier(estimator="m", random_state=0).fit(X, y).save(tmp_path / "m.npz")
+        BayesNetClassifier(estimation="m", random_state=0).fit(X, y).save(tmp_path / "m.npz")
     finally:
         os.umask(old)
     assert os.stat(tmp_path / "m.npz").st_mode & 0o777 == 0o644
@@ -218,7 +218,7 @@ def test_a_saved_model_is_readable_by_others_under_umask_022(tmp_path):
 
 def test_a_failed_save_names_the_path_given_not_the_temporary(tmp_path, monkeypatch):
     X, y = load_dataset("credit-a")
-    clf = BayesNetClassifier(estimator="m", random_state=0).fit(X, y)
+    clf = BayesNetClassifier(estimation="m", random_state=0).fit(X, y)
     real_open = os.open
 
     def refusing(path, *args, **kwargs):  # a read-only folder, as a non-root user meets it
@@ -246,7 +246,7 @@ def test_a_failed_save_names_the_path_given_not_the_temporary(tmp_path, monkeypa
 def test_predict_writes_through_a_link_and_into_a_pipe(credit_csv, tmp_path, capsys):
     model = tmp_path / "m.npz"
     assert main(["fit", "--structure", "kdb",
-                 str(credit_csv), "--estimator", "m", "--model", str(model),
+                 str(credit_csv), "--estimation", "m", "--model", str(model),
                  "--quiet"]) == 0
     direct = tmp_path / "direct.csv"
     assert main(["predict", str(credit_csv), "--model", str(model), "--out", str(direct)]) == 0

@@ -22,7 +22,7 @@ def test_the_first_verbose_fit_of_a_process_names_the_compile_and_no_later_one()
         "X, y = load_dataset('car')\n"
         "X, y = X.iloc[::20], y.iloc[::20]\n"
         "for _ in range(2):\n"
-        "    BayesNetClassifier('nb', estimator='m', m=1.0, verbose=1).fit(X, y)\n"
+        "    BayesNetClassifier('nb', estimation='m', m=1.0, verbose=1).fit(X, y)\n"
     )
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          check=True, timeout=600)
@@ -80,12 +80,12 @@ def test_the_command_line_says_when_it_compiles(credit_csv, tmp_path, capsys, mo
     from fastpath.cli import main
 
     model = tmp_path / "m.npz"
-    assert main(["fit", "--structure", "nb", "--estimator", "m", str(credit_csv), "--model",
+    assert main(["fit", "--structure", "nb", "--estimation", "m", str(credit_csv), "--model",
                  str(model), "--quiet"]) == 0
     monkeypatch.setattr(config, "kernels_cold", lambda: True)
     for argv in (["predict", str(credit_csv), "--model", str(model), "--out",
                   str(tmp_path / "p.csv")],
-                 ["fit", "--structure", "nb", "--estimator", "m", str(credit_csv), "--model",
+                 ["fit", "--structure", "nb", "--estimation", "m", str(credit_csv), "--model",
                   str(model)]):
         assert main(argv) == 0
         err = capsys.readouterr().err

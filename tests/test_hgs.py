@@ -1,6 +1,6 @@
 """Hierarchical gradient smoothing (fastpath.estimate._hgs, issue 27): the tables and the
 leave-one-out loss against a direct, slow implementation of the definition, the gradient
-against finite differences, the fit, and the classifiers with ``estimator="hgs"`` in memory,
+against finite differences, the fit, and the classifiers with ``estimation="hgs"`` in memory,
 streamed and as an ensemble."""
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def test_every_row_is_a_distribution_without_an_exact_zero(tree):
 
 @pytest.mark.parametrize("make", [
     lambda: BayesNetClassifier("kdb", 2, "hgs", random_state=0, n_jobs=1),
-    lambda: ESKDBClassifier(3, k=2, estimator="hgs", random_state=0, n_jobs=1),
+    lambda: ESKDBClassifier(3, k=2, estimation="hgs", random_state=0, n_jobs=1),
 ], ids=["kdb2", "eskdb"])
 def test_the_classifiers_fit_in_memory_and_streamed_alike(fits_in_memory_and_streamed_alike,
                                                           make):

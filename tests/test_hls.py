@@ -1,7 +1,7 @@
 """Hierarchical linear smoothing (fastpath.estimate._hls, issue 27): the fit on the counts
 against scikit-learn's LogisticRegression on the expanded rows with the same penalty, the
 gradient against finite differences, proper distributions, and the classifiers with
-``estimator="hls"`` in memory, streamed, as an ensemble, on the command line and in the
+``estimation="hls"`` in memory, streamed, as an ensemble, on the command line and in the
 experiments' names."""
 
 from __future__ import annotations
@@ -132,18 +132,18 @@ def test_every_row_is_a_distribution_without_an_exact_zero(tree):
 def test_the_penalty_is_checked_and_reaches_the_fit():
     with pytest.raises(ValueError, match=r"^C must be"):
         HLSOptions(C=0)
-    with pytest.raises(ValueError, match="estimator"):
-        BayesNetClassifier(estimator="hlss").fit_config()
-    config = BayesNetClassifier(estimator=HLSOptions(C=0.5)).fit_config()
-    assert (config.estimator, config.estimator_options) == ("hls", HLSOptions(C=0.5))
+    with pytest.raises(ValueError, match="estimation"):
+        BayesNetClassifier(estimation="hlss").fit_config()
+    config = BayesNetClassifier(estimation=HLSOptions(C=0.5)).fit_config()
+    assert (config.estimation, config.estimation_options) == ("hls", HLSOptions(C=0.5))
     # the name: the options' defaults, the authors' penalty
-    assert BayesNetClassifier(estimator="hls").fit_config().estimator_options == HLSOptions()
+    assert BayesNetClassifier(estimation="hls").fit_config().estimation_options == HLSOptions()
     assert HLSOptions().C == 1.0
 
 
 @pytest.mark.parametrize("make", [
     lambda: BayesNetClassifier("kdb", 2, "hls", random_state=0, n_jobs=1),
-    lambda: ESKDBClassifier(3, k=2, estimator="hls", random_state=0, n_jobs=1),
+    lambda: ESKDBClassifier(3, k=2, estimation="hls", random_state=0, n_jobs=1),
 ], ids=["kdb2", "eskdb"])
 def test_the_classifiers_fit_in_memory_and_streamed_alike(fits_in_memory_and_streamed_alike,
                                                           car, make, tmp_path):
@@ -152,7 +152,7 @@ def test_the_classifiers_fit_in_memory_and_streamed_alike(fits_in_memory_and_str
     path = tmp_path / "model.npz"
     memory.save(path)
     loaded = type(memory).load(path)
-    assert loaded.estimator == "hls"
+    assert loaded.estimation == "hls"
     np.testing.assert_array_equal(loaded.predict_proba(X), proba)
 
 
@@ -161,7 +161,7 @@ def test_a_penalty_of_its_own_is_saved_and_loaded(car, tmp_path):
     clf = BayesNetClassifier("kdb", 2, HLSOptions(C=0.3), n_jobs=1).fit(X, y)
     clf.save(tmp_path / "c.npz")
     loaded = BayesNetClassifier.load(tmp_path / "c.npz")
-    assert loaded.get_params() == clf.get_params() and loaded.estimator == HLSOptions(C=0.3)
+    assert loaded.get_params() == clf.get_params() and loaded.estimation == HLSOptions(C=0.3)
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
 
 
@@ -176,33 +176,33 @@ def test_a_larger_C_fits_the_training_rows_closer(car):
             > np.log(loose.predict_proba(X)[rows, truth]).mean())
 
 
-@pytest.mark.parametrize(("name", "kind", "estimator"), [
+@pytest.mark.parametrize(("name", "kind", "estimation"), [
     ("kdb3-hgs", BayesNetClassifier, "hgs"), ("tan-hls", BayesNetClassifier, "hls"),
     ("eskdb-hgs", ESKDBClassifier, "hgs"), ("eskdb10-hls", ESKDBClassifier, "hls"),
 ])
-def test_the_experiments_name_them(name, kind, estimator):
+def test_the_experiments_name_them(name, kind, estimation):
     spec = parse_classifier(name)
     model = make_classifier(spec)
-    assert isinstance(model, kind) and model.estimator == estimator
-    assert estimator.upper() in spec.label
+    assert isinstance(model, kind) and model.estimation == estimation
+    assert estimation.upper() in spec.label
     assert spec.cache_tag(5000).startswith(name)  # no iterations in the tag
 
 
-@pytest.mark.parametrize("estimator", ["hgs", "hls"])
-def test_the_command_line_fits_them(credit_csv, tmp_path, capsys, estimator):
+@pytest.mark.parametrize("estimation", ["hgs", "hls"])
+def test_the_command_line_fits_them(credit_csv, tmp_path, capsys, estimation):
     model = tmp_path / "m.npz"
-    assert main(["fit", str(credit_csv), "--structure", "kdb", "--k", "2", "--estimator",
-                 estimator, "--hls-c", "0.5", "--model", str(model), "--seed", "1",
+    assert main(["fit", str(credit_csv), "--structure", "kdb", "--k", "2", "--estimation",
+                 estimation, "--hls-c", "0.5", "--model", str(model), "--seed", "1",
                  "--quiet"]) == 0
     clf = BayesNetClassifier.load(model)
     # --hls-c is HLS's penalty; the other estimators have none
-    expected = HLSOptions(C=0.5) if estimator == "hls" else estimator
-    assert clf.estimator == expected
+    expected = HLSOptions(C=0.5) if estimation == "hls" else estimation
+    assert clf.estimation == expected
     frame = pd.read_csv(credit_csv)
     X, y = frame.drop(columns="class"), frame["class"]
     again = BayesNetClassifier("kdb", 2, expected, random_state=1).fit(X, y)
     np.testing.assert_array_equal(clf.predict_proba(X), again.predict_proba(X))
     assert main(["fit", "--structure", "kdb",
-                 str(credit_csv), "--estimator", "hls", "--hls-c", "-1", "--model",
+                 str(credit_csv), "--estimation", "hls", "--hls-c", "-1", "--model",
                  str(tmp_path / "bad.npz"), "--quiet"]) == 2
     assert "--hls-c" in capsys.readouterr().err

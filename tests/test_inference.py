@@ -170,7 +170,7 @@ def test_no_attribute_trees_and_no_rows():
 
 
 def test_zero_table_entries_give_minus_infinity(data):
-    clf = BayesNetClassifier("kdb", k=1, estimator="m", m=0.0).fit(*data)
+    clf = BayesNetClassifier("kdb", k=1, estimation="m", m=0.0).fit(*data)
     codes = _all_codes(clf, seed=3)
     ref, _ = brute_force_joint(clf.tree_specs_, clf.trees_, clf.probability_tables_, codes)
     joint = joint_log_likelihood(_packed(clf), codes)

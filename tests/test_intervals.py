@@ -167,7 +167,7 @@ def test_unseen_paths_beta_chain_keeps_the_parents_mean(car):
 
 def test_what_cannot_give_an_interval_says_how(car):
     X, y = car
-    m = BayesNetClassifier(estimator="m").fit(X, y)
+    m = BayesNetClassifier(estimation="m").fit(X, y)
     with pytest.raises(ValueError, match="record_draws=True"):
         m.predict_interval(X.iloc[:3])
     with warnings.catch_warnings():
@@ -203,7 +203,7 @@ def test_model_files_keep_the_draws(fitted, tmp_path):
 
 def test_a_model_without_draws_writes_the_file_it_always_wrote(car, tmp_path):
     X, y = car
-    clf = BayesNetClassifier(estimator="m").fit(X, y)
+    clf = BayesNetClassifier(estimation="m").fit(X, y)
     clf.save(tmp_path / "m.npz")
     with np.load(tmp_path / "m.npz") as archive:
         assert not any(k.endswith(("_draws", "_alphas")) for k in archive.files)

@@ -92,8 +92,8 @@ def test_a_non_convex_start_takes_long_steps():
     assert f == pytest.approx(-1.0) and n_iter < 60
 
 
-@pytest.mark.parametrize("estimator", ["hls", "hgs"])
-def test_the_estimators_minimisers_are_cached_for_every_process(estimator):
+@pytest.mark.parametrize("estimation", ["hls", "hgs"])
+def test_the_estimators_minimisers_are_cached_for_every_process(estimation):
     """The library's minimisers take data only (a function argument would key numba's cache by
     this process's dispatcher: a compilation in every process, an index growing by an entry
     each time), and their compilation is on disk."""
@@ -103,8 +103,8 @@ def test_the_estimators_minimisers_are_cached_for_every_process(estimator):
     from fastpath.estimate import _hgs, _hls
 
     X, y = load_dataset("car")
-    BayesNetClassifier("kdb", k=1, estimator=estimator).fit(X.iloc[::8], y[::8])
-    minimize = {"hls": _hls, "hgs": _hgs}[estimator]._minimize
+    BayesNetClassifier("kdb", k=1, estimation=estimation).fit(X.iloc[::8], y[::8])
+    minimize = {"hls": _hls, "hgs": _hgs}[estimation]._minimize
     assert minimize.signatures
     for sig in minimize.signatures:
         assert not any(isinstance(t, (types.Dispatcher, types.FunctionType)) for t in sig)

@@ -61,12 +61,12 @@ def models(tmp_path_factory):
     credit_X, credit_y = load_dataset("credit-a")  # nominal + numeric, missing values
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        kdb = BayesNetClassifier("kdb", k=1, estimator="m", m=1.0).fit(car_X.iloc[::8],
+        kdb = BayesNetClassifier("kdb", k=1, estimation="m", m=1.0).fit(car_X.iloc[::8],
                                                                        car_y[::8])
         eskdb = ESKDBClassifier(2, 1, "m", m=1.0, random_state=0).fit(
             credit_X.iloc[::4], credit_y[::4])
         # HDP estimates and a selection: the diagnostics and the selection record are saved
-        skdb = BayesNetClassifier("skdb", k=1, estimator="hdp",
+        skdb = BayesNetClassifier("skdb", k=1, estimation="hdp",
                                   sampler=HDPOptions.preset("adaptive", n_iter=20),
                                   random_state=0).fit(credit_X.iloc[::4], credit_y[::4])
     return {"kdb": Valid(kdb, car_X, folder / "kdb.npz"),
@@ -147,7 +147,7 @@ def test_tables_whose_rows_do_not_sum_to_1_load(tmp_path):
     y = rng.integers(0, 2, 400)
     b = np.where(y == 0, a, rng.choice(["x", "y", "z"], 400))  # zero joint counts when y = 0
     X = pd.DataFrame({"a": a, "b": b})
-    clf = BayesNetClassifier("kdb", k=1, estimator="m", m_backoff="value").fit(X, y)
+    clf = BayesNetClassifier("kdb", k=1, estimation="m", m_backoff="value").fit(X, y)
     sums = np.concatenate([t.sum(axis=1) for t in clf.members_[0].probability_tables])
     assert np.abs(sums - 1).max() > 0.01
     clf.save(tmp_path / "value.npz")
@@ -202,7 +202,7 @@ def test_a_sparse_model_whose_arrays_compress_a_thousand_times_loads(tmp_path):
     X = pd.DataFrame({"id": [f"c{i}" for i in range(n)],
                       "x": rng.choice([f"v{v}" for v in range(200)], n)})
     y = rng.choice(["p", "q"], n)
-    model = BayesNetClassifier("kdb", k=1, estimator="m", exclude_features=None)
+    model = BayesNetClassifier("kdb", k=1, estimation="m", exclude_features=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(X, y)
@@ -320,9 +320,9 @@ def test_a_json_nesting_bomb_is_refused(models, work):
     (b"\xff\xfe{}", "unreadable metadata"),
     (b'{"format": "hdpbn-model", "version": 1' + b"1" * 5000 + b"}", "unreadable metadata"),
     (b'{"format": "hdpbn-model", "version": "2"}', "version must be an integer"),
-    (b'{"format": "hdpbn-model", "version": 4, "estimator": 7}', "estimator must be"),
+    (b'{"format": "hdpbn-model", "version": 4, "classifier": 7}', "classifier must be"),
     (b'["hdpbn-model"]', "not an hdpbn model file"),
-], ids=["not-utf8", "4000-digit-int", "version-str", "estimator-int", "a-list"])
+], ids=["not-utf8", "4000-digit-int", "version-str", "classifier-int", "a-list"])
 def test_documents_that_are_no_model_are_refused(models, work, meta_bytes, match):
     _refused(work, _pack(meta_bytes, models["kdb"].arrays), match)
 
@@ -346,7 +346,7 @@ CRAFTED_FIELDS = [
     ((*MEMBER, "encoder", "codings", 0, "missing_code"), 0, r"missing_code is 0"),
     ((*MEMBER, "structure", "parents", 0), [17], r"structure is not valid.*parent 17"),
     ("n_features_in", 5, r"feature_names_in has 6 entries, expected 5"),
-    ("estimator", "Pickle", "holds a Pickle, which this hdpbn does not know"),
+    ("classifier", "Pickle", "holds a Pickle, which this hdpbn does not know"),
     # wrong types
     ("classes", "unacc", "classes must be a list, got str"),
     ("classes", [["a"], "b"], r"classes\[0\] must be a label"),
@@ -368,7 +368,7 @@ CRAFTED_FIELDS = [
     ("feature_names_in", ["a", "b", "c", "d", "e", "a"], "feature_names_in repeats a name"),
     ("fit_warnings", "x", "fit_warnings must be a list"),
     ("diagnostics", {"trees": 5}, "diagnostics is not valid"),
-    # parameters that are not the estimator's
+    # parameters that are not the classifier's
     (("params", "structure"), "forest", "parameters are not BayesNetClassifier's"),
     (("params", "n_jobs"), 0, "parameters are not BayesNetClassifier's"),
     (("params", "no_such_parameter"), 1, "parameters are not BayesNetClassifier's"),

@@ -79,11 +79,11 @@ def assert_same_fitted(a: FittedModel, b: FittedModel) -> None:
 
 
 # ====================================================================== round trips
-@pytest.mark.parametrize("estimator", ["m", "hdp"])
+@pytest.mark.parametrize("estimation", ["m", "hdp"])
 @pytest.mark.parametrize("structure,k", [("nb", 0), ("tan", 1), ("kdb", 2), ("skdb", 2)])
-def test_save_load_round_trip_is_exact(credit, tmp_path, structure, k, estimator):
+def test_save_load_round_trip_is_exact(credit, tmp_path, structure, k, estimation):
     X, y = credit
-    clf = BayesNetClassifier(structure, k=k, estimator=estimator,
+    clf = BayesNetClassifier(structure, k=k, estimation=estimation,
                              sampler=HDPOptions.preset("adaptive", n_iter=20),
                              random_state=0).fit(X, y)
     path = tmp_path / "model.npz"
@@ -93,7 +93,7 @@ def test_save_load_round_trip_is_exact(credit, tmp_path, structure, k, estimator
     assert params == clf.get_params()
     assert_same_fitted(_fitted(clf), model)
     assert model.hdp_results_ is None and model.n_passes_ is None
-    assert (model.diagnostics_ is None) == (estimator == "m")
+    assert (model.diagnostics_ is None) == (estimation == "m")
     assert (model.members_[0].selection is None) == (structure != "skdb")
 
     loaded = BayesNetClassifier.load(path)
@@ -166,7 +166,7 @@ def test_files_of_the_release_format_load_and_predict_identically(credit, name):
 def test_files_of_development_versions_are_refused_naming_the_version(credit, tmp_path,
                                                                        version):
     X, y = credit
-    BayesNetClassifier("nb", estimator="m").fit(X, y).save(tmp_path / "m.npz")
+    BayesNetClassifier("nb", estimation="m").fit(X, y).save(tmp_path / "m.npz")
     with np.load(tmp_path / "m.npz", allow_pickle=False) as data:
         arrays = {name: data[name] for name in data.files}
     meta = json.loads(bytes(arrays.pop("meta")).decode("utf-8"))

@@ -33,7 +33,7 @@ from fastpath.utils._validation import check_labels
 
 
 def _params(**changes):
-    return {**BayesNetClassifier(estimator="m").get_params(), **changes}
+    return {**BayesNetClassifier(estimation="m").get_params(), **changes}
 
 
 # ====================================================================== FitConfig
@@ -41,7 +41,7 @@ def _params(**changes):
     "changes,name",
     [
         ({"structure": "bn"}, "structure"),
-        ({"estimator": "mle"}, "estimator"),
+        ({"estimation": "mle"}, "estimation"),
         ({"k": -1}, "k"),
         ({"k": 1.5}, "k"),
         ({"k": True}, "k"),
@@ -54,8 +54,8 @@ def _params(**changes):
         ({"n_jobs": 1.5}, "n_jobs"),
         ({"random_state": -3}, "random_state"),
         ({"random_state": "seed"}, "random_state"),
-        ({"estimator": "hdp", "sampler": "slow"}, "sampler"),
-        ({"estimator": "hdp", "sampler": {"n_iter": 50}}, "sampler"),
+        ({"estimation": "hdp", "sampler": "slow"}, "sampler"),
+        ({"estimation": "hdp", "sampler": {"n_iter": 50}}, "sampler"),
         ({"m_backoff": "literal"}, "m_backoff"),
         ({"m_backoff": None}, "m_backoff"),
     ],
@@ -72,7 +72,7 @@ def test_from_params_accepts_good_values_and_keeps_them():
     assert (config.structure, config.k, config.m) == ("tan", 2, 0.0)
     assert type(config.k) is int
     assert config.random_state is rng and config.hdp is None and config.m_rule is None
-    hdp = FitConfig.from_params(_params(estimator="hdp",
+    hdp = FitConfig.from_params(_params(estimation="hdp",
                                         sampler=HDPOptions.preset("adaptive", n_iter=50)))
     assert hdp.hdp.n_iter == 50 and hdp.m_rule is None
     assert FitConfig.from_params(_params()).m_rule == "loo"
@@ -96,7 +96,7 @@ def test_plan_fixed_m_does_not_touch_the_generator():
 def test_plan_for_hdp_has_no_m_and_no_holdout():
     rng = np.random.default_rng(1)
     before = rng.bit_generator.state
-    plan = plan_m(FitConfig.from_params(_params(estimator="hdp")), 1000, rng)
+    plan = plan_m(FitConfig.from_params(_params(estimation="hdp")), 1000, rng)
     assert plan.m is None and not plan.needs_holdout
     assert rng.bit_generator.state == before
 
@@ -243,7 +243,7 @@ def test_hdp_tables_are_the_results_estimates_and_leave_the_trees_alone(n_chains
     # a table is the sampler's read-only estimate itself (no second copy kept), and nothing
     # the estimation reads (the trees' counts and structure) is written
     X, y = load_dataset("car")
-    clf = BayesNetClassifier(structure="kdb", k=1, estimator="m", random_state=0).fit(X, y)
+    clf = BayesNetClassifier(structure="kdb", k=1, estimation="m", random_state=0).fit(X, y)
     trees = clf.trees_
     before = [(t.counts.copy(), t.parent.copy(), t.level_offsets.copy()) for t in trees]
     config = BayesNetClassifier(
@@ -380,7 +380,7 @@ def credit():
 @pytest.mark.parametrize(
     "params",
     [dict(structure="nb"), dict(structure="tan", m=0.2), dict(structure="kdb", k=2),
-     dict(structure="skdb", k=2), dict(structure="kdb", k=1, estimator="hdp",
+     dict(structure="skdb", k=2), dict(structure="kdb", k=1, estimation="hdp",
                                             sampler=HDPOptions.preset("adaptive", n_iter=30))],
     ids=["nb", "tan", "kdb", "skdb", "kdb-hdp"],
 )
@@ -398,7 +398,7 @@ def test_fit_in_memory_is_what_fit_assigns(credit, params):
                                              for n in FittedModel.attribute_names()
                                              if n != "fit_warnings_"}))
     assert list(model.feature_names_in_) == list(X.columns)
-    if params.get("estimator") == "hdp":
+    if params.get("estimation") == "hdp":
         assert model.members_[0].m is None and model.members_[0].m_scores is None
         assert model.diagnostics_.to_dict() == clf.diagnostics_.to_dict()
         for ra, rb in zip(model.hdp_results_, clf.hdp_results_, strict=True):
@@ -465,7 +465,7 @@ def test_selective_members_read_their_trees_off_the_selections_counts():
         "c": rng.exponential(size=n), "d": rng.integers(0, 3, n).astype(str),
     })
     labels = np.where(frame.a + (frame.b == "1") + rng.normal(size=n) > 0.5, "yes", "no")
-    model = ESKDBClassifier(n_estimators=4, k=2, estimator="m", random_state=3).fit(frame,
+    model = ESKDBClassifier(n_estimators=4, k=2, estimation="m", random_state=3).fit(frame,
                                                                                     labels)
     y_codes = np.searchsorted(model.classes_, labels)
     assert any(m.selection.k_selected < 2 or m.selection.n_selected < 4 for m in model.members_)

@@ -34,7 +34,7 @@ def _whole_table(clf, path) -> np.ndarray:
 @pytest.fixture(scope="module")
 def clf():
     X, y = load_dataset("credit-a")
-    return BayesNetClassifier("kdb", k=1, estimator="m", random_state=0).fit(X, y)
+    return BayesNetClassifier("kdb", k=1, estimation="m", random_state=0).fit(X, y)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,7 @@ def test_every_source_predicts_as_the_whole_table(clf, tmp_path):
 
 def test_an_ensemble_streams_too(tmp_path):
     X, y = load_dataset("credit-a")
-    eskdb = ESKDBClassifier(n_estimators=2, k=1, estimator="m", m=1.0, random_state=0)
+    eskdb = ESKDBClassifier(n_estimators=2, k=1, estimation="m", m=1.0, random_state=0)
     eskdb.fit(X.iloc[::3], y.iloc[::3])  # a third of the rows: a quick fit
     assert _same_bits(eskdb.predict_proba(CREDIT, chunksize=200), _whole_table(eskdb, CREDIT))
 
@@ -136,7 +136,7 @@ def test_non_numbers_follow_the_models_policy_as_in_the_whole_table(clf, tmp_pat
         assert _same_bits(streamed, _whole_table(clf, many))
     # a model that refuses them: an error naming the first one's row in the file
     X, y = load_dataset("credit-a")
-    strict = BayesNetClassifier("nb", estimator="m", numeric_errors="raise").fit(X, y)
+    strict = BayesNetClassifier("nb", estimation="m", numeric_errors="raise").fit(X, y)
     with pytest.raises(StreamError, match=r"chunk 2 \(rows 200-299\): column 'A14' was "
                        r"fitted as numeric but holds 'none' \(row 200\)"):
         strict.predict_proba(many, chunksize=100)

@@ -62,7 +62,7 @@ def _read(path, **kwargs):
 
 
 def _model(**kwargs):
-    return BayesNetClassifier(estimator="m", m=1.0, random_state=0, **kwargs)
+    return BayesNetClassifier(estimation="m", m=1.0, random_state=0, **kwargs)
 
 
 # ====================================================================== point 1: stray tokens
@@ -153,7 +153,7 @@ def test_the_command_line_predicts_the_head_of_the_training_file(mixed_csv, tmp_
     """Point 1: ``hdpbn predict`` on the first 20 rows of the file it was fitted on failed."""
     model = tmp_path / "m.npz"
     assert main(["fit", "--structure", "kdb",
-                 str(mixed_csv), "--model", str(model), "--estimator", "m",
+                 str(mixed_csv), "--model", str(model), "--estimation", "m",
                  "--quiet"]) == 0
     head = tmp_path / "head.csv"
     mixed_table().iloc[:20].to_csv(head, index=False)
@@ -162,7 +162,7 @@ def test_the_command_line_predicts_the_head_of_the_training_file(mixed_csv, tmp_
     assert len(pd.read_csv(out)) == 20
     strict = tmp_path / "strict.npz"
     assert main(["fit", "--structure", "kdb",
-                 str(mixed_csv), "--model", str(strict), "--estimator", "m", "--quiet",
+                 str(mixed_csv), "--model", str(strict), "--estimation", "m", "--quiet",
                  "--na-values", "?,n/a,-", "--numeric-errors", "raise"]) == 0
     capsys.readouterr()
     assert main(["predict", str(head), "--model", str(strict), "--out", str(out)]) == 0
@@ -222,7 +222,7 @@ def test_exclusion_is_the_same_streamed_in_chunks_and_in_an_ensemble(mixed_csv):
     np.testing.assert_array_equal(streamed.predict_proba(X), in_memory.predict_proba(X))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ensemble = ESKDBClassifier(n_estimators=3, estimator="m", random_state=0).fit(
+        ensemble = ESKDBClassifier(n_estimators=3, estimation="m", random_state=0).fit(
             X, table["label"])
     assert sum("'customer_id'" in str(w.message) for w in caught) == 1
     assert ensemble.excluded_features_ == ("customer_id", "signup")
@@ -267,16 +267,16 @@ def test_a_column_listed_as_categorical_may_be_left_out(listed):
 def test_the_command_line_excludes_and_keeps(mixed_csv, tmp_path, capsys):
     model = tmp_path / "m.npz"
     assert main(["fit", "--structure", "kdb",
-                 str(mixed_csv), "--model", str(model), "--estimator", "m"]) == 0
+                 str(mixed_csv), "--model", str(model), "--estimation", "m"]) == 0
     err = capsys.readouterr().err
     assert "'customer_id'" in err and "left out of the model" in err
     assert BayesNetClassifier.load(model).excluded_features_ == ("customer_id", "signup")
     assert main(["fit", "--structure", "kdb",
-                 str(mixed_csv), "--model", str(model), "--estimator", "m",
+                 str(mixed_csv), "--model", str(model), "--estimation", "m",
                  "--exclude", "none", "--quiet"]) == 0
     assert BayesNetClassifier.load(model).excluded_features_ == ()
     assert main(["fit", "--structure", "kdb",
-                 str(mixed_csv), "--model", str(model), "--estimator", "m",
+                 str(mixed_csv), "--model", str(model), "--estimation", "m",
                  "--exclude", "customer_id,constant", "--quiet"]) == 0
     assert BayesNetClassifier.load(model).excluded_features_ == ("customer_id", "constant")
 

@@ -33,7 +33,7 @@ STRUCTURES = [("nb", 0), ("tan", 1), ("kdb", 2), ("skdb", 2)]
 
 # the out-of-core drivers are checked with m-estimates (no sampling: fast, exact to compare);
 # the HDP path of each driver has tests of its own below
-_m_classifier = functools.partial(BayesNetClassifier, estimator="m")
+_m_classifier = functools.partial(BayesNetClassifier, estimation="m")
 
 
 def _fit_stream(est, X, y, **driver_options):
@@ -305,7 +305,7 @@ def test_stream_copies_the_counts_only_for_a_holdout(monkeypatch, structure, k, 
 
 def test_hdp_stream_equals_in_memory():
     X, y, df = _frame("car")
-    params = dict(estimator="hdp", sampler=HDPOptions.preset("adaptive", n_iter=60),
+    params = dict(estimation="hdp", sampler=HDPOptions.preset("adaptive", n_iter=60),
                   random_state=3, n_jobs=1)
     a = _m_classifier("kdb", 1, **params).fit(X, y)
     b = _m_classifier("kdb", 1, **params).fit(_chunks(df, 500), "class")

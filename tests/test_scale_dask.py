@@ -42,8 +42,8 @@ def _frame(name):
 def test_dask_fit_equals_in_memory_fit(client, structure, k):
     X, y, df = _frame("credit-a")  # numeric and nominal columns, missing values
     ddf = dd.from_pandas(df, npartitions=5)
-    a = BayesNetClassifier(structure, k, estimator="m", random_state=3).fit(X, y)
-    b = BayesNetClassifier(structure, k, estimator="m", random_state=3).fit(ddf, "class",
+    a = BayesNetClassifier(structure, k, estimation="m", random_state=3).fit(X, y)
+    b = BayesNetClassifier(structure, k, estimation="m", random_state=3).fit(ddf, "class",
                                                                          chunksize=60)
     assert b.n_passes_ == {"nb": 2, "tan": 3, "kdb": 3, "skdb": 4}[structure] + 1  # m="auto"
     assert a.encoder_.to_dict() == b.encoder_.to_dict()
@@ -64,7 +64,7 @@ def test_dask_ensemble_fit_equals_in_memory_fit():
     X, y, df = _frame("credit-a")
     noise = np.random.default_rng(0).normal(size=len(X)).round(1)
     X, df = X.assign(noise=noise), df.assign(noise=noise)[[*X.columns, "noise", "class"]]
-    params = dict(n_estimators=3, k=2, estimator="m", random_state=1)
+    params = dict(n_estimators=3, k=2, estimation="m", random_state=1)
     import dask
 
     with dask.config.set(scheduler="synchronous"):
@@ -108,21 +108,21 @@ def test_bad_partition_names_partition_row_and_column(client):
         clf.predict(df.drop(columns="cls").iloc[:3])
     # by default the string is a missing value, as in memory, said once with its count
     with pytest.warns(UserWarning, match=r"column 'b' is read as numbers: 1 of its 300 .*'oops'"):
-        streamed = BayesNetClassifier("nb", estimator="m").fit(ddf, "cls", chunksize=7)
+        streamed = BayesNetClassifier("nb", estimation="m").fit(ddf, "cls", chunksize=7)
     whole = pd.concat(parts)
     X = whole.drop(columns="cls").assign(b=pd.to_numeric(whole["b"], errors="coerce"))
-    in_memory = BayesNetClassifier("nb", estimator="m").fit(X, whole["cls"])
+    in_memory = BayesNetClassifier("nb", estimation="m").fit(X, whole["cls"])
     np.testing.assert_array_equal(streamed.predict_proba(X), in_memory.predict_proba(X))
 
 
 def test_dask_fit_with_the_default_hdp_sampler_equals_in_memory_fit():
-    # the default estimator (HDP, adaptive sampler): the same counts and seed give the same
-    # chains, so the same tables, iterations and diagnostics
+    # the default estimation method (HDP, adaptive sampler): the same counts and seed give the
+    # same chains, so the same tables, iterations and diagnostics
     X, y, df = _frame("credit-a")
     ddf = dd.from_pandas(df, npartitions=4)
     a = BayesNetClassifier("tan", random_state=5).fit(X, y)
     b = BayesNetClassifier("tan", random_state=5).fit(ddf, "class", chunksize=100)
-    assert a.estimator == "hdp" and a.sampler == "adaptive"
+    assert a.estimation == "hdp" and a.sampler == "adaptive"
     for ta, tb in zip(a.probability_tables_, b.probability_tables_, strict=True):
         np.testing.assert_array_equal(ta, tb)
     assert a.n_iter_ == b.n_iter_ and a.diagnostics_.to_dict() == b.diagnostics_.to_dict()
@@ -139,8 +139,8 @@ def _synchronous():
 def test_a_dask_frame_predicts_a_dask_array_equal_to_the_in_memory_prediction(ensemble):
     da = pytest.importorskip("dask.array")
     X, y, _ = _frame("credit-a")  # numeric and nominal columns, missing values
-    model = (ESKDBClassifier(n_estimators=3, estimator="m", random_state=1) if ensemble
-             else BayesNetClassifier("tan", estimator="m", random_state=0)).fit(X, y)
+    model = (ESKDBClassifier(n_estimators=3, estimation="m", random_state=1) if ensemble
+             else BayesNetClassifier("tan", estimation="m", random_state=0)).fit(X, y)
     ddf = dd.from_pandas(X, npartitions=4)
     with _synchronous():
         proba = model.predict_proba(ddf)
@@ -162,7 +162,7 @@ def test_a_dask_frame_predicts_a_dask_array_equal_to_the_in_memory_prediction(en
 def test_a_dask_frame_predicted_on_workers_by_a_dask_fitted_model(client):
     # the model travels pickled to the worker processes; fitted on a Dask DataFrame itself
     X, _, df = _frame("car")
-    model = ESKDBClassifier(n_estimators=2, estimator="m", random_state=0)
+    model = ESKDBClassifier(n_estimators=2, estimation="m", random_state=0)
     model.fit(dd.from_pandas(df, npartitions=3), "class")
     ddf = dd.from_pandas(X, npartitions=5)
     np.testing.assert_array_equal(model.predict_proba(ddf).compute(), model.predict_proba(X))
@@ -171,7 +171,7 @@ def test_a_dask_frame_predicted_on_workers_by_a_dask_fitted_model(client):
 
 def test_dask_prediction_matches_columns_by_name_and_refuses_a_wrong_set():
     X, y, _ = _frame("credit-a")
-    model = BayesNetClassifier("nb", estimator="m").fit(X, y)
+    model = BayesNetClassifier("nb", estimation="m").fit(X, y)
     ddf = dd.from_pandas(X, npartitions=3)
     expected = model.predict_proba(X)
     with _synchronous():
@@ -199,7 +199,7 @@ def test_dask_prediction_without_names_unknown_divisions_and_an_empty_partition(
     X, y, _ = _frame("credit-a")
     numbers = X.select_dtypes("number")
     array = numbers.to_numpy()
-    model = BayesNetClassifier("tan", estimator="m").fit(array, y)  # no column names
+    model = BayesNetClassifier("tan", estimation="m").fit(array, y)  # no column names
     expected = model.predict_proba(array)
     parts = [numbers.iloc[:300], numbers.iloc[:0], numbers.iloc[300:]]
     ddf = dd.from_delayed([delayed(p) for p in parts], meta=numbers.iloc[:0])
@@ -219,11 +219,11 @@ def test_dask_prediction_without_names_unknown_divisions_and_an_empty_partition(
         np.testing.assert_array_equal(model.predict(unnamed).compute(), model.predict(array))
 
 
-@pytest.mark.parametrize("estimator", ["m", "hdp"])
-def test_dask_discriminative_fit_equals_in_memory_fit(estimator):
+@pytest.mark.parametrize("estimation", ["m", "hdp"])
+def test_dask_discriminative_fit_equals_in_memory_fit(estimation):
     # the layer's rows are picked by position: Dask's partitions give the same weights
     X, y, df = _frame("credit-a")
-    params = dict(n_estimators=2, k=2, estimator=estimator, random_state=1,
+    params = dict(n_estimators=2, k=2, estimation=estimation, random_state=1,
                   discriminative="attribute_class")
     import dask
 

@@ -96,7 +96,7 @@ def test_check_stop_rejects_mismatched_traces():
 @pytest.fixture(scope="module")
 def trees():
     X, y = load_dataset("credit-a")
-    clf = BayesNetClassifier(structure="kdb", k=2, estimator="m").fit(X, y)
+    clf = BayesNetClassifier(structure="kdb", k=2, estimation="m").fit(X, y)
     return clf.trees_[:6]
 
 
@@ -169,7 +169,7 @@ def test_paper_sampler_reproduces_the_estimates_before_presets_bit_for_bit():
     X, y = load_dataset("credit-a")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnconvergedWarning)
-        clf = BayesNetClassifier(structure="kdb", k=2, estimator="hdp",
+        clf = BayesNetClassifier(structure="kdb", k=2, estimation="hdp",
                                  sampler=HDPOptions.preset("paper", n_iter=300),
                                  random_state=0, n_jobs=1).fit(X, y)
     expected = [3.0469192570183951e-01, 1.4832597969436981e-04, 5.4118834453430235e-02,
@@ -186,15 +186,15 @@ def test_the_classifier_takes_a_preset_and_options_override_it():
     two = BayesNetClassifier(sampler=HDPOptions(n_chains=2)).hdp_options()
     assert two == HDPOptions.preset("adaptive", n_chains=2) and two.adaptive
     assert BayesNetClassifier(sampler="paper").hdp_options().n_iter == 5000
-    clf = BayesNetClassifier(structure="nb", estimator="hdp", sampler="strict", random_state=0)
+    clf = BayesNetClassifier(structure="nb", estimation="hdp", sampler="strict", random_state=0)
     assert clf.hdp_options() == HDPOptions.preset("strict")
     assert HDPOptions.preset("strict").n_iter == "auto"
-    over = BayesNetClassifier(estimator="hdp",
+    over = BayesNetClassifier(estimation="hdp",
                               sampler=HDPOptions.preset("strict", n_iter=700, overrelax=False))
     assert over.hdp_options().n_iter == 700 and not over.hdp_options().overrelax
     assert over.hdp_options().concentration_every == 1  # the rest from the preset
     with pytest.raises(ValueError, match="sampler must be one of"):
-        BayesNetClassifier(estimator="hdp", sampler="slow").fit(X, y)
+        BayesNetClassifier(estimation="hdp", sampler="slow").fit(X, y)
     clf.fit(X, y)
     assert all(r.stop_reason in ("tolerance", "max_iter") for r in clf.hdp_results_)
     assert all(t.iterations == r.n_iterations
@@ -253,7 +253,7 @@ def test_rows_weighting_checks_the_mcse_the_training_rows_read(trees):
 def test_hdpbn_diagnose_lists_iterations_and_stop_reasons(tmp_path, capsys):
     from fastpath.cli import main
     X, y = load_dataset("credit-a")
-    clf = BayesNetClassifier(structure="nb", estimator="hdp", sampler="strict", random_state=0)
+    clf = BayesNetClassifier(structure="nb", estimation="hdp", sampler="strict", random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnconvergedWarning)
         clf.fit(X.iloc[:300], y.iloc[:300])
@@ -316,7 +316,7 @@ def test_rows_mcse_is_the_row_weighted_rms_and_counts_disagreeing_chains():
     from fastpath.estimate.hdp import rows_mcse
 
     X, y = load_dataset("car")
-    tree = BayesNetClassifier(structure="nb", estimator="m").fit(X, y).trees_[1]
+    tree = BayesNetClassifier(structure="nb", estimation="m").fit(X, y).trees_[1]
     leaf = int(tree.level_offsets[-2])
     w = tree.counts[leaf:] / tree.counts[leaf:].sum()
     rng = np.random.default_rng(0)
@@ -351,7 +351,7 @@ def test_the_default_fit_stops_by_the_rows_rule_and_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnconvergedWarning)
         clf = BayesNetClassifier(structure="kdb", k=2, random_state=0).fit(X, y)
-    assert clf.estimator == "hdp" and clf.sampler == "adaptive"
+    assert clf.estimation == "hdp" and clf.sampler == "adaptive"
     for r in clf.hdp_results_:
         assert r.stop_reason == "tolerance" and r.rows_mcse <= 0.01
     assert clf.diagnostics_.converged

@@ -87,7 +87,7 @@ def test_results_do_not_depend_on_the_thread_count():
     out = []
     for n in (1, 2):
         with limit_threads(n):
-            clf = fastpath.BayesNetClassifier(structure="skdb", k=2, estimator="m").fit(X, y)
+            clf = fastpath.BayesNetClassifier(structure="skdb", k=2, estimation="m").fit(X, y)
             out.append(clf.predict_proba(X))
     assert np.array_equal(out[0], out[1])
 

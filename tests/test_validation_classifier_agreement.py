@@ -22,10 +22,10 @@ def _data(n=120, seed=0):
     return pd.DataFrame({"a": a, "b": b}), pd.Series(y, name="class")
 
 
-@pytest.mark.parametrize("estimator", ["m", "hdp"])
-def test_own_tables_reproduce_predict_proba(estimator):
+@pytest.mark.parametrize("estimation", ["m", "hdp"])
+def test_own_tables_reproduce_predict_proba(estimation):
     X, y = _data()
-    clf = BayesNetClassifier(structure="tan", estimator=estimator,
+    clf = BayesNetClassifier(structure="tan", estimation=estimation,
                              sampler=HDPOptions.preset("adaptive", n_iter=300), random_state=1)
     clf.fit(X, y)
     before = [t.copy() for t in clf.probability_tables_]
@@ -37,20 +37,20 @@ def test_own_tables_reproduce_predict_proba(estimator):
 
 def test_other_tables_change_predictions():
     X, y = _data()
-    clf = BayesNetClassifier(structure="nb", estimator="m", random_state=1).fit(X, y)
+    clf = BayesNetClassifier(structure="nb", estimation="m", random_state=1).fit(X, y)
     flat = [np.full_like(t, 1.0 / t.shape[1]) for t in clf.probability_tables_]
     np.testing.assert_allclose(ca.predict_with_tables(clf, flat, X), 0.5)
 
 
 def test_bad_tables_are_named():
     X, y = _data()
-    clf = BayesNetClassifier(structure="nb", estimator="m").fit(X, y)
+    clf = BayesNetClassifier(structure="nb", estimation="m").fit(X, y)
     tables = list(clf.probability_tables_)
     with pytest.raises(ValueError, match="expected 3 tables"):
         ca.predict_with_tables(clf, tables[:2], X)
     with pytest.raises(ValueError, match=r"tables\[1\] has shape"):
         ca.predict_with_tables(clf, [tables[0], tables[1][:1], tables[2]], X)
-    with pytest.raises(ValueError, match="estimator='hdp'"):
+    with pytest.raises(ValueError, match="estimation='hdp'"):
         ca.nuts_tables(clf)
 
 

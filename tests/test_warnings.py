@@ -54,41 +54,41 @@ def _stray_frame(n: int = 60) -> tuple[pd.DataFrame, np.ndarray]:
 # ---------------------------------------------------------------------- the cases
 def case_no_feature_names_at_predict(car, tmp_path):
     X, y = car
-    clf = BayesNetClassifier("nb", estimator="m").fit(X, y)
+    clf = BayesNetClassifier("nb", estimation="m").fit(X, y)
     clf.predict(X.to_numpy())  # <- warns here
 
 
 def case_feature_names_at_predict_only(car, tmp_path):
     X, y = car
-    clf = BayesNetClassifier("nb", estimator="m").fit(X.to_numpy(), y)
+    clf = BayesNetClassifier("nb", estimation="m").fit(X.to_numpy(), y)
     clf.predict_proba(X)  # <- warns here
 
 
 def case_column_vector_y(car, tmp_path):
     X, y = car
-    BayesNetClassifier("nb", estimator="m").fit(X, y.reshape(-1, 1))  # <- warns here
+    BayesNetClassifier("nb", estimation="m").fit(X, y.reshape(-1, 1))  # <- warns here
 
 
 def case_stray_tokens_in_memory(car, tmp_path):
     X, y = _stray_frame()
-    BayesNetClassifier("nb", estimator="m").fit(X, y)  # <- warns here
+    BayesNetClassifier("nb", estimation="m").fit(X, y)  # <- warns here
 
 
 def case_stray_tokens_in_a_stream(car, tmp_path):
     X, y = _stray_frame()
     chunks = [X.assign(cls=y)]
-    BayesNetClassifier("nb", estimator="m").fit(lambda: iter(chunks), "cls")  # <- warns here
+    BayesNetClassifier("nb", estimation="m").fit(lambda: iter(chunks), "cls")  # <- warns here
 
 
 def case_column_missing_everywhere(car, tmp_path):
     X, y = car
-    BayesNetClassifier("nb", estimator="m").fit(X.assign(empty=np.nan), y)  # <- warns here
+    BayesNetClassifier("nb", estimation="m").fit(X.assign(empty=np.nan), y)  # <- warns here
 
 
 def case_column_missing_everywhere_in_a_stream(car, tmp_path):
     X, y = car
     chunks = [X.assign(empty=np.nan, cls=y)]
-    BayesNetClassifier("nb", estimator="m").fit(lambda: iter(chunks), "cls")  # <- warns here
+    BayesNetClassifier("nb", estimation="m").fit(lambda: iter(chunks), "cls")  # <- warns here
 
 
 def case_identifier_column(car, tmp_path):
@@ -99,13 +99,13 @@ def case_identifier_column(car, tmp_path):
 def case_identifier_column_in_a_stream(car, tmp_path):
     X, y = car
     chunks = [X.assign(id=np.arange(len(X)).astype(str), cls=y)]
-    BayesNetClassifier("nb", estimator="m").fit(lambda: iter(chunks), "cls")  # <- warns here
+    BayesNetClassifier("nb", estimation="m").fit(lambda: iter(chunks), "cls")  # <- warns here
 
 
 def case_first_partial_chunk_lacks_classes(car, tmp_path):
     X, y = car
     one = y == y[0]
-    clf = BayesNetClassifier("nb", estimator="m", m=1.0)
+    clf = BayesNetClassifier("nb", estimation="m", m=1.0)
     clf.partial_fit(X[one].iloc[:50], y[one][:50], classes=np.unique(y))  # <- warns here
 
 
@@ -209,24 +209,24 @@ def test_a_fit_keeps_what_it_warned_about_once_even_when_filtered(tmp_path):
     X, y = _mixed()
     with warnings.catch_warnings(record=True) as shown:
         warnings.simplefilter("always")
-        model = ESKDBClassifier(n_estimators=5, estimator="m", random_state=0).fit(X, y)
+        model = ESKDBClassifier(n_estimators=5, estimation="m", random_state=0).fit(X, y)
     messages = [str(w.message) for w in shown]
     assert len(messages) == 2 == len(set(messages))  # once per fit, not once per member
     assert list(model.fit_warnings_) == messages
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # silenced, still recorded
-        quiet = ESKDBClassifier(n_estimators=5, estimator="m", random_state=0).fit(X, y)
+        quiet = ESKDBClassifier(n_estimators=5, estimation="m", random_state=0).fit(X, y)
     assert quiet.fit_warnings_ == model.fit_warnings_
     model.save(tmp_path / "m.npz")
     assert ESKDBClassifier.load(tmp_path / "m.npz").fit_warnings_ == model.fit_warnings_
-    clean = BayesNetClassifier(estimator="m").fit(X[["colour"]], y)
+    clean = BayesNetClassifier(estimation="m").fit(X[["colour"]], y)
     assert clean.fit_warnings_ == ()
 
 
 def test_partial_fit_keeps_every_calls_warnings_once():
     X, y = _mixed(400)
     X = X[["score", "colour"]]
-    model = BayesNetClassifier(estimator="m")
+    model = BayesNetClassifier(estimation="m")
     with warnings.catch_warnings(record=True) as shown:
         warnings.simplefilter("always")
         model.partial_fit(X.iloc[:200], y[:200], classes=["a", "b"])
@@ -293,7 +293,7 @@ def test_a_grid_search_says_each_data_warning_once(action):
     from sklearn.model_selection import GridSearchCV
 
     X, y = _churn_like()
-    search = GridSearchCV(BayesNetClassifier(estimator="m"), {"k": [0, 1], "m": [1.0, 5.0]},
+    search = GridSearchCV(BayesNetClassifier(estimation="m"), {"k": [0, 1], "m": [1.0, 5.0]},
                           cv=3, n_jobs=1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter(action)
@@ -307,7 +307,7 @@ def test_a_grid_search_says_each_data_warning_once(action):
 
 def test_the_filters_still_decide_for_each_fit():
     X, y = _churn_like()
-    fit = BayesNetClassifier(estimator="m").fit
+    fit = BayesNetClassifier(estimation="m").fit
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")  # each fit says everything
         fit(X, y)

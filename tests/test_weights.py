@@ -27,7 +27,7 @@ def _xy(car, n=600):
 
 
 def test_an_m_estimate_left_one_out_is_the_m_estimate_of_the_other_rows(car):
-    model = BayesNetClassifier(k=2, estimator="m", m=2.0).fit(*_xy(car))
+    model = BayesNetClassifier(k=2, estimation="m", m=2.0).fit(*_xy(car))
     member = model.members_[0]
     for tree, table in zip(member.trees[1:], member.probability_tables[1:], strict=True):
         k = tree.n_values
@@ -48,7 +48,7 @@ def test_an_m_estimate_left_one_out_is_the_m_estimate_of_the_other_rows(car):
 
 def test_the_concentration_of_a_shrinkage_is_recovered_from_its_estimates(car):
     # an m-estimate is (n + m b) / (N + m) with b = 1/K: its concentration is m, exactly
-    model = BayesNetClassifier(k=2, estimator="m", m=3.0).fit(*_xy(car))
+    model = BayesNetClassifier(k=2, estimation="m", m=3.0).fit(*_xy(car))
     member = model.members_[0]
     for tree, table in zip(member.trees[1:], member.probability_tables[1:], strict=True):
         base = np.full_like(table, 1.0 / tree.n_values)
@@ -60,17 +60,17 @@ def test_the_concentration_of_a_shrinkage_is_recovered_from_its_estimates(car):
         assert np.isinf(c[~told]).all()
 
 
-@pytest.mark.parametrize("estimator", ["hgs", "hls"])
-def test_estimators_without_a_concentration_are_weighed_too(car, estimator):
+@pytest.mark.parametrize("estimation", ["hgs", "hls"])
+def test_estimators_without_a_concentration_are_weighed_too(car, estimation):
     X, y = _xy(car)
-    model = BayesNetClassifier(k=2, estimator=estimator, discriminative="attribute_class",
+    model = BayesNetClassifier(k=2, estimation=estimation, discriminative="attribute_class",
                                random_state=0).fit(X, y)
     assert np.isfinite(model.members_[0].term_weights).all()
     np.testing.assert_allclose(model.predict_proba(X).sum(axis=1), 1.0)
 
 
 def test_a_node_lies_below_the_class_of_its_first_branch(car):
-    model = BayesNetClassifier(k=2, estimator="m").fit(*_xy(car))
+    model = BayesNetClassifier(k=2, estimation="m").fit(*_xy(car))
     for tree in model.members_[0].trees[1:]:
         classes = node_classes(tree)
         assert classes[0] == -1
@@ -83,7 +83,7 @@ def test_a_node_lies_below_the_class_of_its_first_branch(car):
 
 @pytest.mark.parametrize("make", [
     lambda d: BayesNetClassifier(k=2, discriminative=d, random_state=0),
-    lambda d: BayesNetClassifier(k=1, estimator="m", discriminative=d, random_state=0),
+    lambda d: BayesNetClassifier(k=1, estimation="m", discriminative=d, random_state=0),
     lambda d: ESKDBClassifier(n_estimators=3, discriminative=d, random_state=0),
 ], ids=["kdb2-hdp", "kdb1-m", "eskdb3"])
 def test_the_weighted_model_is_the_weighted_sum_of_the_generative_terms(car, make):
@@ -112,7 +112,7 @@ def test_the_weighted_model_is_the_weighted_sum_of_the_generative_terms(car, mak
 
 @pytest.mark.parametrize("make", [
     lambda **kw: BayesNetClassifier(k=2, random_state=0, **kw),
-    lambda **kw: BayesNetClassifier(k=2, estimator="m", random_state=0, **kw),
+    lambda **kw: BayesNetClassifier(k=2, estimation="m", random_state=0, **kw),
     lambda **kw: ESKDBClassifier(n_estimators=3, random_state=0, **kw),
 ], ids=["kdb2-hdp", "kdb2-m", "eskdb3"])
 def test_the_ridge_at_its_limit_is_the_generative_model(car, make, monkeypatch):
@@ -178,7 +178,7 @@ def test_bad_layer_parameters_are_named(car):
 
 @pytest.mark.parametrize("make", [
     lambda: BayesNetClassifier(k=2, discriminative="attribute_class", random_state=0),
-    lambda: ESKDBClassifier(n_estimators=2, estimator="m", discriminative="attribute",
+    lambda: ESKDBClassifier(n_estimators=2, estimation="m", discriminative="attribute",
                             random_state=0),
 ], ids=["kdb2-hdp", "eskdb2-m"])
 def test_a_streamed_fit_has_the_in_memory_weights(fits_in_memory_and_streamed_alike, make):
@@ -206,7 +206,7 @@ def test_a_row_is_left_out_of_its_own_class_only(car):
     # naive Bayes with m-estimates, by hand: attribute t's term for class c is
     # log((n_cx - [c = y_r] + m/K) / (N_c - [c = y_r] + m)), the row counted below y_r alone
     X, y = _xy(car, 300)
-    model = BayesNetClassifier(structure="nb", estimator="m", m=2.0).fit(X, y)
+    model = BayesNetClassifier(structure="nb", estimation="m", m=2.0).fit(X, y)
     member = model.members_[0]
     frame = model._model_columns(model._validate_X(X))
     from fastpath.encode._encoder import code_members

@@ -4,7 +4,7 @@ The tree-by-tree agreement (:mod:`validation.agreement`) compares posterior mean
 asks the question a user cares about: does a Bayesian network classifier predict the same
 whether its conditional tables come from the collapsed Gibbs sampler or from NUTS on the same
 model? For every fold of a repeated stratified cross-validation it fits
-``BayesNetClassifier(estimator="hdp")`` on the training rows (structure, context trees, Gibbs
+``BayesNetClassifier(estimation="hdp")`` on the training rows (structure, context trees, Gibbs
 tables), runs NUTS (:func:`hdpbn_ppl.infer.fit`, identical priors and tying) on each of the
 fitted context trees, and predicts the test rows with both sets of tables -- same structure, same
 trees, only the tables differ. m-estimates on the same folds give the baseline the paper compares
@@ -94,7 +94,7 @@ def predict_with_tables(classifier: Any, tables: list[np.ndarray], X: Any) -> np
 def nuts_tables(classifier: Any, *, chains: int = 4, warmup: int = 1000, samples: int = 1000,
                 seed: int = 0) -> tuple[list[np.ndarray], list[Any]]:
     """NUTS posterior means of every context tree of a classifier fitted with
-    ``estimator="hdp"`` (same tying, root concentration and concentration prior), and each run's
+    ``estimation="hdp"`` (same tying, root concentration and concentration prior), and each run's
     :class:`hdpbn_ppl.infer.NUTSDiagnostics`. Tree ``i`` runs with seed ``(seed, i)``; a run with
     more divergent transitions than 0.1 % of its draws is repeated with smaller steps and a
     longer warm-up (``hdpbn_ppl.infer.RETRIES``, as ``python -m hdpbn_ppl`` does)."""
@@ -104,9 +104,9 @@ def nuts_tables(classifier: Any, *, chains: int = 4, warmup: int = 1000, samples
     from hdpbn_ppl.infer import fit as nuts_fit
 
     options = classifier.hdp_options()
-    if classifier.estimator != "hdp" or options.root != "exact":
-        raise ValueError("nuts_tables needs a classifier fitted with estimator='hdp' and "
-                         f"root='exact' (got estimator={classifier.estimator!r}, "
+    if classifier.estimation != "hdp" or options.root != "exact":
+        raise ValueError("nuts_tables needs a classifier fitted with estimation='hdp' and "
+                         f"root='exact' (got estimation={classifier.estimation!r}, "
                          f"root={options.root!r}): NUTS runs the exact model")
     tables, diagnostics = [], []
     for i, tree in enumerate(classifier.trees_):
@@ -158,10 +158,10 @@ def run_classifier_agreement(
         proba = {}
 
         t0 = time.perf_counter()
-        m_clf = BayesNetClassifier(estimator="m", **common).fit(X_train, y_train)
+        m_clf = BayesNetClassifier(estimation="m", **common).fit(X_train, y_train)
         proba["m"] = align_proba(m_clf.predict_proba(X_test), m_clf.classes_, classes)
         t1 = time.perf_counter()
-        hdp_clf = BayesNetClassifier(estimator="hdp",
+        hdp_clf = BayesNetClassifier(estimation="hdp",
                                      sampler=HDPOptions.preset("adaptive", n_iter=n_iter,
                                                                tying=tying),
 

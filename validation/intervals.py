@@ -211,7 +211,7 @@ def run_network(study: IntervalStudy, kind: str, n_train: int, mode: str, index:
     try:
         clf = (ESKDBClassifier(n_estimators=study.members, k=1, sampler=sampler,
                                random_state=index) if mode == "ensemble" else
-               BayesNetClassifier(estimator="hdp", sampler=sampler, random_state=index,
+               BayesNetClassifier(estimation="hdp", sampler=sampler, random_state=index,
                                   **params))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -76,7 +76,7 @@ def check_dataset(
     reference with another."""
     rows = []
     for label in structures:
-        clf = BayesNetClassifier(estimator="m", random_state=seed, **STRUCTURES[label])
+        clf = BayesNetClassifier(estimation="m", random_state=seed, **STRUCTURES[label])
         trees = clf.fit(X, y).trees_
         ref_opt = HDPOptions.preset("paper", n_iter=reference_iterations,
                                     n_chains=reference_chains)

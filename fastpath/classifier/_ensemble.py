@@ -36,7 +36,7 @@ class ESKDBClassifier(BaseBayesNet):
         Members (the authors' scripts use 20).
     k : int, default=5
         ``K`` of every member's selective kDB (the authors' default).
-    estimator : {"hdp", "m", "hgs", "hls"} or HLSOptions, default="hdp"
+    estimation : {"hdp", "m", "hgs", "hls"}, HLSOptions or a registered method, default="hdp"
         How the members' tables are estimated (``"m"``: the ablation without HDP smoothing;
         ``"hgs"``, ``"hls"`` or an ``HLSOptions``: HDP's successors, as for
         :class:`~fastpath.BayesNetClassifier`).
@@ -108,11 +108,11 @@ class ESKDBClassifier(BaseBayesNet):
         Every member's encoder (its cut points), attribute order, selection (``n*``, ``k*``,
         leave-one-out RMSE), context trees and probability tables.
     hdp_results_ : list of fastpath.estimate.HDPResult
-        ``estimator="hdp"``: the sampler's output for every distinct tree of the members (a
+        ``estimation="hdp"``: the sampler's output for every distinct tree of the members (a
         tree that several members share -- same child, parents and coding -- is sampled once),
         in member order. Not saved in model files.
     diagnostics_ : fastpath.estimate.FitDiagnostics
-        ``estimator="hdp"``: R-hat and bulk ESS of every tree (named ``member e: P(...)``).
+        ``estimation="hdp"``: R-hat and bulk ESS of every tree (named ``member e: P(...)``).
     n_passes_ : int
         Out-of-core fits only: the passes made over the data (for every member at once).
     fit_warnings_ : tuple of str
@@ -124,12 +124,12 @@ class ESKDBClassifier(BaseBayesNet):
 
     n_estimators: int
     k: int
-    estimator: str | HLSOptions
+    estimation: str | HLSOptions
     discretization: str
     structure: str
 
     def __init__(
-        self, n_estimators: int = 20, k: int = 5, estimator: str | HLSOptions = "hdp", *,
+        self, n_estimators: int = 20, k: int = 5, estimation: str | HLSOptions = "hdp", *,
         discretization: str = "mixed", structure: str = "skdb",
         m: float | str = "auto", m_backoff: str = "path", categorical_features: Any = "auto",
         na_values: str | Sequence[str] | None = None, numeric_errors: str = "coerce",

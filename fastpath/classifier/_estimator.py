@@ -48,19 +48,20 @@ class BayesNetClassifier(BaseBayesNet):
         the leave-one-out RMSE, see :mod:`fastpath.structure._selective`).
     k : int, default=1
         Maximum number of attribute parents for ``"kdb"`` and ``"skdb"`` (ignored otherwise).
-    estimator : {"hdp", "m", "hgs", "hls"}, HLSOptions or a registered estimator, default="hdp"
-        How conditional probability tables are estimated: the hierarchical Dirichlet process
-        (the paper's method, sampled as ``sampler`` says), m-estimates with back-off (the
-        paper's baseline; no sampling, so the fastest fit), hierarchical gradient smoothing
+    estimation : {"hdp", "m", "hgs", "hls"}, HLSOptions or a registered method, default="hdp"
+        How the conditional probability tables are estimated (the paper's "parameter
+        estimation"): the hierarchical Dirichlet process (the paper's method, sampled as
+        ``sampler`` says), m-estimates with back-off (the paper's baseline; no sampling, so the
+        fastest fit), hierarchical gradient smoothing
         (Zhang, Petitjean & Buntine 2020: every node smoothed towards all its ancestors, one
         weight per level fitted by the leave-one-out log loss; :mod:`fastpath.estimate._hgs`)
         or hierarchical linear smoothing (Cooper, Webb & Schmidt 2025: a multinomial logistic
         regression on the indicators of the nodes of a row's path; :mod:`fastpath.estimate._hls`).
         ``"hls"`` has the authors' L2 penalty; :class:`fastpath.estimate.HLSOptions` sets
-        another (``estimator=HLSOptions(C=0.5)``: ``C`` times the log loss of the training rows
+        another (``estimation=HLSOptions(C=0.5)``: ``C`` times the log loss of the training rows
         plus half the squared norm of the node coefficients, scikit-learn's convention). HGS
         and HLS are fitted on the context trees' counts, so they give the same tables in memory
-        and out of core (docs/model.md, section 10). An estimator registered with
+        and out of core (docs/model.md, section 10). An estimation method registered with
         :func:`fastpath.pipeline.register_estimator` is taken by its name, or by an instance of
         its options class.
     m : float, "auto" or "holdout", default="auto"
@@ -116,7 +117,7 @@ class BayesNetClassifier(BaseBayesNet):
         ignored at predict time.
     sampler : {"adaptive", "adaptive-plain", "ensemble", "strict", "paper"} or HDPOptions, \
 default="adaptive"
-        The HDP sampler (``estimator="hdp"``): a preset's name
+        The HDP sampler (``estimation="hdp"``): a preset's name
         (:data:`fastpath.estimate.hdp._options.SAMPLER_PRESETS`) or every option at once, a
         :class:`fastpath.HDPOptions` (``HDPOptions.preset("paper", n_iter=50_000)``: a preset
         with some options changed; :meth:`hdp_options` gives the options a fit runs).
@@ -196,15 +197,15 @@ default="adaptive"
     probability_tables_ : list of ndarray
         The estimate at every node of every tree (read-only).
     m_ : float
-        The m used (``estimator="m"``).
+        The m used (``estimation="m"``).
     m_scores_ : dict
         RMSE of each candidate m: leave-one-out (``m="auto"``) or on the holdout
         (``m="holdout"``, and ``partial_fit``).
     hdp_results_ : list of fastpath.estimate.HDPResult
-        ``estimator="hdp"``: the sampler's output for every tree (posterior means, MCSE,
+        ``estimation="hdp"``: the sampler's output for every tree (posterior means, MCSE,
         traces, ``to_arviz()``). Not saved in model files.
     diagnostics_ : fastpath.estimate.FitDiagnostics
-        ``estimator="hdp"``: every tree's iterations, the MCSE of what its rows read (and with
+        ``estimation="hdp"``: every tree's iterations, the MCSE of what its rows read (and with
         two or more chains the R-hat of the rows' probabilities), and the R-hat and bulk ESS of
         its concentrations and log joint (``diagnostics_.summary()``,
         ``diagnostics_.to_frame()``). An :class:`~fastpath.UnconvergedWarning` (a scikit-learn
@@ -220,10 +221,10 @@ default="adaptive"
 
     structure: str
     k: int
-    estimator: str | HLSOptions
+    estimation: str | HLSOptions
 
     def __init__(
-        self, structure: str = "kdb", k: int = 1, estimator: str | HLSOptions = "hdp", *,
+        self, structure: str = "kdb", k: int = 1, estimation: str | HLSOptions = "hdp", *,
         m: float | str = "auto", m_backoff: str = "path", categorical_features: Any = "auto",
         na_values: str | Sequence[str] | None = None, numeric_errors: str = "coerce",
         exclude_features: str | Sequence[str | int] | None = "auto",
@@ -269,8 +270,8 @@ default="adaptive"
         """P(y | x) with this fitted structure and context trees but other probability tables.
 
         ``tables`` follows :attr:`probability_tables_` (the class prior's table first, then one
-        ``(n_nodes, K)`` table per attribute tree of :attr:`trees_`), e.g. another estimator's
-        posterior means. The classifier itself is not modified.
+        ``(n_nodes, K)`` table per attribute tree of :attr:`trees_`), e.g. another estimation
+        method's posterior means. The classifier itself is not modified.
         """
         member = self._member
         own = member.probability_tables

@@ -1,4 +1,4 @@
-"""Load a model file whatever estimator saved it (the command line's ``--model``)."""
+"""Load a model file whatever classifier saved it (the command line's ``--model``)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ _CLASSES: dict[str, type[BaseBayesNet]] = {
 
 
 def load_classifier(path: str | os.PathLike) -> BayesNetClassifier | ESKDBClassifier:
-    """The fitted estimator in ``path``, of the class that saved it
+    """The fitted classifier in ``path``, of the class that saved it
     (:class:`~fastpath.classifier.ModelFileError`, a ``ValueError``, naming a file that is not
-    a model file, or one of an unknown estimator; ``FileNotFoundError`` for a missing one)."""
+    a model file, or one of an unknown classifier; ``FileNotFoundError`` for a missing one)."""
     name = model_class_name(path)
     if name not in _CLASSES:
         raise ModelFileError(f"{os.fspath(path)!r} holds {with_article(name)}, which this "

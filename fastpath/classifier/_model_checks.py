@@ -120,10 +120,10 @@ class Checker:
         for key, value in params.items():
             if key == "sampler" and isinstance(value, dict):  # an HDPOptions' fields
                 self.fields(value, "params['sampler']")
-            elif key == "estimator" and isinstance(value, dict):  # name and options' fields
-                self.str(value.get("name"), "params['estimator']['name']")
-                self.fields(self.dict(value.get("options"), "params['estimator']['options']"),
-                            "params['estimator']['options']")
+            elif key == "estimation" and isinstance(value, dict):  # name and options' fields
+                self.str(value.get("name"), "params['estimation']['name']")
+                self.fields(self.dict(value.get("options"), "params['estimation']['options']"),
+                            "params['estimation']['options']")
             elif isinstance(value, list):
                 for i, v in enumerate(value):
                     self.scalar(v, f"params[{key!r}][{i}]")

@@ -1,7 +1,7 @@
 """Saving and loading fitted classifiers without pickle.
 
 A model file is one ``.npz`` archive: numeric arrays (every member's trees: leaf paths, leaf
-counts and probability table, prefixed ``member<e>_``) plus one JSON document (the estimator's
+counts and probability table, prefixed ``member<e>_``) plus one JSON document (the classifier's
 class and parameters, the classes, and per member the encoder's codings, the structure, the
 selection, the tree specifications and m). A single classifier is a file with one member.
 Loading uses ``np.load(..., allow_pickle=False)``, so a model file cannot run code. Class labels
@@ -10,13 +10,15 @@ rather than silently changed.
 
 The format is version :data:`FORMAT_VERSION`, hdpbn 0.1.0's, whether or not the members have
 discriminative weights; files of other versions (those of development states before 0.1.0)
-are refused, naming the version. The estimator's parameters are stored as JSON values; a
+are refused, naming the version. The classifier's parameters are stored as JSON values; a
 ``sampler`` that is an :class:`~fastpath.estimate.HDPOptions` as a mapping of its fields, and an
-``estimator`` that is an instance of a registered estimator's options class (an
+``estimation`` that is an instance of a registered estimator's options class (an
 :class:`~fastpath.estimate.HLSOptions`, or any registered estimator's dataclass,
-:mod:`fastpath.pipeline._registry`) as ``{"name": <the estimator's name>, "options": <its
-fields>}``; such a file loads where that estimator is registered. ``tests/data/models-0.1.0``
-holds files of this format, which every later version must load and predict from bit for bit.
+:mod:`fastpath.pipeline._registry`) as ``{"name": <the estimation method's name>, "options":
+<its fields>}``; such a file loads where that estimation method is registered. The JSON
+document names the class that wrote it (``"classifier"``), which loading checks.
+``tests/data/models-0.1.0`` holds files of this format, which every later version must load
+and predict from bit for bit.
 
 Untrusted files
 ---------------
@@ -37,13 +39,13 @@ used. Every way a file can fail to be a usable model raises :class:`ModelFileErr
 * an array whose ``.npy`` header does not fit its member (its shape times its item size is not
   the member's size), of Python objects (never unpickled), or of a type a model never holds;
 * a JSON document that is not UTF-8 JSON, nested too deeply, not an hdpbn model, of a newer
-  version, or another estimator's (when loading into a given class);
+  version, or another classifier's (when loading into a given class);
 * fields of the wrong type, ids and indices out of range, or fields that disagree: every
   tree's child, conditioning columns and cardinalities against its member's encoder and the
   classes, its leaf paths and counts against its specification, its probability table against
   its tree (probabilities in [0, 1]), the structures against the number of columns
-  (:mod:`._model_checks`); and, once loaded into an estimator (``load``), the parameters
-  against the estimator's own checks.
+  (:mod:`._model_checks`); and, once loaded into a classifier (``load``), the parameters
+  against the classifier's own checks.
 
 So a crafted file fails when it is loaded, never later in a prediction kernel.
 """
@@ -128,9 +130,9 @@ def _jsonable_params(params: dict[str, Any]) -> dict[str, Any]:
         elif key == "sampler" and isinstance(value, HDPOptions):  # field -> value (or values)
             out[key] = _option_fields(value, "sampler")
             continue
-        elif key == "estimator" and not isinstance(value, str):  # a registered options class
+        elif key == "estimation" and not isinstance(value, str):  # a registered options class
             record, _ = estimator_of(value)
-            out[key] = {"name": record.name, "options": _option_fields(value, "estimator")}
+            out[key] = {"name": record.name, "options": _option_fields(value, "estimation")}
             continue
         out[key] = _label(value) if not isinstance(value, list) else value
     return out
@@ -156,15 +158,15 @@ def _option_fields(options: Any, key: str) -> dict[str, Any]:
 
 
 def _options_of(stored: dict) -> Any:
-    """The options object of a stored ``estimator`` (:func:`_option_fields`' mapping, with
-    the estimator's name): an instance of that registered estimator's options class, a list
-    field as a tuple (``ValueError`` when the name is not registered with an options
+    """The options object of a stored ``estimation`` (:func:`_option_fields`' mapping, with
+    the estimation method's name): an instance of that registered estimator's options class,
+    a list field as a tuple (``ValueError`` when the name is not registered with an options
     class)."""
     name, fields = stored.get("name"), stored.get("options")
     record = ESTIMATORS.get(name) if isinstance(name, str) else None
     if record is None or record.options is None or not isinstance(fields, dict):
-        raise ValueError(f"estimator {name!r:.60} with options is not a registered estimator "
-                         f"with an options class (registered: {tuple(ESTIMATORS)})")
+        raise ValueError(f"estimation {name!r:.60} with options is not a registered estimation "
+                         f"method with an options class (registered: {tuple(ESTIMATORS)})")
     return record.options(**{k: tuple(v) if isinstance(v, list) else v
                              for k, v in fields.items()})
 
@@ -303,14 +305,14 @@ def _read_draws(meta: dict, members: list[Member], arrays: dict[str, np.ndarray]
 
 def save_model(class_name: str, params: dict[str, Any], model: FittedModel,
                path: str | os.PathLike) -> None:
-    """Write a fitted classifier (the estimator's class name, its parameters and learned
+    """Write a fitted classifier (its class name, its parameters and learned
     state) to ``path`` (``.npz``)."""
     arrays: dict[str, np.ndarray] = {}
     names = model.feature_names_in_
     meta = {
         "format": MODEL,
         "version": FORMAT_VERSION,
-        "estimator": class_name,
+        "classifier": class_name,
         "params": _jsonable_params(params),
         "classes": [_label(c) for c in model.classes_],
         "n_features_in": int(model.n_features_in_),
@@ -358,9 +360,9 @@ def with_article(name: str) -> str:
 
 
 def model_class_name(path: str | os.PathLike) -> str:
-    """The name of the estimator class that wrote the model file ``path``
+    """The name of the classifier class that wrote the model file ``path``
     (:class:`ModelFileError` naming the file when it is not one)."""
-    return read_model_meta(path)["estimator"]
+    return read_model_meta(path)["classifier"]
 
 
 class _Archive:
@@ -453,8 +455,8 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplemented
 def _open(path: str | os.PathLike,
           class_name: str | None) -> Iterator[tuple[dict[str, Any], _Archive]]:
     """The metadata and the open archive of a model file written by ``class_name`` (any
-    estimator when None); every way a file can fail to be one (not a zip archive, truncated,
-    corrupt, too large, foreign, too new, another estimator's) is a :class:`ModelFileError`
+    classifier when None); every way a file can fail to be one (not a zip archive, truncated,
+    corrupt, too large, foreign, too new, another classifier's) is a :class:`ModelFileError`
     naming it, and a missing file a ``FileNotFoundError``."""
     name = os.fspath(path)
     if not Path(name).exists():
@@ -511,12 +513,12 @@ def _meta(name: str, archive: _Archive, class_name: str | None) -> dict[str, Any
             f"{name!r}: model file version {version} was written by a development version of "
             f"hdpbn before 0.1.0, whose format ({FORMAT_VERSION}) this one reads; fit the model "
             "again")
-    if not isinstance(meta.get("estimator"), str):
-        raise ModelFileError(f"{name!r} is not a valid hdpbn model file: estimator must be "
-                             f"a class name, got {meta.get('estimator')!r:.60}")
-    if class_name is not None and meta["estimator"] != class_name:
-        raise ModelFileError(f"{name!r} holds {with_article(meta['estimator'])}; load it with "
-                             f"{meta['estimator']}.load or fastpath.classifier.load_classifier")
+    if not isinstance(meta.get("classifier"), str):
+        raise ModelFileError(f"{name!r} is not a valid hdpbn model file: classifier must be "
+                             f"a class name, got {meta.get('classifier')!r:.60}")
+    if class_name is not None and meta["classifier"] != class_name:
+        raise ModelFileError(f"{name!r} holds {with_article(meta['classifier'])}; load it with "
+                             f"{meta['classifier']}.load or fastpath.classifier.load_classifier")
     check = Checker(name)
     check.meta(meta, check.list(meta.get("members"), "members"))
     return meta
@@ -533,8 +535,8 @@ def _feature_names(meta: dict) -> np.ndarray | None:
 
 
 def _params(meta: dict) -> dict[str, Any]:
-    """The stored parameters, a class weight's dict, the sampler's and the estimator's
-    options rebuilt."""
+    """The stored parameters, a class weight's dict, the sampler's and the estimation
+    method's options rebuilt."""
     params = dict(meta["params"])
     weights = params.get("class_weight")  # a dict: its labels and weights in turn
     if isinstance(weights, list):
@@ -543,8 +545,8 @@ def _params(meta: dict) -> dict[str, Any]:
         params["class_weight"] = dict(zip(weights[::2], weights[1::2], strict=True))
     if isinstance(params.get("sampler"), dict):  # the fields of an HDPOptions
         params["sampler"] = HDPOptions(**params["sampler"])
-    if isinstance(params.get("estimator"), dict):  # a registered estimator's options
-        params["estimator"] = _options_of(params["estimator"])
+    if isinstance(params.get("estimation"), dict):  # a registered estimator's options
+        params["estimation"] = _options_of(params["estimation"])
     return params
 
 
@@ -553,7 +555,7 @@ def _diagnostics(meta: dict) -> FitDiagnostics | None:
     if stored is None:
         return None
     params = _params(meta)
-    options = hdp_options(params) if uses_sampler(params.get("estimator")) else None
+    options = hdp_options(params) if uses_sampler(params.get("estimation")) else None
     return FitDiagnostics.from_dict(stored, options)
 
 
@@ -591,7 +593,7 @@ def _structures(entry: dict, field: str, n_features: int, check: Checker
 def read_model(path: str | os.PathLike,
                class_name: str | None = None) -> tuple[dict[str, Any], FittedModel]:
     """The parameters and the learned state written by :func:`save_model`; ``class_name``: the
-    estimator that must have written it. Every field is checked first (:class:`ModelFileError`
+    classifier that must have written it. Every field is checked first (:class:`ModelFileError`
     naming the file and the field, see the module docstring)."""
     with _open(path, class_name) as (meta, archive):
         arrays = _read_arrays(archive)

@@ -22,7 +22,7 @@ def add_diagnose_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "diagnose",
         help="convergence of a saved HDP model's samplers (worst trees first)",
-        description="Print, for every tree of a model saved by 'hdpbn fit' (estimator hdp), "
+        description="Print, for every tree of a model saved by 'hdpbn fit' (--estimation hdp), "
         "worst trees first: its iterations, the Monte-Carlo error of what its rows read (and "
         "with 2 or more chains their R-hat), and the R-hat and bulk ESS of its concentrations "
         "and log joint. Uses the diagnostics stored in the model file; a model saved without "
@@ -74,9 +74,10 @@ def run_diagnose(args: argparse.Namespace) -> int:
         for message in warned:
             print(f"  - {message}")
         sys.stdout.flush()
-    if not uses_sampler(params.get("estimator")):
-        raise ValueError(f"{args.model!r} was fitted with estimator={params.get('estimator')!r}: "
-                         "only HDP fits have samplers to diagnose")
+    if not uses_sampler(params.get("estimation")):
+        raise ValueError(f"{args.model!r} was fitted with "
+                         f"estimation={params.get('estimation')!r}: only HDP fits have "
+                         "samplers to diagnose")
     if args.top < 1:
         raise ValueError(f"--top must be >= 1, got {args.top}")
     stored = meta.get("diagnostics")

@@ -8,7 +8,7 @@
 ``hdpbn estimate``  HDP estimates of one conditional table (child-first convention);
 ``hdpbn diagnose``  convergence of a saved HDP model's samplers (worst trees first);
 ``hdpbn experiments`` the paper's experiments over a folder of datasets;
-``hdpbn demo``      the README's demo: structures x estimators on a bundled dataset.
+``hdpbn demo``      the README's demo: structures x estimation methods on a bundled dataset.
 
 Run ``hdpbn SUBCOMMAND --help`` for the options of each.
 
@@ -222,12 +222,12 @@ def _add_model_options(p: argparse.ArgumentParser, structure: str | None = None)
                    "generative model (default: the classifier's, "
                    f"{_ESKDB['discriminative'] or 'none'} for eskdb, "
                    f"{_BNC['discriminative'] or 'none'} otherwise)")
-    g.add_argument("--estimator", default=_BNC["estimator"], choices=[*ESTIMATORS],
+    g.add_argument("--estimation", default=_BNC["estimation"], choices=[*ESTIMATORS],
                    help="HDP estimates (the paper's method), m-estimates with back-off, "
                    "hierarchical gradient smoothing (hgs) or hierarchical linear smoothing "
-                   f"(hls) (default: {_BNC['estimator']})")
+                   f"(hls) (default: {_BNC['estimation']})")
     g.add_argument("--hls-c", type=float, default=HLS_C, metavar="C",
-                   help="--estimator hls: inverse strength of the L2 penalty of each table's "
+                   help="--estimation hls: inverse strength of the L2 penalty of each table's "
                    f"logistic regression (default: {HLS_C:g}, the authors')")
     g.add_argument("--m", default=_BNC["m"],
                    help="m-estimate mass; 'auto' chooses it by leave-one-out RMSE among 0.05, "
@@ -257,7 +257,7 @@ def _add_model_options(p: argparse.ArgumentParser, structure: str | None = None)
                    help="columns left out of the model: 'auto', identifiers (nominal columns "
                    "of nearly all distinct values) and dates; 'none'; or a comma-separated "
                    "list of columns (default: auto)")
-    h = p.add_argument_group("HDP sampler (--estimator hdp)")
+    h = p.add_argument_group("HDP sampler (--estimation hdp)")
     h.add_argument("--sampler", default=None,
                    choices=[*SAMPLER_PRESETS],
                    help="adaptive: exact overrelaxed moves, each tree sampled until the "
@@ -396,14 +396,14 @@ def _make_model(args: argparse.Namespace, frame: pd.DataFrame | None = None, *,
             ("thin", getattr(args, "thin", None))) if value is not None}
         if kept:
             sampler = hdp_options({"sampler": sampler}).replace(**kept)
-        # --hls-c: the penalty of --estimator hls (the authors' is plain "hls")
-        estimator: Any = args.estimator
-        if estimator == "hls" and args.hls_c != HLS_C:
-            estimator = HLSOptions(C=args.hls_c)
+        # --hls-c: the penalty of --estimation hls (the authors' is plain "hls")
+        estimation: Any = args.estimation
+        if estimation == "hls" and args.hls_c != HLS_C:
+            estimation = HLSOptions(C=args.hls_c)
         if args.discriminative is not None:
             own["discriminative"] = (None if args.discriminative == "none"
                                      else args.discriminative)
-        model = cls(**own, **common, estimator=estimator, sampler=sampler)
+        model = cls(**own, **common, estimation=estimation, sampler=sampler)
         model.fit_config()
     except ValueError as exc:  # name the command-line flag, not the Python parameter
         msg = str(exc)
@@ -732,7 +732,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from ..io._datasets import load_dataset
 
     X, y = load_dataset(args.dataset)
-    estimators = ["m", "hdp"]
+    estimations = ["m", "hdp"]
     configs = [("nb", 0), ("tan", 1), ("kdb", 1), ("kdb", 2)]
     print(f"hdpbn demo: {args.dataset} ({len(X)} rows, {X.shape[1]} attributes, "
           f"{y.nunique()} classes), {args.folds}-fold cross-validation x {args.repeats}, "
@@ -740,8 +740,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     # the default sampler, or its preset with --iterations
     sampler: Any = DEFAULT_SAMPLER if args.iterations is None else (
         HDPOptions.preset(DEFAULT_SAMPLER, n_iter=args.iterations))
-    if "hdp" in estimators:
-        opt = BayesNetClassifier(estimator="hdp", sampler=sampler).hdp_options()
+    if "hdp" in estimations:
+        opt = BayesNetClassifier(estimation="hdp", sampler=sampler).hdp_options()
         if opt.adaptive:
             print(f"HDP: the {DEFAULT_SAMPLER} sampler ({opt.min_iter} to {opt.max_iter} Gibbs "
                   "iterations per tree, until the Monte-Carlo error of what the rows read is "
@@ -755,22 +755,22 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     rows = slice(None, None, max(1, len(X) // 200))  # ~200 rows spread over the classes
     with warnings.catch_warnings():  # 20 iterations compile the kernels; they certify nothing
         warnings.simplefilter("ignore", UnconvergedWarning)
-        for est in estimators:
-            BayesNetClassifier(structure="kdb", k=2, estimator=est,
+        for est in estimations:
+            BayesNetClassifier(structure="kdb", k=2, estimation=est,
                                sampler=HDPOptions.preset(DEFAULT_SAMPLER, n_iter=20),
                                random_state=args.seed).fit(X.iloc[rows], y.iloc[rows])
     print(f"{time.perf_counter() - t0:.1f} s")
     print()
-    header = (f"{'structure':<10} {'estimator':<9} {'0-1 loss':>14} {'RMSE':>14} "
+    header = (f"{'structure':<10} {'estimation':<10} {'0-1 loss':>14} {'RMSE':>14} "
               f"{'fit s/fold':>10}")
     print(header)
     print("-" * len(header))
     caught: list[warnings.WarningMessage] = []
     for structure, k in configs:
         name = f"kdb-{k}" if structure == "kdb" else structure
-        for est in estimators:
+        for est in estimations:
             def make(structure=structure, k=k, est=est):
-                return BayesNetClassifier(structure=structure, k=k, estimator=est,
+                return BayesNetClassifier(structure=structure, k=k, estimation=est,
                                           sampler=sampler, random_state=args.seed)
 
             with warnings.catch_warnings(record=True) as fold_warnings:
@@ -778,7 +778,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                 s = summarise(cross_validate(make, X, y, n_folds=args.folds,
                                              n_repeats=args.repeats, seed=args.seed))
             caught.extend(fold_warnings)
-            print(f"{name:<10} {est:<9} "
+            print(f"{name:<10} {est:<10} "
                   f"{s['zero_one_loss']['mean']:>7.4f}±{s['zero_one_loss']['sd']:.4f} "
                   f"{s['rmse']['mean']:>7.4f}±{s['rmse']['sd']:.4f} {s['fit_seconds']:>10.2f}",
                   flush=True)
@@ -933,7 +933,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("rest", nargs=argparse.REMAINDER, help="options of the experiment runner")
     p.set_defaults(func=_cmd_experiments)
 
-    p = sub.add_parser("demo", help="compare structures and estimators on a bundled dataset",
+    p = sub.add_parser("demo",
+                       help="compare structures and estimation methods on a bundled dataset",
                        description="Cross-validated comparison of NB, TAN, kDB-1 and kDB-2 with "
                        "m-estimates and HDP estimates on a small bundled UCI dataset.")
     if wanted("demo"):

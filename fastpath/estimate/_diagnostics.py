@@ -1,6 +1,6 @@
 """Convergence diagnostics of HDP fits, tree by tree, for users.
 
-A Bayesian network classifier fitted with ``estimator="hdp"`` runs one collapsed Gibbs sampler
+A Bayesian network classifier fitted with ``estimation="hdp"`` runs one collapsed Gibbs sampler
 per conditional probability table. :func:`summarise_fit` reads every sampler's output and
 reports, tree by tree,
 

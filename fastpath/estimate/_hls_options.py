@@ -13,8 +13,8 @@ HLS_C: float = 1.0
 
 @dataclass(frozen=True)
 class HLSOptions:
-    """Options of hierarchical linear smoothing: what a classifier's ``estimator`` takes in
-    place of ``"hls"`` (``estimator=HLSOptions(C=0.5)``; ``"hls"`` is ``HLSOptions()``).
+    """Options of hierarchical linear smoothing: what a classifier's ``estimation`` takes in
+    place of ``"hls"`` (``estimation=HLSOptions(C=0.5)``; ``"hls"`` is ``HLSOptions()``).
 
     Attributes
     ----------

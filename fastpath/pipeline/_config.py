@@ -82,13 +82,13 @@ class FitConfig:
     Build it with :meth:`from_params` from an estimator's ``get_params()``; every bad value
     raises ``ValueError`` naming the parameter before any data is read. ``m_backoff`` (the
     m-estimates' back-off rule, :func:`fastpath.estimate.m_estimate_table`) defaults to
-    ``"path"`` and ``verbose`` to 0 when ``params`` lacks them. ``estimator`` is the name of a
-    registered estimator (:data:`~fastpath.pipeline._registry.ESTIMATORS`); an ``estimator``
-    parameter that is an instance of a registered estimator's options class (an
-    :class:`~fastpath.estimate.HLSOptions`) is kept as ``estimator_options`` (for a name, the
+    ``"path"`` and ``verbose`` to 0 when ``params`` lacks them. ``estimation`` is the name of a
+    registered estimation method (:data:`~fastpath.pipeline._registry.ESTIMATORS`); an
+    ``estimation`` parameter that is an instance of a registered estimator's options class (an
+    :class:`~fastpath.estimate.HLSOptions`) is kept as ``estimation_options`` (for a name, the
     class's defaults: :func:`~fastpath.pipeline._registry.estimator_of`). ``hdp`` is the
-    sampler's options as the ``sampler`` parameter gives them (an estimator with the sampler
-    only; an ensemble's members sample with ``hdp.for_members(n_members)``).
+    sampler's options as the ``sampler`` parameter gives them (an estimation method with the
+    sampler only; an ensemble's members sample with ``hdp.for_members(n_members)``).
 
     A fit learns ``n_members`` members (``n_estimators``; 1 for a single classifier) that
     differ in how they are drawn (:mod:`fastpath.pipeline._members`): member 0 orders the
@@ -101,7 +101,7 @@ class FitConfig:
 
     structure: str
     k: int
-    estimator: str
+    estimation: str
     m: float | str
     categorical_features: Any
     hdp: HDPOptions | None
@@ -115,7 +115,7 @@ class FitConfig:
     na_values: tuple[str, ...] = ()
     numeric_errors: str = "coerce"
     exclude_features: Any = "auto"
-    estimator_options: Any = None
+    estimation_options: Any = None
     discriminative: str | None = None
 
     def table_encoder(self, **kwargs: Any) -> TableEncoder:
@@ -125,10 +125,10 @@ class FitConfig:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> FitConfig:
-        structure, estimator, k, m = (params[n] for n in ("structure", "estimator", "k", "m"))
+        structure, estimation, k, m = (params[n] for n in ("structure", "estimation", "k", "m"))
         structure_learner(structure)  # ValueError naming the registered ones
-        spec, options = estimator_of(estimator)  # the same
-        estimator = spec.name
+        spec, options = estimator_of(estimation)  # the same
+        estimation = spec.name
         check_int("k", k, 0)
         if not (isinstance(m, str) and m in M_RULES):
             if isinstance(m, bool) or not isinstance(m, numbers.Real) or not (
@@ -162,7 +162,7 @@ class FitConfig:
         return cls(
             structure=structure,
             k=int(k),
-            estimator=estimator,
+            estimation=estimation,
             m=m,
             categorical_features=params["categorical_features"],
             hdp=hdp_options(params) if spec.sampler else None,
@@ -176,7 +176,7 @@ class FitConfig:
             na_values=check_na_values(params.get("na_values")),
             numeric_errors=check_numeric_errors(params.get("numeric_errors", "coerce")),
             exclude_features=check_exclude_features(params.get("exclude_features", "auto")),
-            estimator_options=options,
+            estimation_options=options,
             discriminative=discriminative,
         )
 
@@ -194,9 +194,10 @@ class FitConfig:
 
     @property
     def chooses_m(self) -> bool:
-        """Whether the estimator reads an m (each member's own: m-estimates, or a registered
-        estimator with ``chooses_m``), so that members' tables are estimated one by one."""
-        return ESTIMATORS[self.estimator].chooses_m
+        """Whether the estimation method reads an m (each member's own: m-estimates, or a
+        registered estimator with ``chooses_m``), so that members' tables are estimated one by
+        one."""
+        return ESTIMATORS[self.estimation].chooses_m
 
     @property
     def m_rule(self) -> str | None:

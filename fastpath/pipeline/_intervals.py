@@ -42,7 +42,7 @@ from ._members import PredictionPlan, distinct_trees, prediction_plan
 DEFAULT_INTERVAL_DRAWS = 200
 
 _HOW = ("fit with the sampler's draws kept: sampler=clf.hdp_options().replace("
-        "record_draws=True) (estimator='hdp')")
+        "record_draws=True) (estimation='hdp')")
 
 
 @dataclass(frozen=True)

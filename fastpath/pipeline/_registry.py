@@ -1,5 +1,6 @@
 """The one registration point of each kind of part a fit can be built from: the estimators of the
-probability tables (a classifier's ``estimator``) and the structure learners (its ``structure``).
+probability tables (the methods a classifier's ``estimation`` names) and the structure learners
+(its ``structure``).
 
 :data:`ESTIMATORS` and :data:`STRUCTURES` map every name those parameters accept to its
 record; the parameter checks (:class:`~fastpath.pipeline._config.FitConfig`), the stages
@@ -51,10 +52,10 @@ class EstimationContext:
     Attributes
     ----------
     options : object or None
-        The estimator's options: the ``estimator`` parameter when it is an instance of the
-        record's ``options`` class (``estimator=HLSOptions(C=0.5)``), an instance of that class
-        with its defaults when the parameter is the estimator's name, None for an estimator
-        without an options class.
+        The estimator's options: the ``estimation`` parameter when it is an instance of the
+        record's ``options`` class (``estimation=HLSOptions(C=0.5)``), an instance of that class
+        with its defaults when the parameter is the estimation method's name, None for an
+        estimator without an options class.
     sampler : HDPOptions or None
         An estimator with ``sampler=True``: the options the ``sampler`` parameter gives (a
         preset's, or the ``HDPOptions`` passed), which warnings' advice is written in; each
@@ -101,19 +102,20 @@ TableFunction = Callable[[Sequence[ContextTree], EstimationContext], EstimatedTa
 
 @dataclass(frozen=True)
 class TableEstimator:
-    """How one ``estimator`` name turns a fit's context trees into probability tables.
+    """How one estimation method (a value of the classifiers' ``estimation``) turns a fit's
+    context trees into probability tables.
 
     Attributes
     ----------
     name : str
-        The name the classifiers' ``estimator`` takes and model files store.
+        The name the classifiers' ``estimation`` takes and model files store.
     estimate : callable
         ``estimate(trees, context) -> EstimatedTables``: a table of shape
         ``tree.counts.shape`` for every tree, each row (a node of the tree) a probability
         vector over the child's values, summing to 1 (a registered estimator's rows are
         checked: :func:`check_tables`). ``context`` is an :class:`EstimationContext`.
     options : type or None
-        A class whose instances ``estimator`` also takes, in place of the name, carrying the
+        A class whose instances ``estimation`` also takes, in place of the name, carrying the
         estimator's options (:class:`~fastpath.estimate.HLSOptions` for ``"hls"``); it must be
         constructible without arguments (the options of the bare name). Model files store an
         instance as the name and the instance's fields, so a dataclass of JSON values (numbers,
@@ -175,7 +177,7 @@ def _hdp_tables(trees: Sequence[ContextTree], context: EstimationContext) -> Est
     return EstimatedTables(tables, results, diagnostics)
 
 
-#: every ``estimator`` name, in the order messages and ``--help`` list them: m-estimates, HDP,
+#: every ``estimation`` name, in the order messages and ``--help`` list them: m-estimates, HDP,
 #: hierarchical gradient smoothing, hierarchical linear smoothing, then those registered since
 ESTIMATORS: dict[str, TableEstimator] = {
     e.name: e for e in (
@@ -365,7 +367,7 @@ def check_tables(record: TableEstimator, trees: Sequence[ContextTree], tables: S
 
 
 def register_estimator(estimator: TableEstimator, *, replace: bool = False) -> None:
-    """Make ``estimator.name`` a value of ``estimator`` (``ValueError``: a taken name)."""
+    """Make ``estimator.name`` a value of ``estimation`` (``ValueError``: a taken name)."""
     _register(ESTIMATORS, estimator, TableEstimator, replace)
 
 
@@ -394,25 +396,25 @@ def unregister_structure(name: str) -> None:
     _unregister(STRUCTURES, name, StructureLearner)
 
 
-def uses_sampler(estimator: Any) -> bool:
-    """Whether ``estimator`` (a stored name) is a registered estimator with the HDP sampler
-    (whose fits have sampler options and diagnostics)."""
-    record = ESTIMATORS.get(estimator) if isinstance(estimator, str) else None
+def uses_sampler(estimation: Any) -> bool:
+    """Whether ``estimation`` (a stored name) is a registered estimation method with the HDP
+    sampler (whose fits have sampler options and diagnostics)."""
+    record = ESTIMATORS.get(estimation) if isinstance(estimation, str) else None
     return record is not None and record.sampler
 
 
-def estimator_of(estimator: Any) -> tuple[TableEstimator, Any]:
-    """The record of the ``estimator`` parameter (a registered name, or an instance of a
+def estimator_of(estimation: Any) -> tuple[TableEstimator, Any]:
+    """The record of the ``estimation`` parameter (a registered name, or an instance of a
     registered estimator's ``options`` class) and its options (:attr:`EstimationContext.options`:
     the instance, the options class's defaults for the name, None without an options class);
     ``ValueError`` listing the names otherwise."""
-    if isinstance(estimator, str) and estimator in ESTIMATORS:
-        record = ESTIMATORS[estimator]
+    if isinstance(estimation, str) and estimation in ESTIMATORS:
+        record = ESTIMATORS[estimation]
         return record, (None if record.options is None else record.options())
     for record in ESTIMATORS.values():
-        if record.options is not None and isinstance(estimator, record.options):
-            return record, estimator
-    raise ValueError(f"estimator must be one of {tuple(ESTIMATORS)}, got {estimator!r}")
+        if record.options is not None and isinstance(estimation, record.options):
+            return record, estimation
+    raise ValueError(f"estimation must be one of {tuple(ESTIMATORS)}, got {estimation!r}")
 
 
 def structure_learner(structure: Any) -> StructureLearner:

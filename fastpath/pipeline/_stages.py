@@ -192,7 +192,7 @@ class MPlan:
 
 def plan_m(config: FitConfig, n_rows: int, rng: np.random.Generator) -> MPlan:
     """The m plan of a fit over ``n_rows`` rows; draws the holdout key from ``rng`` if needed."""
-    if not ESTIMATORS[config.estimator].chooses_m:
+    if not ESTIMATORS[config.estimation].chooses_m:
         return MPlan(None)
     if config.m_rule is None:
         return MPlan(float(config.m))
@@ -274,10 +274,10 @@ def structure_name(config: FitConfig) -> str:
 def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | None, *,
                     tree_names: Sequence[str] | None = None,
                     log: FitLog | None = None) -> EstimatedTables:
-    """The tables of ``config.estimator``'s registered estimator
+    """The tables of the registered estimator of ``config.estimation``
     (:data:`~fastpath.pipeline._registry.ESTIMATORS`), given an
     :class:`~fastpath.pipeline._registry.EstimationContext` of the fit's parameters: its
-    options (``config.estimator_options``), the sampler's (``config.hdp``), the chosen ``m``
+    options (``config.estimation_options``), the sampler's (``config.hdp``), the chosen ``m``
     and ``config.m_backoff``, the seed, threads and ``log`` (default ``config.log()``); its
     tables checked (:func:`~fastpath.pipeline._registry.check_tables`) and made read-only.
 
@@ -287,9 +287,9 @@ def estimate_tables(config: FitConfig, trees: Sequence[ContextTree], m: float | 
     classifiers' parameters; ``tree_names`` name the trees in the diagnostics (default:
     ``P(child | parents)``).
     """
-    record = ESTIMATORS[config.estimator]
+    record = ESTIMATORS[config.estimation]
     context = EstimationContext(
-        options=config.estimator_options, sampler=config.hdp, n_members=config.n_members,
+        options=config.estimation_options, sampler=config.hdp, n_members=config.n_members,
         m=m, m_backoff=config.m_backoff, seed=seed_int(config.random_state),
         n_threads=config.n_threads, log=config.log() if log is None else log,
         tree_names=tree_names)

@@ -1,11 +1,11 @@
-"""The classifiers of the experiments, by name: structure x estimator, plus two baselines.
+"""The classifiers of the experiments, by name: structure x estimation method, plus two baselines.
 
 Names
 -----
 ``nb-m``, ``tan-hdp``, ``kdb3-m``, ``skdb5-hdp``, ...
-    ``<structure>-<estimator>``: structure ``nb``, ``tan``, ``kdb<K>`` (K >= 0) or ``skdb<K>``
-    (selective kDB searching k* <= K); estimator ``m`` (m-estimates with back-off, m chosen on a
-    holdout, paper section "Experimental design and setting") or ``hdp``.
+    ``<structure>-<estimation>``: structure ``nb``, ``tan``, ``kdb<K>`` (K >= 0) or ``skdb<K>``
+    (selective kDB searching k* <= K); estimation method ``m`` (m-estimates with back-off, m
+    chosen on a holdout, paper section "Experimental design and setting") or ``hdp``.
 ``nb-mv``, ``tan-mv``, ``kdb3-mv``, ``skdb5-mv``, ...
     ``<structure>-mv``: m-estimates with the paper's literal back-off (``m_backoff="value"``: a
     value whose joint count with its context is zero takes the estimate of the deepest ancestor
@@ -48,7 +48,7 @@ Names
     XGBoost, ``max_depth=6``, 50 boosting rounds (the paper's Splice experiment), histogram
     trees, other parameters at their defaults.
 ``eskdb-hdp``, ``eskdb-m``, ``eskdb10-hdp``, ``eskdb-mdl-hdp``, ``eskdb-hdpe``, ...
-    ``eskdb[E][-mdl|-rand|-mix][-dwa|-dwc]-<estimator>``: the ensemble of ``E`` (default 20)
+    ``eskdb[E][-mdl|-rand|-mix][-dwa|-dwc]-<estimation>``: the ensemble of ``E`` (default 20)
     selective kDB-5 members
     (:class:`fastpath.ESKDBClassifier`, Zhang, Petitjean & Buntine 2020), each with its own
     stochastic MDL discretisation (with the authors' forced cut since 2026-11-28: a numeric
@@ -154,7 +154,7 @@ class ClassifierSpec:
     # gradient-boosting library on raw columns (RAW_BOOSTERS)
     structure: str | None = None  # "nb", "tan", "kdb", "skdb"
     k: int = 0
-    estimator: str | None = None  # "m", "hdp", "hgs" or "hls"
+    estimation: str | None = None  # "m", "hdp", "hgs" or "hls"
     n_members: int = 0  # eskdb
     discretization: str = "stochastic"  # eskdb: the members' (ESKDBClassifier's parameter)
     m_backoff: str = "path"  # bnc with m-estimates: "path" (-m) or "value" (-mv)
@@ -182,7 +182,7 @@ class ClassifierSpec:
         if self.fast_sampler or self.adaptive_sampler:
             tag = f"{self.name}-auto"
         else:
-            tag = f"{self.name}-it{iterations}" if self.estimator == "hdp" else self.name
+            tag = f"{self.name}-it{iterations}" if self.estimation == "hdp" else self.name
         if self.family == "eskdb":
             tag += f"-sel{ENSEMBLE_SELECTION_ROWS}" + (
                 "-fc" if self.discretization in ("stochastic", "mixed") else "")
@@ -202,11 +202,11 @@ class ClassifierSpec:
         if self.family == "eskdb":
             det = {"stochastic": "", "mdl": " (MDL)", "random": " (random resolution)",
                    "mixed": " (mixed resolution)"}[self.discretization]
-            if self.estimator == "hdp":
+            if self.estimation == "hdp":
                 est = (f"HDP ({self.adaptive_preset} sampler)" if self.adaptive_sampler
                        else "HDP")
             else:
-                est = {"hgs": "HGS", "hls": "HLS"}.get(self.estimator or "", "m")
+                est = {"hgs": "HGS", "hls": "HLS"}.get(self.estimation or "", "m")
             layer = {None: "", "attribute": " + weights (attribute)",
                      "attribute_class": " + weights (attribute, class)"}[self.discriminative]
             return f"ESKDB-{self.n_members}{det}-{est}{layer}"
@@ -218,14 +218,14 @@ class ClassifierSpec:
         base = {"nb": "NB", "tan": "TAN"}.get(self.structure or "")
         if base is None:
             base = f"{'SkDB' if self.structure == 'skdb' else 'kDB'}-{self.k}"
-        if self.estimator == "hdp":
+        if self.estimation == "hdp":
             if self.fast_sampler:
                 return f"{base}-HDP (strict sampler)"
             if self.adaptive_sampler:
                 return f"{base}-HDP ({self.adaptive_preset} sampler)"
             return f"{base}-HDP (reference sampler)" if self.reference_sampler else f"{base}-HDP"
-        if self.estimator in ("hgs", "hls"):
-            return f"{base}-{self.estimator.upper()}"
+        if self.estimation in ("hgs", "hls"):
+            return f"{base}-{self.estimation.upper()}"
         if self.m_rule == "auto":
             return f"{base}-m (leave-one-out m)"
         return f"{base}-m (value back-off)" if self.m_backoff == "value" else f"{base}-m"
@@ -241,46 +241,46 @@ def parse_classifier(name: str) -> ClassifierSpec:
         return ClassifierSpec(name=key, family=key)
     ensemble = _ENSEMBLE.match(key)
     if ensemble is not None:
-        members, cuts, layer, estimator = ensemble.groups()
+        members, cuts, layer, estimation = ensemble.groups()
         n_members = ESKDB_MEMBERS if members is None else int(members)
         if n_members < 1:
             raise ValueError(f"{name!r}: an ensemble needs at least one member")
-        adaptive = estimator in ("hdpa", "hdpp", "hdpe")
-        return ClassifierSpec(key, "eskdb", "skdb", ESKDB_K, "hdp" if adaptive else estimator,
+        adaptive = estimation in ("hdpa", "hdpp", "hdpe")
+        return ClassifierSpec(key, "eskdb", "skdb", ESKDB_K, "hdp" if adaptive else estimation,
                               n_members, _ENSEMBLE_CUTS[cuts], adaptive_sampler=adaptive,
-                              plain_moves=estimator == "hdpp",
-                              ensemble_sampler=estimator == "hdpe",
+                              plain_moves=estimation == "hdpp",
+                              ensemble_sampler=estimation == "hdpe",
                               discriminative=_ENSEMBLE_LAYER[layer])
     match = _NAME.match(key)
     if match is None:
         raise ValueError(
-            f"unknown classifier {name!r}: expected <structure>-<estimator> with structure "
-            "nb, tan, kdb<K> or skdb<K> and estimator m, mv (m-estimates with the value "
+            f"unknown classifier {name!r}: expected <structure>-<estimation> with structure "
+            "nb, tan, kdb<K> or skdb<K> and estimation method m, mv (m-estimates with the value "
             "back-off), mloo (m chosen by leave-one-out), hdp, hdpr (HDP with the reference "
             "sampler's shortcuts), hdpa (HDP with the default adaptive sampler), hdpp (the "
             "adaptive rule with the paper's plain moves), hdpf (HDP with the strict adaptive "
             "sampler), hgs (hierarchical gradient smoothing) or hls (hierarchical linear "
             "smoothing) (e.g. kdb3-hdp), "
-            "eskdb[E][-mdl|-rand|-mix][-dwa|-dwc]-<estimator>, or rf, rf-onehot, rf-raw, "
+            "eskdb[E][-mdl|-rand|-mix][-dwa|-dwc]-<estimation>, or rf, rf-onehot, rf-raw, "
             "rf-weka, xgboost, "
             "lightgbm-raw, catboost-raw, xgboost-raw"
         )
-    head, kdb_k, skdb_k, estimator = match.groups()
-    backoff = "value" if estimator == "mv" else "path"
-    m_rule = "auto" if estimator == "mloo" else "holdout"
-    reference = estimator == "hdpr"
-    fast = estimator == "hdpf"
-    adaptive = estimator in ("hdpa", "hdpp")
-    plain = estimator == "hdpp"
-    estimator = {"mv": "m", "mloo": "m", "hdpr": "hdp", "hdpf": "hdp",
-                 "hdpa": "hdp", "hdpp": "hdp"}.get(estimator, estimator)
+    head, kdb_k, skdb_k, estimation = match.groups()
+    backoff = "value" if estimation == "mv" else "path"
+    m_rule = "auto" if estimation == "mloo" else "holdout"
+    reference = estimation == "hdpr"
+    fast = estimation == "hdpf"
+    adaptive = estimation in ("hdpa", "hdpp")
+    plain = estimation == "hdpp"
+    estimation = {"mv": "m", "mloo": "m", "hdpr": "hdp", "hdpf": "hdp",
+                  "hdpa": "hdp", "hdpp": "hdp"}.get(estimation, estimation)
     if kdb_k is not None:
         structure, k = "kdb", int(kdb_k)
     elif skdb_k is not None:
         structure, k = "skdb", int(skdb_k)
     else:
         structure, k = head, 1 if head == "tan" else 0
-    return ClassifierSpec(key, "bnc", structure, k, estimator, m_backoff=backoff, m_rule=m_rule,
+    return ClassifierSpec(key, "bnc", structure, k, estimation, m_backoff=backoff, m_rule=m_rule,
                           reference_sampler=reference, fast_sampler=fast,
                           adaptive_sampler=adaptive, plain_moves=plain)
 
@@ -529,7 +529,7 @@ def make_classifier(
         return WekaForest(categorical_features=categorical_features, seed=seed, n_jobs=n_jobs)
     if spec.family == "eskdb":
         ensemble = ESKDBClassifier(
-            n_estimators=spec.n_members, k=spec.k, estimator=spec.estimator,
+            n_estimators=spec.n_members, k=spec.k, estimation=spec.estimation,
             discretization=spec.discretization, categorical_features=categorical_features,
             discriminative=spec.discriminative,
             n_jobs=n_jobs, random_state=seed, exclude_features=_PAPER_COLUMNS,
@@ -540,20 +540,20 @@ def make_classifier(
             ensemble.set_params(sampler=ensemble.hdp_options().replace(n_iter=iterations))
         return ensemble
     kwargs: dict[str, Any] = dict(
-        estimator=spec.estimator,
+        estimation=spec.estimation,
         categorical_features=categorical_features,
         exclude_features=_PAPER_COLUMNS,
         random_state=seed,
         n_jobs=n_jobs,  # the threads of every stage, numba's kernels included
     )
-    if spec.estimator == "hdp" and spec.fast_sampler:
+    if spec.estimation == "hdp" and spec.fast_sampler:
         kwargs.update(sampler="strict")
-    elif spec.estimator == "hdp" and spec.adaptive_sampler:
+    elif spec.estimation == "hdp" and spec.adaptive_sampler:
         kwargs.update(sampler=spec.adaptive_preset)
-    elif spec.estimator == "hdp":
+    elif spec.estimation == "hdp":
         reference = dict(update="window", root="reference") if spec.reference_sampler else {}
         kwargs.update(sampler=HDPOptions.preset("paper", n_iter=iterations, **reference))
-    elif spec.estimator in ("hgs", "hls"):
+    elif spec.estimation in ("hgs", "hls"):
         pass  # no option: HGS fits its weights by leave-one-out, HLS has the authors' C = 1
     else:
         # -m, -mv: the paper's rule, m in {0, 0.05, 0.2, 1, 5, 20} by RMSE on a holdout of N/10

@@ -121,7 +121,7 @@ def _filter(refs, include: str | None, exclude: str | None):
 
 # ---------------------------------------------------------------------- report
 def _structures(classifiers: Sequence[str]) -> list[str]:
-    """Structures with both estimators, in the paper's order (then any others)."""
+    """Structures with both estimation methods, in the paper's order (then any others)."""
     have = set(classifiers)
     found = {c[: -len("-hdp")] for c in classifiers
              if c.endswith("-hdp") and f"{c[: -len('-hdp')]}-m" in have}

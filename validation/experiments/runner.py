@@ -440,9 +440,9 @@ def compute_cell(cell: Cell, protocol, settings: RunSettings) -> dict[str, Any]:
         "fit_seconds": t1 - t0,
         "predict_seconds": t2 - t1,
         # the Bayesian network classifiers' estimation stage (None for the baselines)
-        "estimation_seconds": (clock.seconds["estimation"] if spec.estimator is not None
+        "estimation_seconds": (clock.seconds["estimation"] if spec.estimation is not None
                                else None),
-        "iterations": settings.iterations if spec.estimator == "hdp" else None,
+        "iterations": settings.iterations if spec.estimation == "hdp" else None,
         "seed": seed,
         "details": fitted_details(model),
         "warnings": messages[:5],

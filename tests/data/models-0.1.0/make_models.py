@@ -24,11 +24,11 @@ cases = {
         "paper", n_iter=150, concentration_every=1, tying="same-parent", alpha0=3.0,
         record_draws=(0,)), random_state=1),
     # m-estimates chosen on the holdout, a dict of class weights
-    "tan-m": BayesNetClassifier("tan", estimator="m", m="holdout",
+    "tan-m": BayesNetClassifier("tan", estimation="m", m="holdout",
                                 class_weight={"+": 2.0}, random_state=0),
     # the ensemble's defaults (the preset by name, discriminative weights, mixed cut points)
     "eskdb-hdp": ESKDBClassifier(3, 2, random_state=0),
-    # an estimator's options object (saved as the estimator's name and its fields), members
+    # an estimation method's options object (saved as the method's name and its fields), members
     # of another ordered structure learner, the generative members
     "eskdb-hls": ESKDBClassifier(3, 2, HLSOptions(C=0.5), structure="kdb",
                                  discriminative=None, random_state=2),
