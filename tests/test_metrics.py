@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from sklearn.metrics import accuracy_score, brier_score_loss
@@ -80,6 +80,7 @@ def test_every_score_equals_its_formula(case):
 
 @settings(max_examples=60, deadline=None)
 @given(probabilities(2))
+@example((np.array([0]), np.array([[1.0, 1e-12]])))  # a confident right row: no cancellation
 def test_two_classes_the_rmse_is_the_true_class_s_and_brier_is_scikit_learn_s(case):
     y, proba = case
     assert rmse(y, proba) == pytest.approx(rmse_true_class(y, proba), rel=1e-12, abs=1e-12)

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import DataConversionWarning
 
@@ -357,6 +357,7 @@ def test_exp_in_place_limits_and_exact_values():
 
 @given(st.lists(st.floats(-800.0, 800.0, allow_nan=False), max_size=70),
        st.integers(0, 70))
+@example([709.5], 1)  # between the limit and the largest finite exponential
 def test_exp_in_place_touches_only_the_first_n_values(values, n):
     n = min(n, len(values))
     x = np.array(values, dtype=np.float64)
@@ -364,7 +365,8 @@ def test_exp_in_place_touches_only_the_first_n_values(values, n):
     exp_in_place(out, n, np.empty(len(values), dtype=np.int64))
     np.testing.assert_array_equal(out[n:], x[n:])
     with np.errstate(over="ignore"):
-        want = np.where(x[:n] < -708.0, 0.0, np.exp(x[:n]))
+        # the module's limits: 0 below -708, inf above 709 (exp(709.5) is finite, but beyond)
+        want = np.where(x[:n] < -708.0, 0.0, np.where(x[:n] > 709.0, np.inf, np.exp(x[:n])))
     # each within an ulp of the exact value, so within two of numpy's
     np.testing.assert_allclose(out[:n], want, rtol=4.5e-16, atol=0)
 

@@ -54,11 +54,12 @@ def zero_one_loss(y_true_codes: np.ndarray, proba: np.ndarray) -> float:
 
 def brier_score(y_true_codes: np.ndarray, proba: np.ndarray) -> float:
     """Mean over rows of ``sum_c (P(c | x) - [c = y])^2``, the multi-class Brier score."""
-    proba = np.asarray(proba, dtype=np.float64)
-    # sum_c (p_c - [c = y])^2 = sum_c p_c^2 - 2 p_y + 1, without building the one-hot matrix
-    per_row = np.einsum("ij,ij->i", proba, proba) - 2.0 * _true_class_proba(y_true_codes,
-                                                                             proba) + 1.0
-    return float(np.mean(np.maximum(per_row, 0.0)))
+    # the residuals themselves (a copy: the caller's array is not changed), not the expansion
+    # sum_c p_c^2 - 2 p_y + 1, which cancels to 0 for a confident right row: (1, 1e-12) gave
+    # 0 for its 2e-24
+    residual = np.array(proba, dtype=np.float64)
+    residual[np.arange(len(y_true_codes)), y_true_codes] -= 1.0
+    return float(np.mean(np.einsum("ij,ij->i", residual, residual)))
 
 
 def rmse(y_true_codes: np.ndarray, proba: np.ndarray) -> float:
