@@ -1483,7 +1483,7 @@ def new_chain(model, cfg, alpha_init, seeds, trace_ids, draw_ids, n_draws):
 
     It does not call :func:`run_iterations` itself: numba links a called kernel's code into
     the caller's and optimises and compiles the whole again, so a kernel running the
-    iterations would compile them a second time on first use (about 5 CPU-s; docs/
+    iterations would compile them a second time on first use (3.5 CPU-s of LLVM; docs/
     performance.md, "First use: the ensemble's kernels compiled"), for one Python call a chain
     saved."""
     n_nodes, K = model.counts.shape
