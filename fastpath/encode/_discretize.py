@@ -479,7 +479,7 @@ def random_cuts_kernel(lo, hi, weights, seed, min_bins, max_bins):
     running = np.empty(n_ranges - 1, dtype=np.float64)
     for t in range(n_cuts):
         total = 0.0
-        last_positive = -1
+        last_positive = np.int64(-1)  # not the literal -1: _draw_index compiles once (int64)
         for i in range(n_ranges - 1):
             total += w[i]
             running[i] = total
