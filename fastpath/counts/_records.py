@@ -126,7 +126,7 @@ def _flat_tree_records(dense, dense_lo, dense_hi, words, words_lo, words_hi, spa
     n_tables = depths.shape[0]
     buf = np.empty(64 * n_tables + 64, np.int64)
     root = np.empty(n_tables, np.int64)
-    at = 0
+    at = np.int64(0)  # not the literal 0: _append_tree compiles once (int64)
     for t in range(n_tables):
         paths, leaf_counts = _table_leaves(t, dense, dense_lo, dense_hi, words, words_lo,
                                            words_hi, sparse_paths, sparse_counts, path_lo,

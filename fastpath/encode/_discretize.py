@@ -373,7 +373,7 @@ def stochastic_mdl_kernel(lo, hi, counts, seed, forced_cut=True):
         last_admissible = -1
         whole_column = first == 0 and last == n_bins
         total_gain = 0.0
-        last_gain = -1
+        last_gain = np.int64(-1)  # not the literal -1: _draw_index compiles once (int64)
         for i in range(first, last - 1):
             for j in range(k):
                 c = counts[i, j]
@@ -465,7 +465,7 @@ def random_cuts_kernel(lo, hi, weights, seed, min_bins, max_bins):
     n_ranges = weights.shape[0]
     if n_ranges < 2:
         return np.empty(0, dtype=np.float64)
-    u = _subset_uniform(seed, 0, n_ranges)
+    u = _subset_uniform(seed, np.int64(0), n_ranges)  # int64, not a literal: one compilation
     n_bins = min_bins + int(u * (max_bins - min_bins + 1))
     n_bins = min(max(n_bins, min_bins), max_bins)
     n_cuts = min(n_bins, n_ranges) - 1
@@ -479,7 +479,7 @@ def random_cuts_kernel(lo, hi, weights, seed, min_bins, max_bins):
     running = np.empty(n_ranges - 1, dtype=np.float64)
     for t in range(n_cuts):
         total = 0.0
-        last_positive = -1
+        last_positive = np.int64(-1)  # not the literal -1: _draw_index compiles once (int64)
         for i in range(n_ranges - 1):
             total += w[i]
             running[i] = total

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -886,25 +887,37 @@ def members_proba_of_codes(packed: PackedMembers, codes: np.ndarray, columns: np
     if codes.shape[0]:
         shift = (np.zeros(0) if class_shift is None
                  else np.ascontiguousarray(class_shift, dtype=np.float64).reshape(n_classes))
-        rows = fused_block_rows(codes.shape[0], n_members, n_classes, numba_threads())
-        _members_proba_kernel(np.ascontiguousarray(codes.T, dtype=np.int32),
-                              np.ascontiguousarray(columns, dtype=np.int64), packed, shift,
-                              rows, out)
+        threads = numba_threads()
+        rows = fused_block_rows(codes.shape[0], n_members, n_classes, threads)
+        n_blocks = -(-codes.shape[0] // rows)
+        args = (np.ascontiguousarray(codes.T, dtype=np.int32),
+                np.ascontiguousarray(columns, dtype=np.int64), packed, shift, rows)
+        if threads == 1 or n_blocks == 1:
+            _members_proba_blocks(*args, 0, n_blocks, out)
+        else:
+            # the blocks on a pool of the kernel's serial compilation (it releases the GIL),
+            # not a parallel=True kernel: the same numbers, and one compilation on first use
+            # instead of a parfor and its gufunc (docs/performance.md, "First use")
+            with ThreadPoolExecutor(min(threads, n_blocks)) as pool:
+                for _ in pool.map(lambda b: _members_proba_blocks(*args, b, b + 1, out),
+                                  range(n_blocks)):
+                    pass
     return out
 
 
-@threaded_kernel(nogil=True)
-def _members_proba_kernel(codes_t, columns, pm, shift, block_rows, out):
-    """:func:`members_proba_of_codes` into ``out`` (rows, classes): per block of
-    ``block_rows`` rows, every member's :func:`_member_block` over the block's runs of
-    :data:`ROW_BLOCK` rows into the block's joint log-likelihoods (members x block rows x
-    classes), ``shift`` added when it is not empty, then :func:`_posterior_mean_rows` over
-    the block in runs of :data:`POSTERIOR_BLOCK_ROWS` (each row's numbers do not depend on
-    the blocks or the runs)."""
+@njit(cache=True, nogil=True)
+def _members_proba_blocks(codes_t, columns, pm, shift, block_rows, first_block, last_block,
+                          out):
+    """:func:`members_proba_of_codes` into ``out`` (rows, classes), blocks ``first_block <= b
+    < last_block`` of ``block_rows`` rows: per block, every member's :func:`_member_block`
+    over the block's runs of :data:`ROW_BLOCK` rows into the block's joint log-likelihoods
+    (members x block rows x classes), ``shift`` added when it is not empty, then
+    :func:`_posterior_mean_rows` over the block in runs of :data:`POSTERIOR_BLOCK_ROWS` (each
+    row's numbers do not depend on the blocks or the runs, nor on the thread that runs a
+    block)."""
     n_rows, n_classes = out.shape
     n_members = columns.shape[0]
-    n_blocks = (n_rows + block_rows - 1) // block_rows
-    for b in prange(n_blocks):
+    for b in range(first_block, last_block):
         first = b * block_rows
         last = min(n_rows, first + block_rows)
         joint = np.empty((n_members, last - first, n_classes))

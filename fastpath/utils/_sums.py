@@ -23,7 +23,7 @@ def pairwise_sum(a):
     function (numba issue 6061: a segmentation fault)."""
     n = a.shape[0]
     if n <= 128:
-        return _pairwise_block(a, 0, n)
+        return _pairwise_block(a, np.int64(0), n)  # int64, not a literal: one compilation
     seg_lo = np.empty(64, dtype=np.int64)
     seg_n = np.empty(64, dtype=np.int64)
     left_done = np.zeros(64, dtype=np.bool_)

@@ -281,13 +281,17 @@ def _init_chain(
 ) -> tuple[_s.ChainState, _s.Accumulators, _s.Traces, _s.Scratch]:
     """A chain's records: its state initialised (Algorithm 2), zeroed sums, traces and buffers,
     run up to (not including) iteration ``it_stop`` (:func:`~fastpath.estimate.hdp._kernels.
-    new_chain`).
+    new_chain`, then :func:`~fastpath.estimate.hdp._kernels.run_iterations`: two calls, so that
+    the iterations compile once).
 
     ``seeds``: the chain's two stream states (:func:`_seed_states`), its sampler's and its
     posterior draws'.
     """
-    return _s.new_chain(model, cfg, prep.alpha_init, seeds, prep.trace_ids, prep.draw_ids,
-                        int(prep.n_draws), int(it_stop))
+    records = _s.new_chain(model, cfg, prep.alpha_init, seeds, prep.trace_ids, prep.draw_ids,
+                           int(prep.n_draws))
+    if it_stop > 1:
+        _s.run_iterations(1, int(it_stop), model, cfg, *records)
+    return records
 
 
 def _advance(
@@ -546,7 +550,7 @@ class _Scheduler:
         model = self.models[i]
         chunk = _chunk(model, self.opt)
         chain = self.chains.get((i, c))
-        if chain is None:  # made and run through its first chunk in one compiled call
+        if chain is None:  # made and run through its first chunk
             first = min(stop, 1 + chunk)
             start = time.perf_counter()
             records = _init_chain(self.preps[i], model, self.config, self.seeds[i, c], first)

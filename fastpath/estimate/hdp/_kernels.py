@@ -1474,13 +1474,18 @@ def tree_model(parent, group, leaf_start, counts, stir, r1, r2, nr):
 
 
 @njit(cache=True, nogil=True)
-def new_chain(model, cfg, alpha_init, seeds, trace_ids, draw_ids, n_draws, it_stop):
+def new_chain(model, cfg, alpha_init, seeds, trace_ids, draw_ids, n_draws):
     """A chain's records: its state initialised (:func:`init_state`, Algorithm 2) from
     ``alpha_init`` and its two streams ``seeds`` (the sampler's, the posterior draws'), zeroed
     sums, traces of ``cfg.n_iter // cfg.thin`` points (``trace_ids``' estimates, ``n_draws``
-    draws of ``draw_ids``) and its work buffers, then run up to (not including) iteration
-    ``it_stop`` (:func:`run_iterations`; 1: none), in the same call so that a chain of one
-    block costs one call. Returns ``(state, accum, traces, scratch)``."""
+    draws of ``draw_ids``) and its work buffers. Returns ``(state, accum, traces, scratch)``,
+    for :func:`run_iterations`.
+
+    It does not call :func:`run_iterations` itself: numba links a called kernel's code into
+    the caller's and optimises and compiles the whole again, so a kernel running the
+    iterations would compile them a second time on first use (3.5 CPU-s of LLVM; docs/
+    performance.md, "First use: the ensemble's kernels compiled"), for one Python call a chain
+    saved."""
     n_nodes, K = model.counts.shape
     G = alpha_init.shape[0]
     state = ChainState(np.zeros((n_nodes, K), dtype=np.int64),
@@ -1505,7 +1510,6 @@ def new_chain(model, cfg, alpha_init, seeds, trace_ids, draw_ids, n_draws, it_st
                       np.zeros((n_nodes, K)), np.zeros(K), np.zeros(n_bands, dtype=np.int64),
                       np.zeros((n_bands, BAND)), np.ones((G, 3 + SMALL_SHAPE)), np.zeros(G),
                       np.zeros(G))
-    run_iterations(1, it_stop, model, cfg, state, accum, traces, scratch)
     return state, accum, traces, scratch
 
 
