@@ -189,6 +189,8 @@ def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,
     """
     log = config.log() if log is None else log
     results = diagnostics = None
+    # the drivers' members (Member.counted) get their tables here, in place: they come only
+    # now, estimated for every member at once
     if config.chooses_m:
         for member in members:
             member.probability_tables = estimate_tables(config, member.trees, member.m).tables
