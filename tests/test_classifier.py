@@ -377,6 +377,15 @@ def test_predict_joint_log_proba_reads_the_plan_and_packs_nothing(small, monkeyp
     np.testing.assert_array_equal(posterior_from_joint(first), clf.predict_proba(X))
 
 
+def test_predict_joint_log_proba_ignores_the_columns_the_fit_left_out():
+    X, y = load_dataset("car")
+    X = X.iloc[:300].assign(id=np.arange(300))
+    clf = BayesNetClassifier("nb", m=1.0, exclude_features=["id"]).fit(X, y.iloc[:300])
+    assert clf.excluded_features_ == ("id",)
+    joint = clf.predict_joint_log_proba(X)
+    np.testing.assert_array_equal(posterior_from_joint(joint), clf.predict_proba(X))
+
+
 # ---------------------------------------------------------------------- issue 15: m_backoff
 def _zero_count_data():
     # "b" = "a" when y = 0: the cells (y=0, a=x, b!=x) ... are zero joint counts
