@@ -11,6 +11,7 @@ from fastpath import BayesNetClassifier, ESKDBClassifier, HDPOptions
 from fastpath.classifier import NotFittedError
 from fastpath.io import load_dataset
 from fastpath.pipeline._members import members_joint_log_proba
+from fastpath.predict import posterior_from_joint
 
 STRUCTURES = [("nb", 0), ("tan", 1), ("kdb", 2), ("skdb", 3)]
 
@@ -350,6 +351,39 @@ def test_predict_log_proba_is_finite_where_the_posterior_underflows():
     np.testing.assert_allclose(log_proba, joint - logsumexp(joint, axis=1, keepdims=True),
                                rtol=1e-12)
     np.testing.assert_allclose(np.exp(log_proba), proba, rtol=1e-12, atol=0)
+
+
+def test_predict_joint_log_proba_reads_the_plan_and_packs_nothing(small, monkeypatch):
+    import fastpath.pipeline._fitted as fitted
+    import fastpath.pipeline._members as members
+    import fastpath.predict._inference as inference
+
+    X, y = small
+    clf = BayesNetClassifier("kdb", k=2, m=1.0).fit(X, y)
+    packs = []
+
+    def counting(module, name):
+        packer = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, **k: packs.append(name) or packer(*a, **k))
+
+    # every packer a prediction could reach: a tree's (Member.pack), the members' end to end
+    counting(fitted, "pack")
+    counting(inference, "pack_members")
+    counting(members, "pack_members")
+    first, second = clf.predict_joint_log_proba(X), clf.predict_joint_log_proba(X)
+    assert packs == []  # the plan, packed at fit, is read by both calls
+    np.testing.assert_array_equal(first, second)
+    # the same kernel and packed trees as predict_proba's: its posterior, bit for bit
+    np.testing.assert_array_equal(posterior_from_joint(first), clf.predict_proba(X))
+
+
+def test_predict_joint_log_proba_ignores_the_columns_the_fit_left_out():
+    X, y = load_dataset("car")
+    X = X.iloc[:300].assign(id=np.arange(300))
+    clf = BayesNetClassifier("nb", m=1.0, exclude_features=["id"]).fit(X, y.iloc[:300])
+    assert clf.excluded_features_ == ("id",)
+    joint = clf.predict_joint_log_proba(X)
+    np.testing.assert_array_equal(posterior_from_joint(joint), clf.predict_proba(X))
 
 
 # ---------------------------------------------------------------------- issue 15: m_backoff

@@ -1,5 +1,5 @@
-"""fastpath.pipeline: the checked fit configuration, the stages every driver shares, and the
-in-memory driver.
+"""fastpath.pipeline: the checked fit configuration, the stages every driver shares, the members
+they build (``Member``, by keywords; ``Member.counted``) and the in-memory driver.
 
 * ``FitConfig.from_params`` refuses bad values with a ``ValueError`` naming the parameter.
 * ``plan_m``: a fixed m, ``m = 1`` when too few rows to hold any out, none for HDP, and the
@@ -24,6 +24,7 @@ from fastpath.estimate import M_GRID
 from fastpath.io import load_dataset
 from fastpath.pipeline import FitConfig, FittedModel, fit_in_memory
 from fastpath.pipeline import _stages as stages
+from fastpath.pipeline._fitted import Member
 from fastpath.pipeline._holdout import holdout_rows
 from fastpath.pipeline._stages import choose_m, plan_m
 from fastpath.scale import declare_schema, fit_stream, start_partial_fit
@@ -478,3 +479,17 @@ def test_selective_members_read_their_trees_off_the_selections_counts():
                           "child_offsets", "lookup_offsets", "child_lookup"):
                 np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
             assert got.branch_cardinalities == want.branch_cardinalities
+
+
+def test_member_is_built_by_keywords_and_counted_members_wait_for_their_tables():
+    X, y = load_dataset("car")
+    member = BayesNetClassifier("nb", m=1.0).fit(X, y).members_[0]
+    parts = (member.encoder, member.structure, member.tree_specs, member.trees)
+    with pytest.raises(TypeError):
+        Member(*parts, member.probability_tables)  # no positional path
+    counted = Member.counted(*parts, m=member.m, m_scores=member.m_scores)
+    # every field but the tables (and what is derived from them) as the fitted member's
+    assert counted.probability_tables == [] and counted.packed is None
+    assert all(getattr(counted, name) is part for name, part in
+               zip(("encoder", "structure", "tree_specs", "trees"), parts, strict=True))
+    assert counted.m is member.m and counted.selection is None

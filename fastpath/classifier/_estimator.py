@@ -15,6 +15,7 @@ import numpy as np
 from ..estimate._hls_options import HLSOptions
 from ..estimate.hdp._options import DEFAULT_SAMPLER, HDPOptions
 from ..pipeline._fitted import Member
+from ..pipeline._members import members_joint_log_proba
 from ..pipeline._stages import pack
 from ..predict._inference import joint_log_likelihood, posterior_from_joint
 from ._base import BaseBayesNet
@@ -260,11 +261,14 @@ default="adaptive"
         return member.encoder.transform(self._validate_X(X))
 
     def predict_joint_log_proba(self, X: Any) -> np.ndarray:
-        """log P(y, x) for every row and class, shape (n_samples, n_classes)."""
-        member = self._member
-        codes = member.encoder.transform(self._validate_X(X))
+        """log P(y, x) for every row and class, shape (n_samples, n_classes).
+
+        Read from the prediction plan's packed trees, built when the model was fitted or
+        loaded, as :meth:`predict_proba` reads them: a call packs nothing."""
+        self._check_fitted()
+        frame = self._model_columns(self._validate_X(X))
         with self._threads():
-            return joint_log_likelihood(member.pack(), codes)
+            return members_joint_log_proba(self.members_, frame, self._plan())[0]
 
     def predict_proba_with_tables(self, X: Any, tables: list[np.ndarray]) -> np.ndarray:
         """P(y | x) with this fitted structure and context trees but other probability tables.

@@ -610,11 +610,12 @@ def read_model(path: str | os.PathLike,
         specs, trees, tables = _read_trees(prefix, entry["trees"], arrays, check)
         encoder = check.built(f"members[{e}].encoder",
                               lambda entry=entry: TableEncoder.from_dict(entry["encoder"]))
-        members.append(Member(encoder, structure, specs, trees, tables, selection,
-                              entry.get("m"), _m_scores(entry),
-                              term_weights=_read_weights(entry, f"member{e}_", arrays,
-                                                         len(trees), len(meta["classes"]),
-                                                         check)))
+        members.append(Member(
+            encoder=encoder, structure=structure, tree_specs=specs, trees=trees,
+            probability_tables=tables, selection=selection, m=entry.get("m"),
+            m_scores=_m_scores(entry),
+            term_weights=_read_weights(entry, f"member{e}_", arrays, len(trees),
+                                       len(meta["classes"]), check)))
     params = check.built("params", lambda: _params(meta))
     model = FittedModel(
         classes_=_classes(meta),

@@ -42,6 +42,7 @@ import pandas as pd
 from scipy.special import logsumexp
 
 from ..encode._encoder import code_members
+from ..predict._combine import log_mean_posterior
 from ..predict._explain import member_terms
 from ._fitted import Member
 from ._members import PredictionPlan, prediction_plan
@@ -202,7 +203,7 @@ def members_explain(members: Sequence[Member], frame: pd.DataFrame, classes: np.
         normaliser /= n_members
         mean_log /= n_members
         # the model's log P(y | x), as members_log_proba computes it, minus the members' mean
-        gap = logsumexp(logs, axis=0) - np.log(n_members) - mean_log
+        gap = log_mean_posterior(logs) - mean_log
     else:
         gap = np.zeros((n_rows, n_classes))
     return Explanation(np.asarray(classes), tuple(str(n) for n in feature_names), prior,

@@ -36,7 +36,7 @@ def node_classes(tree: ContextTree) -> np.ndarray:
     return out
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Member:
     """One member of a fitted classifier: its coding, structure, trees and tables.
 
@@ -47,6 +47,9 @@ class Member:
     the generative model). :meth:`pack` builds (once) a single model's prediction arrays, which the
     estimator's prediction plan reads; an ensemble's plan packs its members' trees itself
     (:func:`fastpath.pipeline._members.prediction_plan`), so its members keep no copy.
+
+    Built by keywords only: a driver's member by :meth:`counted` (tables estimated later by
+    ``finish_fit``), a loaded one with every field it read.
     """
 
     encoder: TableEncoder
@@ -67,6 +70,18 @@ class Member:
         if self.selection is not None:
             return tuple(self.selection.full_structure.order)
         return tuple(self.structure.order)
+
+    @classmethod
+    def counted(cls, encoder: TableEncoder, structure: Structure, tree_specs: list[TreeSpec],
+                trees: list[ContextTree], *, selection: SelectedStructure | None = None,
+                m: float | None = None, m_scores: dict[float, float] | None = None) -> Member:
+        """A member whose trees are counted and whose tables are not estimated yet: how every
+        driver (in memory, out of core, ``partial_fit``) builds its members. Its tables are
+        left empty because they genuinely come later: :func:`~fastpath.pipeline._members.
+        finish_fit` estimates every member's at once (the trees that members share are sampled
+        once, in one sampler call) and sets them in place."""
+        return cls(encoder=encoder, structure=structure, tree_specs=tree_specs, trees=trees,
+                   probability_tables=[], selection=selection, m=m, m_scores=m_scores)
 
     def pack(self) -> PackedModel:
         """Build (once) and return the prediction arrays of the member's tables."""

@@ -18,7 +18,9 @@ has ``n_estimators``. Member ``e`` of ``E``:
    choice, or HDP, HGS or HLS: one call over every distinct tree of the members (HDP's spread
    over threads); members whose child, parents and coding coincide share one tree and its fit).
 
-The classifier's ``P(y | x)`` is the mean of the members' posteriors. Member ``e`` draws from
+The classifier's ``P(y | x)`` is the mean of the members' posteriors
+(:mod:`fastpath.predict._combine`; here the rows are coded for the members' packed trees, the
+prediction plan). Member ``e`` draws from
 the ``e``-th child of one ``SeedSequence``, so an integer ``random_state`` reproduces every
 member; member 0 holds out the m-holdout rows of ``random_state`` itself and its trees come
 first in the sampler's streams, so member 0 is exactly the single classifier with the same
@@ -35,20 +37,18 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy.special import logsumexp
 
 from ..counts._context_tree import ContextTree
 from ..counts._counting import TreeSpec
 from ..encode._encoder import MembersLayout, TableEncoder, code_members, fit_members, members_layout
 from ..estimate._diagnostics import tree_label
 from ..io._column_types import ColumnTypes, type_columns
+from ..predict._combine import members_log_posterior, members_posterior
 from ..predict._inference import (
     PackedMembers,
-    members_proba_of_codes,
     pack_ensemble,
     pack_members,
     packed_joint_log_likelihood,
-    posterior_from_joint,
 )
 from ..structure._orders import sample_order
 from ..structure._scores import ScoreCache, mutual_information
@@ -189,6 +189,8 @@ def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,
     """
     log = config.log() if log is None else log
     results = diagnostics = None
+    # the drivers' members (Member.counted) get their tables here, in place: they come only
+    # now, estimated for every member at once
     if config.chooses_m:
         for member in members:
             member.probability_tables = estimate_tables(config, member.trees, member.m).tables
@@ -305,14 +307,9 @@ def members_proba(members: Sequence[Member], frame: pd.DataFrame,
     ``class_shift``: ``log w`` of each class, added to every member's joint log likelihood
     (``class_weight``: the class prior times ``w``, renormalised); ``plan`` as for
     :func:`members_joint_log_proba`."""
-    if len(members) == 1:
-        joint = members_joint_log_proba(members, frame, plan)[0]
-        return posterior_from_joint(joint if class_shift is None else joint + class_shift)
-    # normalised and added in the members' order row by row, as the mean always was, a block
-    # of rows at a time (members_posterior_mean of the whole joint, without it in memory)
     plan = prediction_plan(members) if plan is None else plan
     codes, columns = code_members(plan.encoders, frame, plan.layout)
-    return members_proba_of_codes(plan.packed, codes, columns, class_shift)
+    return members_posterior(plan.packed, codes, columns, class_shift)
 
 
 def members_log_proba(members: Sequence[Member], frame: pd.DataFrame,
@@ -320,11 +317,4 @@ def members_log_proba(members: Sequence[Member], frame: pd.DataFrame,
                       plan: PredictionPlan | None = None) -> np.ndarray:
     """log of :func:`members_proba`, from the members' joint log likelihoods (finite where a
     posterior underflows)."""
-    joint = members_joint_log_proba(members, frame, plan)
-    if class_shift is not None:
-        joint = joint + class_shift
-    with np.errstate(invalid="ignore"):
-        logs = joint - logsumexp(joint, axis=2, keepdims=True)
-    if len(logs) == 1:
-        return logs[0]
-    return logsumexp(logs, axis=0) - np.log(len(logs))
+    return members_log_posterior(members_joint_log_proba(members, frame, plan), class_shift)

@@ -63,8 +63,9 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
             as_generator(config.random_state) if e == 0 else rng, counts=counts,
         )
         trees = name_trees(counts, specs, encoder.feature_names_)
-        return Member(encoder, learned.structure, specs, trees, [], learned.selection, m,
-                      scores if config.chooses_m else None)
+        return Member.counted(encoder, learned.structure, specs, trees,
+                              selection=learned.selection, m=m,
+                              m_scores=scores if config.chooses_m else None)
 
     def fit_member_alone(e: int, rng: np.random.Generator | None) -> Member:
         with limit_threads(1):  # a worker thread: its kernels serial, never a nested pool

@@ -223,9 +223,10 @@ class PartialFit:
         members = []
         for partial in self.members:
             m, scores, trees = partial.trees_and_m(self.config)
-            members.append(Member(partial.encoder, partial.learned.structure, partial.specs,
-                                  trees, [], partial.learned.selection, m,
-                                  scores if self.config.chooses_m else None))
+            members.append(Member.counted(
+                partial.encoder, partial.learned.structure, partial.specs, trees,
+                selection=partial.learned.selection, m=m,
+                m_scores=scores if self.config.chooses_m else None))
         fitted = finish_fit(self.config, members, classes=self.classes,
                             feature_names=self.feature_names, has_names=self.has_names,
                             excluded=self.excluded,

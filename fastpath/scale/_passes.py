@@ -325,10 +325,10 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
     members = []
     for e in range(n_members):
         m, scores = choices[e]
-        members.append(Member(
+        members.append(Member.counted(
             encoders[e], structures[e], final_specs[e],
-            name_trees(fulls[e], final_specs[e], encoders[e].feature_names_), [], selections[e],
-            m, scores if config.chooses_m else None,
+            name_trees(fulls[e], final_specs[e], encoders[e].feature_names_),
+            selection=selections[e], m=m, m_scores=scores if config.chooses_m else None,
         ))
     fitted = finish_fit(config, members, classes=classes, feature_names=stats.features,
                         has_names=stats.has_names, log=log, n_passes=runner.n_passes,
