@@ -444,6 +444,7 @@ def test_runner_progress_bar_on_request_only(tmp_path, capsys):
     assert "2/2" in capsys.readouterr().err
 
 
+@pytest.mark.study  # make study: two processes of the runner, make test's ten minutes
 def test_runner_in_two_processes_matches_one(small_data, tmp_path):
     refs = [r for r in discover_datasets([small_data]) if r.name == "ttt"]
     protocol = CrossValidation(folds=2, repeats=1, seed=0)
