@@ -282,6 +282,7 @@ def small_data(tmp_path):
     return folder
 
 
+@pytest.mark.study  # make study: the runner end to end, make test's ten minutes
 def test_runner_end_to_end_with_resume(small_data, tmp_path):
     refs = discover_datasets([small_data])
     assert [r.name for r in refs] == ["ttt", "car"] or [r.name for r in refs] == ["car", "ttt"]
@@ -471,6 +472,7 @@ def test_quick_checks_catch_a_bad_hdp():
     assert any("majority" in f for f in quick_checks(pd.DataFrame(rows_bad), labels))
 
 
+@pytest.mark.study  # make study: the runner's quick mode end to end, make test's ten minutes
 def test_quick_mode_end_to_end(tmp_path):
     """``--quick`` on the bundled data: exit 0 means its assertions held; check the outputs."""
     out = tmp_path / "quick"

@@ -106,6 +106,7 @@ def test_dirichlet_alr_sampler_gives_dirichlet_shares():
 
 
 # ----------------------------------------------------------------------------- the split
+@pytest.mark.study  # make study: a numerical integration, make test's ten minutes
 def test_unobserved_ratios_density_is_normalised_and_inverts_its_sampler():
     # one node, one observed and two unobserved categories (one of them tiny): 2-D density of eta
     a = jnp.array([[1.5, 0.4, 1e-3]])
