@@ -61,7 +61,8 @@ test-fast: $(VENV)/.installed-test
 test-times: $(VENV)/.installed-test
 	$(PY) -m pytest -n 2 --dist loadgroup -q --record-times
 
-# the statistical studies that make test leaves out (pytest's `study` marker: a minute or more)
+# what make test leaves out (pytest's `study` marker): the statistical studies, the notebooks'
+# and the experiment runner's end-to-end runs
 study: $(VENV)/.installed-test
 	$(PY) -m pytest -n 2 --dist loadgroup -q -m study
 
