@@ -467,6 +467,9 @@ def test_demo_says_it_compiles_and_its_seconds_are_per_fold(capsys):
     out = captured.out
     assert "compiling the numba kernels on first use" in out
     assert "fit s/fold" in out and "mean seconds per fold" in out
+    # the product is in the table: the ensemble, with both estimation methods
+    assert [line.split()[:2] for line in out.splitlines() if line.startswith("eskdb")] == [
+        ["eskdb", "m"], ["eskdb", "hdp"]]
     assert "HDP: the adaptive sampler (500 to 5000 Gibbs iterations per tree" in out
     # the default sampler's estimates are certified: the demo does not warn
     assert "not certified" not in captured.err and "Warning" not in captured.err
