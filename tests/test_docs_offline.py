@@ -45,6 +45,9 @@ pytestmark = [
     # every test reads the site its module fixture builds (mkdocs, about 20 CPU seconds): the
     # module is one long test, left out of make test-fast whatever each test's own time
     pytest.mark.slow,
+    # and one worker builds it: under pytest-xdist a module fixture is built by every worker
+    # that runs one of the module's tests
+    pytest.mark.xdist_group("docs-offline"),
 ]
 
 
