@@ -304,11 +304,8 @@ def test_flush_stale_cache_flushes_when_a_dependency_changes(tmp_path, monkeypat
     kern = importlib.import_module("kern_for_cache")
     try:
         assert kern.g(1) == 4  # compiled and written to the cache
-        # next to the module, or under NUMBA_CACHE_DIR when it is set
-        import numba
-
-        where = Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else tmp_path
-        (index,) = where.rglob("kern_for_cache.g-*.nbi")
+        # next to the module, or under NUMBA_CACHE_DIR when it is set: where numba put it
+        (index,) = Path(kern.g._cache._cache_path).glob("kern_for_cache.g-*.nbi")
         written = index.read_bytes()
         assert flush_stale_cache(vars(kern), [dep])  # no digest yet: flushed, digest stored
         assert index.read_bytes() != written  # numba rewrites a flushed index without entries
