@@ -1,12 +1,12 @@
 """Compile numba's kernels into its on-disk cache before the test workers start.
 
 ``python tests/_warm_kernels.py PART``: part 0 runs the HDP sampler's paths (a single
-classifier's default sampler, the ensemble's preset, the paper's, kept draws), part 1 the rest
-(encoding numeric columns, structure scores, selective kDB, m-estimates, the streamed driver,
-prediction, explanations, the discriminative layer). ``tests/conftest.py`` runs both at once
-when pytest-xdist starts its workers: each kernel is then compiled once, by one of two
-processes, instead of by every worker that first needs it (a cold suite spent about a third of
-its CPU compiling the same kernels twice).
+classifier's default sampler, the ensemble's preset, the paper's, kept draws; HGS), part 1 the
+rest (encoding numeric columns, structure scores, selective kDB, m-estimates, the streamed driver,
+prediction, explanations, the discriminative layer; HLS; codes of more than 255 values).
+``tests/conftest.py`` runs both at once when pytest-xdist starts its workers: each kernel is
+then compiled once, by one of two processes, instead of by every worker that first needs it (a
+cold suite spent about a third of its CPU compiling the same kernels twice).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ def _sampler_paths() -> None:
     kept.set_params(sampler=kept.hdp_options().replace(record_draws=True)).fit(X, y)
     kept.predict_interval(X.iloc[:20])
     ESKDBClassifier(n_estimators=2, k=2, random_state=0).fit(X, y).predict_proba(X)
+    # HGS's compiled L-BFGS (the runner's and the estimators' tests fit it)
+    BayesNetClassifier(k=1, estimation="hgs", random_state=0).fit(X, y)
 
 
 def _other_paths() -> None:
@@ -50,6 +52,10 @@ def _other_paths() -> None:
     streamed = BayesNetClassifier("kdb", 1, estimation="m", random_state=0).fit(
         lambda: (frame.iloc[i:i + 300] for i in range(0, len(frame), 300)), "target")
     streamed.predict_proba(X)
+    # HLS's compiled L-BFGS; codes of more than 255 values (a wider integer type)
+    BayesNetClassifier("kdb", 1, estimation="hls", random_state=0).fit(X, y)
+    wide = X.assign(many=np.arange(len(X)) % 300).astype({"many": "category"})
+    BayesNetClassifier("kdb", 1, estimation="m", random_state=0).fit(wide, y).predict_proba(wide)
 
 
 if __name__ == "__main__":
