@@ -48,8 +48,14 @@ install: $(VENV)/.installed-all
 demo: $(VENV)/.installed-core
 	$(VENV)/bin/hdpbn demo
 
-test: $(VENV)/.installed-test
-	$(PY) -m pytest -n 2 --dist loadgroup -q
+# the test extra installs while numba compiles the kernels into its cache (tests/_warm_kernels.py,
+# in two processes: it needs the core only), so that on a clean clone the two overlap; the
+# suite then skips its own warm-up (tests/conftest.py)
+test: $(VENV)/.installed-core
+	@$(PY) tests/_warm_kernels.py 0 >/dev/null 2>&1 & p0=$$!; \
+	$(PY) tests/_warm_kernels.py 1 >/dev/null 2>&1 & p1=$$!; \
+	$(MAKE) --no-print-directory $(VENV)/.installed-test; rc=$$?; wait $$p0 $$p1; exit $$rc
+	HDPBN_NO_WARM_KERNELS=1 $(PY) -m pytest -n 2 --dist loadgroup -q
 
 # the suite less its long tests (marked slow or study, or over half a CPU second in
 # tests/test_times.txt), in about a minute on 2 cores once the kernels are compiled; fails
@@ -61,8 +67,8 @@ test-fast: $(VENV)/.installed-test
 test-times: $(VENV)/.installed-test
 	$(PY) -m pytest -n 2 --dist loadgroup -q --record-times
 
-# what make test leaves out (pytest's `study` marker): the statistical studies, the notebooks'
-# and the experiment runner's end-to-end runs
+# what make test leaves out (pytest's `study` marker): the statistical studies and the
+# experiment runner's end-to-end runs
 study: $(VENV)/.installed-test
 	$(PY) -m pytest -n 2 --dist loadgroup -q -m study
 

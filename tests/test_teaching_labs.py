@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from _notebooks import assert_figures_explained, assert_paired, assert_stored_executed, execute
 from _notebooks import read as read_notebook
 
@@ -45,7 +43,6 @@ def test_stored_notebook_is_executed():
     assert_stored_executed(read_notebook("labs"), ("reliability",))
 
 
-@pytest.mark.study  # make study: make test is over its ten minutes with it
 def test_notebook_executes_end_to_end(monkeypatch, tmp_path):
     """On a fresh kernel: no error, no warning, the figure written for slides, the stored
     outputs reproduced (the measured times and memory aside), and what they say."""

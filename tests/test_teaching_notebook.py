@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from _notebooks import (
     assert_figures_explained,
     assert_paired,
@@ -69,7 +67,6 @@ def test_stored_notebook_is_executed():
     assert_stored_executed(read("teaching"), FIGURES)
 
 
-@pytest.mark.study  # make study: make test is over its ten minutes with it
 def test_notebook_executes_end_to_end(monkeypatch, tmp_path):
     """On a fresh kernel (about 40 s once the kernels are compiled): no error, no warning,
     every figure written for slides, the stored outputs reproduced, and what they say."""
