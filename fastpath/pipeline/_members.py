@@ -32,7 +32,7 @@ place where a fitted record is built.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -76,6 +76,21 @@ def member_streams(config: FitConfig) -> list[np.random.Generator | None]:
         return [None]
     root = np.random.SeedSequence(seed_int(config.random_state))
     return [np.random.default_rng(child) for child in root.spawn(config.n_members)]
+
+
+def member_order(config: FitConfig, index: int, rng: np.random.Generator | None,
+                 mutual_information: np.ndarray | Callable[[], np.ndarray] | None,
+                 ) -> tuple[int, ...] | None:
+    """Member ``index``'s attribute order (step 2 of the module docstring; every driver's):
+    ``None`` for member 0 and for a structure learner that follows no order (the learner
+    ranks the attributes by ``I(X_j; Y)`` itself), else an order drawn from the member's
+    generator ``rng`` with probability proportional to ``I(X_j; Y)``
+    (:func:`~fastpath.structure.sample_order`). ``mutual_information``: the member's
+    ``I(X_j; Y)``, or a function that computes it (called only when an order is drawn)."""
+    if index == 0 or not STRUCTURES[config.structure].ordered:
+        return None
+    mi = mutual_information() if callable(mutual_information) else mutual_information
+    return sample_order(mi, rng)
 
 
 def typed_columns(config: FitConfig, frame: pd.DataFrame
@@ -143,15 +158,13 @@ def learn_member(config: FitConfig, index: int, rng: np.random.Generator | None,
     codes = (encoder.transform(frame) if columns is None
              else encoder.transform_shared(frame, columns))
     cards = encoder.cardinalities_
-    order = mi_cmi = None
-    ordered = STRUCTURES[config.structure].ordered
-    if ordered and scores is not None:
+    mi_cmi = None
+    if STRUCTURES[config.structure].ordered and scores is not None:
         cache, keys = scores
         mi_cmi = cache.scores(codes, y_codes, cards, n_classes, keys)
-    if index > 0 and ordered:
-        mi = (mi_cmi[0] if mi_cmi is not None
-              else mutual_information(codes, y_codes, cards, n_classes))
-        order = sample_order(mi, rng)
+    order = member_order(config, index, rng,
+                         lambda: (mi_cmi[0] if mi_cmi is not None
+                                  else mutual_information(codes, y_codes, cards, n_classes)))
     learned = learn_structure(config, codes, y_codes, cards, n_classes, order,
                               sample_key=selection_key(config, rng, codes.shape[0],
                                                        n_classes), scores=mi_cmi)
