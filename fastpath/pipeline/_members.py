@@ -44,12 +44,7 @@ from ..encode._encoder import MembersLayout, TableEncoder, code_members, fit_mem
 from ..estimate._diagnostics import tree_label
 from ..io._column_types import ColumnTypes, type_columns
 from ..predict._combine import members_log_posterior, members_posterior
-from ..predict._inference import (
-    PackedMembers,
-    pack_ensemble,
-    pack_members,
-    packed_joint_log_likelihood,
-)
+from ..predict._inference import PackedMembers, pack_members, packed_joint_log_likelihood
 from ..structure._orders import sample_order
 from ..structure._scores import ScoreCache, mutual_information
 from ..structure._specs import tree_specs
@@ -215,7 +210,6 @@ def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,
         results, diagnostics = estimated.hdp_results, estimated.diagnostics
     penalty = None
     for member in members:
-        member.packed = None  # the tables are new: the estimator's prediction plan packs them
         member.term_weights = None
     if config.discriminative is not None:
         if layer is None:
@@ -291,16 +285,13 @@ class PredictionPlan(NamedTuple):
 
 def prediction_plan(members: Sequence[Member]) -> PredictionPlan:
     """The members' :class:`PredictionPlan`. A fitted estimator builds it once, when it is
-    fitted or loaded, and passes it to every prediction, so that predictions only read. An
-    ensemble's trees are packed straight into the plan (:func:`~fastpath.predict._inference.
-    pack_ensemble`: its members keep no packed copy of their own); a single model's are its
-    member's :meth:`~fastpath.pipeline._fitted.Member.pack`."""
-    if len(members) == 1:
-        packed = pack_members([members[0].pack()])
-    else:
-        tables = [m.prediction_tables() for m in members]
-        packed = pack_ensemble([t[0][0] for t in tables], [m.tree_specs[1:] for m in members],
-                               [m.trees[1:] for m in members], [t[1:] for t in tables])
+    fitted or loaded, and passes it to every prediction, so that predictions only read. The
+    members' trees, one or several, are packed straight into the plan
+    (:func:`~fastpath.predict._inference.pack_members`): the members keep no packed copy of
+    their own."""
+    tables = [m.prediction_tables() for m in members]
+    packed = pack_members([t[0][0] for t in tables], [m.tree_specs[1:] for m in members],
+                          [m.trees[1:] for m in members], [t[1:] for t in tables])
     encoders = [member.encoder for member in members]
     return PredictionPlan(tuple(members), encoders, members_layout(encoders), packed)
 

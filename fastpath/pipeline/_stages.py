@@ -29,7 +29,7 @@ from ..counts._context_tree import ContextTree
 from ..counts._counting import CountAccumulator, ProjectedCounts, TreeSpec
 from ..estimate._m_choice import loo_m_scores
 from ..estimate._mestimate import M_GRID, M_GRID_POSITIVE, m_estimate_table
-from ..predict._inference import PackedModel, joint_log_likelihood, pack_model, posterior_from_joint
+from ..predict._inference import joint_log_likelihood, pack_model, posterior_from_joint
 from ..structure._graphs import Structure
 from ..structure._selective import CountedScores, SelectedStructure, counted_select_skdb
 from ..utils._progress import FitLog
@@ -160,12 +160,6 @@ def name_trees(counts: TreeSource, specs: Sequence[TreeSpec],
     return counts.trees(range(len(specs)), names=names)
 
 
-def pack(specs: Sequence[TreeSpec], trees: Sequence[ContextTree],
-         tables: Sequence[np.ndarray]) -> PackedModel:
-    """The prediction arrays of a fitted model (class prior first, as in ``trees``)."""
-    return pack_model(tables[0][0], list(specs[1:]), list(trees[1:]), list(tables[1:]))
-
-
 # ---------------------------------------------------------------------- m
 @dataclass(frozen=True)
 class MPlan:
@@ -239,7 +233,8 @@ def choose_m(specs: Sequence[TreeSpec], train_counts: TreeSource, hold_codes: np
     rows = np.arange(hold_y.size)
     scores = {}
     for m in grid:
-        packed = pack(specs, trees, [m_estimate_table(t, m, backoff) for t in trees])
+        tables = [m_estimate_table(t, m, backoff) for t in trees]
+        packed = pack_model(tables[0][0], specs[1:], trees[1:], tables[1:])
         proba = posterior_from_joint(joint_log_likelihood(packed, hold_codes))
         scores[m] = float(np.sqrt(np.mean((1.0 - proba[rows, hold_y]) ** 2)))
     return pick_m(scores), scores
