@@ -4,7 +4,8 @@
     python benchmarks/members_kernel.py DATASETS/kddcup.csv.gz --max-train 20000
 
 Until ``692588f`` the kernel that computes every member's ``log P(y, x)``
-(:func:`fastpath.predict._inference.members_joint_log_likelihood`) descended a tree too large to
+(``members_joint_log_likelihood`` then, :func:`fastpath.predict._inference.
+packed_joint_log_likelihood` now) descended a tree too large to
 resolve in advance once per class and read the rows one at a time; now a descended tree's class
 branches are merged into one tree over its parents' values (one descent per row) and the rows are
 read in blocks, tree by tree.
@@ -85,25 +86,31 @@ def measure(ref, typing: str, old, repeat: int, max_train: int) -> dict:
     codes, columns = code_members([m.encoder for m in members], X.iloc[test])
 
     def packed(module):
-        models = [module.pack_model(m.probability_tables[0][0], m.tree_specs[1:],
-                                    m.trees[1:], m.probability_tables[1:]) for m in members]
-        return models, module.pack_members(models)
+        if hasattr(module, "members_joint_log_likelihood"):  # older: a model per member, joined
+            models = [module.pack_model(m.probability_tables[0][0], m.tree_specs[1:],
+                                        m.trees[1:], m.probability_tables[1:]) for m in members]
+            pm = module.pack_members(models)
+            return pm, lambda: module.members_joint_log_likelihood(models, codes, columns, pm)
+        # one layout, every member's trees packed by one call
+        pm = module.pack_members([m.probability_tables[0][0] for m in members],
+                                 [m.tree_specs[1:] for m in members],
+                                 [m.trees[1:] for m in members],
+                                 [m.probability_tables[1:] for m in members])
+        return pm, lambda: module.packed_joint_log_likelihood(pm, codes, columns)
 
-    (new_models, new_packed), (old_models, old_packed) = packed(new), packed(old)
+    (new_packed, new_joint), (old_packed, old_joint) = packed(new), packed(old)
     seconds = {"old": [], "new": []}
     with limit_threads(1):
-        got = new.members_joint_log_likelihood(new_models, codes, columns, new_packed)
-        want = old.members_joint_log_likelihood(old_models, codes, columns, old_packed)
-        if not np.array_equal(got, want):
+        if not np.array_equal(new_joint(), old_joint()):
             raise SystemExit(f"{ref.name}: the kernels' results differ")
         for _ in range(repeat):
-            for name, module, models, pm in (("old", old, old_models, old_packed),
-                                             ("new", new, new_models, new_packed)):
+            for name, joint in (("old", old_joint), ("new", new_joint)):
                 start = time.process_time()
-                module.members_joint_log_likelihood(models, codes, columns, pm)
+                joint()
                 seconds[name].append(time.process_time() - start)
-    n_trees = sum(m.child_col.size for m in new_models)
-    dense, merged = _count(new_models, "dense_offset"), _count(new_models, "merged_node_offset")
+    n_trees = new_packed.child_col.size
+    dense, merged = _count([new_packed], "dense_offset"), _count([new_packed],
+                                                                  "merged_node_offset")
     old_s, new_s = min(seconds["old"]), min(seconds["new"])
     return {"dataset": ref.name, "test_rows": int(test.size),
             "classes": int(model.classes_.size), "trees": n_trees, "resolved": dense,

@@ -55,7 +55,11 @@ def test_members_posterior_is_the_mean_of_the_packed_members_posteriors():
     codes, columns = code_members(encoders, X, members_layout(encoders))
     shift = np.log([0.25, 0.75])
     for models in ([fits[0]], fits):
-        packed = pack_members([f.members_[0].pack() for f in models])
+        members = [f.members_[0] for f in models]
+        packed = pack_members([m.probability_tables[0][0] for m in members],
+                              [m.tree_specs[1:] for m in members],
+                              [m.trees[1:] for m in members],
+                              [m.probability_tables[1:] for m in members])
         joint = packed_joint_log_likelihood(packed, codes, columns[:len(models)])
         for s in (None, shift):
             got = members_posterior(packed, codes, columns[:len(models)], s)

@@ -184,16 +184,6 @@ def test_prediction_reads_a_plan_built_with_the_fit_and_holds_its_arrays_once(cr
     assert _state(ens) == before
     assert ens._prediction_plan is plan
     assert [dict(vars(m)) for m in ens.members_] == members_before
-    # the members' trees are packed into the plan only: the prediction arrays are held once
-    assert all(member.packed is None for member in ens.members_)
-    # ... as the same arrays as the members' own packed models end to end
-    from fastpath.predict._inference import pack_members
-
-    apart = pack_members([member.pack() for member in ens.members_])
-    for name in plan.packed._fields:
-        np.testing.assert_array_equal(getattr(plan.packed, name), getattr(apart, name), name)
-    for member in ens.members_:
-        member.packed = None
     # the plan is not pickled, and is rebuilt on unpickling: the same predictions
     back = pickle.loads(pickle.dumps(ens))
     assert back._prediction_plan.members[0] is back.members_[0]
@@ -402,6 +392,38 @@ def test_partial_fit_adds_counts_to_every_member(credit):
         clf.partial_fit(X.iloc[:5].assign(A1="zz"), y[:5])
     clf.fit(X, y)  # fit discards what partial_fit gathered
     assert "_partial_state" not in clf.__dict__
+
+
+@pytest.mark.parametrize("discretization", ["stochastic", "mdl"])
+def test_every_driver_gives_each_member_the_same_order_and_m_holdout(credit, monkeypatch,
+                                                                      discretization):
+    """The members' attribute orders and m holdouts come from one rule for every driver
+    (member 0: the I(X;Y) order and a single classifier's holdout; member e: an order and a
+    holdout key drawn from its own generator): fitted in memory, streamed, or by partial_fit
+    in one call, each member holds out the same rows, so it scores the candidates of m alike
+    and chooses the same m."""
+    import fastpath.scale._partial as partial_module
+    from fastpath.pipeline._holdout import holdout_key
+
+    X, y = credit
+    params = dict(n_estimators=3, estimation="m", m="holdout", discretization=discretization,
+                  discriminative=None, random_state=11)
+    memory = ESKDBClassifier(**params).fit(X, y)
+    stream = ESKDBClassifier(**params).fit(lambda: iter(_chunks(X.assign(cls=y), 200)), "cls")
+    keys = []
+    monkeypatch.setattr(partial_module, "holdout_key",
+                        lambda rng: keys.append(holdout_key(rng)) or keys[-1])
+    partial = ESKDBClassifier(**params).partial_fit(X, y)
+    # the members' reservoir keys differ (their own generators); member 0's is a single
+    # classifier's, the first draw of random_state's generator
+    assert len(set(keys)) == 3 and keys[0] == holdout_key(np.random.default_rng(11))
+    assert len({member.order for member in memory.members_}) > 1
+    for a, b, c in zip(memory.members_, stream.members_, partial.members_, strict=True):
+        assert a.order == b.order == c.order
+        assert a.m_scores == b.m_scores == c.m_scores and a.m == b.m == c.m
+        for ta, tc in zip(a.probability_tables, c.probability_tables, strict=True):
+            np.testing.assert_array_equal(ta, tc)
+    np.testing.assert_array_equal(memory.predict_proba(X), partial.predict_proba(X))
 
 
 def test_partial_fit_with_a_declared_schema_codes_every_member_with_it(credit):

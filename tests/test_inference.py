@@ -23,7 +23,11 @@ from scipy.special import logsumexp, softmax
 from fastpath import BayesNetClassifier, ESKDBClassifier, load_dataset
 from fastpath.encode._encoder import code_members
 from fastpath.predict import joint_log_likelihood, pack_model, posterior_from_joint
-from fastpath.predict._inference import members_joint_log_likelihood, members_posterior_mean
+from fastpath.predict._inference import (
+    members_posterior_mean,
+    pack_members,
+    packed_joint_log_likelihood,
+)
 
 
 # ====================================================================== the reference
@@ -228,7 +232,10 @@ def test_every_members_joint_from_shared_codes_is_each_members_joint():
     Xt.iloc[::7, 3] = "never seen"  # unknown nominal values
     codes, columns = code_members([m.encoder for m in ens.members_], Xt)
     assert codes.shape[1] < columns.size  # nominal columns are coded once for all members
-    joint = members_joint_log_likelihood([m.pack() for m in ens.members_], codes, columns)
+    tables = [m.prediction_tables() for m in ens.members_]
+    packed = pack_members([t[0][0] for t in tables], [m.tree_specs[1:] for m in ens.members_],
+                          [m.trees[1:] for m in ens.members_], [t[1:] for t in tables])
+    joint = packed_joint_log_likelihood(packed, codes, columns)
     for e, member in enumerate(ens.members_):
         own = member.encoder.transform(Xt)
         np.testing.assert_array_equal(codes[:, columns[e]], own)
@@ -246,11 +253,11 @@ def test_trees_resolved_in_advance_give_the_descents_numbers(data, monkeypatch, 
     clf = BayesNetClassifier("kdb", k=k, m=1.0).fit(*data)
     codes = _all_codes(clf, seed=k, n=300, p_unknown=p_unknown)
     dense = _packed(clf)
-    assert dense.dense_offset is not None and (dense.dense_offset >= 0).all()
+    assert (dense.dense_offset >= 0).all()
     monkeypatch.setattr(inference, "DENSE_MIN_ENTRIES", 0)
     monkeypatch.setattr(inference, "DENSE_GROWTH", 0)
     walked = _packed(clf)
-    assert walked.dense_offset is None
+    assert (walked.dense_offset < 0).all()
     got = joint_log_likelihood(dense, codes)
     np.testing.assert_array_equal(got, joint_log_likelihood(walked, codes))
     expected, _ = brute_force_joint(clf.tree_specs_, clf.trees_, clf.probability_tables_, codes)
@@ -272,11 +279,11 @@ def test_merged_class_branches_give_the_descents_numbers(data, monkeypatch, k, p
     monkeypatch.setattr(inference, "DENSE_GROWTH", 0)
     merged = _packed(clf)
     with_parents = np.array([len(s.conditioning) > 1 for s in clf.tree_specs_[1:]])
-    assert merged.dense_offset is None
+    assert (merged.dense_offset < 0).all()
     np.testing.assert_array_equal(merged.merged_node_offset >= 0, with_parents)
     monkeypatch.setattr(inference, "MERGED_GROWTH", -1)
     walked = _packed(clf)
-    assert walked.merged_node_offset is None
+    assert (walked.merged_node_offset < 0).all()
     got = joint_log_likelihood(merged, codes)
     np.testing.assert_array_equal(got, joint_log_likelihood(walked, codes))
     expected, backed_off = brute_force_joint(clf.tree_specs_, clf.trees_,
@@ -287,9 +294,9 @@ def test_merged_class_branches_give_the_descents_numbers(data, monkeypatch, k, p
 
 @pytest.mark.parametrize("merged_growth", [4, -1])  # trees merged where they may, and none
 def test_the_members_child_links_are_each_slots_child_and_its_slots(monkeypatch, merged_growth):
-    """PackedMembers holds a tree's children as links: slot s of member e's tree a is the
-    pair (child, the child's slots) of that member's own packed tree, for descended and
-    merged trees alike, every member shifted into the concatenation."""
+    """The packed model holds a tree's children as links: slot s of member e's tree is the
+    pair (child, the child's slots) of that tree's own lookups, for descended and merged
+    (:func:`_merged_branches`) trees alike, every member shifted into the concatenation."""
     import fastpath.predict._inference as inference
 
     monkeypatch.setattr(inference, "DENSE_MIN_ENTRIES", 0)
@@ -297,35 +304,85 @@ def test_the_members_child_links_are_each_slots_child_and_its_slots(monkeypatch,
     monkeypatch.setattr(inference, "MERGED_GROWTH", merged_growth)
     X, y = load_dataset("credit-a")
     ens = ESKDBClassifier(3, 3, "m", random_state=1).fit(X, y)
-    models = [m.pack() for m in ens.members_]
-    packed = inference.pack_members(models)
+    packed = ens._prediction_plan.packed
     pairs = packed.child_links.reshape(-1, 2)
     merged_pairs = packed.merged_child_links.reshape(-1, 2)
     checked = merged_checked = 0
-    for e, model in enumerate(models):
-        for a in range(model.child_col.size):
+    for e, member in enumerate(ens.members_):
+        for a, (spec, tree) in enumerate(zip(member.tree_specs[1:], member.trees[1:],
+                                             strict=True)):
             t = packed.tree_ptr[e] + a
-            end = (model.lookup_base[a + 1] if a + 1 < model.child_col.size
-                   else model.child_lookup.size)
-            for s in range(model.lookup_base[a], end):
-                child = model.child_lookup[s]
-                want = model.lookup_offsets[model.node_offset[a] + child] if child >= 0 else -1
-                assert tuple(pairs[packed.lookup_base[t] + s - model.lookup_base[a]]) == (
-                    child, want)
+            for s, child in enumerate(tree.child_lookup):
+                want = tree.lookup_offsets[child] if child >= 0 else -1
+                assert tuple(pairs[packed.lookup_base[t] + s]) == (child, want)
                 checked += 1
-            if model.merged_node_offset is None or model.merged_node_offset[a] < 0:
+            if packed.merged_node_offset[t] < 0:
                 continue
-            first = model.merged_lookup_base[a]
-            later = model.merged_lookup_base[model.merged_node_offset > model.merged_node_offset[a]]
-            end = later.min() if later.size else model.merged_child_lookup.size
-            for s in range(first, end):
-                child = model.merged_child_lookup[s]
-                want = (model.merged_lookup_offsets[model.merged_node_offset[a] + child]
-                        if child >= 0 else -1)
-                got = merged_pairs[packed.merged_lookup_base[t] + s - first]
-                assert tuple(got) == (child, want)
+            lookup, children, _ = inference._merged_branches(
+                np.asarray(spec.cardinalities, np.int64), tree.lookup_offsets,
+                tree.child_lookup, tree.n_values)
+            for s, child in enumerate(children):
+                want = lookup[child] if child >= 0 else -1
+                assert tuple(merged_pairs[packed.merged_lookup_base[t] + s]) == (child, want)
                 merged_checked += 1
     assert checked > 0 and (merged_checked > 0) == (merged_growth > 0)
+
+
+def test_a_single_model_is_the_packed_model_of_one_member():
+    """One layout: a classifier's packed model is its one member's part of an ensemble's
+    packing -- member e's arrays are pack_model's of that member, shifted into the
+    concatenation -- and pack_model is pack_members of one member."""
+    X, y = load_dataset("credit-a")
+    ens = ESKDBClassifier(3, 3, "m", random_state=1).fit(X, y)
+    whole = ens._prediction_plan.packed
+    starts = {name: 0 for name in ("node", "cond", "slot", "logp", "dense", "merged", "mslot")}
+    for e, member in enumerate(ens.members_):
+        alone = member.pack()
+        assert alone.tree_ptr.tolist() == [0, alone.child_col.size]
+        lo, hi = whole.tree_ptr[e], whole.tree_ptr[e + 1]
+        np.testing.assert_array_equal(whole.class_log_prior[e], alone.class_log_prior[0])
+        for name in ("child_col", "n_values"):
+            np.testing.assert_array_equal(getattr(whole, name)[lo:hi], getattr(alone, name))
+        for name, start in (("node_offset", "node"), ("cond_ptr", "cond"),
+                            ("lookup_base", "slot"), ("logp_offset", "logp")):
+            np.testing.assert_array_equal(getattr(whole, name)[lo:hi],
+                                          getattr(alone, name)[:-1 if name in ("node_offset",
+                                                                              "cond_ptr")
+                                                               else None] + starts[start])
+        for name, start in (("dense_offset", "dense"), ("merged_node_offset", "merged")):
+            own = getattr(alone, name)
+            np.testing.assert_array_equal(getattr(whole, name)[lo:hi],
+                                          np.where(own >= 0, own + starts[start], -1))
+        np.testing.assert_array_equal(
+            whole.merged_lookup_base[lo:hi],
+            np.where(alone.merged_node_offset >= 0,
+                     alone.merged_lookup_base + starts["mslot"], 0))
+        for name, start in (("lookup_offsets", "node"), ("cond_cols", "cond"),
+                            ("cond_cards", "cond"), ("log_prob", "logp"),
+                            ("dense_log_prob", "dense"), ("merged_rows", None),
+                            ("child_links", "slot"), ("merged_child_links", "mslot"),
+                            ("merged_lookup_offsets", "merged")):
+            own = getattr(alone, name)
+            first = 0 if start is None else starts[start]
+            width = 2 if name.endswith("links") else 1
+            if name == "merged_rows":  # a row per merged node and class
+                first = starts["merged"] * whole.class_log_prior.shape[1]
+            np.testing.assert_array_equal(
+                getattr(whole, name)[width * first:width * first + own.size], own, name)
+        starts["node"] += int(alone.node_offset[-1])
+        starts["cond"] += alone.cond_cols.size
+        starts["slot"] += alone.child_links.size // 2
+        starts["logp"] += alone.log_prob.size
+        starts["dense"] += alone.dense_log_prob.size
+        starts["merged"] += alone.merged_lookup_offsets.size
+        starts["mslot"] += alone.merged_child_links.size // 2
+    single = BayesNetClassifier("kdb", 2, "m", random_state=0).fit(X, y)
+    alone = single.members_[0].pack()
+    for name in alone._fields:
+        np.testing.assert_array_equal(getattr(single._prediction_plan.packed, name),
+                                      getattr(alone, name), name)
+    with pytest.raises(ValueError, match="one member"):
+        joint_log_likelihood(whole, single.transform_codes(X))
 
 
 def test_merged_branches_are_no_larger_than_the_tree(data):

@@ -488,8 +488,8 @@ def test_member_is_built_by_keywords_and_counted_members_wait_for_their_tables()
     with pytest.raises(TypeError):
         Member(*parts, member.probability_tables)  # no positional path
     counted = Member.counted(*parts, m=member.m, m_scores=member.m_scores)
-    # every field but the tables (and what is derived from them) as the fitted member's
-    assert counted.probability_tables == [] and counted.packed is None
+    # every field but the tables as the fitted member's
+    assert counted.probability_tables == []
     assert all(getattr(counted, name) is part for name, part in
                zip(("encoder", "structure", "tree_specs", "trees"), parts, strict=True))
     assert counted.m is member.m and counted.selection is None

@@ -16,7 +16,6 @@ from ..estimate._hls_options import HLSOptions
 from ..estimate.hdp._options import DEFAULT_SAMPLER, HDPOptions
 from ..pipeline._fitted import Member
 from ..pipeline._members import members_joint_log_proba
-from ..pipeline._stages import pack
 from ..predict._inference import joint_log_likelihood, posterior_from_joint
 from ._base import BaseBayesNet
 
@@ -286,8 +285,7 @@ default="adaptive"
             if np.shape(t) != o.shape:
                 raise ValueError(f"tables[{i}] has shape {np.shape(t)}, the classifier's "
                                  f"{o.shape}")
-        packed = pack(member.tree_specs, member.trees,
-                      [np.asarray(t, dtype=np.float64) for t in tables])
+        packed = member.pack([np.asarray(t, dtype=np.float64) for t in tables])
         codes = member.encoder.transform(self._validate_X(X))
         with self._threads():
             return posterior_from_joint(joint_log_likelihood(packed, codes))

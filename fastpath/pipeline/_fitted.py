@@ -8,7 +8,7 @@ one member, so one record, one model-file layout and one prediction path serve b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -18,10 +18,9 @@ from ..counts._counting import TreeSpec
 from ..encode._encoder import TableEncoder
 from ..estimate._diagnostics import FitDiagnostics
 from ..estimate.hdp._results import HDPResult
-from ..predict._inference import PackedModel
+from ..predict._inference import PackedMembers, pack_model
 from ..structure._graphs import Structure
 from ..structure._selective import SelectedStructure
-from ._stages import pack
 
 
 def node_classes(tree: ContextTree) -> np.ndarray:
@@ -44,9 +43,9 @@ class Member:
     m-estimates (``None`` for HDP estimates) and ``m_scores`` every candidate's RMSE when it was
     chosen; ``term_weights`` (trees, classes) the discriminative layer's weights on each tree's
     log-probabilities, the class prior's first (:mod:`fastpath.pipeline._weights`; ``None``:
-    the generative model). :meth:`pack` builds (once) a single model's prediction arrays, which the
-    estimator's prediction plan reads; an ensemble's plan packs its members' trees itself
-    (:func:`fastpath.pipeline._members.prediction_plan`), so its members keep no copy.
+    the generative model). The estimator's prediction plan packs its members' trees
+    (:func:`fastpath.pipeline._members.prediction_plan`), so a member keeps no packed copy;
+    :meth:`pack` packs one member alone, as a model of one member.
 
     Built by keywords only: a driver's member by :meth:`counted` (tables estimated later by
     ``finish_fit``), a loaded one with every field it read.
@@ -60,7 +59,6 @@ class Member:
     selection: SelectedStructure | None = None
     m: float | None = None
     m_scores: dict[float, float] | None = None
-    packed: PackedModel | None = field(default=None, repr=False, compare=False)
     term_weights: np.ndarray | None = None
 
     @property
@@ -83,11 +81,12 @@ class Member:
         return cls(encoder=encoder, structure=structure, tree_specs=tree_specs, trees=trees,
                    probability_tables=[], selection=selection, m=m, m_scores=m_scores)
 
-    def pack(self) -> PackedModel:
-        """Build (once) and return the prediction arrays of the member's tables."""
-        if self.packed is None:
-            self.packed = pack(self.tree_specs, self.trees, self.prediction_tables())
-        return self.packed
+    def pack(self, tables: list[np.ndarray] | None = None) -> PackedMembers:
+        """The member's trees packed for prediction, as a model of one member
+        (:func:`~fastpath.predict._inference.pack_model`), with its prediction tables or with
+        ``tables`` (laid out as :attr:`probability_tables`, the class prior's first)."""
+        tables = self.prediction_tables() if tables is None else tables
+        return pack_model(tables[0][0], self.tree_specs[1:], self.trees[1:], tables[1:])
 
     def prediction_tables(self) -> list[np.ndarray]:
         """The tables a prediction reads: the estimates, each node raised to the weight of its
@@ -104,12 +103,6 @@ class Member:
             exponent = np.where(classes >= 0, weights[t][np.maximum(classes, 0)], 1.0)
             out.append(table ** exponent[:, None])
         return out
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        # rebuilt from the tables when needed (an ensemble's plan packs its trees)
-        state["packed"] = None
-        return state
 
 
 @dataclass

@@ -32,7 +32,7 @@ place where a fitted record is built.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -44,12 +44,7 @@ from ..encode._encoder import MembersLayout, TableEncoder, code_members, fit_mem
 from ..estimate._diagnostics import tree_label
 from ..io._column_types import ColumnTypes, type_columns
 from ..predict._combine import members_log_posterior, members_posterior
-from ..predict._inference import (
-    PackedMembers,
-    pack_ensemble,
-    pack_members,
-    packed_joint_log_likelihood,
-)
+from ..predict._inference import PackedMembers, pack_members, packed_joint_log_likelihood
 from ..structure._orders import sample_order
 from ..structure._scores import ScoreCache, mutual_information
 from ..structure._specs import tree_specs
@@ -76,6 +71,21 @@ def member_streams(config: FitConfig) -> list[np.random.Generator | None]:
         return [None]
     root = np.random.SeedSequence(seed_int(config.random_state))
     return [np.random.default_rng(child) for child in root.spawn(config.n_members)]
+
+
+def member_order(config: FitConfig, index: int, rng: np.random.Generator | None,
+                 mutual_information: np.ndarray | Callable[[], np.ndarray] | None,
+                 ) -> tuple[int, ...] | None:
+    """Member ``index``'s attribute order (step 2 of the module docstring; every driver's):
+    ``None`` for member 0 and for a structure learner that follows no order (the learner
+    ranks the attributes by ``I(X_j; Y)`` itself), else an order drawn from the member's
+    generator ``rng`` with probability proportional to ``I(X_j; Y)``
+    (:func:`~fastpath.structure.sample_order`). ``mutual_information``: the member's
+    ``I(X_j; Y)``, or a function that computes it (called only when an order is drawn)."""
+    if index == 0 or not STRUCTURES[config.structure].ordered:
+        return None
+    mi = mutual_information() if callable(mutual_information) else mutual_information
+    return sample_order(mi, rng)
 
 
 def typed_columns(config: FitConfig, frame: pd.DataFrame
@@ -143,15 +153,13 @@ def learn_member(config: FitConfig, index: int, rng: np.random.Generator | None,
     codes = (encoder.transform(frame) if columns is None
              else encoder.transform_shared(frame, columns))
     cards = encoder.cardinalities_
-    order = mi_cmi = None
-    ordered = STRUCTURES[config.structure].ordered
-    if ordered and scores is not None:
+    mi_cmi = None
+    if STRUCTURES[config.structure].ordered and scores is not None:
         cache, keys = scores
         mi_cmi = cache.scores(codes, y_codes, cards, n_classes, keys)
-    if index > 0 and ordered:
-        mi = (mi_cmi[0] if mi_cmi is not None
-              else mutual_information(codes, y_codes, cards, n_classes))
-        order = sample_order(mi, rng)
+    order = member_order(config, index, rng,
+                         lambda: (mi_cmi[0] if mi_cmi is not None
+                                  else mutual_information(codes, y_codes, cards, n_classes)))
     learned = learn_structure(config, codes, y_codes, cards, n_classes, order,
                               sample_key=selection_key(config, rng, codes.shape[0],
                                                        n_classes), scores=mi_cmi)
@@ -202,7 +210,6 @@ def finish_fit(config: FitConfig, members: list[Member], *, classes: np.ndarray,
         results, diagnostics = estimated.hdp_results, estimated.diagnostics
     penalty = None
     for member in members:
-        member.packed = None  # the tables are new: the estimator's prediction plan packs them
         member.term_weights = None
     if config.discriminative is not None:
         if layer is None:
@@ -278,16 +285,13 @@ class PredictionPlan(NamedTuple):
 
 def prediction_plan(members: Sequence[Member]) -> PredictionPlan:
     """The members' :class:`PredictionPlan`. A fitted estimator builds it once, when it is
-    fitted or loaded, and passes it to every prediction, so that predictions only read. An
-    ensemble's trees are packed straight into the plan (:func:`~fastpath.predict._inference.
-    pack_ensemble`: its members keep no packed copy of their own); a single model's are its
-    member's :meth:`~fastpath.pipeline._fitted.Member.pack`."""
-    if len(members) == 1:
-        packed = pack_members([members[0].pack()])
-    else:
-        tables = [m.prediction_tables() for m in members]
-        packed = pack_ensemble([t[0][0] for t in tables], [m.tree_specs[1:] for m in members],
-                               [m.trees[1:] for m in members], [t[1:] for t in tables])
+    fitted or loaded, and passes it to every prediction, so that predictions only read. The
+    members' trees, one or several, are packed straight into the plan
+    (:func:`~fastpath.predict._inference.pack_members`): the members keep no packed copy of
+    their own."""
+    tables = [m.prediction_tables() for m in members]
+    packed = pack_members([t[0][0] for t in tables], [m.tree_specs[1:] for m in members],
+                          [m.trees[1:] for m in members], [t[1:] for t in tables])
     encoders = [member.encoder for member in members]
     return PredictionPlan(tuple(members), encoders, members_layout(encoders), packed)
 

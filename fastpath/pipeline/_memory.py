@@ -10,9 +10,9 @@ import pandas as pd
 from ..encode._encoder import column_cache
 from ..structure._scores import ScoreCache
 from ..utils._threads import limit_threads
-from ..utils._validation import as_generator
 from ._config import FitConfig
 from ._fitted import FittedModel, Member
+from ._holdout import holdout_generator
 from ._members import (
     finish_fit,
     learn_member,
@@ -57,11 +57,9 @@ def fit_in_memory(config: FitConfig, frame: pd.DataFrame, has_names: bool, class
             layer_codes[e] = np.ascontiguousarray(codes[sample])
         if n_members == 1 and config.m_rule is not None:
             log.stage(f"choosing m ({config.m_rule})")
-        # member 0 holds out the rows a single classifier holds out (the same generator)
-        m, scores = choose_m_from_codes(
-            config, specs, codes, y_codes,
-            as_generator(config.random_state) if e == 0 else rng, counts=counts,
-        )
+        m, scores = choose_m_from_codes(config, specs, codes, y_codes,
+                                        holdout_generator(config.random_state, e, rng),
+                                        counts=counts)
         trees = name_trees(counts, specs, encoder.feature_names_)
         return Member.counted(encoder, learned.structure, specs, trees,
                               selection=learned.selection, m=m,

@@ -29,13 +29,13 @@ from ..counts._context_tree import ContextTree
 from ..counts._counting import CountAccumulator, ProjectedCounts, TreeSpec
 from ..estimate._m_choice import loo_m_scores
 from ..estimate._mestimate import M_GRID, M_GRID_POSITIVE, m_estimate_table
-from ..predict._inference import PackedModel, joint_log_likelihood, pack_model, posterior_from_joint
+from ..predict._inference import joint_log_likelihood, pack_model, posterior_from_joint
 from ..structure._graphs import Structure
 from ..structure._selective import CountedScores, SelectedStructure, counted_select_skdb
 from ..utils._progress import FitLog
 from ..utils._validation import seed_int
 from ._config import FitConfig
-from ._holdout import holdout_key, holdout_rows, holdout_size
+from ._holdout import holdout_key, holdout_rows, holdout_size, holdout_threshold
 from ._registry import (
     ESTIMATORS,
     STRUCTURES,
@@ -160,12 +160,6 @@ def name_trees(counts: TreeSource, specs: Sequence[TreeSpec],
     return counts.trees(range(len(specs)), names=names)
 
 
-def pack(specs: Sequence[TreeSpec], trees: Sequence[ContextTree],
-         tables: Sequence[np.ndarray]) -> PackedModel:
-    """The prediction arrays of a fitted model (class prior first, as in ``trees``)."""
-    return pack_model(tables[0][0], list(specs[1:]), list(trees[1:]), list(tables[1:]))
-
-
 # ---------------------------------------------------------------------- m
 @dataclass(frozen=True)
 class MPlan:
@@ -189,9 +183,24 @@ class MPlan:
     def needs_loo(self) -> bool:
         return self.rule == "loo"
 
+    def holdout_rows(self, n_rows: int) -> np.ndarray:
+        """The held-out rows of ``n_rows`` (a holdout plan), in row order: the ``n_hold``
+        with the smallest hashes of ``key`` (:func:`~fastpath.pipeline._holdout.holdout_rows`,
+        the rows :meth:`holdout_threshold` selects chunk by chunk)."""
+        return holdout_rows(n_rows, self.n_hold, self.key)
 
-def plan_m(config: FitConfig, n_rows: int, rng: np.random.Generator) -> MPlan:
-    """The m plan of a fit over ``n_rows`` rows; draws the holdout key from ``rng`` if needed."""
+    def holdout_threshold(self, n_rows: int) -> np.uint64 | None:
+        """The largest hash of a held-out row of ``n_rows`` (None without a holdout): a row
+        whose hash is at most this is held out, chunk by chunk."""
+        return holdout_threshold(n_rows, self.n_hold, self.key) if self.needs_holdout else None
+
+
+def plan_m(config: FitConfig, n_rows: int, rng: np.random.Generator | None, *,
+           key: int | None = None) -> MPlan:
+    """The m plan of a fit over ``n_rows`` rows. A holdout's key is ``key`` when the caller
+    drew it before (``partial_fit``'s first call), else drawn from ``rng`` (a member's
+    :func:`~fastpath.pipeline._holdout.holdout_generator`), and only when a holdout is
+    planned."""
     if not ESTIMATORS[config.estimation].chooses_m:
         return MPlan(None)
     if config.m_rule is None:
@@ -203,7 +212,7 @@ def plan_m(config: FitConfig, n_rows: int, rng: np.random.Generator) -> MPlan:
     n_hold = holdout_size(n_rows)
     if n_hold < 1 or n_rows - n_hold < 1:
         return MPlan(1.0)  # too little data to hold any out: Schurmann–Grassberger's m = 1
-    return MPlan(None, holdout_key(rng), n_hold, rule="holdout")
+    return MPlan(None, holdout_key(rng) if key is None else key, n_hold, rule="holdout")
 
 
 def pick_m(scores: dict[float, float]) -> float:
@@ -224,7 +233,8 @@ def choose_m(specs: Sequence[TreeSpec], train_counts: TreeSource, hold_codes: np
     rows = np.arange(hold_y.size)
     scores = {}
     for m in grid:
-        packed = pack(specs, trees, [m_estimate_table(t, m, backoff) for t in trees])
+        tables = [m_estimate_table(t, m, backoff) for t in trees]
+        packed = pack_model(tables[0][0], specs[1:], trees[1:], tables[1:])
         proba = posterior_from_joint(joint_log_likelihood(packed, hold_codes))
         scores[m] = float(np.sqrt(np.mean((1.0 - proba[rows, hold_y]) ** 2)))
     return pick_m(scores), scores
@@ -246,8 +256,9 @@ def choose_m_from_codes(config: FitConfig, specs: Sequence[TreeSpec], codes: np.
                         counts: TreeSource | None = None,
                         ) -> tuple[float | None, dict[float, float]]:
     """:func:`plan_m` then :func:`choose_m_loo` or :func:`choose_m` on an in-memory code matrix:
-    m and the candidates' RMSE (empty for a fixed m; m None for HDP estimates). ``counts``:
-    the ``specs`` counted on every row, when the caller has them."""
+    m and the candidates' RMSE (empty for a fixed m; m None for HDP estimates). ``rng``: the
+    member's :func:`~fastpath.pipeline._holdout.holdout_generator`; ``counts``: the ``specs``
+    counted on every row, when the caller has them."""
     plan = plan_m(config, codes.shape[0], rng)
     if plan.needs_loo:
         if counts is None:
@@ -257,7 +268,7 @@ def choose_m_from_codes(config: FitConfig, specs: Sequence[TreeSpec], codes: np.
         return plan.m, plan.scores
     # the n_hold rows with the smallest seeded hash of their index, in row order: the rule the
     # out-of-core fit applies chunk by chunk, so both hold out the same rows
-    hold = holdout_rows(codes.shape[0], plan.n_hold, plan.key)
+    hold = plan.holdout_rows(codes.shape[0])
     train = np.ones(codes.shape[0], dtype=bool)
     train[hold] = False
     train_counts = CountAccumulator(specs, n_rows=int(train.sum())).update(codes[train],

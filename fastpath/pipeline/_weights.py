@@ -54,13 +54,11 @@ from ..estimate import _discriminative
 from ..estimate._discriminative import choose_penalty, fit_term_weights
 from ..estimate.hdp._results import HDPResult
 from ..predict._explain import member_terms
-from ..predict._inference import pack_members
 from ..structure._selective import loo_sample_mask, loo_sample_threshold
 from ..utils._threads import limit_threads
 from ..utils._validation import seed_int
 from ._config import FitConfig
 from ._fitted import Member
-from ._stages import pack
 
 #: the stream of the layer's row sample among the fit's seeds (``SeedSequence`` spawn key)
 _LAYER_STREAM = 0x1A7E5
@@ -168,8 +166,7 @@ def member_loo_terms(member: Member, codes: np.ndarray, y: np.ndarray,
     if children:
         own = np.arange(n_classes)[None, None, :] == np.asarray(y)[:, None, None]
         estimated, left_out = (
-            member_terms(pack_members([pack(member.tree_specs, member.trees, tables)]),
-                         codes, columns, 0)[0][:, children]
+            member_terms(member.pack(tables), codes, columns, 0)[0][:, children]
             for tables in (member.probability_tables, loo_tables))
         terms[:, 1:] = np.where(own, left_out, estimated)
     return terms
@@ -207,5 +204,4 @@ def fit_layer(config: FitConfig, members: Sequence[Member], codes: Sequence[np.n
         weights = [weigh(e) for e in range(len(members))]
     for member, w in zip(members, weights, strict=True):
         member.term_weights = w
-        member.packed = None
     return float(penalty)

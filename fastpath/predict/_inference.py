@@ -1,15 +1,18 @@
 """Probability tables -> class posteriors: the last arrow of the pipeline.
 
 A fitted classifier is a set of context trees, each with a probability table (one row per node).
-For prediction they are packed into flat arrays (:class:`PackedModel`) that one numba kernel
-walks: for every row and every class, each attribute's tree is descended from the root along
-(class, parent values...) to the deepest existing node (back-off for unseen paths, and a stop at
-an unknown value), and the log-probability of the attribute's value there is added
-(paper, eq. for P(y | x) in section 2.1). An unknown attribute value (code ``-1``) contributes no
-factor: it is marginalised out.
+For prediction they are packed into flat arrays that one numba kernel walks: for every row and
+every class, each attribute's tree is descended from the root along (class, parent values...) to
+the deepest existing node (back-off for unseen paths, and a stop at an unknown value), and the
+log-probability of the attribute's value there is added (paper, eq. for P(y | x) in section
+2.1). An unknown attribute value (code ``-1``) contributes no factor: it is marginalised out.
+
+One layout, :class:`PackedMembers`, holds the trees of any number of members end to end (a single
+classifier's is a model of one member); :func:`pack_members` is its one packer, and
+:func:`pack_model` packs one member.
 
 A tree's descents are the same for every class below its first branch (the class), so two
-layouts read a tree once per row instead of once per class, copying the numbers the descents
+forms of a tree read it once per row instead of once per class, copying the numbers the descents
 reach (the sums are the same floats): a small tree is resolved in advance into a table over every
 combination of its parents' values (:func:`_dense_tables`); a larger one has its class branches
 merged into one tree over the parents' values whose nodes hold every class's node
@@ -41,8 +44,11 @@ from ..utils._threads import numba_threads, threaded_kernel
 
 
 @dataclass(frozen=True)
-class PackedModel:
-    """Flat arrays of all attribute trees of a classifier (struct of arrays)."""
+class _PackedTrees:
+    """The attribute trees' flat arrays (struct of arrays) as :func:`pack_members` builds them:
+    the children still as a lookup (``child_lookup``, not yet the links of
+    :class:`PackedMembers`), the tables of every parent combination and merged branches
+    ``None`` until they are added."""
 
     n_classes: int
     class_log_prior: np.ndarray  # (C,)
@@ -73,13 +79,11 @@ class PackedModel:
     merged_rows: np.ndarray | None = None  # (merged nodes x C)
 
 
-def pack_model(
-    class_prior: np.ndarray,
-    specs: Sequence[TreeSpec],
-    trees: Sequence[ContextTree],
-    tables: Sequence[np.ndarray],
-) -> PackedModel:
-    """Pack attribute trees (child column >= 0) and their probability tables for prediction."""
+def _pack_trees(class_prior: np.ndarray, specs: Sequence[TreeSpec],
+                trees: Sequence[ContextTree], tables: Sequence[np.ndarray]) -> _PackedTrees:
+    """The flat arrays of attribute trees (child column >= 0) and their probability tables,
+    with the tables of every parent combination and the merged branches of the trees that
+    get them."""
     child_col, cond_ptr, cond_cols = [], [0], []
     node_offset, lookup_offsets, lookup_base, child_lookup = [0], [], [], []
     n_values, logp_offset, log_prob = [], [], []
@@ -104,7 +108,7 @@ def pack_model(
 
     with np.errstate(divide="ignore"):
         prior = np.log(np.asarray(class_prior, dtype=np.float64))
-    packed = PackedModel(
+    packed = _PackedTrees(
         n_classes=int(prior.size),
         class_log_prior=prior,
         child_col=np.asarray(child_col, np.int64),
@@ -135,7 +139,7 @@ def _class_first(spec: TreeSpec) -> bool:
     return bool(cond) and cond[0] == -1 and -1 not in cond[1:]
 
 
-def _with_dense_tables(packed: PackedModel, specs: Sequence[TreeSpec]) -> PackedModel:
+def _with_dense_tables(packed: _PackedTrees, specs: Sequence[TreeSpec]) -> _PackedTrees:
     """``packed`` with the tables of :func:`_dense_tables` for the trees small enough (a tree
     whose first branch is the class, as every classifier's attribute trees are)."""
     n_trees = packed.child_col.size
@@ -206,7 +210,7 @@ def _dense_tables(cond_ptr, cond_cols, cond_cards, node_offset, lookup_offsets, 
 MERGED_GROWTH = 16
 
 
-def _with_merged_branches(packed: PackedModel, specs: Sequence[TreeSpec]) -> PackedModel:
+def _with_merged_branches(packed: _PackedTrees, specs: Sequence[TreeSpec]) -> _PackedTrees:
     """``packed`` with the merged class branches of :func:`_merged_branches` for every tree
     that is descended (not resolved in advance), whose first branch is the class and that has
     a parent besides it, when they grow its memory at most :data:`MERGED_GROWTH` times."""
@@ -316,15 +320,20 @@ def _merged_branches(cards, tree_lookup, tree_children, n_values):
     return lookup[:n_nodes].copy(), child[:n_slots].copy(), rows
 
 
-def joint_log_likelihood(model: PackedModel, codes: np.ndarray) -> np.ndarray:
-    """log P(y, x) for every row and class, shape (n_rows, n_classes)."""
+def joint_log_likelihood(model: PackedMembers, codes: np.ndarray) -> np.ndarray:
+    """log P(y, x) for every row and class, shape (n_rows, n_classes), of a packed model of
+    one member (:func:`pack_model`) and its codes."""
+    if model.tree_ptr.size != 2:
+        raise ValueError(f"model: expected a packed model of one member, got "
+                         f"{model.tree_ptr.size - 1} (use packed_joint_log_likelihood)")
     codes = np.asarray(codes)
     columns = np.arange(codes.shape[1], dtype=np.int64)[None, :]
-    return members_joint_log_likelihood([model], codes, columns)[0]
+    return packed_joint_log_likelihood(model, codes, columns)[0]
 
 
 class PackedMembers(NamedTuple):
-    """Every member's :class:`PackedModel` end to end, for one kernel call over all members.
+    """The packed trees of a model's members end to end, for one kernel call over all of them
+    (the one prediction layout: a single classifier's is a model of one member).
 
     Member ``e``'s trees are ``tree_ptr[e]:tree_ptr[e + 1]``; every offset is into the
     concatenated arrays (``cond_cols`` and ``child_col`` stay the member's attribute numbers;
@@ -361,90 +370,24 @@ class PackedMembers(NamedTuple):
     merged_rows: np.ndarray
 
 
-def pack_members(models: Sequence[PackedModel]) -> PackedMembers:
-    """:class:`PackedMembers` of the members' packed models (built once per fitted model; one
-    model's arrays are used as they are)."""
-    n_trees = [m.child_col.size for m in models]
-    tree_ptr = np.zeros(len(models) + 1, np.int64)
-    tree_ptr[1:] = np.cumsum(n_trees)
-
-    def cat(parts: list, dtype) -> np.ndarray:
-        if len(parts) == 1:
-            return np.asarray(parts[0], dtype)
-        # one copy: concatenating then casting copied the largest arrays twice
-        return np.concatenate(parts, dtype=dtype) if parts else np.empty(0, dtype)
-
-    def shifted(name: str, shift: list[int], drop_last: bool = False) -> np.ndarray:
-        parts = [getattr(m, name)[:-1] if drop_last else getattr(m, name) for m in models]
-        if len(models) == 1:
-            return np.asarray(getattr(models[0], name), np.int64)
-        return np.concatenate([p + s for p, s in zip(parts, shift, strict=True)]
-                              + ([np.asarray([getattr(models[-1], name)[-1] + shift[-1]])]
-                                 if drop_last else []), dtype=np.int64)
-
-    def starts(sizes: list[int]) -> list[int]:
-        return [0, *np.cumsum(sizes)[:-1].tolist()] if sizes else []
-
-    def offsets(values: np.ndarray | None, n: int, shift: int) -> np.ndarray:
-        """A tree offset array shifted into the concatenation (-1: none), or all -1."""
-        if values is None:
-            return np.full(n, -1, np.int64)
-        return np.where(values >= 0, values + shift, -1)
-
-    def size(a: np.ndarray | None) -> int:
-        return 0 if a is None else a.size
-
-    node_shift = starts([int(m.node_offset[-1]) for m in models])
-    cond_shift = starts([m.cond_cols.size for m in models])
-    lookup_shift = starts([m.child_lookup.size for m in models])
-    logp_shift = starts([m.log_prob.size for m in models])
-    dense_shift = starts([size(m.dense_log_prob) for m in models])
-    merged_shift = starts([size(m.merged_lookup_offsets) for m in models])
-    merged_slot_shift = starts([size(m.merged_child_lookup) for m in models])
-    return _linked(
-        tree_ptr=tree_ptr,
-        class_log_prior=np.stack([m.class_log_prior for m in models]),
-        child_col=cat([m.child_col for m in models], np.int64),
-        cond_ptr=shifted("cond_ptr", cond_shift, drop_last=True),
-        cond_cols=cat([m.cond_cols for m in models], np.int64),
-        node_offset=shifted("node_offset", node_shift, drop_last=True),
-        lookup_offsets=cat([m.lookup_offsets for m in models], np.int64),
-        lookup_base=shifted("lookup_base", lookup_shift),
-        child_lookup=cat([m.child_lookup for m in models], np.int64),
-        n_values=cat([m.n_values for m in models], np.int64),
-        logp_offset=shifted("logp_offset", logp_shift),
-        log_prob=cat([m.log_prob for m in models], np.float64),
-        dense_offset=cat([offsets(m.dense_offset, m.child_col.size, shift)
-                          for m, shift in zip(models, dense_shift, strict=True)], np.int64),
-        cond_cards=cat([np.zeros(m.cond_cols.size, np.int64) if m.cond_cards is None
-                        else m.cond_cards for m in models], np.int64),
-        dense_log_prob=cat([m.dense_log_prob for m in models if m.dense_log_prob is not None],
-                           np.float64),
-        merged_node_offset=cat([offsets(m.merged_node_offset, m.child_col.size, shift)
-                                for m, shift in zip(models, merged_shift, strict=True)],
-                               np.int64),
-        merged_lookup_base=cat([np.zeros(m.child_col.size, np.int64)
-                                if m.merged_lookup_base is None else m.merged_lookup_base + shift
-                                for m, shift in zip(models, merged_slot_shift, strict=True)],
-                               np.int64),
-        merged_lookup_offsets=cat([m.merged_lookup_offsets for m in models
-                                   if m.merged_lookup_offsets is not None], np.int64),
-        merged_child_lookup=cat([m.merged_child_lookup for m in models
-                                 if m.merged_child_lookup is not None], np.int64),
-        merged_rows=cat([m.merged_rows for m in models if m.merged_rows is not None], np.int64),
-    )
+def pack_model(class_prior: np.ndarray, specs: Sequence[TreeSpec],
+               trees: Sequence[ContextTree], tables: Sequence[np.ndarray]) -> PackedMembers:
+    """Pack one classifier's attribute trees (child column >= 0) and their probability tables
+    for prediction: :func:`pack_members` of one member."""
+    return pack_members([class_prior], [specs], [trees], [tables])
 
 
-def pack_ensemble(class_priors: Sequence[np.ndarray], specs: Sequence[Sequence[TreeSpec]],
-                  trees: Sequence[Sequence[ContextTree]],
-                  tables: Sequence[Sequence[np.ndarray]]) -> PackedMembers:
-    """:class:`PackedMembers` straight from every member's class prior and attribute trees
-    (``specs[e]``, ``trees[e]``, ``tables[e]``): the same arrays as :func:`pack_members` of
-    the members' :func:`pack_model`, each written once (the members' trees packed as one
-    model's, then split by member) instead of once per member and again end to end."""
-    whole = pack_model(class_priors[0], [s for part in specs for s in part],
-                       [t for part in trees for t in part],
-                       [t for part in tables for t in part])
+def pack_members(class_priors: Sequence[np.ndarray], specs: Sequence[Sequence[TreeSpec]],
+                 trees: Sequence[Sequence[ContextTree]],
+                 tables: Sequence[Sequence[np.ndarray]]) -> PackedMembers:
+    """:class:`PackedMembers` of every member's class prior and attribute trees (``specs[e]``,
+    ``trees[e]``, ``tables[e]``): the members' trees packed as one model's, each array written
+    once, then split by member (``tree_ptr``). Each tree is packed as it would be alone (its
+    table of every parent combination or merged branches are its own), so member ``e``'s part
+    is the arrays of :func:`pack_model` of that member, shifted into the concatenation."""
+    whole = _pack_trees(class_priors[0], [s for part in specs for s in part],
+                        [t for part in trees for t in part],
+                        [t for part in tables for t in part])
     tree_ptr = np.zeros(len(specs) + 1, np.int64)
     tree_ptr[1:] = np.cumsum([len(part) for part in specs])
     n_trees = whole.child_col.size
@@ -688,21 +631,12 @@ def _members_kernel(codes_t, columns, pm, out):
                           first)
 
 
-def members_joint_log_likelihood(models: Sequence[PackedModel], codes: np.ndarray,
-                                 columns: np.ndarray, packed: PackedMembers | None = None,
-                                 ) -> np.ndarray:
-    """Every member's log P(y, x) for every row and class, shape (n_members, n_rows, n_classes),
-    from the shared codes and the members' columns in them (member ``e``'s attribute ``j`` is
-    ``codes[:, columns[e, j]]``, :func:`fastpath.encode._encoder.code_members`), in one kernel
-    call (``packed``: :func:`pack_members` of ``models``, when the caller keeps it).
-    """
-    return packed_joint_log_likelihood(pack_members(models) if packed is None else packed,
-                                       codes, columns)
-
-
 def packed_joint_log_likelihood(packed: PackedMembers, codes: np.ndarray, columns: np.ndarray
                                 ) -> np.ndarray:
-    """:func:`members_joint_log_likelihood` of the packed members. The kernel reads the codes
+    """Every member's log P(y, x) for every row and class, shape (n_members, n_rows,
+    n_classes), from the shared codes and the members' columns in them (member ``e``'s
+    attribute ``j`` is ``codes[:, columns[e, j]]``, :func:`fastpath.encode._encoder.
+    code_members`), in one kernel call over the packed members. The kernel reads the codes
     column by column, as 32-bit integers: codes stored so (int32 in Fortran order, as
     :func:`~fastpath.encode._encoder.code_members` returns them) are read in place, others
     copied once."""
@@ -875,7 +809,7 @@ def fused_block_rows(n_rows: int, n_members: int, n_classes: int, n_threads: int
 
 def members_proba_of_codes(packed: PackedMembers, codes: np.ndarray, columns: np.ndarray,
                            class_shift: np.ndarray | None = None) -> np.ndarray:
-    """:func:`members_posterior_mean` of :func:`members_joint_log_likelihood` (plus
+    """:func:`members_posterior_mean` of :func:`packed_joint_log_likelihood` (plus
     ``class_shift``, ``log w`` of each class, when given) -- the same numbers, bit for bit --
     without the (members x rows x classes) joint log-likelihoods in memory: each block of
     :func:`fused_block_rows` rows gets its members' joint log-likelihoods, then their mean

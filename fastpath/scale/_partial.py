@@ -11,8 +11,10 @@ with ``m="auto"``, ``fit`` scores the candidates by leave-one-out over every row
 
 Every member of the fit (``config.n_members``; :mod:`fastpath.pipeline._members`) keeps its own
 counts: the first call learns each member from its chunk exactly as the in-memory fit would
-(own cut points, order, structure), later calls code each chunk once per member. One reservoir
-key serves every member (drawn from ``random_state``), and :meth:`PartialFit.refresh` estimates
+(own cut points, order, structure), later calls code each chunk once per member. Each member's
+reservoir is keyed as its m holdout is in ``fit`` (:func:`~fastpath.pipeline._holdout.
+holdout_generator`: member 0 a single classifier's key, the others their own), so a member
+holds out the rows it would hold out in ``fit``, and :meth:`PartialFit.refresh` estimates
 every member's tables in one call (:func:`~fastpath.pipeline._members.finish_fit`). With a
 discriminative layer (:mod:`fastpath.pipeline._weights`), a second reservoir keeps the layer's
 rows (the ones with the smallest layer hashes seen so far, as many as the layer weighs), so
@@ -34,7 +36,7 @@ from ..encode._encoder import TableEncoder
 from ..estimate._mestimate import M_GRID, M_GRID_POSITIVE
 from ..pipeline._config import FitConfig
 from ..pipeline._fitted import FittedModel, Member
-from ..pipeline._holdout import MAX_HOLDOUT, holdout_key, row_hashes
+from ..pipeline._holdout import MAX_HOLDOUT, holdout_generator, holdout_key, row_hashes
 from ..pipeline._members import (
     finish_fit,
     kept_columns,
@@ -45,7 +47,7 @@ from ..pipeline._members import (
 )
 from ..pipeline._stages import LearnedStructure, choose_m, name_trees, plan_m
 from ..pipeline._weights import layer_key, layer_rows
-from ..utils._validation import as_generator, check_labels, check_two_classes
+from ..utils._validation import check_labels, check_two_classes
 from ..utils._warn import DataWarning, warn
 from ._errors import StreamError, first_true
 from ._schema import declare_schema
@@ -167,10 +169,10 @@ class PartialMember:
         """m, the candidates' scores and the context trees of every row seen."""
         rule = config.m_rule
         holdout_config = config if rule is None else replace(config, m="holdout")
-        plan = plan_m(holdout_config, self.state.n_seen, as_generator(config.random_state))
+        # the holdout of the reservoir's hashes, keyed by the first call
+        plan = plan_m(holdout_config, self.state.n_seen, None, key=self.state.key)
         m, scores = plan.m, plan.scores
         if plan.needs_holdout:
-            # the holdout of the reservoir's hashes (drawn with the first call's key)
             train, hold_codes, hold_y = self.state.split(plan.n_hold)
             m, scores = choose_m(self.specs, train, hold_codes, hold_y,
                                  backoff=config.m_backoff,
@@ -332,8 +334,6 @@ def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y
     declared = None
     if schema is not None:
         declared = _schema_encoder(config, frame, has_names, schema, y_codes, n_classes)
-    # the reservoir's hash key: the key fit() would draw (refresh draws it again to match)
-    key = holdout_key(as_generator(config.random_state)) if config.m_rule else None
     streams = member_streams(config)
     if declared is None:
         encoders = member_encoders(config, streams, types, y_codes, n_classes)
@@ -346,6 +346,10 @@ def start_partial_fit(config: FitConfig, frame: pd.DataFrame, has_names: bool, y
         _check_chunk_codes(codes, encoder, frame, 0)
         if e == 0 and schema is None:
             _warn_if_the_first_chunk_lacks_classes(encoder, class_labels, y_codes)
+        # the reservoir's hash key: the m-holdout key the member draws in fit(), from the
+        # same generator after the same draws
+        key = (holdout_key(holdout_generator(config.random_state, e, rng)) if config.m_rule
+               else None)
         member = PartialMember(encoder, learned, specs, PartialState(CountAccumulator(specs), key))
         member.state.add(codes, y_codes)
         members.append(member)

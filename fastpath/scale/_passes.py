@@ -84,8 +84,8 @@ from ..estimate._mestimate import M_GRID_POSITIVE
 from ..io._column_types import say_excluded
 from ..pipeline._config import FitConfig
 from ..pipeline._fitted import FittedModel, Member
-from ..pipeline._holdout import holdout_threshold
-from ..pipeline._members import finish_fit, member_streams
+from ..pipeline._holdout import holdout_generator
+from ..pipeline._members import finish_fit, member_order, member_streams
 from ..pipeline._registry import STRUCTURES
 from ..pipeline._stages import (
     check_learned_from_scores,
@@ -99,11 +99,10 @@ from ..pipeline._stages import (
     structure_name,
 )
 from ..pipeline._weights import layer_threshold
-from ..structure._orders import sample_order
 from ..structure._selective import DEFAULT_LOO_M, SelectedStructure, full_depth, full_model_rmse
 from ..structure._specs import tree_specs
 from ..utils._progress import FitLog
-from ..utils._validation import as_generator, check_two_classes
+from ..utils._validation import check_two_classes
 from ._errors import Where
 from ._schema import Coder, MemberCoder, SchemaStats, first_stats
 from ._sources import Restart, Source, as_frame_chunk, check_chunksize, open_source, target_name
@@ -239,24 +238,19 @@ def fit_passes(config: FitConfig, runner: Runner, y: Any, *, max_bins: int = DEF
                 values = ps.cmi_values()
                 cmi[e][ps.pair_i, ps.pair_j] = values
                 cmi[e][ps.pair_j, ps.pair_i] = values
-    structures = []
-    for e, rng in enumerate(streams):
-        order = None
-        if e > 0 and STRUCTURES[config.structure].ordered:
-            order = sample_order(mi[e], rng)
-        structures.append(structure_from_scores(config, mi[e], cmi[e], p, order))
+    structures = [structure_from_scores(config, mi[e], cmi[e], p,
+                                        member_order(config, e, rng, mi[e]))
+                  for e, rng in enumerate(streams)]
 
     # pass 3: counts of every member's trees (SkDB: its kDB-K trees), with the m holdout aside
     plans, all_specs, counting = [], [], []
     for e, rng in enumerate(streams):
-        # member 0 holds out the rows a single classifier holds out (the same generator)
-        plan = plan_m(config, n, as_generator(config.random_state) if e == 0 else rng)
-        threshold = holdout_threshold(n, plan.n_hold, plan.key) if plan.needs_holdout else None
+        plan = plan_m(config, n, holdout_generator(config.random_state, e, rng))
         attributes = structures[e].order if STRUCTURES[config.structure].selective else range(p)
         specs = tree_specs(structures[e], cards[e], n_classes, attributes)
         plans.append(plan)
         all_specs.append(specs)
-        counting.append(CountStats(specs, plan.key, threshold))
+        counting.append(CountStats(specs, plan.key, plan.holdout_threshold(n)))
     what = (f"{len(all_specs[0])} context trees" if n_members == 1
             else "the members' context trees")
     log.stage(f"pass {runner.n_passes + 1}: counting {what}")
