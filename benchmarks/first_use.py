@@ -7,6 +7,10 @@ prediction may not need: each costs a compile in a fresh environment).
     NUMBA_CACHE_DIR=/tmp/numba-cold python benchmarks/first_use.py   # cold: compiles
     NUMBA_CACHE_DIR=/tmp/numba-cold python benchmarks/first_use.py   # warm: loads
     python benchmarks/first_use.py --dataset credit-a --signatures   # and the signatures
+    NUMBA_CACHE_DIR=/tmp/numba-cold python benchmarks/first_use.py --after-demo  # a new user
+
+``--after-demo``: first ``hdpbn demo`` in a process of its own (timed, ``demo_s``), then the
+fits: what a user who ran ``make demo`` meets at a first fit in Python.
 
 Prints one JSON line: the import's seconds, the wall-clock and CPU seconds of two fits and two
 predictions (``predict_proba`` of the training table) of ``ESKDBClassifier(random_state=0)``
@@ -55,7 +59,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="credit-a")
     parser.add_argument("--signatures", action="store_true")
+    parser.add_argument("--after-demo", action="store_true",
+                        help="run `hdpbn demo` first, in its own process")
     args = parser.parse_args()
+    demo_s = None
+    if args.after_demo:
+        import subprocess
+
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "from fastpath.cli._main import main; "
+                        "raise SystemExit(main(['demo']))"], check=True,
+                       stdout=subprocess.DEVNULL, cwd=Path(__file__).resolve().parents[1])
+        demo_s = round(time.perf_counter() - t, 2)
     t0 = time.perf_counter()
     import numba
 
@@ -66,6 +81,8 @@ def main() -> int:
     X, y = load_dataset(args.dataset)
     out = {"numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR"), "dataset": args.dataset,
            "import_s": round(t_import, 2), "threads": numba.get_num_threads()}
+    if demo_s is not None:
+        out["demo_s"] = demo_s
     for run in ("first", "second"):
         clf = ESKDBClassifier(random_state=0)
         out[f"{run}_fit_s"], out[f"{run}_fit_cpu_s"] = _timed(lambda clf=clf: clf.fit(X, y))
