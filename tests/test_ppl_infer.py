@@ -11,7 +11,8 @@ import pytest
 
 pytest.importorskip("numpyro")
 pytest.importorskip("arviz")
-pytestmark = pytest.mark.ppl
+# one worker computes the module's NUTS fit (ds1_fit) for all its tests (tests/test_xdist_groups.py)
+pytestmark = [pytest.mark.ppl, pytest.mark.xdist_group("ppl-infer")]
 
 import jax  # noqa: E402
 

@@ -156,6 +156,10 @@ def _node_alpha(tree, tying, group_values):
     return [0.0] + [group_values[g] for g in groups[1:]]
 
 
+# the tests that read the enumeration below run in one worker, which computes it once
+_ENUMERATION = pytest.mark.xdist_group("sampler-enumeration")
+
+
 @pytest.fixture(scope="module")
 def small_exact():
     tree = _small_tree()
@@ -178,6 +182,7 @@ def _check_close(res, exact, n_mcse=4.0):
     assert res.mcse[1:].max() > 0
 
 
+@_ENUMERATION
 @pytest.mark.parametrize("overrelax", [False, True], ids=["gibbs", "overrelaxed"])
 @pytest.mark.parametrize("root", ["exact", "reference"])
 @pytest.mark.parametrize("window", [10, 1], ids=["full-conditional", "shifted-cells"])
@@ -193,6 +198,7 @@ def test_exact_update_matches_enumeration(small_exact, root, window, overrelax):
     _check_close(res, mean)
 
 
+@_ENUMERATION
 def test_posterior_draws_match_enumeration(small_exact):
     # thinned Dirichlet draws given (t, alpha): their first two moments against enumeration
     tree, values, exact = small_exact
@@ -211,6 +217,7 @@ def test_posterior_draws_match_enumeration(small_exact):
         assert z.max() < 4.5, z.max()
 
 
+@_ENUMERATION
 @pytest.mark.parametrize("overrelax", [False, True], ids=["gibbs", "overrelaxed"])
 def test_log_space_and_band_paths_match_enumeration(small_exact, monkeypatch, overrelax):
     # Shrink the ratio tables so that every update goes through the log-space path (and the
@@ -226,6 +233,7 @@ def test_log_space_and_band_paths_match_enumeration(small_exact, monkeypatch, ov
     _check_close(res, exact["exact"][0])
 
 
+@_ENUMERATION
 def test_window_update_is_biased_on_a_tight_window(small_exact):
     # The reference's window moves with the current value: with +-1 it is visibly not a Gibbs
     # step (this is the power check of the enumeration test above).

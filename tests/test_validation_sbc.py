@@ -14,6 +14,9 @@ from scipy import stats
 
 from validation import sbc
 
+# one worker runs the quick SBC (the module fixture) for all the tests that read it
+pytestmark = pytest.mark.xdist_group("sbc-quick")
+
 
 @pytest.fixture(scope="module")
 def quick():
