@@ -362,3 +362,25 @@ def test_a_token_that_is_a_number_is_found_in_an_object_column(values):
     model = BayesNetClassifier(estimation="m", na_values=["-999", "b"]).fit(
         frame, np.resize(["p", "q"], 60))
     assert model.predict_proba(frame).shape == (60, 2)
+
+
+def test_a_listed_text_column_of_numbers_keeps_its_text_under_na_values():
+    # rule 1: a text column of numbers and declared tokens becomes numbers when fitting, but
+    # one that categorical_features lists holds labels: its text stays, as new rows bring it
+    rng = np.random.default_rng(5)
+    n = 400
+    code = rng.integers(0, 30, n).astype(str).astype(object)
+    code[rng.choice(n, 20, replace=False)] = "n/a"
+    X = pd.DataFrame({"code": code, "a": rng.choice(list("xyz"), n)})
+    y = rng.choice(["p", "q"], n)
+    params = dict(estimation="m", categorical_features=["code"], random_state=0)
+    declared = BayesNetClassifier("kdb", 1, na_values=["n/a"], **params).fit(X, y)
+    missing = X.assign(code=X["code"].where(X["code"] != "n/a", None))
+    plain = BayesNetClassifier("kdb", 1, **params).fit(missing, y)
+    np.testing.assert_array_equal(declared.predict_proba(X), plain.predict_proba(missing))
+    # ... and as a streamed fit reads it
+    frame = X.assign(target=y)
+    streamed = BayesNetClassifier("kdb", 1, na_values=["n/a"], **params).fit(
+        lambda: (frame.iloc[i:i + 100] for i in range(0, n, 100)), "target")
+    np.testing.assert_allclose(streamed.predict_proba(X), declared.predict_proba(X),
+                               rtol=1e-12)

@@ -14,7 +14,8 @@ number (``"-999"`` matches ``-999.0``), as ``pandas.read_csv(na_values=...)`` re
 (:func:`declared_missing`, :func:`declare_missing`). When fitting, a text column that is all
 numbers once its tokens are missing becomes numbers (``float64``), as ``pandas.read_csv`` with
 ``na_values`` would have read it, so the type does not depend on whether the tokens were declared
-to the reader or to the model.
+to the reader or to the model -- unless ``categorical_features`` lists it: its values are then
+labels, kept as the text that new rows bring too (and that a streamed fit reads).
 
 **2. Nominal or numeric** (:func:`is_nominal`, :func:`nominal_mask`). A column is **numeric**
 when its dtype is a number (:func:`is_numeric_dtype`; a bool is not), or when it is text
@@ -215,9 +216,9 @@ def type_columns(frame: pd.DataFrame, categorical_features: Any = "auto", *,
     cell that is no label (rule 5; the encoder checks the kept columns' dtypes,
     :func:`check_cell_types`); nothing is said here (:meth:`ColumnTypes.say_excluded` warns)."""
     try:
-        declared, found = _declared(frame, na_values, fitting=True)
-        names = list(declared.columns)
+        names = list(frame.columns)
         listed = listed_mask(categorical_features, names)
+        declared, found = _declared(frame, na_values, fitting=True, keep_text=listed)
         dtypes = declared.dtypes.tolist()
         kinds: dict[int, bool] = {}
         strays: dict[int, dict[str, int]] = {}
@@ -305,8 +306,10 @@ def declare_missing(frame: pd.DataFrame, na_values: tuple[str, ...], *,
 
 
 def _declared(frame: pd.DataFrame, na_values: tuple[str, ...], *, fitting: bool,
-              found: bool = True) -> tuple[pd.DataFrame, dict[int, tuple[str, ...]]]:
-    """:func:`declare_missing`, and (``found``) the tokens found in each column it changed."""
+              found: bool = True, keep_text: np.ndarray | None = None,
+              ) -> tuple[pd.DataFrame, dict[int, tuple[str, ...]]]:
+    """:func:`declare_missing`, and (``found``) the tokens found in each column it changed;
+    ``keep_text``: the columns (a mask) whose text stays text when fitting (rule 1)."""
     tokens: dict[int, tuple[str, ...]] = {}
     if not na_values:
         return frame, tokens
@@ -327,7 +330,8 @@ def _declared(frame: pd.DataFrame, na_values: tuple[str, ...], *, fitting: bool,
             col = col.astype(np.float64).mask(mask)
         else:
             col = col.mask(mask)
-            if fitting and is_text_dtype(col.dtype):
+            if (fitting and is_text_dtype(col.dtype)
+                    and not (keep_text is not None and keep_text[j])):
                 _, stray = parse_numbers(col)
                 if not stray.any():
                     col = pd.Series(pd.to_numeric(col).to_numpy(dtype=np.float64,
