@@ -18,9 +18,10 @@ from ..counts._counting import TreeSpec
 from ..encode._encoder import TableEncoder
 from ..estimate._diagnostics import FitDiagnostics
 from ..estimate.hdp._results import HDPResult
-from ..predict._inference import PackedMembers, pack_model
+from ..predict._inference import PackedMembers
 from ..structure._graphs import Structure
 from ..structure._selective import SelectedStructure
+from ._stages import pack_fitted
 
 
 def node_classes(tree: ContextTree) -> np.ndarray:
@@ -83,10 +84,10 @@ class Member:
 
     def pack(self, tables: list[np.ndarray] | None = None) -> PackedMembers:
         """The member's trees packed for prediction, as a model of one member
-        (:func:`~fastpath.predict._inference.pack_model`), with its prediction tables or with
+        (:func:`~fastpath.pipeline._stages.pack_fitted`), with its prediction tables or with
         ``tables`` (laid out as :attr:`probability_tables`, the class prior's first)."""
-        tables = self.prediction_tables() if tables is None else tables
-        return pack_model(tables[0][0], self.tree_specs[1:], self.trees[1:], tables[1:])
+        return pack_fitted([self.tree_specs], [self.trees],
+                           [self.prediction_tables() if tables is None else tables])
 
     def prediction_tables(self) -> list[np.ndarray]:
         """The tables a prediction reads: the estimates, each node raised to the weight of its

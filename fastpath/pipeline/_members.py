@@ -44,7 +44,7 @@ from ..encode._encoder import MembersLayout, TableEncoder, code_members, fit_mem
 from ..estimate._diagnostics import tree_label
 from ..io._column_types import ColumnTypes, type_columns
 from ..predict._combine import members_log_posterior, members_posterior
-from ..predict._inference import PackedMembers, pack_members, packed_joint_log_likelihood
+from ..predict._inference import PackedMembers, packed_joint_log_likelihood
 from ..structure._orders import sample_order
 from ..structure._scores import ScoreCache, mutual_information
 from ..structure._specs import tree_specs
@@ -57,6 +57,7 @@ from ._stages import (
     LearnedStructure,
     estimate_tables,
     learn_structure,
+    pack_fitted,
     selection_key,
     structure_name,
 )
@@ -74,7 +75,7 @@ def member_streams(config: FitConfig) -> list[np.random.Generator | None]:
 
 
 def member_order(config: FitConfig, index: int, rng: np.random.Generator | None,
-                 mutual_information: np.ndarray | Callable[[], np.ndarray] | None,
+                 mutual_information: np.ndarray | Callable[[], np.ndarray],
                  ) -> tuple[int, ...] | None:
     """Member ``index``'s attribute order (step 2 of the module docstring; every driver's):
     ``None`` for member 0 and for a structure learner that follows no order (the learner
@@ -287,11 +288,10 @@ def prediction_plan(members: Sequence[Member]) -> PredictionPlan:
     """The members' :class:`PredictionPlan`. A fitted estimator builds it once, when it is
     fitted or loaded, and passes it to every prediction, so that predictions only read. The
     members' trees, one or several, are packed straight into the plan
-    (:func:`~fastpath.predict._inference.pack_members`): the members keep no packed copy of
+    (:func:`~fastpath.pipeline._stages.pack_fitted`): the members keep no packed copy of
     their own."""
-    tables = [m.prediction_tables() for m in members]
-    packed = pack_members([t[0][0] for t in tables], [m.tree_specs[1:] for m in members],
-                          [m.trees[1:] for m in members], [t[1:] for t in tables])
+    packed = pack_fitted([m.tree_specs for m in members], [m.trees for m in members],
+                         [m.prediction_tables() for m in members])
     encoders = [member.encoder for member in members]
     return PredictionPlan(tuple(members), encoders, members_layout(encoders), packed)
 

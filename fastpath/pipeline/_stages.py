@@ -29,7 +29,12 @@ from ..counts._context_tree import ContextTree
 from ..counts._counting import CountAccumulator, ProjectedCounts, TreeSpec
 from ..estimate._m_choice import loo_m_scores
 from ..estimate._mestimate import M_GRID, M_GRID_POSITIVE, m_estimate_table
-from ..predict._inference import joint_log_likelihood, pack_model, posterior_from_joint
+from ..predict._inference import (
+    PackedMembers,
+    joint_log_likelihood,
+    pack_members,
+    posterior_from_joint,
+)
 from ..structure._graphs import Structure
 from ..structure._selective import CountedScores, SelectedStructure, counted_select_skdb
 from ..utils._progress import FitLog
@@ -160,6 +165,15 @@ def name_trees(counts: TreeSource, specs: Sequence[TreeSpec],
     return counts.trees(range(len(specs)), names=names)
 
 
+def pack_fitted(specs: Sequence[Sequence[TreeSpec]], trees: Sequence[Sequence[ContextTree]],
+                tables: Sequence[Sequence[np.ndarray]]) -> PackedMembers:
+    """The prediction arrays of members' trees and tables, each member's laid out as a fit
+    holds them (the class prior's tree first): :func:`~fastpath.predict._inference.
+    pack_members` of their class priors and attribute trees."""
+    return pack_members([t[0][0] for t in tables], [list(s[1:]) for s in specs],
+                        [list(t[1:]) for t in trees], [list(t[1:]) for t in tables])
+
+
 # ---------------------------------------------------------------------- m
 @dataclass(frozen=True)
 class MPlan:
@@ -233,8 +247,7 @@ def choose_m(specs: Sequence[TreeSpec], train_counts: TreeSource, hold_codes: np
     rows = np.arange(hold_y.size)
     scores = {}
     for m in grid:
-        tables = [m_estimate_table(t, m, backoff) for t in trees]
-        packed = pack_model(tables[0][0], specs[1:], trees[1:], tables[1:])
+        packed = pack_fitted([specs], [trees], [[m_estimate_table(t, m, backoff) for t in trees]])
         proba = posterior_from_joint(joint_log_likelihood(packed, hold_codes))
         scores[m] = float(np.sqrt(np.mean((1.0 - proba[rows, hold_y]) ** 2)))
     return pick_m(scores), scores
