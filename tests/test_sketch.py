@@ -15,7 +15,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fastpath.encode import (
@@ -260,6 +260,8 @@ def test_stochastic_cut_points_do_not_depend_on_chunking(rows, data, seed):
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.floats(-1e6, 1e6, allow_nan=False), st.integers(0, 2)),
                 min_size=1, max_size=400), st.integers(0, 2**32 - 1))
+# two neighbouring floats: their midpoint rounds up to the upper one, so the cut is the lower
+@example(rows=[(1000000.0, 0), (999999.9999999999, 0)], seed=0)
 def test_stochastic_compressed_cuts_are_range_boundaries_and_reproduce(rows, seed):
     x = np.array([r[0] for r in rows])
     y = np.array([r[1] for r in rows], dtype=np.int64)
@@ -267,7 +269,10 @@ def test_stochastic_compressed_cuts_are_range_boundaries_and_reproduce(rows, see
     cuts = _stochastic(h, seed)
     np.testing.assert_array_equal(cuts, _stochastic(h, seed))  # same seed, same cuts
     assert np.all(np.diff(cuts) > 0)
-    boundaries = (h.hi[:-1] + h.lo[1:]) / 2
+    # a boundary is the midpoint of two neighbouring ranges, below the upper range (a value
+    # equal to a cut goes to the lower bin): the lower range's top where the midpoint rounds up
+    mid = (h.hi[:-1] + h.lo[1:]) / 2
+    boundaries = np.where(mid >= h.lo[1:], h.hi[:-1], mid)
     assert np.isin(cuts, boundaries).all()
     # the deterministic MDL's split is always admissible: whenever it cuts, so does this
     if mdl_cut_points_from_counts(h.lo, h.hi, h.counts).size:
