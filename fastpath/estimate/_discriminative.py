@@ -73,9 +73,17 @@ def weight_index(n_terms: int, n_classes: int, granularity: str) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def _objective(w, terms, y, index, lam):
-    """``f(w)`` and its gradient (module docstring); ``terms`` (rows, terms, classes)."""
+    """``f(w)`` and its gradient (module docstring); ``terms`` (rows, terms, classes).
+
+    The tied weights are spread into a dense (terms, classes) table first and the gradient
+    gathered from one: the loops over the classes then read contiguous memory, which the
+    compiler vectorises (an indexed gather in the innermost loop ran 1.3-1.7x slower)."""
     n_rows, n_terms, n_classes = terms.shape
-    g = np.zeros(w.size)
+    dense_w = np.empty((n_terms, n_classes))
+    for a in range(n_terms):
+        for c in range(n_classes):
+            dense_w[a, c] = w[index[a, c]]
+    dense_g = np.zeros((n_terms, n_classes))
     z = np.empty(n_classes)
     f = 0.0
     for r in range(n_rows):
@@ -83,7 +91,7 @@ def _objective(w, terms, y, index, lam):
             z[c] = 0.0
         for a in range(n_terms):  # terms[r] is read in memory order
             for c in range(n_classes):
-                z[c] += w[index[a, c]] * terms[r, a, c]
+                z[c] += dense_w[a, c] * terms[r, a, c]
         top = z[0]
         for c in range(1, n_classes):
             top = max(top, z[c])
@@ -96,7 +104,11 @@ def _objective(w, terms, y, index, lam):
             z[c] = z[c] / total - (1.0 if c == y[r] else 0.0)
         for a in range(n_terms):
             for c in range(n_classes):
-                g[index[a, c]] += z[c] * terms[r, a, c]
+                dense_g[a, c] += z[c] * terms[r, a, c]
+    g = np.zeros(w.size)
+    for a in range(n_terms):
+        for c in range(n_classes):
+            g[index[a, c]] += dense_g[a, c]
     scale = 1.0 / max(n_rows, 1)
     penalty = 0.0
     for p in range(w.size):

@@ -164,11 +164,10 @@ def member_loo_terms(member: Member, codes: np.ndarray, y: np.ndarray,
     with np.errstate(divide="ignore"):
         terms[:, 0] = np.log(member.probability_tables[0][0])
     if children:
-        own = np.arange(n_classes)[None, None, :] == np.asarray(y)[:, None, None]
-        estimated, left_out = (
-            member_terms(member.pack(tables), codes, columns, 0)[0][:, children]
-            for tables in (member.probability_tables, loo_tables))
-        terms[:, 1:] = np.where(own, left_out, estimated)
+        # one descent reads both: the own class's term left out, the others' as estimated
+        terms[:, 1:] = member_terms(member.pack(member.probability_tables), codes, columns, 0,
+                                    own_classes=y, own_log_prob=member.pack(loo_tables).log_prob
+                                    )[0][:, children]
     return terms
 
 

@@ -28,9 +28,10 @@ from ._inference import PackedMembers
 
 
 @njit(cache=True, nogil=True)
-def _row_terms(codes_t, mine, pm, e, i, terms, joint, unknown):
+def _row_terms(codes_t, mine, pm, e, i, terms, joint, unknown, own, own_log_prob):
     """Row ``i``'s terms of member ``e`` (see :func:`_terms_kernel`)."""
     n_classes = pm.class_log_prior.shape[1]
+    own_class = own[i] if own.size else -1
     links = pm.child_links
     for c in range(n_classes):
         joint[i, c] = pm.class_log_prior[e, c]
@@ -58,27 +59,38 @@ def _row_terms(codes_t, mine, pm, e, i, terms, joint, unknown):
                     break
                 node = child
                 slots = links[link + 1]
-            term = pm.log_prob[logp + node * kv + x]
+            if c == own_class:
+                term = own_log_prob[logp + node * kv + x]
+            else:
+                term = pm.log_prob[logp + node * kv + x]
             terms[i, attribute, c] = term
             joint[i, c] += term
 
 
 @threaded_kernel(nogil=True)
-def _terms_kernel(codes_t, columns, pm, e, terms, joint, unknown):
+def _terms_kernel(codes_t, columns, pm, e, terms, joint, unknown, own, own_log_prob):
     """Member ``e``'s term of every attribute tree (rows, attributes, classes; 0 where the
     member has no tree for the attribute or its value is unknown), its joint log-likelihood
     (rows, classes; the class prior plus the terms in tree order, as the prediction kernel
     adds them) and where an attribute's value is unknown (rows, attributes), rows in
-    parallel."""
+    parallel; a row's terms for its class ``own[i]`` (none where ``own`` is empty) read
+    ``own_log_prob`` at the node the descent reaches, the rest ``pm.log_prob``."""
     mine = columns[e]
     for i in prange(codes_t.shape[1]):
-        _row_terms(codes_t, mine, pm, e, i, terms, joint, unknown)
+        _row_terms(codes_t, mine, pm, e, i, terms, joint, unknown, own, own_log_prob)
 
 
-def member_terms(packed: PackedMembers, codes: np.ndarray, columns: np.ndarray, member: int
+def member_terms(packed: PackedMembers, codes: np.ndarray, columns: np.ndarray, member: int,
+                 own_classes: np.ndarray | None = None, own_log_prob: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Member ``member``'s exact terms of every row of the shared ``codes`` (rows x shared
     codes; member ``e``'s attribute ``j`` is ``codes[:, columns[e, j]]``).
+
+    With ``own_classes`` (each row's class) and ``own_log_prob`` (a ``log_prob`` array laid
+    out as ``packed.log_prob``: the same trees with other tables), a row's terms for its own
+    class read ``own_log_prob`` at the node the same descent reaches (the discriminative
+    layer's terms with the row left out, :func:`fastpath.pipeline._weights.member_loo_terms`,
+    in one descent); ``joint`` then adds those.
 
     Returns
     -------
@@ -98,8 +110,16 @@ def member_terms(packed: PackedMembers, codes: np.ndarray, columns: np.ndarray, 
     terms = np.zeros((n_rows, n_attributes, n_classes))
     joint = np.empty((n_rows, n_classes))
     unknown = np.zeros((n_rows, n_attributes), dtype=np.bool_)
+    if own_classes is None:
+        own, own_log_prob = np.empty(0, np.int64), packed.log_prob
+    else:
+        own = np.ascontiguousarray(own_classes, dtype=np.int64)
+        own_log_prob = np.ascontiguousarray(own_log_prob, dtype=packed.log_prob.dtype)
+        if own.shape != (n_rows,) or own_log_prob.shape != packed.log_prob.shape:
+            raise ValueError("own_classes needs a class per row and own_log_prob the layout "
+                             "of packed.log_prob")
     if n_rows:
         _terms_kernel(np.ascontiguousarray(codes.T, dtype=np.int32),
                       np.ascontiguousarray(columns, dtype=np.int64), packed, int(member),
-                      terms, joint, unknown)
+                      terms, joint, unknown, own, own_log_prob)
     return terms, joint, unknown
