@@ -17,7 +17,6 @@ from fastpath.pipeline._weights import (
     layer_sample,
     leave_one_out_table,
     member_loo_terms,
-    penalty_rows,
 )
 from fastpath.predict._explain import member_terms
 
@@ -229,35 +228,3 @@ def test_a_row_is_left_out_of_its_own_class_only(car):
                 n = tree.counts[class_node[c]]
                 expected = np.log((n[x] - own + 2.0 / k) / (n.sum() - own + 2.0))
                 assert terms[r, t, c] == pytest.approx(expected, rel=1e-12)
-
-
-@pytest.mark.parametrize("n_rows", [1, 1499, 1500, 1501, 4586, 23_000])
-def test_the_ridge_is_chosen_on_evenly_spaced_rows(n_rows):
-    from fastpath.estimate._discriminative import PENALTY_ROWS
-    rows = penalty_rows(n_rows)
-    assert rows.size == min(n_rows, PENALTY_ROWS)
-    assert rows[0] == 0 and rows[-1] < n_rows and (np.diff(rows) >= 1).all()
-    # evenly spaced: the gaps differ by at most one row
-    assert rows.size == 1 or np.ptp(np.diff(rows)) <= 1
-
-
-@pytest.mark.parametrize("n_members", [1, 3, 6])
-def test_the_ridge_is_chosen_on_the_first_members_mean(car, monkeypatch, n_members):
-    import fastpath.pipeline._weights as weights
-    from fastpath.estimate._discriminative import PENALTY_MEMBERS
-    seen = []
-    chosen = weights.choose_penalty
-
-    def spy(terms, y, granularity, grid):
-        seen.append(([t.shape for t in terms], len(y)))
-        return chosen(terms, y, granularity, grid)
-
-    monkeypatch.setattr(weights, "choose_penalty", spy)
-    X, y = _xy(car, 400)
-    model = ESKDBClassifier(n_estimators=n_members, random_state=0).fit(X, y)
-    (shapes, n_rows), = seen
-    assert len(shapes) == min(PENALTY_MEMBERS, n_members) and n_rows == 400
-    assert all(shape[0] == 400 for shape in shapes)
-    # the first members' terms, in member order: each has its own number of trees
-    assert [shape[1] for shape in shapes] == [len(m.tree_specs)
-                                              for m in model.members_[:len(shapes)]]

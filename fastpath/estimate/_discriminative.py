@@ -56,18 +56,8 @@ WEIGHTS_FTOL: float = 1e-12
 #: the (s, y) pairs L-BFGS keeps
 WEIGHTS_MEMORY: int = 10
 #: the ridges a fit chooses among (:func:`choose_penalty`), and the folds it chooses by
-PENALTY_GRID: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
+PENALTY_GRID: tuple[float, ...] = (1.0, 10.0, 100.0, 1000.0)
 PENALTY_FOLDS: int = 3
-#: the members (the first) and the most rows (evenly spaced among the layer's) the ridge is
-#: chosen on
-PENALTY_MEMBERS: int = 4
-PENALTY_ROWS: int = 1500
-#: what the cross-validation scores (:func:`choose_penalty`): "log_loss", or "zero_one" (its
-#: ties broken by the log loss)
-PENALTY_CRITERION: str = "log_loss"
-#: the cross-validation's weights stop at this gradient (they rank ridges; the members' own
-#: weights stop at WEIGHTS_GTOL)
-PENALTY_GTOL: float = 1e-3
 
 
 def weight_index(n_terms: int, n_classes: int, granularity: str) -> np.ndarray:
@@ -141,7 +131,7 @@ def _finite(terms: np.ndarray) -> np.ndarray:
 
 
 def _fit(terms: np.ndarray, y: np.ndarray, index: np.ndarray, lam: float,
-         start: np.ndarray | None = None, gtol: float = WEIGHTS_GTOL) -> np.ndarray:
+         start: np.ndarray | None = None) -> np.ndarray:
     """The weights minimising ``f`` from ``start`` (default ``w = 1``); the minimum is the
     same from any start (``f`` is convex), the iterations are fewer from a near one."""
     n_weights = int(index.max()) + 1 if index.size else 0
@@ -149,7 +139,7 @@ def _fit(terms: np.ndarray, y: np.ndarray, index: np.ndarray, lam: float,
     if terms.shape[0] and n_weights and terms.shape[2] > 1:
         lower, upper = np.zeros(n_weights), np.full(n_weights, np.inf)
         w, _, _ = _minimize(w, (terms, y, index, float(lam)), lower, upper, WEIGHTS_MAX_ITER,
-                            gtol, WEIGHTS_FTOL, WEIGHTS_MEMORY)
+                            WEIGHTS_GTOL, WEIGHTS_FTOL, WEIGHTS_MEMORY)
     return w
 
 
@@ -171,70 +161,33 @@ def mean_log_loss(terms: np.ndarray, y: np.ndarray, weights: np.ndarray) -> floa
     return float(np.mean(log_z - z[np.arange(z.shape[0]), y])) if z.shape[0] else 0.0
 
 
-def _mean_probability(terms: list[np.ndarray], weights: list[np.ndarray]) -> np.ndarray:
-    """The members' mean probability ``(1/E) sum_e P_w_e(y | x)`` (rows, classes)."""
-    mean = 0.0
-    for member_terms, w in zip(terms, weights, strict=True):
-        z = np.einsum("rac,ac->rc", member_terms, w)
-        p = np.exp(z - z.max(axis=1, keepdims=True))
-        mean = mean + p / p.sum(axis=1, keepdims=True) / len(terms)
-    return mean
-
-
-def _mean_probability_losses(terms: list[np.ndarray], y: np.ndarray,
-                             weights: list[np.ndarray]) -> tuple[float, float]:
-    """The summed 0-1 loss and log loss of the members' mean probability over the rows (a
-    tie of classes counts the first)."""
-    mean = _mean_probability(terms, weights)
-    picked = mean[np.arange(y.size), y]
-    return (float(np.sum(mean.argmax(axis=1) != y)),
-            float(-np.sum(np.log(np.maximum(picked, np.finfo(float).tiny)))))
-
-
-def choose_penalty(terms: np.ndarray | list[np.ndarray], y: np.ndarray, granularity: str,
-                   grid: tuple[float, ...] = PENALTY_GRID, folds: int = PENALTY_FOLDS,
-                   criterion: str | None = None) -> float:
+def choose_penalty(terms: np.ndarray, y: np.ndarray, granularity: str,
+                   grid: tuple[float, ...] = PENALTY_GRID, folds: int = PENALTY_FOLDS) -> float:
     """The ridge of ``grid`` whose weights predict held-out rows best: ``folds``-fold
-    cross-validation, row ``r`` in fold ``r mod folds`` (the rows in the order given, so a
-    function of the rows alone), of the members' mean probability: its log loss
-    (``criterion="log_loss"``), or its 0-1 loss, ties broken by the log loss (``"zero_one"``);
-    default :data:`PENALTY_CRITERION`.
+    cross-validation of the mean log loss, row ``r`` in fold ``r mod folds`` (the rows in the
+    order given, so a function of the rows alone).
 
-    ``terms``: one member's terms (rows, terms, classes) or several members' terms of the
-    same rows (an ensemble averages its members' probabilities: the ridge that serves the
-    average is weaker than one member's, whose over-fitted weights the average smooths).
-    Every ridge of the grid is tried, from the largest down (the regularisation path: each
-    fold's weights start from that fold's weights at the ridge before, near the next
-    minimum); the held-out loss of the path is not unimodal (on balance-scale it rose from
-    1000 to 100 and then fell to 0.01), so the path does not stop at a rise. Among equal
-    losses the smallest ridge wins."""
-    criterion = PENALTY_CRITERION if criterion is None else criterion
-    if criterion not in ("log_loss", "zero_one"):
-        raise ValueError(f"criterion must be 'log_loss' or 'zero_one', got {criterion!r}")
-    members = [_finite(t) for t in ([terms] if isinstance(terms, np.ndarray) else terms)]
-    y = np.asarray(y, np.int64)
-    n_rows, _, n_classes = members[0].shape
+    The ridges are tried from the largest down (the regularisation path): each fold's weights
+    start from that fold's weights at the ridge before, near the next minimum, and the path
+    stops at the first ridge whose loss exceeds the best so far (the held-out loss of a ridge
+    path is taken to fall then rise). Among equal losses the smallest ridge wins."""
+    terms, y = _finite(terms), np.asarray(y, np.int64)
+    n_rows, n_terms, n_classes = terms.shape
     if n_rows < 2 * folds or n_classes < 2:
         return float(max(grid))
-    indices = [weight_index(t.shape[1], n_classes, granularity) for t in members]
+    index = weight_index(n_terms, n_classes, granularity)
     fold = np.arange(n_rows) % folds
-    fitted = [[np.ascontiguousarray(t[fold != k]) for k in range(folds)] for t in members]
-    starts: list[list[np.ndarray | None]] = [[None] * folds for _ in members]
-    best_loss, best = (np.inf, np.inf), float(max(grid))
+    fitted = [np.ascontiguousarray(terms[fold != k]) for k in range(folds)]
+    starts: list[np.ndarray | None] = [None] * folds
+    best_loss, best = np.inf, float(max(grid))
     for lam in sorted(grid, reverse=True):
-        errors = log_loss = 0.0
+        loss = 0.0
         for k in range(folds):
             held = fold == k
-            weights = []
-            for e, index in enumerate(indices):
-                starts[e][k] = _fit(fitted[e][k], y[~held], index, lam, starts[e][k],
-                                    PENALTY_GTOL)
-                weights.append(starts[e][k][index])
-            fold_errors, fold_log_loss = _mean_probability_losses(
-                [t[held] for t in members], y[held], weights)
-            errors += fold_errors
-            log_loss += fold_log_loss
-        loss = (errors if criterion == "zero_one" else 0.0, log_loss / n_rows)
-        if loss <= best_loss:
-            best_loss, best = loss, float(lam)
+            starts[k] = _fit(fitted[k], y[~held], index, lam, starts[k])
+            loss += mean_log_loss(terms[held], y[held], starts[k][index]) * held.sum()
+        loss /= n_rows
+        if loss > best_loss:
+            break
+        best_loss, best = loss, float(lam)
     return best

@@ -30,14 +30,9 @@ its terms for the other classes are read from the tables as estimated (left out 
 other classes would read as less likely than they are, and the fitted loss would flatter the
 weights). The class prior's term keeps the row (one row of many).
 
-The ridge. One ridge serves every member: the one of
-:data:`~fastpath.estimate._discriminative.PENALTY_GRID` whose weights give the best held-out
-log loss of the mean probability of the first
-:data:`~fastpath.estimate._discriminative.PENALTY_MEMBERS` members, 3-fold cross-validated on
-at most :data:`~fastpath.estimate._discriminative.PENALTY_ROWS` of the layer's rows
-(:func:`penalty_rows`, :func:`~fastpath.estimate._discriminative.choose_penalty`). The
-ensemble averages its members: a ridge chosen for one member alone was the stronger on most
-datasets, and lost where the average gained from weaker ones (docs/results.md).
+The ridge is chosen by cross-validating member 0's weights among
+:data:`~fastpath.estimate._discriminative.PENALTY_GRID`
+(:func:`~fastpath.estimate._discriminative.choose_penalty`) and serves every member.
 
 The weighted model. The weights are folded into the tables a prediction reads: a node below
 class ``y`` holds ``phi ** w_(t,y)`` (:func:`weighted_tables`), the class prior ``P(y) **
@@ -94,16 +89,6 @@ def layer_sample(config: FitConfig, n_rows: int, n_classes: int) -> np.ndarray:
     if threshold is None:
         return np.arange(n_rows)
     return np.flatnonzero(loo_sample_mask(0, n_rows, threshold, key))
-
-
-def penalty_rows(n_rows: int) -> np.ndarray:
-    """The layer's rows the ridge is chosen on: at most
-    :data:`~fastpath.estimate._discriminative.PENALTY_ROWS`, evenly spaced among the
-    ``n_rows`` (positions ``floor(i n_rows / PENALTY_ROWS)``)."""
-    most = _discriminative.PENALTY_ROWS
-    if n_rows <= most:
-        return np.arange(n_rows)
-    return (np.arange(most, dtype=np.int64) * n_rows) // most
 
 
 def inferred_concentrations(tree: ContextTree, table: np.ndarray, base: np.ndarray
@@ -190,24 +175,23 @@ def fit_layer(config: FitConfig, members: Sequence[Member], codes: Sequence[np.n
               y: np.ndarray, results: Sequence[Sequence[HDPResult]] | None) -> float:
     """Fit every member's ``term_weights`` on its codes of the layer's rows (``codes[e]``) and
     their classes ``y``; ``results[e]``: member ``e``'s trees' HDP results (None for
-    m-estimates). Returns the ridge used (:func:`penalty_rows`, module docstring). Members in
+    m-estimates). Returns the ridge used (chosen on member 0's weights). Members in
     parallel threads, each weighed from its own rows, so the weights do not depend on the
     number of threads."""
     granularity = config.discriminative
 
-    def terms_of(e: int, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+    def terms_of(e: int) -> np.ndarray:
         # one thread: the members are weighed in threads of their own, and a first fit then
         # compiles only the serial terms kernel (the parallel one costs several times more)
         with limit_threads(1):
-            return member_loo_terms(members[e], codes[e][rows], y[rows], node_concentrations(
+            return member_loo_terms(members[e], codes[e], y, node_concentrations(
                 members[e], None if results is None else results[e]))
 
-    penalty = choose_penalty([terms_of(e, penalty_rows(len(y))) for e in
-                              range(min(_discriminative.PENALTY_MEMBERS, len(members)))],
-                             y[penalty_rows(len(y))], granularity, _discriminative.PENALTY_GRID)
+    first = terms_of(0)
+    penalty = choose_penalty(first, y, granularity, _discriminative.PENALTY_GRID)
 
     def weigh(e: int) -> np.ndarray:
-        terms = terms_of(e)
+        terms = first if e == 0 else terms_of(e)
         with limit_threads(1):
             return fit_term_weights(terms, y, granularity, penalty)
 
