@@ -228,3 +228,29 @@ def test_a_row_is_left_out_of_its_own_class_only(car):
                 n = tree.counts[class_node[c]]
                 expected = np.log((n[x] - own + 2.0 / k) / (n.sum() - own + 2.0))
                 assert terms[r, t, c] == pytest.approx(expected, rel=1e-12)
+
+
+def test_the_own_class_reads_its_own_tables_in_the_same_descent(car):
+    # own_log_prob equal to the tables' own: the terms of a plain descent; another layout of
+    # the same length changes the own class's terms only
+    X, y = _xy(car)
+    model = BayesNetClassifier(k=2, estimation="m", random_state=0).fit(X, y)
+    plan = prediction_plan(model.members_)
+    from fastpath.encode._encoder import code_members
+    frame = model._model_columns(model._validate_X(X))
+    codes, columns = code_members(plan.encoders, frame, plan.layout)
+    labels = np.searchsorted(model.classes_, y)
+    plain = member_terms(plan.packed, codes, columns, 0)[0]
+    same = member_terms(plan.packed, codes, columns, 0, own_classes=labels,
+                        own_log_prob=plan.packed.log_prob)[0]
+    np.testing.assert_array_equal(plain, same)
+    shifted = member_terms(plan.packed, codes, columns, 0, own_classes=labels,
+                           own_log_prob=plan.packed.log_prob - 1.0)[0]
+    own = np.broadcast_to(np.arange(model.classes_.size)[None, None, :]
+                          == labels[:, None, None], plain.shape)
+    read = plain != 0  # an attribute without a tree or an unknown value has no term
+    np.testing.assert_array_equal(shifted[own & read], plain[own & read] - 1.0)
+    np.testing.assert_array_equal(shifted[~own], plain[~own])
+    with pytest.raises(ValueError, match="own_classes"):
+        member_terms(plan.packed, codes, columns, 0, own_classes=labels[:-1],
+                     own_log_prob=plan.packed.log_prob)
