@@ -733,46 +733,31 @@ def ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, generic, a0k, r
     Either way a candidate costs two loads and a few multiplications (no log, no exp).
     """
     row1 = nj * (nj + 1) // 2
+    # r2[parent's n at candidate t, tpk]: consecutive entries of column tpk
+    off2 = r2_column(tpk, r2_order) + m_rest + lo - tpk
+    den = ap + big_rest + lo if generic else big_rest + lo + ap
+    num = m_rest + lo + a0k
     w = 1.0
     tot = 0.0
-    # one loop per case: the case is decided once, not at every candidate of the hot loop
-    if generic:
-        # r2[parent's n at candidate t, tpk]: consecutive entries of column tpk
-        off2 = r2_column(tpk, r2_order) + m_rest + lo - tpk
-        den = ap + big_rest + lo
-        for i in range(m):
-            tot += w
-            buf[i] = tot
-            if i == m - 1:
-                break
-            w *= r1[row1 + lo + i] * r2[off2] * aj / den
-            off2 += 1
-            den += 1.0
-            if w > 1e200:
-                tot, w = _rescale(buf, i + 1, tot, w)
-        return tot
-    den = big_rest + lo + ap
-    num = m_rest + lo + a0k
     for i in range(m):
         tot += w
         buf[i] = tot
         if i == m - 1:
             break
-        w *= r1[row1 + lo + i] * aj * num / den
-        num += 1.0
+        if generic:
+            f = r1[row1 + lo + i] * r2[off2] * aj / den
+            off2 += 1
+        else:
+            f = r1[row1 + lo + i] * aj * num / den
+            num += 1.0
         den += 1.0
-        if w > 1e200:
-            tot, w = _rescale(buf, i + 1, tot, w)
+        w *= f
+        if w > 1e200:  # rescale what we have so far (only the ratios matter)
+            for i2 in range(i + 1):
+                buf[i2] *= 1e-200
+            tot *= 1e-200
+            w *= 1e-200
     return tot
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _rescale(buf, n_done, tot, w):
-    """Divide the first ``n_done`` cumulative weights, their total ``tot`` and the next weight
-    ``w`` by 1e200 (the weights are relative: only their ratios matter)."""
-    for i in range(n_done):
-        buf[i] *= 1e-200
-    return tot * 1e-200, w * 1e-200
 
 
 @njit(cache=True, nogil=True, inline="always")
