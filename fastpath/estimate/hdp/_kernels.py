@@ -730,7 +730,8 @@ def ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, generic, a0k, r
     + t + alpha0)`` with the *root's* counts, where the paper writes the child's (a typo, ibid.),
     so ``w(t+1) / w(t) = r1[n_j, t] alpha_j (m_rest + t + alpha0/K) / (M_rest + t + alpha0)``.
 
-    Either way a candidate costs two loads and a few multiplications (no log, no exp).
+    Either way a candidate costs two loads, a few multiplications and its ratio written and
+    read back in ``buf`` (no log, no exp).
     """
     row1 = nj * (nj + 1) // 2
     # first the ratios w(t+1) / w(t) into buf[:m-1], the case decided once (a test of it at
