@@ -17,6 +17,7 @@ from fastpath.pipeline._weights import (
     layer_sample,
     leave_one_out_table,
     member_loo_terms,
+    member_penalty,
 )
 from fastpath.predict._explain import member_terms
 
@@ -122,8 +123,23 @@ def test_the_ridge_at_its_limit_is_the_generative_model(car, make, monkeypatch):
     generative = make().fit(X, y).predict_proba(X)
     for granularity in ("attribute", "attribute_class"):
         layer = make(discriminative=granularity).fit(X, y)
-        assert layer.discriminative_penalty_ == 1e12
+        assert layer.discriminative_penalty_ == member_penalty(1e12, len(layer.members_))
         np.testing.assert_allclose(layer.predict_proba(X), generative, atol=1e-8)
+
+
+def test_an_ensembles_ridge_is_one_members_shared_out_among_the_members(car, monkeypatch):
+    import fastpath.estimate._discriminative as discriminative
+    import fastpath.pipeline._weights as weights
+    monkeypatch.setattr(discriminative, "PENALTY_GRID", (10.0,))
+    X, y = _xy(car)
+    single = BayesNetClassifier(k=2, discriminative="attribute_class", random_state=0).fit(X, y)
+    assert single.discriminative_penalty_ == 10.0
+    for n_members in (2, 4):
+        ensemble = ESKDBClassifier(n_estimators=n_members, random_state=0).fit(X, y)
+        assert ensemble.discriminative_penalty_ == pytest.approx(
+            10.0 / n_members ** weights.MEMBER_PENALTY_POWER, rel=1e-15)
+    assert member_penalty(10.0, 1) == 10.0
+    assert member_penalty(10.0, 4) < member_penalty(10.0, 2) < 10.0
 
 
 def test_the_same_seed_gives_the_same_weights_for_any_thread_count(car):

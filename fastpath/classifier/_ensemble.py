@@ -91,8 +91,9 @@ class ESKDBClassifier(BaseBayesNet):
         rows with its own tables leaving each row out; the ensemble's ``P(y | x)`` is the mean
         of the members' weighted posteriors. ``None``: the generative ensemble (the authors'
         model; ``discretization="stochastic", discriminative=None`` is this class's default
-        before the layer). The ridge is chosen on member 0's weights and
-        serves every member.
+        before the layer). The ridge is chosen by cross-validation of member 0's weights, then
+        divided by ``n_estimators ** 1.5`` for every member: averaged, the members may follow
+        their rows further than one classifier should (``discriminative_penalty_``).
     random_state : int, numpy Generator or None, default=None
         Seed of the members' orders, discretisations, m holdouts, selection samples and
         samplers.
