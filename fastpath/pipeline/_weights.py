@@ -192,9 +192,8 @@ def fit_layer(config: FitConfig, members: Sequence[Member], codes: Sequence[np.n
     """Fit every member's ``term_weights`` on its codes of the layer's rows (``codes[e]``) and
     their classes ``y``; ``results[e]``: member ``e``'s trees' HDP results (None for
     m-estimates). Returns the members' ridge (:func:`member_penalty` of the ridge chosen on
-    member 0's weights). Members in
-    parallel threads, each weighed from its own rows, so the weights do not depend on the
-    number of threads."""
+    member 0's weights). Members in parallel threads, each weighed from its own rows, so the
+    weights do not depend on the number of threads."""
     granularity = config.discriminative
 
     def terms_of(e: int) -> np.ndarray:
