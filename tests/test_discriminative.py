@@ -7,9 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fastpath.estimate import _discriminative
 from fastpath.estimate._discriminative import (
     _finite,
     _fit,
+    _hessian,
+    _minimize,
+    _newton,
     _objective,
     choose_penalty,
     fit_term_weights,
@@ -46,6 +50,53 @@ def test_the_objective_and_its_gradient_are_the_definitions(seed, granularity, l
     numeric = [(_f(w + h * e, terms, y, index, lam) - _f(w - h * e, terms, y, index, lam))
                / (2 * h) for e in np.eye(w.size)]
     np.testing.assert_allclose(g, numeric, rtol=1e-6, atol=1e-9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), granularity=st.sampled_from(["attribute", "attribute_class"]),
+       lam=st.sampled_from([0.1, 1.0, 30.0]), n_rows=st.integers(1, 13))
+def test_the_hessian_is_the_gradients_derivative(seed, granularity, lam, n_rows):
+    # any number of rows: the Hessian adds the rows four at a time
+    terms, y = _problem(seed, n_rows=n_rows)
+    index = weight_index(terms.shape[1], terms.shape[2], granularity)
+    w = np.random.default_rng(seed + 1).uniform(0.2, 2.0, int(index.max()) + 1)
+    h = _hessian(w, terms, index, lam, w.size)
+    step = 1e-6
+    numeric = np.array([(_objective(w + step * e, terms, y, index, lam)[1]
+                         - _objective(w - step * e, terms, y, index, lam)[1]) / (2 * step)
+                        for e in np.eye(w.size)])
+    np.testing.assert_allclose(h, numeric, rtol=1e-5, atol=1e-8)
+    np.testing.assert_array_equal(h, h.T)
+
+
+@pytest.mark.parametrize("granularity", ["attribute", "attribute_class"])
+@pytest.mark.parametrize("lam", [1e-3, 1.0, 100.0])
+def test_newton_and_lbfgs_reach_the_same_minimum(granularity, lam):
+    # a weak ridge on informative terms: some weights grow far from 1, some go to their bound 0
+    terms, _ = _problem(21, n_rows=300)
+    y = _drawn_from(terms, np.array([1.0, 3.0, 0.0, 1.0]), 22)
+    index = weight_index(terms.shape[1], terms.shape[2], granularity)
+    start = np.ones(int(index.max()) + 1)
+    by_newton, f_newton, _ = _newton(start, terms, y, index, lam, 100, 1e-9, 0.0)
+    bounds = np.zeros(start.size), np.full(start.size, np.inf)
+    by_lbfgs, f_lbfgs, _ = _minimize(start, (terms, y, index, lam), *bounds, 5000, 1e-9, 0.0, 10)
+    assert f_newton == pytest.approx(f_lbfgs, abs=1e-10)
+    np.testing.assert_allclose(by_newton, by_lbfgs, atol=1e-4)
+    assert (by_newton >= 0).all()
+
+
+def test_the_fit_solves_small_problems_by_newton_and_large_ones_by_lbfgs(monkeypatch):
+    terms, y = _problem(23, n_rows=100)
+    index = weight_index(terms.shape[1], terms.shape[2], "attribute_class")
+    calls = []
+    for name in ("_newton", "_minimize"):
+        solver = getattr(_discriminative, name)
+        monkeypatch.setattr(_discriminative, name, lambda *a, s=solver, n=name: (
+            calls.append(n), s(*a))[1])
+    _fit(terms, y, index, 1.0)
+    monkeypatch.setattr(_discriminative, "NEWTON_MAX_WEIGHTS", index.size - 1)
+    _fit(terms, y, index, 1.0)
+    assert calls == ["_newton", "_minimize"]
 
 
 def test_ties_follow_the_granularity():

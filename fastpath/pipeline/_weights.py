@@ -174,16 +174,18 @@ def member_loo_terms(member: Member, codes: np.ndarray, y: np.ndarray,
                 else np.full_like(table, 1.0 / tree.n_values))
         loo_tables.append(leave_one_out_table(tree, table, concentrations[t], base))
     columns = np.arange(codes.shape[1], dtype=np.int64)[None, :]
-    children = [spec.child for spec in member.tree_specs[1:]]
+    children = np.array([spec.child for spec in member.tree_specs[1:]], dtype=np.int64)
     n_rows, n_classes = codes.shape[0], member.probability_tables[0].shape[1]
     terms = np.empty((n_rows, 1 + len(children), n_classes))
     with np.errstate(divide="ignore"):
         terms[:, 0] = np.log(member.probability_tables[0][0])
-    if children:
+    if children.size:
         # one descent reads both: the own class's term left out, the others' as estimated
-        terms[:, 1:] = member_terms(member.pack(member.probability_tables), codes, columns, 0,
+        by_attribute = member_terms(member.pack(member.probability_tables), codes, columns, 0,
                                     own_classes=y, own_log_prob=member.pack(loo_tables).log_prob
-                                    )[0][:, children]
+                                    )[0]
+        # into place without the copy that fancy indexing makes first (a third of the time)
+        np.take(by_attribute, children, axis=1, out=terms[:, 1:], mode="clip")
     return terms
 
 
