@@ -731,39 +731,27 @@ def ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, generic, a0k, r
     so ``w(t+1) / w(t) = r1[n_j, t] alpha_j (m_rest + t + alpha0/K) / (M_rest + t + alpha0)``.
 
     Either way a candidate costs two loads and a few multiplications (no log, no exp); the case
-    is decided once, and :func:`cumulative_weights` compiled for each case's ratio (a test of
-    the case at every candidate cost ~10 % of a sweep).
+    is decided once: :func:`cumulative_weights` is inlined with the case a constant, so each
+    call's loop holds its case's ratio only (a test of the case at every candidate cost ~10 % of
+    a sweep).
     """
     row1 = nj * (nj + 1) // 2
     if generic:
         # r2[parent's n at candidate t, tpk]: consecutive entries of column tpk
-        return cumulative_weights(generic_ratio, buf, m, r1, row1 + lo, r2,
+        return cumulative_weights(True, buf, m, r1, row1 + lo, r2,
                                   r2_column(tpk, r2_order) + m_rest + lo - tpk, aj, 0.0,
                                   ap + big_rest + lo)
-    return cumulative_weights(root_ratio, buf, m, r1, row1 + lo, r2, 0, aj, m_rest + lo + a0k,
+    return cumulative_weights(False, buf, m, r1, row1 + lo, r2, 0, aj, m_rest + lo + a0k,
                               big_rest + lo + ap)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def generic_ratio(r1, at1, r2, at2, aj, num, den):
-    """``w(t+1) / w(t)`` under a generic parent (:func:`ratio_weights`): ``r1[n_j, t]
-    r2[m_rest + t, t_p] alpha_j / (alpha_p + M_rest + t)``; ``num`` unused."""
-    return r1[at1] * r2[at2] * aj / den
-
-
-@njit(cache=True, nogil=True, inline="always")
-def root_ratio(r1, at1, r2, at2, aj, num, den):
-    """``w(t+1) / w(t)`` under the root's base case (:func:`ratio_weights`): ``r1[n_j, t]
-    alpha_j (m_rest + t + alpha0/K) / (M_rest + t + alpha0)``; ``r2`` unused."""
-    return r1[at1] * aj * num / den
-
-
-@njit(cache=True, nogil=True, inline="always")
-def cumulative_weights(ratio, buf, m, r1, at1, r2, at2, aj, num, den):
+def cumulative_weights(generic, buf, m, r1, at1, r2, at2, aj, num, den):
     """The running sums of ``w(lo + i)``, ``w(lo) = 1``, into ``buf[:m]``; returns their total.
-    ``ratio`` (:func:`generic_ratio` or :func:`root_ratio`, a compiled function: the loop is
-    compiled for each) gives ``w(t+1) / w(t)`` from ``r1[at1 + i]``, ``r2[at2 + i]``, ``aj``
-    and ``num + i``, ``den + i`` (incremented, not recomputed)."""
+    ``w(t+1) / w(t)`` is ``r1[at1 + i] r2[at2 + i] aj / (den + i)`` under a generic parent,
+    ``r1[at1 + i] aj (num + i) / (den + i)`` under the root's base case (:func:`ratio_weights`);
+    ``generic`` is a constant at each call, so the compiler drops the other case's branch from
+    the loop (inlined, one loop per case)."""
     w = 1.0
     tot = 0.0
     for i in range(m):
@@ -771,7 +759,10 @@ def cumulative_weights(ratio, buf, m, r1, at1, r2, at2, aj, num, den):
         buf[i] = tot
         if i == m - 1:
             break
-        w *= ratio(r1, at1 + i, r2, at2 + i, aj, num, den)
+        if generic:
+            w *= r1[at1 + i] * r2[at2 + i] * aj / den
+        else:
+            w *= r1[at1 + i] * aj * num / den
         num += 1.0
         den += 1.0
         if w > 1e200:  # rescale what we have so far (only the ratios matter)
