@@ -2,12 +2,15 @@
 every module of ``fastpath``.
 
 **Which tests.** ``--fast`` leaves out the tests marked ``slow`` or ``study`` and those whose
-recorded CPU time is over :data:`BUDGET_S` seconds. The times are in :data:`TIMES`
-(``tests/test_times.txt``: one line per test of more than :data:`RECORDED_FROM_S` seconds,
-``seconds node-id``, longest first), which ``make test-times`` rewrites from a run of the whole
-suite (``pytest --record-times``): CPU seconds of the test's set-up and call, in its process and
-the processes it waited for, so that the numbers hardly depend on what else the machine runs. A
-new test counts as short until the file is rewritten; a renamed one likewise.
+recorded CPU time is over :data:`BUDGET_S` seconds, or that use a fixture shared by a module
+(or a wider scope) whose set-up is: such a set-up is paid by whichever of its tests runs first,
+so a test recorded short may pay it in the subset. The times are in :data:`TIMES`
+(``tests/test_times.txt``: one line per test or shared fixture of more than
+:data:`RECORDED_FROM_S` seconds, ``seconds node-id`` or ``seconds fixture:<where>::<name>``,
+longest first), which ``make test-times`` rewrites from a run of the whole suite (``pytest
+--record-times``): CPU seconds of the test's set-up and call, in its process and the processes
+it waited for, so that the numbers hardly depend on what else the machine runs. A new test
+counts as short until the file is rewritten; a renamed one likewise.
 
 **What keeps the subset worth running.** Under ``--fast``:
 
@@ -28,6 +31,7 @@ Only a run of the whole suite checks the modules (a path, ``-k`` or ``-m`` selec
 from __future__ import annotations
 
 import ast
+import re
 import resource
 import sys
 from pathlib import Path
@@ -63,6 +67,12 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def test_id(nodeid: str) -> str:
+    """A test's node id without the ``@group`` that pytest-xdist's ``--dist loadgroup`` appends
+    in its workers: the same test has the same name in every run."""
+    return re.sub(r"@[\w.-]+$", "", nodeid)
+
+
 def recorded_times(path: Path = TIMES) -> dict[str, float]:
     """node id -> CPU seconds, as ``--record-times`` wrote them (empty without the file)."""
     if not path.is_file():
@@ -71,7 +81,7 @@ def recorded_times(path: Path = TIMES) -> dict[str, float]:
     for line in path.read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             seconds, nodeid = line.split(" ", 1)
-            times[nodeid] = float(seconds)
+            times[test_id(nodeid)] = float(seconds)
     return times
 
 
@@ -102,15 +112,34 @@ def _whole_suite(config: pytest.Config, markexpr: str) -> bool:
             and all(p == ROOT / "tests" for p in given))
 
 
+_FIXTURE = "fixture:"
+
+
+def fixture_key(fixturedef: pytest.FixtureDef) -> str:
+    """How :data:`TIMES` names a fixture: ``fixture:<where it is defined>::<name>``."""
+    return f"{_FIXTURE}{getattr(fixturedef, 'baseid', '')}::{fixturedef.argname}"
+
+
 class _Timer:
-    """Each test's CPU seconds (set-up and call), on its call's report (``cpu_s``), which
-    pytest-xdist hands from the worker to the controller."""
+    """Each test's CPU seconds (set-up and call), and those of the shared fixtures its set-up
+    built, on its call's report (``cpu_s``, ``fixture_cpu_s``), which pytest-xdist hands from
+    the worker to the controller."""
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_setup(self, item):
+        self.item = item
+        item.stash[_FIXTURES] = []
         start = _cpu()
         yield
         item.stash[_CPU] = _cpu() - start
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):
+        start = _cpu()
+        yield
+        item = getattr(self, "item", None)
+        if fixturedef.scope != "function" and item is not None:
+            item.stash[_FIXTURES].append((fixture_key(fixturedef), _cpu() - start))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
@@ -123,9 +152,11 @@ class _Timer:
         report = (yield).get_result()
         if report.when == "call":
             report.user_properties.append(("cpu_s", item.stash.get(_CPU, 0.0)))
+            report.user_properties.append(("fixture_cpu_s", item.stash.get(_FIXTURES, [])))
 
 
 _CPU = pytest.StashKey[float]()
+_FIXTURES = pytest.StashKey[list[tuple[str, float]]]()
 
 
 def _cpu_of(report) -> float | None:
@@ -142,7 +173,10 @@ class _Recorder:
     def pytest_runtest_logreport(self, report) -> None:
         seconds = _cpu_of(report)
         if report.when == "call" and seconds is not None:
-            self.times[report.nodeid] = seconds
+            self.times[test_id(report.nodeid)] = seconds
+            for key, cpu in next((v for k, v in report.user_properties
+                                  if k == "fixture_cpu_s"), ()):
+                self.times[key] = cpu
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(session.config, "workerinput"):
@@ -153,11 +187,15 @@ class _Recorder:
             return
         from fastpath.utils._files import write_text
 
-        kept = sorted(((s, n) for n, s in self.times.items() if s > RECORDED_FROM_S),
-                      reverse=True)
+        # each test's longest time of this run and the file's: a test that is long in some
+        # runs (the first of a process to load a kernel from numba's cache pays for it) stays
+        # out of the subset after a run in which it was short; a test no longer run is dropped
+        before = recorded_times()
+        times = {n: max(s, before.get(n, 0.0)) for n, s in self.times.items()}
+        kept = sorted(((s, n) for n, s in times.items() if s > RECORDED_FROM_S), reverse=True)
         write_text(TIMES, "".join(
-            [f"# CPU seconds (set-up and call) of the tests over {RECORDED_FROM_S:g} s: "
-             "make test-times (tests/_fast_subset.py)\n"]
+            [f"# CPU seconds (set-up and call) of the tests and shared fixtures over "
+             f"{RECORDED_FROM_S:g} s: make test-times (tests/_fast_subset.py)\n"]
             + [f"{s:.2f} {n}\n" for s, n in kept]))
 
 
@@ -204,7 +242,9 @@ class FastSubset:
         self.whole = _whole_suite(config, expr)
         config.option.markexpr = ("not slow and not study" if expr in ("", "not study")
                                   else f"({expr}) and not slow and not study")
-        self.long = {n for n, s in recorded_times().items() if s > BUDGET_S}
+        long = {n for n, s in recorded_times().items() if s > BUDGET_S}
+        self.long = {n for n in long if not n.startswith(_FIXTURE)}
+        self.long_fixtures = long - self.long
         self.reached: set[str] = set()
         self.missed: list[str] = []
         self.over: list[tuple[float, str]] = []
@@ -213,11 +253,20 @@ class FastSubset:
         self.records = hasattr(config, "workerinput") or not config.getoption("numprocesses",
                                                                                None)
 
+    def is_long(self, item: pytest.Item) -> bool:
+        """Recorded over the budget, or using a shared fixture that is."""
+        if test_id(item.nodeid) in self.long:
+            return True
+        info = getattr(item, "_fixtureinfo", None)
+        return info is not None and any(
+            fixture_key(d) in self.long_fixtures
+            for defs in info.name2fixturedefs.values() for d in defs)
+
     def pytest_collection_modifyitems(self, config: pytest.Config, items) -> None:
-        left = [item for item in items if item.nodeid in self.long]
+        left = [item for item in items if self.is_long(item)]
         if left:
             config.hook.pytest_deselected(items=left)
-            items[:] = [item for item in items if item.nodeid not in self.long]
+            items[:] = [item for item in items if not self.is_long(item)]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.records:  # from the first test on (what importing the modules runs is not a test)
