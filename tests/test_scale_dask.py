@@ -22,9 +22,10 @@ pytestmark = pytest.mark.xdist_group("dask")
 
 @pytest.fixture(scope="module")
 def client():
-    # worker processes: the statistics really travel pickled between processes
+    # a worker process: the statistics really travel pickled between processes (one: a
+    # second would load the same kernels again, about 9 CPU seconds of the suite)
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
     )
     with distributed.Client(cluster) as c:
         yield c
