@@ -33,7 +33,12 @@ $(PY):
 
 # the core dependencies only. --no-compile: pip would byte-compile every module of every
 # dependency (JAX, SciPy, pandas, ...), most never imported; Python compiles what is imported,
-# once, at first import (make test's install 56 s instead of 192 s on 2 cores).
+# once, at first import (make test's install 56 s instead of 192 s on 2 cores). That needs
+# Python to write its bytecode: an environment that forbids it (PYTHONDONTWRITEBYTECODE, set in
+# many container images) would have every process compile SciPy, scikit-learn and JAX again
+# (10 CPU seconds to import fastpath's estimators instead of 3.5; make test starts some 40
+# processes), so the targets below let Python write it, into .venv and the __pycache__ folders.
+export PYTHONDONTWRITEBYTECODE :=
 $(VENV)/.installed-core: $(PY) pyproject.toml
 	$(PY) -m pip install --quiet --no-compile -e .
 	@touch $@
@@ -58,7 +63,7 @@ test: $(VENV)/.installed-core
 	HDPBN_NO_WARM_KERNELS=1 $(PY) -m pytest -n 2 --dist loadgroup -q
 
 # the suite less its long tests (marked slow or study, or over half a CPU second in
-# tests/test_times.txt), in about a minute on 2 cores once the kernels are compiled; fails
+# tests/test_times.txt, or sharing a module fixture that is), in about a minute on 2 cores once the kernels are compiled; fails
 # when a module of fastpath is left without a test (tests/_fast_subset.py)
 test-fast: $(VENV)/.installed-test
 	$(PY) -m pytest -n 2 --dist loadgroup -q --fast
