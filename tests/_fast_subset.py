@@ -67,7 +67,7 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def test_id(nodeid: str) -> str:
+def bare_id(nodeid: str) -> str:
     """A test's node id without the ``@group`` that pytest-xdist's ``--dist loadgroup`` appends
     in its workers: the same test has the same name in every run."""
     return re.sub(r"@[\w.-]+$", "", nodeid)
@@ -81,7 +81,7 @@ def recorded_times(path: Path = TIMES) -> dict[str, float]:
     for line in path.read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             seconds, nodeid = line.split(" ", 1)
-            times[test_id(nodeid)] = float(seconds)
+            times[bare_id(nodeid)] = float(seconds)
     return times
 
 
@@ -173,7 +173,7 @@ class _Recorder:
     def pytest_runtest_logreport(self, report) -> None:
         seconds = _cpu_of(report)
         if report.when == "call" and seconds is not None:
-            self.times[test_id(report.nodeid)] = seconds
+            self.times[bare_id(report.nodeid)] = seconds
             for key, cpu in next((v for k, v in report.user_properties
                                   if k == "fixture_cpu_s"), ()):
                 self.times[key] = cpu
@@ -255,7 +255,7 @@ class FastSubset:
 
     def is_long(self, item: pytest.Item) -> bool:
         """Recorded over the budget, or using a shared fixture that is."""
-        if test_id(item.nodeid) in self.long:
+        if bare_id(item.nodeid) in self.long:
             return True
         info = getattr(item, "_fixtureinfo", None)
         return info is not None and any(

@@ -1,14 +1,24 @@
 """``make test-fast``'s checks (tests/_fast_subset.py): what a run records as reached is the
 modules whose functions ran or whose numba kernels were called; a module of imports and
-constants has nothing to reach; the recorded times read back."""
+constants has nothing to reach; the recorded times read back; a test is long when it is, or
+when a shared fixture it uses has a long set-up."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
-from _fast_subset import PACKAGE, ROOT, _Reached, recorded_times, runs_code
+from _fast_subset import (
+    PACKAGE,
+    ROOT,
+    FastSubset,
+    _Reached,
+    bare_id,
+    recorded_times,
+    runs_code,
+)
 
 
 def test_a_run_records_the_modules_whose_code_ran():
@@ -41,3 +51,31 @@ def test_the_recorded_times_read_back(tmp_path):
     assert recorded_times(path) == {"tests/test_a.py::test_x[1 2]": 12.5,
                                     "tests/test_b.py::t": 0.75}
     assert recorded_times(tmp_path / "none.txt") == {}
+
+
+def test_a_test_keeps_its_name_in_every_run():
+    # pytest-xdist's --dist loadgroup appends "@group" in its workers
+    assert bare_id("tests/test_a.py::test_x[hdp]@dask") == "tests/test_a.py::test_x[hdp]"
+    assert bare_id("tests/test_a.py::test_x[a@b]") == "tests/test_a.py::test_x[a@b]"
+    assert bare_id("tests/test_a.py::test_y") == "tests/test_a.py::test_y"
+
+
+def test_a_test_sharing_a_long_set_up_is_long(tmp_path):
+    path = tmp_path / "times.txt"
+    path.write_text("11.0 fixture:tests/test_a.py::compiled\n2.0 tests/test_a.py::test_slow@g\n")
+    subset = object.__new__(FastSubset)  # its plugin state without a pytest session
+    long = set(recorded_times(path))
+    subset.long = {n for n in long if not n.startswith("fixture:")}
+    subset.long_fixtures = long - subset.long
+    compiled = SimpleNamespace(baseid="tests/test_a.py", argname="compiled")
+    elsewhere = SimpleNamespace(baseid="tests/test_b.py", argname="compiled")
+
+    def item(nodeid, *fixtures):
+        defs = {f.argname: (f,) for f in fixtures}
+        return SimpleNamespace(nodeid=nodeid,
+                               _fixtureinfo=SimpleNamespace(name2fixturedefs=defs))
+
+    assert subset.is_long(item("tests/test_a.py::test_slow@g"))
+    assert subset.is_long(item("tests/test_a.py::test_short", compiled))
+    assert not subset.is_long(item("tests/test_b.py::test_short", elsewhere))
+    assert not subset.is_long(item("tests/test_a.py::test_short"))
