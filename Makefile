@@ -63,8 +63,9 @@ test: $(VENV)/.installed-core
 	HDPBN_NO_WARM_KERNELS=1 $(PY) -m pytest -n 2 --dist loadgroup -q
 
 # the suite less its long tests (marked slow or study, or over half a CPU second in
-# tests/test_times.txt, or sharing a module fixture that is), in about a minute on 2 cores once the kernels are compiled; fails
-# when a module of fastpath is left without a test (tests/_fast_subset.py)
+# tests/test_times.txt, or sharing a module fixture that is), in about a minute on 2 cores once
+# the kernels are compiled; fails when a module of fastpath is left without a test
+# (tests/_fast_subset.py)
 test-fast: $(VENV)/.installed-test
 	$(PY) -m pytest -n 2 --dist loadgroup -q --fast
 

@@ -120,6 +120,13 @@ def fixture_key(fixturedef: pytest.FixtureDef) -> str:
     return f"{_FIXTURE}{getattr(fixturedef, 'baseid', '')}::{fixturedef.argname}"
 
 
+def over_budget(times: dict[str, float]) -> tuple[set[str], set[str]]:
+    """The tests and the shared fixtures (``fixture:...``) of ``times`` over :data:`BUDGET_S`."""
+    long = {n for n, s in times.items() if s > BUDGET_S}
+    fixtures = {n for n in long if n.startswith(_FIXTURE)}
+    return long - fixtures, fixtures
+
+
 class _Timer:
     """Each test's CPU seconds (set-up and call), and those of the shared fixtures its set-up
     built, on its call's report (``cpu_s``, ``fixture_cpu_s``), which pytest-xdist hands from
@@ -242,9 +249,7 @@ class FastSubset:
         self.whole = _whole_suite(config, expr)
         config.option.markexpr = ("not slow and not study" if expr in ("", "not study")
                                   else f"({expr}) and not slow and not study")
-        long = {n for n, s in recorded_times().items() if s > BUDGET_S}
-        self.long = {n for n in long if not n.startswith(_FIXTURE)}
-        self.long_fixtures = long - self.long
+        self.long, self.long_fixtures = over_budget(recorded_times())
         self.reached: set[str] = set()
         self.missed: list[str] = []
         self.over: list[tuple[float, str]] = []

@@ -16,6 +16,7 @@ from _fast_subset import (
     FastSubset,
     _Reached,
     bare_id,
+    over_budget,
     recorded_times,
     runs_code,
 )
@@ -63,10 +64,8 @@ def test_a_test_keeps_its_name_in_every_run():
 def test_a_test_sharing_a_long_set_up_is_long(tmp_path):
     path = tmp_path / "times.txt"
     path.write_text("11.0 fixture:tests/test_a.py::compiled\n2.0 tests/test_a.py::test_slow@g\n")
-    subset = object.__new__(FastSubset)  # its plugin state without a pytest session
-    long = set(recorded_times(path))
-    subset.long = {n for n in long if not n.startswith("fixture:")}
-    subset.long_fixtures = long - subset.long
+    subset = object.__new__(FastSubset)  # the plugin's state alone, no pytest configuration
+    subset.long, subset.long_fixtures = over_budget(recorded_times(path))
     compiled = SimpleNamespace(baseid="tests/test_a.py", argname="compiled")
     elsewhere = SimpleNamespace(baseid="tests/test_b.py", argname="compiled")
 

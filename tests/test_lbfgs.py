@@ -62,8 +62,8 @@ def minimize():
 
 def _scipy(fun, x0, args, lower, upper):
     return optimize.minimize(lambda x: fun.py_func(x, *args), x0, jac=True, method="L-BFGS-B",
-                    bounds=list(zip(lower, upper, strict=True)),
-                    options={"gtol": 1e-12, "ftol": 0.0, "maxiter": 10_000})
+                             bounds=list(zip(lower, upper, strict=True)),
+                             options={"gtol": 1e-12, "ftol": 0.0, "maxiter": 10_000})
 
 
 @pytest.mark.parametrize("n", [2, 5, 10])
