@@ -53,6 +53,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 import numpy as np
 
@@ -61,10 +62,12 @@ from ..estimate import _discriminative
 from ..estimate._discriminative import choose_penalty, fit_term_weights
 from ..estimate.hdp._results import HDPResult
 from ..predict._explain import member_terms
+from ..predict._inference import PackedMembers
 from ..structure._selective import loo_sample_mask, loo_sample_threshold
 from ..utils._threads import limit_threads
 from ..utils._validation import seed_int
 from ._config import FitConfig
+from ._stages import pack_fitted
 from ._fitted import Member
 
 #: how the ridge falls with the number of members averaged (:func:`member_penalty`)
@@ -161,31 +164,54 @@ def leave_one_out_table(tree: ContextTree, table: np.ndarray, concentration: np.
     return np.maximum(out, np.finfo(float).tiny)
 
 
+class LayerTables(NamedTuple):
+    """Every member's estimates packed together, as a prediction packs them (one packing for
+    all: a member's alone costs more than its descent on small data), and their left-out
+    log-probabilities in the same layout, each member's block written by
+    :func:`member_loo_terms`."""
+
+    packed: PackedMembers
+    own_log_prob: np.ndarray
+
+
+def layer_tables(members: Sequence[Member]) -> LayerTables:
+    """The :class:`LayerTables` of ``members``' estimates, their left-out blocks unwritten."""
+    packed = pack_fitted([m.tree_specs for m in members], [m.trees for m in members],
+                         [m.probability_tables for m in members])
+    return LayerTables(packed, np.empty_like(packed.log_prob))
+
+
 def member_loo_terms(member: Member, codes: np.ndarray, y: np.ndarray,
-                     concentrations: list[np.ndarray]) -> np.ndarray:
+                     concentrations: list[np.ndarray], tables: LayerTables | None = None,
+                     index: int = 0) -> np.ndarray:
     """The terms (rows, trees, classes) of the training rows ``codes`` (the member's codes) of
     classes ``y``; term 0 the class prior's. A row was counted below its own class only: its
     term for its class is read from the tables with the row left out, for every other class
-    from the tables as estimated."""
-    loo_tables = [member.probability_tables[0]]
-    for t, (tree, table) in enumerate(zip(member.trees[1:], member.probability_tables[1:],
-                                          strict=True)):
-        base = (table[np.maximum(tree.parent, 0)] if member.m is None
-                else np.full_like(table, 1.0 / tree.n_values))
-        loo_tables.append(leave_one_out_table(tree, table, concentrations[t], base))
-    columns = np.arange(codes.shape[1], dtype=np.int64)[None, :]
+    from the tables as estimated. ``tables``: the members' :func:`layer_tables`, this member
+    the ``index``-th of them (default: the member's own)."""
+    if tables is None:
+        tables, index = layer_tables([member]), 0
     children = np.array([spec.child for spec in member.tree_specs[1:]], dtype=np.int64)
     n_rows, n_classes = codes.shape[0], member.probability_tables[0].shape[1]
     terms = np.empty((n_rows, 1 + len(children), n_classes))
     with np.errstate(divide="ignore"):
         terms[:, 0] = np.log(member.probability_tables[0][0])
     if children.size:
+        loo_tables = []
+        for t, (tree, table) in enumerate(zip(member.trees[1:], member.probability_tables[1:],
+                                              strict=True)):
+            base = (table[np.maximum(tree.parent, 0)] if member.m is None
+                    else np.full_like(table, 1.0 / tree.n_values))
+            loo_tables.append(leave_one_out_table(tree, table, concentrations[t], base).ravel())
+        # the member's block of the packing's log_prob: its attribute trees' tables in order
+        packed = tables.packed
+        start = packed.logp_offset[packed.tree_ptr[index]]
+        block = tables.own_log_prob[start:start + sum(t.size for t in loo_tables)]
+        np.log(np.concatenate(loo_tables), out=block)
         # one descent reads both: the own class's term left out, the others' as estimated
-        # (the left-out tables laid out as a packing's log_prob, without packing them again)
-        with np.errstate(divide="ignore"):
-            own_log_prob = np.log(np.concatenate([t.ravel() for t in loo_tables[1:]]))
-        by_attribute = member_terms(member.pack(member.probability_tables), codes, columns, 0,
-                                    own_classes=y, own_log_prob=own_log_prob)[0]
+        columns = np.tile(np.arange(codes.shape[1], dtype=np.int64), (index + 1, 1))
+        by_attribute = member_terms(packed, codes, columns, index, own_classes=y,
+                                    own_log_prob=tables.own_log_prob)[0]
         # into place without the copy that fancy indexing makes first (a third of the time)
         np.take(by_attribute, children, axis=1, out=terms[:, 1:], mode="clip")
     return terms
@@ -199,13 +225,14 @@ def fit_layer(config: FitConfig, members: Sequence[Member], codes: Sequence[np.n
     member 0's weights). Members in parallel threads, each weighed from its own rows, so the
     weights do not depend on the number of threads."""
     granularity = config.discriminative
+    tables = layer_tables(members)
 
     def terms_of(e: int) -> np.ndarray:
         # one thread: the members are weighed in threads of their own, and a first fit then
         # compiles only the serial terms kernel (the parallel one costs several times more)
         with limit_threads(1):
             return member_loo_terms(members[e], codes[e], y, node_concentrations(
-                members[e], None if results is None else results[e]))
+                members[e], None if results is None else results[e]), tables, e)
 
     first = terms_of(0)
     penalty = member_penalty(choose_penalty(first, y, granularity, _discriminative.PENALTY_GRID),
