@@ -8,14 +8,12 @@ import pytest
 from scipy.special import logsumexp
 
 from fastpath import BayesNetClassifier, ESKDBClassifier
-from fastpath.estimate import m_estimate_table
 from fastpath.pipeline._fitted import node_classes
 from fastpath.pipeline._members import prediction_plan
 from fastpath.pipeline._weights import (
     inferred_concentrations,
     layer_rows,
     layer_sample,
-    leave_one_out_table,
     member_loo_terms,
     member_penalty,
 )
@@ -25,26 +23,6 @@ from fastpath.predict._explain import member_terms
 def _xy(car, n=600):
     X, y = car
     return X.iloc[:n], np.asarray(y)[:n]
-
-
-def test_an_m_estimate_left_one_out_is_the_m_estimate_of_the_other_rows(car):
-    model = BayesNetClassifier(k=2, estimation="m", m=2.0).fit(*_xy(car))
-    member = model.members_[0]
-    for tree, table in zip(member.trees[1:], member.probability_tables[1:], strict=True):
-        k = tree.n_values
-        loo = leave_one_out_table(tree, table, np.full(tree.n_nodes, 2.0),
-                                  np.full_like(table, 1.0 / k))
-        n = tree.counts
-        for node in range(1, tree.n_nodes):
-            for x in np.flatnonzero(n[node]):
-                # the m-estimate (n_x + m/K) / (N + m) with the row's own count removed
-                expected = (n[node, x] - 1 + 2.0 / k) / (n[node].sum() - 1 + 2.0)
-                assert loo[node, x] == pytest.approx(expected, rel=1e-12)
-        # what no row counted at a node keeps its estimate, and so does the root
-        untouched = (n == 0)
-        untouched[0] = True
-        np.testing.assert_array_equal(loo[untouched], table[untouched])
-        np.testing.assert_allclose(table, m_estimate_table(tree, 2.0))
 
 
 def test_the_concentration_of_a_shrinkage_is_recovered_from_its_estimates(car):

@@ -17,18 +17,15 @@ shrunk towards a base ``b`` by a concentration ``c`` (HDP: the parent's estimate
 posterior-mean concentration, paper eq. 14; m-estimates: the uniform ``1/K`` and ``m``; any
 other estimator, HGS, HLS or a registered one: the parent's estimate and the concentration that
 makes the node's estimate that shrinkage of its counts most nearly, by least squares,
-:func:`inferred_concentrations`), ``phi_k = (n_k + c b_k) / (N + c)``; the row's own count
-removed, the node's value ``x`` reads
-
-    phi^(-r)_x = phi_x (n_x - 1 + c b_x) / (n_x + c b_x) * (N + c) / (N - 1 + c),
-
-the estimate's ratio applied to the tables as estimated (for an HDP estimate, a posterior mean,
-the ratio is that of the mean concentration). The base is left as it is: the row's share of a
-parent's estimate is of the next order. A row alone at its leaf reads its parent's estimate,
-what a new row whose path was never seen reads. A row was counted only below its own class:
-its terms for the other classes are read from the tables as estimated (left out there too, the
-other classes would read as less likely than they are, and the fitted loss would flatter the
-weights). The class prior's term keeps the row (one row of many).
+:func:`inferred_concentrations`), ``phi_k = (n_k + c b_k) / (N + c)``; with the row's own count
+removed the node's value ``x`` reads ``phi^(-r)_x``, the estimate's ratio applied to the tables
+as estimated (:mod:`fastpath.estimate._left_out`, which computes it; for an HDP estimate, a
+posterior mean, the ratio is that of the mean concentration). The base is left as it is: the
+row's share of a parent's estimate is of the next order. A row alone at its leaf reads its
+parent's estimate, what a new row whose path was never seen reads. A row was counted only below
+its own class: its terms for the other classes are read from the tables as estimated (left out
+there too, the other classes would read as less likely than they are, and the fitted loss would
+flatter the weights). The class prior's term keeps the row (one row of many).
 
 The ridge is chosen by cross-validating member 0's weights among
 :data:`~fastpath.estimate._discriminative.PENALTY_GRID`
@@ -60,6 +57,7 @@ import numpy as np
 from ..counts._context_tree import ContextTree
 from ..estimate import _discriminative
 from ..estimate._discriminative import choose_penalty, fit_term_weights
+from ..estimate._left_out import left_out_tables
 from ..estimate.hdp._results import HDPResult
 from ..predict._explain import member_terms
 from ..predict._inference import PackedMembers
@@ -67,8 +65,8 @@ from ..structure._selective import loo_sample_mask, loo_sample_threshold
 from ..utils._threads import limit_threads
 from ..utils._validation import seed_int
 from ._config import FitConfig
-from ._stages import pack_fitted
 from ._fitted import Member
+from ._stages import pack_fitted
 
 #: how the ridge falls with the number of members averaged (:func:`member_penalty`)
 MEMBER_PENALTY_POWER: float = 1.5
@@ -145,25 +143,6 @@ def node_concentrations(member: Member, results: Sequence[HDPResult] | None
     return out
 
 
-def leave_one_out_table(tree: ContextTree, table: np.ndarray, concentration: np.ndarray,
-                        base: np.ndarray) -> np.ndarray:
-    """The table a training row reads with its own count removed (module docstring), for
-    every node but the root and every value the node counted; ``base`` (nodes, values) the
-    estimate each node is shrunk towards."""
-    n = tree.counts.astype(np.float64)
-    total = n.sum(axis=1, keepdims=True)
-    c = concentration[:, None]
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        shrunk = n + c * base
-        ratio = (shrunk - 1.0) / shrunk * (total + c) / (total - 1.0 + c)
-    # an infinite concentration (the estimate is its base) leaves the node as it is
-    counted = ((n >= 1) & (tree.parent >= 0)[:, None] & (total - 1.0 + c > 0)
-               & np.isfinite(c))
-    out = np.where(counted, table * ratio, table)
-    # a value counted once at a node whose base gives it nothing reads probability 0
-    return np.maximum(out, np.finfo(float).tiny)
-
-
 class LayerTables(NamedTuple):
     """Every member's estimates packed together, as a prediction packs them (one packing for
     all: a member's alone costs more than its descent on small data), and their left-out
@@ -197,17 +176,12 @@ def member_loo_terms(member: Member, codes: np.ndarray, y: np.ndarray,
     with np.errstate(divide="ignore"):
         terms[:, 0] = np.log(member.probability_tables[0][0])
     if children.size:
-        loo_tables = []
-        for t, (tree, table) in enumerate(zip(member.trees[1:], member.probability_tables[1:],
-                                              strict=True)):
-            base = (table[np.maximum(tree.parent, 0)] if member.m is None
-                    else np.full_like(table, 1.0 / tree.n_values))
-            loo_tables.append(leave_one_out_table(tree, table, concentrations[t], base).ravel())
         # the member's block of the packing's log_prob: its attribute trees' tables in order
+        left_out = left_out_tables(member.trees[1:], member.probability_tables[1:],
+                                   concentrations, uniform_base=member.m is not None)
         packed = tables.packed
         start = packed.logp_offset[packed.tree_ptr[index]]
-        block = tables.own_log_prob[start:start + sum(t.size for t in loo_tables)]
-        np.log(np.concatenate(loo_tables), out=block)
+        np.log(left_out, out=tables.own_log_prob[start:start + left_out.size])
         # one descent reads both: the own class's term left out, the others' as estimated
         columns = np.tile(np.arange(codes.shape[1], dtype=np.int64), (index + 1, 1))
         by_attribute = member_terms(packed, codes, columns, index, own_classes=y,
