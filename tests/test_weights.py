@@ -133,7 +133,7 @@ def test_the_layers_rows_are_a_seeded_sample_of_positions():
     class Config:
         random_state = 5
     rows = layer_rows(2)
-    assert rows == 10_000 and layer_rows(30) == 30_000
+    assert rows == 5_000 and layer_rows(30) == 30_000
     np.testing.assert_array_equal(layer_sample(Config, 500, 2), np.arange(500))
     picked = layer_sample(Config, 3 * rows, 2)
     assert picked.size == rows and (np.diff(picked) > 0).all()

@@ -157,7 +157,7 @@ default="adaptive"
         A discriminative layer on the tables: weights on the class prior's and each
         attribute's log-probability (``"attribute"``: one per attribute; ``"attribute_class"``:
         one per attribute and class), fitted by minimising the conditional log loss of the
-        training rows (at most ``max(10000, 1000 x the number of classes)`` of them), each
+        training rows (at most ``max(5000, 1000 x the number of classes)`` of them), each
         row's terms read from tables that leave it out, with a ridge towards the generative
         model (``w = 1``) chosen among 1, 10, 100 and 1000 by 3-fold cross-validation of the
         log loss; the probabilities stay proper (:mod:`fastpath.pipeline._weights`,
