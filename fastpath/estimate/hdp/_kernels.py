@@ -35,7 +35,7 @@ numbers of Petitjean et al. 2018; "the full conditional" is the unnumbered equat
   :func:`draw_candidate` (inverse cdf, or the overrelaxed reflection) and
   :func:`move_table_count` (eq. 10);
 * :func:`sample_concentrations` (Algorithm 5) -- :func:`start_gamma_conditionals`, per tied
-  node :func:`add_neg_log_q_uniforms` or :func:`add_neg_log_q_gammas` (``q_j ~ Beta(alpha,
+  node :func:`add_neg_log_q_uniforms` or two Marsaglia-Tsang variates (``q_j ~ Beta(alpha,
   N_j)``), per group :func:`fold_products` then :func:`gibbs_concentration` or
   :func:`overrelaxed_concentration`;
 * :func:`log_joint` (eq. 11) -- :func:`log_joint_root`, :func:`log_joint_nodes`,
@@ -730,28 +730,30 @@ def ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, generic, a0k, r
     + t + alpha0)`` with the *root's* counts, where the paper writes the child's (a typo, ibid.),
     so ``w(t+1) / w(t) = r1[n_j, t] alpha_j (m_rest + t + alpha0/K) / (M_rest + t + alpha0)``.
 
-    Either way a candidate costs two loads and a few multiplications (no log, no exp); the case
-    is decided once: :func:`cumulative_weights` is inlined with the case a constant, so each
-    call's loop holds its case's ratio only (a test of the case at every candidate cost ~10 % of
-    a sweep).
+    Either way a candidate costs two loads and a few multiplications (no log, no exp). One call
+    of :func:`cumulative_weights` serves both cases, the case tested at each candidate: two calls
+    with the case a constant (one loop per case) made the ensemble's small trees' sweeps 1.25x
+    slower (docs/sampler.md, "Implementation").
     """
     row1 = nj * (nj + 1) // 2
     if generic:
         # r2[parent's n at candidate t, tpk]: consecutive entries of column tpk
-        return cumulative_weights(True, buf, m, r1, row1 + lo, r2,
-                                  r2_column(tpk, r2_order) + m_rest + lo - tpk, aj, 0.0,
-                                  ap + big_rest + lo)
-    return cumulative_weights(False, buf, m, r1, row1 + lo, r2, 0, aj, m_rest + lo + a0k,
-                              big_rest + lo + ap)
+        at2 = r2_column(tpk, r2_order) + m_rest + lo - tpk
+        num = 0.0
+        den = ap + big_rest + lo
+    else:
+        at2 = 0
+        num = m_rest + lo + a0k
+        den = big_rest + lo + ap
+    return cumulative_weights(generic, buf, m, r1, row1 + lo, r2, at2, aj, num, den)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def cumulative_weights(generic, buf, m, r1, at1, r2, at2, aj, num, den):
     """The running sums of ``w(lo + i)``, ``w(lo) = 1``, into ``buf[:m]``; returns their total.
     ``w(t+1) / w(t)`` is ``r1[at1 + i] r2[at2 + i] aj / (den + i)`` under a generic parent,
-    ``r1[at1 + i] aj (num + i) / (den + i)`` under the root's base case (:func:`ratio_weights`);
-    ``generic`` is a constant at each call, so the compiler drops the other case's branch from
-    the loop (inlined, one loop per case)."""
+    ``r1[at1 + i] aj (num + i) / (den + i)`` under the root's base case
+    (:func:`ratio_weights`)."""
     w = 1.0
     tot = 0.0
     for i in range(m):
@@ -773,7 +775,9 @@ def cumulative_weights(generic, buf, m, r1, at1, r2, at2, aj, num, den):
     return tot
 
 
-@njit(cache=True, nogil=True, inline="always")
+# compiled on its own, called (not inlined): inlined into the pair loop, this rarely taken
+# path made every sweep 1.35x slower on the ensemble's small trees (docs/sampler.md)
+@njit(cache=True, nogil=True)
 def log_weights(buf, lo, hi, nj, slot, generic, m_rest, big_rest, tpk, aj, ap, alpha0, a0k,
                 band_b0, band_vals, stir):
     """The weights of :func:`ratio_weights` in log space, for counts beyond the ratio tables:
@@ -921,15 +925,15 @@ def sweep(model, cfg, state, scratch):
 # ---------------------------------------------------------------------------- concentrations
 # One concentration step (Algorithm 5), in the order it runs: start_gamma_conditionals; per
 # tied node, its T_j into the shape and -log q_j, q_j ~ Beta(alpha, N_j), into the rate
-# (add_neg_log_q_uniforms or add_neg_log_q_gammas); fold_products; then per group
+# (add_neg_log_q_uniforms, or two Marsaglia-Tsang variates); fold_products; then per group
 # gibbs_concentration or overrelaxed_concentration. sample_concentrations strings them together.
 @njit(cache=True, nogil=True, inline="always")
 def start_gamma_conditionals(alpha, shape0, rate0, sh, rt, work):
     """Each group's Gamma conditional started at its prior, ``sh = shape0``, ``rt = rate0``
     (Algorithm 5's Gamma(nu0, mu0)), with, in ``work`` (rows: groups), the Marsaglia-Tsang
     constants ``d, c`` of ``Gamma(alpha)`` (``alpha + 1`` when ``alpha < 1``) in columns 0-1
-    and the running products of :func:`add_neg_log_q_gammas` and
-    :func:`add_neg_log_q_uniforms` (columns 2 and 3..) reset to 1."""
+    and the running products of the Gamma auxiliaries and of :func:`add_neg_log_q_uniforms`
+    (columns 2 and 3..) reset to 1."""
     for g in range(alpha.shape[0]):
         sh[g] = shape0
         rt[g] = rate0
@@ -953,35 +957,6 @@ def add_neg_log_q_uniforms(g, b, a, rt, prod_u, rng):
             rt[g] -= math.log(pu) / (a + i)
             pu = 1.0
         prod_u[g, i] = pu
-
-
-@njit(cache=True, nogil=True, inline="always")
-def add_neg_log_q_gammas(g, b, a, dg, cg, rt, prod, rng):
-    """``-log q_j = log(1 + Y / X)`` of a node with ``N_j = b`` added to ``rt[g]``, ``q_j ~
-    Beta(a, b)`` as ``X / (X + Y)``, ``Y ~ Gamma(b)``, ``X ~ Gamma(a)`` (Marsaglia-Tsang
-    constants ``dg, cg`` of the group; for ``a < 1``, ``X = X' U^(1/a)``, ``X' ~ Gamma(a +
-    1)``, in log space). For ``a >= 1`` the factor ``1 + Y / X`` is multiplied into
-    ``prod[g]``, folded into ``rt[g]`` by one log when large."""
-    db = b - 1.0 / 3.0
-    cb = _MT_C[b] if b < _MT_C.shape[0] else 1.0 / math.sqrt(9.0 * db)
-    # Y ~ Gamma(N_j), then X ~ Gamma(alpha) (or alpha + 1), from one inlined code site
-    y = 0.0
-    x = 0.0
-    for r in range(2):
-        v = _gamma_mt_dc(db if r == 0 else dg, cb if r == 0 else cg, rng)
-        if r == 0:
-            y = v
-        else:
-            x = v
-    if a >= 1.0:
-        pr = prod[g] * (1.0 + y / x)
-        if pr > 1e250:
-            rt[g] += math.log(pr)
-            pr = 1.0
-        prod[g] = pr
-    else:
-        dd = math.log(y) - math.log(x) - math.log(uniform(rng)) / a
-        rt[g] += dd + math.log1p(math.exp(-dd)) if dd > 0.0 else math.log1p(math.exp(dd))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1092,7 +1067,31 @@ def sample_concentrations(model, cfg, state, scratch):
         if b <= small:
             add_neg_log_q_uniforms(g, b, alpha[g], rt, prod_u, rng)
         else:
-            add_neg_log_q_gammas(g, b, alpha[g], work[g, 0], work[g, 1], rt, prod, rng)
+            # -log q_j = log(1 + Y / X), q_j = X / (X + Y): Y ~ Gamma(N_j), X ~ Gamma(alpha)
+            # (alpha + 1 when alpha < 1, then X U^(1/alpha) in log space), Marsaglia-Tsang from
+            # one inlined code site; for alpha >= 1 the factor 1 + Y / X multiplies prod[g],
+            # folded into the rate by one log when large (written here, not as a step of its
+            # own: inlined as one, it made the concentration step 1.5x slower on small trees)
+            a = alpha[g]
+            db = b - 1.0 / 3.0
+            cb = _MT_C[b] if b < _MT_C.shape[0] else 1.0 / math.sqrt(9.0 * db)
+            y = 0.0
+            x = 0.0
+            for r in range(2):
+                v = _gamma_mt_dc(db if r == 0 else work[g, 0], cb if r == 0 else work[g, 1], rng)
+                if r == 0:
+                    y = v
+                else:
+                    x = v
+            if a >= 1.0:
+                pr = prod[g] * (1.0 + y / x)
+                if pr > 1e250:  # folded in before it overflows
+                    rt[g] += math.log(pr)
+                    pr = 1.0
+                prod[g] = pr
+            else:
+                dd = math.log(y) - math.log(x) - math.log(uniform(rng)) / a
+                rt[g] += dd + math.log1p(math.exp(-dd)) if dd > 0.0 else math.log1p(math.exp(dd))
     for g in range(G):
         fold_products(g, alpha[g], small, rt, prod, prod_u)
         if rt[g] <= 0.0 or sh[g] <= 0.0:
