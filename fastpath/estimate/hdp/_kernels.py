@@ -732,8 +732,8 @@ def ratio_weights(buf, lo, m, nj, m_rest, big_rest, tpk, aj, ap, generic, a0k, r
 
     Either way a candidate costs two loads and a few multiplications (no log, no exp). One call
     of :func:`cumulative_weights` serves both cases, the case tested at each candidate: two calls
-    with the case a constant (one loop per case) made the ensemble's small trees' sweeps 1.25x
-    slower (docs/sampler.md, "Implementation").
+    with the case a constant (one loop per case) made the sweeps of an ensemble's small trees
+    1.4x slower (docs/sampler.md, "Implementation").
     """
     row1 = nj * (nj + 1) // 2
     if generic:
@@ -775,8 +775,9 @@ def cumulative_weights(generic, buf, m, r1, at1, r2, at2, aj, num, den):
     return tot
 
 
-# compiled on its own, called (not inlined): inlined into the pair loop, this rarely taken
-# path made every sweep 1.35x slower on the ensemble's small trees (docs/sampler.md)
+# compiled on its own and called, not inlined: inlined into the pair loop, this path (counts
+# beyond the ratio tables) made the sweeps of an ensemble's small trees 1.4x slower
+# (docs/sampler.md, "Implementation")
 @njit(cache=True, nogil=True)
 def log_weights(buf, lo, hi, nj, slot, generic, m_rest, big_rest, tpk, aj, ap, alpha0, a0k,
                 band_b0, band_vals, stir):
@@ -1071,7 +1072,7 @@ def sample_concentrations(model, cfg, state, scratch):
             # (alpha + 1 when alpha < 1, then X U^(1/alpha) in log space), Marsaglia-Tsang from
             # one inlined code site; for alpha >= 1 the factor 1 + Y / X multiplies prod[g],
             # folded into the rate by one log when large (written here, not as a step of its
-            # own: inlined as one, it made the concentration step 1.5x slower on small trees)
+            # own: inlined as one, it made an ensemble's small trees' sampling 1.16x slower)
             a = alpha[g]
             db = b - 1.0 / 3.0
             cb = _MT_C[b] if b < _MT_C.shape[0] else 1.0 / math.sqrt(9.0 * db)
