@@ -63,13 +63,13 @@ def left_out_tables(trees: Sequence[ContextTree], tables: Sequence[np.ndarray],
     """The tables of ``trees`` (each (nodes, values)) with a row's own count removed (module
     docstring), each node shrunk by its ``concentrations[t]`` towards its parent's estimate
     or, with ``uniform_base``, ``1/K``: one flat array, the trees' tables ravelled in order."""
+    if not trees:
+        return np.empty(0)
     n_values = np.array([tree.n_values for tree in trees], dtype=np.int64)
     node_start = np.zeros(len(trees) + 1, np.int64)
     node_start[1:] = np.cumsum([tree.n_nodes for tree in trees])
     entry_start = np.zeros(len(trees) + 1, np.int64)
     entry_start[1:] = np.cumsum([np.asarray(t).size for t in tables])
-    if not trees:
-        return np.empty(0)
     flat = np.concatenate([np.asarray(t, dtype=np.float64).ravel() for t in tables])
     out = np.empty_like(flat)
     _left_out(np.concatenate([tree.counts.ravel() for tree in trees]).astype(np.int64),
